@@ -1,0 +1,16 @@
+"""Registered token losses; see :mod:`spacy_auc_ner.losses.base` for the interface."""
+from .auc import AUCMargin, make_auc_margin
+from .base import LossOutput, TokenLoss, Truth
+from .crossentropy import BinaryCE, SoftmaxCE, make_binary_ce, make_softmax_ce
+
+__all__ = [
+    "AUCMargin",
+    "BinaryCE",
+    "LossOutput",
+    "SoftmaxCE",
+    "TokenLoss",
+    "Truth",
+    "make_auc_margin",
+    "make_binary_ce",
+    "make_softmax_ce",
+]

@@ -1,0 +1,113 @@
+"""The deep AUC margin loss (DAM) of Yuan et al. 2021, one binary problem per column.
+
+For classifier k with scores h = sigmoid(s) over the tokens of a batch (eq. 1 of the OVA-AUC
+paper, eq. 3 of the AUC-2T paper, with the data means in the margin term as libauc does):
+
+    L_k = mean_pos (h - a_k)^2 + mean_neg (h - b_k)^2
+          + 2 alpha_k (m - mean_pos h + mean_neg h) - alpha_k^2
+
+minimised over the network, a_k and b_k, maximised over alpha_k >= 0. The total is the sum of
+L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
+the variance term of the side it has: the margin term needs both, so it is dropped, and alpha
+gets no gradient there.
+"""
+from typing import Literal
+
+from spacy.util import registry
+from thinc.backends import get_array_ops
+
+from .base import LossOutput, Truth, TokenLoss, empty_output, masked_counts, safe_inverse, sigmoid
+
+AUC_PARAMS = ("a", "b", "alpha")
+
+
+class AUCMargin(TokenLoss):
+    name = "spacy_auc_ner.AUCMargin.v1"
+    schemes = ("ova", "two_task")
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        mode: Literal["learned", "batch"] = "learned",
+        alpha_update: Literal["ascent", "pesg"] = "ascent",
+        alpha_lr: float = 0.1,
+    ):
+        if mode not in ("learned", "batch"):
+            raise ValueError(f"[loss] mode must be 'learned' or 'batch', not {mode!r}")
+        if alpha_update not in ("ascent", "pesg"):
+            raise ValueError(f"[loss] alpha_update must be 'ascent' or 'pesg', not {alpha_update!r}")
+        if margin <= 0:
+            raise ValueError(f"[loss] margin must be > 0, not {margin}")
+        self.margin = float(margin)
+        self.mode = mode
+        self.alpha_update = alpha_update
+        self.alpha_lr = float(alpha_lr)
+        self.param_names = AUC_PARAMS if mode == "learned" else ()
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        if scores.shape[0] == 0:
+            return empty_output(scores)
+        xp = get_array_ops(scores).xp
+        m = self.margin
+        h = sigmoid(scores)
+        pos, neg, n_pos, n_neg = masked_counts(truth)
+        inv_pos = safe_inverse(xp, n_pos)
+        inv_neg = safe_inverse(xp, n_neg)
+        has_pos = (n_pos > 0).astype(h.dtype)
+        has_neg = (n_neg > 0).astype(h.dtype)
+        both = has_pos * has_neg
+        mean_pos = (pos * h).sum(axis=0) * inv_pos
+        mean_neg = (neg * h).sum(axis=0) * inv_neg
+        if self.mode == "batch":
+            # a, b at their minimisers (the class means), alpha at its maximiser.
+            a, b = mean_pos, mean_neg
+            alpha = xp.maximum(0.0, m - mean_pos + mean_neg) * both
+        else:
+            if truth.params is None:
+                raise ValueError(
+                    "AUCMargin(mode='learned') needs the head's a, b, alpha parameters "
+                    "(Truth.params); use mode='batch' to train without them"
+                )
+            a, b, alpha = (truth.params[k] for k in AUC_PARAMS)
+        gap = m - mean_pos + mean_neg
+        per_column = (
+            (pos * (h - a) ** 2).sum(axis=0) * inv_pos
+            + (neg * (h - b) ** 2).sum(axis=0) * inv_neg
+            + both * (2.0 * alpha * gap - alpha**2)
+        )
+        weights = truth.columns
+        loss = float((weights * per_column).sum())
+        d_h = (
+            pos * (2.0 * (h - a) * inv_pos)
+            + neg * (2.0 * (h - b) * inv_neg)
+            + (both * 2.0 * alpha) * (neg * inv_neg - pos * inv_pos)
+        ) * weights
+        d_scores = (d_h * h * (1.0 - h)).astype(scores.dtype)
+        if self.mode == "batch":
+            return LossOutput(d_scores, loss)
+        d_a = weights * has_pos * -2.0 * (mean_pos - a)
+        d_b = weights * has_neg * -2.0 * (mean_neg - b)
+        ascent = weights * both * (2.0 * gap - 2.0 * alpha)
+        if self.alpha_update == "ascent":
+            return LossOutput(d_scores, loss, {"a": d_a, "b": d_b, "alpha": -ascent})
+        # PESG's closed-form dual step, with a and b in place of the batch means.
+        step = 2.0 * (m + b - a) - 2.0 * alpha
+        active = (weights > 0) * both
+        new_alpha = xp.where(active > 0, xp.maximum(0.0, alpha + self.alpha_lr * step), alpha)
+        zero = xp.zeros_like(alpha)
+        return LossOutput(
+            d_scores, loss, {"a": d_a, "b": d_b, "alpha": zero}, {"alpha": new_alpha.astype(alpha.dtype)}
+        )
+
+
+@registry.losses("spacy_auc_ner.AUCMargin.v1")
+def make_auc_margin(
+    margin: float = 1.0,
+    mode: str = "learned",
+    alpha_update: str = "ascent",
+    alpha_lr: float = 0.1,
+) -> AUCMargin:
+    """Deep AUC margin loss. mode "learned": a, b, alpha are parameters of the head, saved
+    with the pipeline (alpha by gradient ascent with projection onto alpha >= 0, or by PESG's
+    closed-form step with `alpha_lr`). mode "batch": a, b, alpha at their batch optima."""
+    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr)

@@ -1,0 +1,129 @@
+"""The token-loss interface shared by every objective of the package.
+
+A loss sees the raw scores (logits) of all tokens of a batch, one column per classifier or
+class, and a :class:`Truth` that says what the gold is and which tokens and columns count in
+this step. It returns the loss value and the gradient with respect to the scores, plus, for
+losses with learned parameters of their own (the AUC margin's a, b and alpha), the gradients
+of those. Losses never loop over tokens or labels: everything goes through ``ops.xp`` so the
+same code runs on numpy and cupy.
+"""
+from dataclasses import dataclass, replace
+from typing import Dict, NamedTuple, Optional, Tuple
+
+from thinc.backends import get_array_ops
+from thinc.types import Floats1d, Floats2d, Ints1d
+
+# The schemes of the component; a loss lists those it can train.
+SCHEMES = ("ova", "softmax", "two_task", "crf")
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Gold and bookkeeping for one loss evaluation over N tokens and K columns.
+
+    targets: (N, K) 0/1 indicators. One-hot for `softmax`/`ova`; for `two_task` the
+        entity-token and beginning-token columns.
+    mask: (N,) token weights; 0 for tokens without gold (misaligned, missing) or left out of
+        the loss this step (negative sampling, MoM's O-only term). A row of zeros never
+        produces NaN.
+    columns: (K,) column weights: 0/1 for the classifiers updated this step (OVA
+        strategies), or task weights (1 and lambda for AUC_en + lambda AUC_be).
+    lengths: (D,) tokens per doc, summing to N (for per-sentence sampling).
+    multilabel: True when the K columns are independent binary classifiers (sigmoid),
+        False when they are exclusive classes (softmax).
+    params: learned per-column loss parameters owned by the model's head (for the AUC
+        margin: "a", "b", "alpha", each (K,)), or None.
+    o_column: index of the gold-`O` column, or -1 when there is none.
+    step: number of training updates made so far (schedules, seeds).
+    seed: base seed for losses that sample.
+    """
+
+    targets: Floats2d
+    mask: Floats1d
+    columns: Floats1d
+    lengths: Ints1d
+    multilabel: bool
+    params: Optional[Dict[str, Floats1d]] = None
+    o_column: int = -1
+    step: int = 0
+    seed: int = 0
+
+    def with_mask(self, mask: Floats1d) -> "Truth":
+        return replace(self, mask=mask)
+
+
+class LossOutput(NamedTuple):
+    """d_scores: (N, K) gradient of the loss wrt the scores.
+    loss: the value, a Python float.
+    d_params: gradients to add to the head's learned loss parameters (same keys as
+        Truth.params), or None. For parameters that are *maximised* (alpha), the entry is the
+        negated ascent direction, so that any descent optimizer ascends.
+    new_params: parameters the loss sets directly (closed-form updates), or None.
+    """
+
+    d_scores: Floats2d
+    loss: float
+    d_params: Optional[Dict[str, Floats1d]] = None
+    new_params: Optional[Dict[str, Floats1d]] = None
+
+
+class TokenLoss:
+    """Base class: thinc's loss convention (``__call__`` gives gradient and loss,
+    ``get_grad``/``get_loss`` give one each) over a :class:`Truth`."""
+
+    name = "loss"
+    schemes: Tuple[str, ...] = SCHEMES
+    # Names of learned per-column parameters the loss reads from Truth.params.
+    param_names: Tuple[str, ...] = ()
+
+    def __call__(self, scores: Floats2d, truth: Truth) -> LossOutput:
+        raise NotImplementedError
+
+    def get_grad(self, scores: Floats2d, truth: Truth) -> Floats2d:
+        return self(scores, truth).d_scores
+
+    def get_loss(self, scores: Floats2d, truth: Truth) -> float:
+        return self(scores, truth).loss
+
+    def initialize(self, class_counts: Floats1d) -> None:
+        """Called once by the component with the (K,) gold counts of each column over the
+        training data, for losses that weight classes by frequency."""
+
+    def check_scheme(self, scheme: str, where: str = "loss") -> None:
+        """Raise a clear error when this loss cannot train `scheme`."""
+        if scheme not in self.schemes:
+            raise ValueError(
+                f"[{where}] {self.name} cannot train scheme '{scheme}'; it supports: "
+                f"{', '.join(self.schemes)}"
+            )
+
+
+def masked_counts(truth: Truth) -> Tuple[Floats2d, Floats2d, Floats1d, Floats1d]:
+    """Positive and negative token weights (N, K) and their column sums (K,)."""
+    w = truth.mask[:, None]
+    pos = truth.targets * w
+    neg = (1.0 - truth.targets) * w
+    return pos, neg, pos.sum(axis=0), neg.sum(axis=0)
+
+
+def safe_inverse(xp, counts):
+    """1/counts where counts > 0, else 0 (so empty sets contribute nothing, never NaN)."""
+    return xp.where(counts > 0, 1.0 / xp.maximum(counts, 1e-12), 0.0).astype(counts.dtype)
+
+
+def sigmoid(scores: Floats2d) -> Floats2d:
+    xp = get_array_ops(scores).xp
+    # exp of a non-positive number only: no overflow warnings for large |scores|
+    e = xp.exp(-xp.abs(scores))
+    return xp.where(scores >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(scores.dtype)
+
+
+def log_softmax(scores: Floats2d) -> Floats2d:
+    xp = get_array_ops(scores).xp
+    shifted = scores - scores.max(axis=1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def empty_output(scores: Floats2d) -> LossOutput:
+    xp = get_array_ops(scores).xp
+    return LossOutput(xp.zeros_like(scores), 0.0)

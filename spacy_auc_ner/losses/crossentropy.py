@@ -1,0 +1,56 @@
+"""Cross-entropy baselines: one binary CE per column (OVA-BCE) and softmax CE over classes."""
+from spacy.util import registry
+from thinc.backends import get_array_ops
+
+from .base import LossOutput, Truth, TokenLoss, empty_output, log_softmax, safe_inverse, sigmoid
+
+
+class BinaryCE(TokenLoss):
+    """Sum over columns (weighted by Truth.columns) of the mean binary cross entropy of
+    sigmoid(score) over the masked tokens: the OVA-BCE baseline."""
+
+    name = "spacy_auc_ner.BinaryCE.v1"
+    schemes = ("ova", "two_task")
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        if scores.shape[0] == 0:
+            return empty_output(scores)
+        xp = get_array_ops(scores).xp
+        y = truth.targets
+        w = truth.mask[:, None]
+        inv_n = safe_inverse(xp, truth.mask.sum())
+        # log(1 + exp(-|s|)) + max(s, 0) - s*y  ==  -y log h - (1-y) log(1-h), stably
+        per_token = xp.maximum(scores, 0) - scores * y + xp.log1p(xp.exp(-xp.abs(scores)))
+        loss = float(((per_token * w).sum(axis=0) * inv_n * truth.columns).sum())
+        d_scores = ((sigmoid(scores) - y) * w * inv_n * truth.columns).astype(scores.dtype)
+        return LossOutput(d_scores, loss)
+
+
+class SoftmaxCE(TokenLoss):
+    """Mean categorical cross entropy of softmax(scores) over the masked tokens."""
+
+    name = "spacy_auc_ner.SoftmaxCE.v1"
+    schemes = ("softmax",)
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        if scores.shape[0] == 0:
+            return empty_output(scores)
+        xp = get_array_ops(scores).xp
+        w = truth.mask[:, None]
+        inv_n = safe_inverse(xp, truth.mask.sum())
+        logp = log_softmax(scores)
+        loss = float(-(truth.targets * logp * w).sum() * inv_n)
+        d_scores = ((xp.exp(logp) - truth.targets) * w * inv_n).astype(scores.dtype)
+        return LossOutput(d_scores, loss)
+
+
+@registry.losses("spacy_auc_ner.BinaryCE.v1")
+def make_binary_ce() -> BinaryCE:
+    """Binary cross entropy per classifier (the OVA-BCE baseline)."""
+    return BinaryCE()
+
+
+@registry.losses("spacy_auc_ner.SoftmaxCE.v1")
+def make_softmax_ce() -> SoftmaxCE:
+    """Multi-class cross entropy over BIO labels (the CE baseline)."""
+    return SoftmaxCE()

@@ -1,0 +1,67 @@
+"""Registered architectures: a token encoder followed by a linear classifier head.
+
+The head owns, beside each output column's weights, that column's learned loss parameters:
+the AUC margin's a, b and alpha (``dam_a``, ``dam_b``, ``dam_alpha``). Keeping them as
+parameters of the model means the training optimizer updates them and ``nlp.to_disk`` saves
+them, with no special casing in the component.
+"""
+from typing import List, Optional
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model, chain, glorot_uniform_init, with_array
+from thinc.types import Floats2d
+
+HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha")
+
+
+@registry.architectures("spacy_auc_ner.TokenScorer.v1")
+def build_token_scorer(
+    tok2vec: Model[List[Doc], List[Floats2d]], nO: Optional[int] = None
+) -> Model[List[Doc], List[Floats2d]]:
+    """One raw score (logit) per token and output column. The component sets `nO` from its
+    labels and scheme, so leave it unset in configs."""
+    head = build_classifier_head(nO)
+    model = chain(tok2vec, with_array(head))
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("output", head)
+    return model
+
+
+def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None) -> Model[Floats2d, Floats2d]:
+    return Model(
+        "classifier_head",
+        _head_forward,
+        init=_head_init,
+        dims={"nO": nO, "nI": nI},
+        params={name: None for name in HEAD_PARAMS},
+    )
+
+
+def _head_forward(model: Model, X: Floats2d, is_train: bool):
+    W = model.get_param("W")
+    b = model.get_param("b")
+    Y = model.ops.gemm(X, W, trans2=True)
+    Y += b
+
+    def backprop(dY: Floats2d) -> Floats2d:
+        model.inc_grad("W", model.ops.gemm(dY, X, trans1=True))
+        model.inc_grad("b", dY.sum(axis=0))
+        return model.ops.gemm(dY, W)
+
+    return Y, backprop
+
+
+def _head_init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None) -> None:
+    if X is not None and not model.has_dim("nI"):
+        model.set_dim("nI", X.shape[1])
+    if Y is not None and not model.has_dim("nO"):
+        model.set_dim("nO", Y.shape[1])
+    nO, nI = model.get_dim("nO"), model.get_dim("nI")
+    model.set_param("W", glorot_uniform_init(model.ops, (nO, nI)))
+    for name in ("b", "dam_b", "dam_alpha"):
+        model.set_param(name, model.ops.alloc1f(nO))
+    # a and b start at the class means of a perfect scorer under margin 1 (h = 1 on
+    # positives, 0 on negatives); at a = 0 the positives' variance term would pin all
+    # scores to 0 while Adam moves a by ~lr per step.
+    model.set_param("dam_a", model.ops.alloc1f(nO) + 1.0)

@@ -1,0 +1,75 @@
+"""OVA update strategies: which classifiers each optimizer step trains.
+
+A strategy turns the output columns into a *plan*: a list of column-weight vectors. The
+component runs, per batch, one forward and backward pass per entry of the plan and an
+optimizer step after each but the last (the training loop makes the last one). So a batch
+costs:
+
+- ``all``: 1 forward + 1 backward pass, 1 optimizer step (every classifier each step);
+- ``grouped`` (Algorithm 1 of the OVA-AUC paper): one pass and one step per B/I/O prefix
+  group present: 3 forward + 3 backward passes and 3 optimizer steps, encoder included;
+- ``sampled`` (Algorithm 2): 1 pass and 1 step, the loss over m classifiers drawn at random
+  (seeded by the strategy's seed and the update count, so reruns draw the same ones).
+"""
+from typing import List, Sequence
+
+import numpy
+
+from spacy.util import registry
+
+
+class UpdateStrategy:
+    name = "all"
+
+    def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
+        return [numpy.ones(len(columns), dtype="f")]
+
+    def check_scheme(self, scheme: str) -> None:
+        if scheme != "ova" and self.name != "all":
+            raise ValueError(
+                f"[strategy] '{self.name}' picks OVA classifiers and only applies to scheme "
+                f"'ova', not '{scheme}'; use spacy_auc_ner.AllClassifiers.v1"
+            )
+
+
+class GroupedByPrefix(UpdateStrategy):
+    name = "grouped"
+
+    def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
+        prefixes = numpy.asarray([c.split("-", 1)[0] for c in columns])
+        return [(prefixes == p).astype("f") for p in ("B", "I", "O") if (prefixes == p).any()]
+
+
+class SampledClassifiers(UpdateStrategy):
+    name = "sampled"
+
+    def __init__(self, m: int, seed: int = 0):
+        if m < 1:
+            raise ValueError(f"[strategy] m must be >= 1, not {m}")
+        self.m = m
+        self.seed = seed
+
+    def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
+        K = len(columns)
+        rng = numpy.random.default_rng([self.seed, step])
+        weights = numpy.zeros(K, dtype="f")
+        weights[rng.choice(K, size=min(self.m, K), replace=False)] = 1.0
+        return [weights]
+
+
+@registry.misc("spacy_auc_ner.AllClassifiers.v1")
+def make_all_classifiers() -> UpdateStrategy:
+    """Train every classifier at every step."""
+    return UpdateStrategy()
+
+
+@registry.misc("spacy_auc_ner.GroupedByPrefix.v1")
+def make_grouped_by_prefix() -> UpdateStrategy:
+    """Algorithm 1: per batch, one optimizer step per B/I/O prefix group (scheme ova)."""
+    return GroupedByPrefix()
+
+
+@registry.misc("spacy_auc_ner.SampledClassifiers.v1")
+def make_sampled_classifiers(m: int = 2, seed: int = 0) -> UpdateStrategy:
+    """Algorithm 2: per step, the loss of m randomly sampled classifiers (scheme ova)."""
+    return SampledClassifiers(m=m, seed=seed)
