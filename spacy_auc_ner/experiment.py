@@ -1,0 +1,84 @@
+"""Train one config on given corpora and evaluate it on a held-out split.
+
+The unit of work of the benchmarks and of the study: `spacy train` semantics (dev-set early
+stopping, the best model kept), then scoring of the best model on the test split with the
+same scorer for every pipeline (spaCy's entity P/R/F and strict-IOB2 seqeval), whatever
+component produced the entities.
+"""
+import json
+import os
+import tempfile
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import spacy
+from spacy.training import Corpus, Example
+from spacy.training.initialize import init_nlp
+from spacy.training.loop import train as train_loop
+from spacy.util import load_config
+
+from .scoring import score_entities
+
+PathLike = Union[str, Path]
+
+
+def train_and_evaluate(
+    config_path: PathLike,
+    *,
+    train: PathLike,
+    dev: PathLike,
+    test: PathLike,
+    overrides: Optional[Dict[str, Any]] = None,
+    output_dir: Optional[PathLike] = None,
+    gpu_id: int = -1,
+    quiet: bool = True,
+) -> Dict[str, Any]:
+    """Train `config_path` (with `overrides`) on `train`, early-stop on `dev`, score the
+    best model on `test`. Returns test scores plus timing and the best dev score."""
+    all_overrides = dict(overrides or {})
+    all_overrides.setdefault("paths.train", str(train))
+    all_overrides.setdefault("paths.dev", str(dev))
+    config = load_config(config_path, overrides=all_overrides, interpolate=False)
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(output_dir) if output_dir is not None else Path(tmp)
+        sink = open(os.devnull, "w") if quiet else None
+        start = time.perf_counter()
+        try:
+            if quiet:
+                with redirect_stdout(sink), redirect_stderr(sink):
+                    nlp = init_nlp(config, use_gpu=gpu_id)
+                    train_loop(nlp, out, use_gpu=gpu_id, stdout=sink, stderr=sink)
+            else:
+                nlp = init_nlp(config, use_gpu=gpu_id)
+                train_loop(nlp, out, use_gpu=gpu_id)
+        finally:
+            if sink is not None:
+                sink.close()
+        train_seconds = time.perf_counter() - start
+        best_path = out / "model-best"
+        meta = json.loads((best_path / "meta.json").read_text(encoding="utf8"))
+        best = spacy.load(best_path)
+    result = evaluate(best, test)
+    result.update(
+        train_seconds=train_seconds,
+        dev_score=meta.get("performance", {}).get("ents_f"),
+    )
+    return result
+
+
+def evaluate(nlp, path: PathLike) -> Dict[str, Any]:
+    """Entity scores of `nlp` on the gold corpus at `path` (.spacy), plus inference speed."""
+    examples = list(Corpus(str(path))(nlp))
+    start = time.perf_counter()
+    docs = list(nlp.pipe(eg.predicted for eg in examples))
+    seconds = time.perf_counter() - start
+    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+    scores = score_entities(scored)
+    n_words = sum(len(doc) for doc in docs)
+    scores["test_words"] = n_words
+    scores["test_words_per_second"] = n_words / seconds if seconds > 0 else None
+    return scores

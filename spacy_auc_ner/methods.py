@@ -1,0 +1,62 @@
+"""Named methods: a training config plus overrides, the vocabulary of benchmarks and studies.
+
+Each method names one of the configs in the ``configs/`` folder and the config overrides that
+turn it into the method, so that every method shares the encoder, data and training settings
+of its config and differs only where it says.
+"""
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    config: str
+    overrides: Dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def config_path(self, configs_dir: Union[str, Path]) -> Path:
+        path = Path(configs_dir) / self.config
+        if not path.exists():
+            raise FileNotFoundError(f"method '{self.name}': config {path} not found (configs_dir={configs_dir})")
+        return path
+
+
+_STRATEGY = "components.auc_ner.strategy.@misc"
+
+METHODS: Dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("ce", "softmax.cfg", description="softmax cross entropy over BIO labels"),
+        Method("spacy_ner", "spacy_ner.cfg", description="spaCy's built-in transition-based ner"),
+        Method("ova_auc", "ova_auc.cfg", description="OVA, deep AUC margin loss, all classifiers per step"),
+        Method(
+            "ova_auc_grouped",
+            "ova_auc.cfg",
+            {_STRATEGY: "spacy_auc_ner.GroupedByPrefix.v1"},
+            "OVA-AUC, Algorithm 1: one step per B/I/O group",
+        ),
+        Method(
+            "ova_auc_sampled",
+            "ova_auc.cfg",
+            {_STRATEGY: "spacy_auc_ner.SampledClassifiers.v1", "components.auc_ner.strategy.m": 2},
+            "OVA-AUC, Algorithm 2: m = 2 sampled classifiers per step",
+        ),
+        Method(
+            "ova_auc_batch",
+            "ova_auc.cfg",
+            {"components.auc_ner.loss.mode": "batch"},
+            "OVA-AUC with a, b, alpha at their batch optima",
+        ),
+        Method("ova_bce", "ova_bce.cfg", description="OVA, binary cross entropy per classifier"),
+        Method("two_task_auc", "two_task_auc.cfg", description="AUC-2T, lambda = 100"),
+    ]
+}
+
+
+def get_method(name: str, extra: Optional[Dict[str, Method]] = None) -> Method:
+    table = {**METHODS, **(extra or {})}
+    if name not in table:
+        raise KeyError(f"unknown method {name!r}; known: {', '.join(sorted(table))}")
+    return table[name]
