@@ -1,0 +1,184 @@
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_auc_ner.component import AUCNER
+
+from toy_data import TOY, make_examples
+
+SCHEMES = [
+    {"scheme": "ova"},
+    {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "mode": "batch"}},
+    {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "alpha_update": "pesg"}},
+    {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}},
+    {"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}},
+    {"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 2}},
+    {"scheme": "softmax"},
+    {"scheme": "two_task"},
+]
+
+
+def train(config, n_iter=40, data=TOY, seed=0):
+    spacy.util.fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("auc_ner", config=config)
+    examples = make_examples(nlp, data)
+    optimizer = nlp.initialize(lambda: examples)
+    losses = {}
+    for _ in range(n_iter):
+        losses = nlp.update(examples, sgd=optimizer, losses={})
+    return nlp, examples, losses
+
+
+@pytest.mark.parametrize("config", SCHEMES)
+def test_every_scheme_learns_the_toy_corpus(config):
+    nlp, examples, losses = train(config)
+    assert numpy.isfinite(losses["auc_ner"])
+    scores = nlp.evaluate(examples)
+    assert scores["ents_f"] > 0.9, scores
+    assert scores["ents_seqeval_micro_f"] == pytest.approx(scores["ents_f"])
+    doc = nlp("John Smith lives in Berlin")
+    group = doc.spans["auc_ner"]
+    assert [(e.start, e.end, e.label_) for e in group] == [(e.start, e.end, e.label_) for e in doc.ents]
+    assert group.attrs["scores"].shape == (len(group),)
+    assert ((group.attrs["scores"] > 0) & (group.attrs["scores"] <= 1)).all()
+
+
+def test_two_task_names_types_on_multi_type_corpus():
+    nlp, _, _ = train({"scheme": "two_task"}, n_iter=60)
+    assert nlp.get_pipe("auc_ner").columns == ["ENTITY", "BEGIN", "TYPE-Disease", "TYPE-LOC", "TYPE-PER"]
+    doc = nlp("Mary met Anna in Rome .")
+    assert {(e.text, e.label_) for e in doc.ents} == {("Mary", "PER"), ("Anna", "PER"), ("Rome", "LOC")}
+
+
+def test_labels_and_columns(toy_examples):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("auc_ner")
+    nlp.initialize(lambda: toy_examples)
+    assert ner.labels == ("Disease", "LOC", "PER")
+    assert ner.columns == ["O", "B-Disease", "I-Disease", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+    assert ner.model.get_ref("output").get_dim("nO") == 7
+    assert sum(ner.cfg["class_counts"]) == sum(len(w) for w, _ in TOY)
+    with pytest.raises(ValueError, match="after the model is initialised"):
+        ner.add_label("ORG")
+
+
+def test_initialize_with_labels_from_init_labels(toy_examples):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("auc_ner")
+    nlp.initialize(lambda: toy_examples)
+    labels = ner.label_data
+    nlp2 = spacy.blank("en")
+    ner2 = nlp2.add_pipe("auc_ner")
+    ner2.initialize(lambda: toy_examples, labels=labels + ["ORG"])
+    assert ner2.labels == ("Disease", "LOC", "ORG", "PER")
+
+
+def test_no_entities_at_all_is_a_clear_error(nlp):
+    ner = nlp.add_pipe("auc_ner")
+    words = ["nothing", "here"]
+    examples = [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["O", "O"]))]
+    with pytest.raises(ValueError, match="no entity labels"):
+        nlp.initialize(lambda: examples)
+
+
+@pytest.mark.parametrize("config", SCHEMES)
+def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
+    nlp, _, _ = train(config, n_iter=2)
+    ner = nlp.get_pipe("auc_ner")
+    words = ["no", "entity", "here"]
+    batches = [
+        [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["O"] * 3))],
+        [Example(Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[]))],
+        [Example(Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[])), Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["B-ORG", "O", "O"]))],
+        [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=[None, None, None]))],
+    ]
+    optimizer = nlp.create_optimizer()
+    for batch in batches:
+        losses = nlp.update(batch, sgd=optimizer, losses={})
+        assert numpy.isfinite(losses["auc_ner"])
+        for name in ner.model.get_ref("output").param_names:
+            assert numpy.isfinite(ner.model.get_ref("output").get_param(name)).all()
+    docs = list(nlp.pipe(["", "a b", ""]))
+    assert [len(d.ents) for d in docs][0] == 0
+
+
+def test_missing_gold_gets_no_gradient(nlp):
+    nlp, examples, _ = train({"scheme": "ova"}, n_iter=1)
+    ner = nlp.get_pipe("auc_ner")
+    words = "John lives in Rome".split()
+    full = Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["B-PER", "O", "O", "B-LOC"]))
+    part = Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["B-PER", None, None, "B-LOC"]))
+    scores = ner.model.predict([full.predicted])
+    _, d_full = ner.get_loss([full], scores)
+    _, d_part = ner.get_loss([part], scores)
+    assert numpy.abs(d_part[0][1:3]).sum() == 0
+    assert numpy.abs(d_full[0][1:3]).sum() > 0
+
+
+def test_alpha_stays_non_negative_and_dam_params_train():
+    nlp, _, _ = train({"scheme": "ova"}, n_iter=30)
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    alpha = head.get_param("dam_alpha")
+    assert (alpha >= 0).all() and alpha.max() > 0
+    assert not numpy.allclose(head.get_param("dam_a"), 1.0)
+
+
+def test_grouped_makes_one_optimizer_step_per_prefix_group():
+    nlp, examples, _ = train({"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, n_iter=1)
+    ner = nlp.get_pipe("auc_ner")
+    calls = []
+
+    class Counting:
+        def __init__(self, opt):
+            self.opt = opt
+
+        def __call__(self, *args, **kwargs):
+            calls.append(args[0])
+            return self.opt(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.opt, name)
+
+    optimizer = Counting(nlp.create_optimizer())
+    ner.finish_update(optimizer)  # the training loop's first finish_update hands it over
+    calls.clear()
+    ner.update(examples, sgd=None)  # like Language.update: no optimizer passed
+    W_key = (ner.model.get_ref("output").id, "W")
+    assert calls.count(W_key) == 2  # B and I groups inside update; O by the loop's finish_update
+    ner.finish_update(optimizer)
+    assert calls.count(W_key) == 3
+
+
+@pytest.mark.parametrize("config", [SCHEMES[0], SCHEMES[6], SCHEMES[7]])
+def test_serialization_round_trip(tmp_path, config):
+    nlp, _, _ = train(config, n_iter=15)
+    texts = ["Aspirin treats breast cancer in Paris .", "Mary met Anna in Rome ."]
+    before = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)]
+    scores_before = [d.spans["auc_ner"].attrs["scores"] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "pipe")
+    nlp2 = spacy.load(tmp_path / "pipe")
+    ner2 = nlp2.get_pipe("auc_ner")
+    assert isinstance(ner2, AUCNER) and ner2.labels == nlp.get_pipe("auc_ner").labels
+    after = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp2.pipe(texts)]
+    assert before == after
+    for a, b in zip(scores_before, [d.spans["auc_ner"].attrs["scores"] for d in nlp2.pipe(texts)]):
+        assert numpy.allclose(a, b)
+    h1, h2 = nlp.get_pipe("auc_ner").model.get_ref("output"), ner2.model.get_ref("output")
+    assert numpy.allclose(h1.get_param("dam_alpha"), h2.get_param("dam_alpha"))
+    assert ner2.cfg["n_updates"] == nlp.get_pipe("auc_ner").cfg["n_updates"] == 15
+    b = nlp.get_pipe("auc_ner").to_bytes()
+    ner3 = spacy.blank("en").add_pipe("auc_ner", config=config).from_bytes(b)
+    assert ner3.labels == ner2.labels
+
+
+def test_bad_settings_are_refused():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):
+        nlp.add_pipe("auc_ner", config={"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1"}})
+    with pytest.raises(ValueError, match="only applies to scheme 'ova'"):
+        nlp.add_pipe("auc_ner", name="x", config={"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}})
+    with pytest.raises(ValueError, match="unknown decoder"):
+        nlp.add_pipe("auc_ner", name="y", config={"decoder": "beam"})

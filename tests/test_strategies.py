@@ -1,0 +1,34 @@
+import numpy
+import pytest
+
+from spacy_auc_ner.strategies import GroupedByPrefix, SampledClassifiers, UpdateStrategy
+
+COLUMNS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+
+
+def test_all():
+    (plan,) = UpdateStrategy().plan(COLUMNS, 0)
+    assert plan.tolist() == [1, 1, 1, 1, 1]
+
+
+def test_grouped_is_one_step_per_prefix_covering_every_column_once():
+    plan = GroupedByPrefix().plan(COLUMNS, 0)
+    assert [p.tolist() for p in plan] == [[0, 1, 0, 1, 0], [0, 0, 1, 0, 1], [1, 0, 0, 0, 0]]
+    assert (sum(plan) == 1).all()
+
+
+def test_sampled_draws_m_reproducibly_and_varies_by_step():
+    s = SampledClassifiers(m=2, seed=3)
+    draws = [s.plan(COLUMNS, step)[0] for step in range(50)]
+    assert all(d.sum() == 2 for d in draws)
+    assert all((a == b).all() for a, b in zip(draws, [SampledClassifiers(m=2, seed=3).plan(COLUMNS, i)[0] for i in range(50)]))
+    # every classifier gets drawn, at about m/K of the steps
+    freq = numpy.mean(draws, axis=0)
+    assert (freq > 0.2).all() and (freq < 0.6).all()
+    assert SampledClassifiers(m=9).plan(COLUMNS, 0)[0].sum() == 5
+
+
+def test_strategies_refuse_other_schemes():
+    with pytest.raises(ValueError, match="only applies to scheme 'ova'"):
+        GroupedByPrefix().check_scheme("two_task")
+    UpdateStrategy().check_scheme("softmax")
