@@ -104,7 +104,9 @@ class NegativeSampling(LossWrapper):
         if int(lengths.sum()) != N:
             raise ValueError(f"[loss] Truth.lengths sum to {int(lengths.sum())}, not to the {N} scores")
         D = lengths.shape[0]
-        sent = xp.repeat(xp.arange(D), lengths)
+        ends = xp.cumsum(lengths)
+        # sentence of each token (empty docs own no token); cupy's repeat wants host counts
+        sent = xp.searchsorted(ends, xp.arange(N), side="right")
         is_o = truth.targets[:, truth.o_column] > 0
         candidate = is_o & (truth.mask > 0)
         n_candidates = xp.bincount(sent, weights=candidate.astype("f8"), minlength=D)
@@ -114,7 +116,7 @@ class NegativeSampling(LossWrapper):
         key = xp.where(candidate, key, -xp.inf)
         # sentence ascending, key descending; then rank = position within the sentence
         order = xp.lexsort(xp.stack([-key, sent.astype("f8")]))
-        starts = xp.cumsum(lengths) - lengths
+        starts = ends - lengths
         rank = xp.empty(N, dtype="i8")
         rank[order] = xp.arange(N) - starts[sent[order]]
         chosen = candidate & (rank < k[sent])
