@@ -8,7 +8,7 @@ of those. Losses never loop over tokens or labels: everything goes through ``ops
 same code runs on numpy and cupy.
 """
 from dataclasses import dataclass, replace
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Sequence, Tuple
 
 from thinc.backends import get_array_ops
 from thinc.types import Floats1d, Floats2d, Ints1d
@@ -127,3 +127,58 @@ def log_softmax(scores: Floats2d) -> Floats2d:
 def empty_output(scores: Floats2d) -> LossOutput:
     xp = get_array_ops(scores).xp
     return LossOutput(xp.zeros_like(scores), 0.0)
+
+
+def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> LossOutput:
+    """sum_j w_j out_j of loss outputs over the same scores, for losses built from others:
+    values, score gradients and parameter gradients add up; closed-form parameter values
+    (``new_params``) are averaged with the weights renormalised over the outputs that set them."""
+    d_scores = sum(w * out.d_scores for out, w in zip(outputs, weights))
+    loss = float(sum(w * out.loss for out, w in zip(outputs, weights)))
+    d_params: Dict[str, Floats1d] = {}
+    for out, w in zip(outputs, weights):
+        for k, grad in (out.d_params or {}).items():
+            d_params[k] = d_params[k] + w * grad if k in d_params else w * grad
+    setters: Dict[str, list] = {}
+    for out, w in zip(outputs, weights):
+        for k, value in (out.new_params or {}).items():
+            setters.setdefault(k, []).append((w, value))
+    new_params: Dict[str, Floats1d] = {}
+    for k, pairs in setters.items():
+        total = sum(w for w, _ in pairs)
+        if total <= 0:  # no weight on any setter: plain average
+            pairs, total = [(1.0, v) for _, v in pairs], float(len(pairs))
+        new_params[k] = (sum(w * v for w, v in pairs) / total).astype(pairs[0][1].dtype)
+    dtype = outputs[0].d_scores.dtype
+    return LossOutput(
+        d_scores.astype(dtype), loss, d_params or None, new_params or None
+    )
+
+
+class LossWrapper(TokenLoss):
+    """A loss built on other losses: it trains the schemes all of them support (and its own
+    ``own_schemes``), reads the learned parameters any of them reads, and passes
+    ``initialize`` on."""
+
+    own_schemes: Tuple[str, ...] = SCHEMES
+
+    def __init__(self, *inner: TokenLoss):
+        self.inner = tuple(inner)
+        self.schemes = tuple(
+            s for s in self.own_schemes if all(s in loss.schemes for loss in self.inner)
+        )
+        names = [n for loss in self.inner for n in loss.param_names]
+        self.param_names = tuple(dict.fromkeys(names))
+
+    def initialize(self, class_counts: Floats1d) -> None:
+        for loss in self.inner:
+            loss.initialize(class_counts)
+
+    def check_scheme(self, scheme: str, where: str = "loss") -> None:
+        if scheme not in self.own_schemes:
+            raise ValueError(
+                f"[{where}] {self.name} cannot train scheme '{scheme}'; it supports: "
+                f"{', '.join(self.own_schemes)}"
+            )
+        for loss in self.inner:
+            loss.check_scheme(scheme, where)

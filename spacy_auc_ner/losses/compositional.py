@@ -1,0 +1,50 @@
+"""Compositional AUC training (Yuan et al. 2021a; COMAUC-2T of the AUC-2T paper): the
+objective alternates between a cross entropy and the AUC margin loss, k training steps of
+the cross entropy, then k of the AUC loss, and so on.
+
+The phase is read from ``Truth.step``, the component's count of training updates, which is
+saved with the pipeline, so a resumed training continues the cycle where it stopped. The
+default cross entropy is the per-column binary CE: for ``ova`` and ``two_task`` the columns
+are independent sigmoid classifiers, and the AUC margin loss scores sigmoid(s) of the same
+columns, so the binary CE trains the same probabilities the AUC phase does (LibAUC's
+compositional loss pairs its AUC loss with BCE the same way).
+"""
+from typing import Optional
+
+from spacy.util import registry
+
+from .auc import AUCMargin
+from .base import LossOutput, LossWrapper, TokenLoss, Truth
+from .crossentropy import BinaryCE
+
+
+class Compositional(LossWrapper):
+    name = "spacy_auc_ner.Compositional.v1"
+    own_schemes = ("ova", "two_task")
+
+    def __init__(self, ce: TokenLoss, auc: TokenLoss, k: int = 1):
+        if k < 1:
+            raise ValueError(f"[loss] k must be >= 1, not {k}")
+        super().__init__(ce, auc)
+        self.ce = ce
+        self.auc = auc
+        self.k = int(k)
+
+    def phase(self, step: int) -> str:
+        """"ce" for steps 0..k-1, "auc" for k..2k-1, and so on."""
+        return "ce" if (step // self.k) % 2 == 0 else "auc"
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        loss = self.ce if self.phase(truth.step) == "ce" else self.auc
+        return loss(scores, truth)
+
+
+@registry.losses("spacy_auc_ner.Compositional.v1")
+def make_compositional(
+    ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1
+) -> Compositional:
+    """COMAUC: k training steps of `ce` (default binary CE), then k of `auc` (default the
+    learned AUC margin loss), alternating; for schemes ova and two_task."""
+    return Compositional(
+        ce if ce is not None else BinaryCE(), auc if auc is not None else AUCMargin(), k=k
+    )

@@ -1,0 +1,78 @@
+"""Self-adjusting dice loss (Li et al. 2020, "Dice Loss for Data-imbalanced NLP Tasks").
+
+Each column k is a binary problem with probability p (sigmoid of the column for ``ova`` and
+``two_task``, the softmax probability of class k for ``softmax``). Li et al. down-weight easy
+examples by replacing p with q = (1 - p)^alpha p, and smooth with delta:
+
+    token level (their per-example DSC, the default):
+        L = sum_k c_k mean_i [1 - (2 q_ik y_ik + delta) / (q_ik + y_ik + delta)]
+    batch level (the set form their released code trains with):
+        L = sum_k c_k [1 - (2 sum_i q_ik y_ik + delta) / (sum_i q_ik + sum_i y_ik + delta)]
+
+with c_k the column weights of ``Truth.columns`` and the means/sums over masked tokens
+(mask-weighted). Defaults alpha = 1, delta = 0.01 are the DL settings the MoM paper took from
+Li et al.
+"""
+from typing import Literal
+
+from spacy.util import registry
+from thinc.backends import get_array_ops
+
+from .base import LossOutput, TokenLoss, Truth, empty_output, log_softmax, safe_inverse, sigmoid
+from .focal import _pow
+
+
+class Dice(TokenLoss):
+    name = "spacy_auc_ner.Dice.v1"
+    schemes = ("ova", "softmax", "two_task")
+
+    def __init__(self, alpha: float = 1.0, delta: float = 0.01, level: Literal["token", "batch"] = "token"):
+        if alpha < 0:
+            raise ValueError(f"[loss] alpha must be >= 0, not {alpha}")
+        if delta <= 0:
+            raise ValueError(f"[loss] delta must be > 0 (it keeps the ratio finite), not {delta}")
+        if level not in ("token", "batch"):
+            raise ValueError(f"[loss] level must be 'token' or 'batch', not {level!r}")
+        self.alpha = float(alpha)
+        self.delta = float(delta)
+        self.level = level
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        if scores.shape[0] == 0:
+            return empty_output(scores)
+        xp = get_array_ops(scores).xp
+        a, d = self.alpha, self.delta
+        y = truth.targets
+        p = sigmoid(scores) if truth.multilabel else xp.exp(log_softmax(scores))
+        one_minus_p = sigmoid(-scores) if truth.multilabel else 1.0 - p
+        q = _pow(xp, one_minus_p, a) * p
+        w = truth.mask[:, None]
+        c = truth.columns
+        if self.level == "token":
+            den = q + y + d
+            per = 1.0 - (2.0 * q * y + d) / den
+            inv_n = safe_inverse(xp, truth.mask.sum())
+            loss = float((per * w * inv_n * c).sum())
+            d_q = -(2.0 * y * y + 2.0 * y * d - d) / den**2 * w * inv_n * c
+        else:
+            num = 2.0 * (q * y * w).sum(axis=0) + d
+            den = (q * w).sum(axis=0) + (y * w).sum(axis=0) + d
+            loss = float((c * (1.0 - num / den)).sum())
+            d_q = -w * (2.0 * y * den - num) / den**2 * c
+        if truth.multilabel:
+            # dq/ds = q (1 - (1 + alpha) p) for p = sigmoid(s)
+            d_scores = d_q * q * (1.0 - (1.0 + a) * p)
+        else:
+            # h_k = p_k dq_k/dp_k; ds_j = h_j dq_j - p_j sum_k h_k dq_k
+            h = _pow(xp, one_minus_p, a - 1.0) * p * (1.0 - (1.0 + a) * p)
+            g = d_q * h
+            d_scores = g - p * g.sum(axis=1, keepdims=True)
+        return LossOutput(d_scores.astype(scores.dtype), loss)
+
+
+@registry.losses("spacy_auc_ner.Dice.v1")
+def make_dice(alpha: float = 1.0, delta: float = 0.01, level: str = "token") -> Dice:
+    """Self-adjusting dice loss of Li et al. 2020 per column: exponent `alpha` on (1 - p),
+    smoothing `delta`; `level` "token" (per-token DSC averaged) or "batch" (one DSC per
+    column over the batch)."""
+    return Dice(alpha=alpha, delta=delta, level=level)

@@ -1,0 +1,76 @@
+"""Weighted cross entropy, the two class weightings of the MoM paper (its WCE-1 and WCE-2).
+
+Each token is weighted by the weight w_k of its gold class k, from the gold counts s_k of the
+training data (``initialize``), s = sum_k s_k, K classes:
+
+    "inverse": w_k = s / (K s_k)                 (inverse class frequency, mean 1 if balanced)
+    "log":     w_k = log10((s - s_k) / s_k + beta)  (the form of Li et al. 2020, beta >= 1)
+
+Counts are clipped to at least 1, so a class absent from the training data gets a finite
+weight. The loss is the weighted mean over tokens, sum_i w_i l_i / sum_i w_i, as PyTorch's
+``CrossEntropyLoss(weight=...)`` reduces it: softmax CE for ``softmax``, the sum of per-column
+BCEs for ``ova``. Before ``initialize`` every weight is 1 (plain cross entropy).
+"""
+from typing import Literal, Optional
+
+from spacy.util import registry
+from thinc.backends import get_array_ops
+
+from .base import LossOutput, TokenLoss, Truth, empty_output
+from .crossentropy import BinaryCE, SoftmaxCE
+
+
+def class_weights(class_counts, form: str, beta: float = 1.0):
+    """(K,) class weights from (K,) gold counts; see the module docstring."""
+    xp = get_array_ops(class_counts).xp
+    counts = xp.maximum(class_counts.astype("f8"), 1.0)
+    total = counts.sum()
+    if form == "inverse":
+        weights = total / (counts.shape[0] * counts)
+    else:
+        weights = xp.log10((total - counts) / counts + beta)
+    return weights.astype(class_counts.dtype)
+
+
+class WeightedCE(TokenLoss):
+    name = "spacy_auc_ner.WeightedCE.v1"
+    # two_task targets are not one class per token (a token can be ENTITY and BEGIN).
+    schemes = ("ova", "softmax")
+
+    def __init__(self, form: Literal["inverse", "log"] = "inverse", beta: float = 1.0):
+        if form not in ("inverse", "log"):
+            raise ValueError(f"[loss] form must be 'inverse' or 'log', not {form!r}")
+        if beta < 1.0:
+            raise ValueError(f"[loss] beta must be >= 1 (so that weights are >= 0), not {beta}")
+        self.form = form
+        self.beta = float(beta)
+        self.weights: Optional[object] = None
+        self._softmax = SoftmaxCE()
+        self._binary = BinaryCE()
+
+    def initialize(self, class_counts) -> None:
+        self.weights = class_weights(class_counts, self.form, self.beta)
+
+    def __call__(self, scores, truth: Truth) -> LossOutput:
+        if scores.shape[0] == 0:
+            return empty_output(scores)
+        if self.weights is None:
+            token_weight = truth.mask
+        else:
+            xp = get_array_ops(scores).xp
+            weights = xp.asarray(self.weights).astype(scores.dtype)
+            if weights.shape[0] != scores.shape[1]:
+                raise ValueError(
+                    f"[loss] WeightedCE was initialised with {weights.shape[0]} class counts "
+                    f"but the scores have {scores.shape[1]} columns"
+                )
+            token_weight = truth.mask * (truth.targets * weights).sum(axis=1)
+        inner = self._binary if truth.multilabel else self._softmax
+        return inner(scores, truth.with_mask(token_weight))
+
+
+@registry.losses("spacy_auc_ner.WeightedCE.v1")
+def make_weighted_ce(form: str = "inverse", beta: float = 1.0) -> WeightedCE:
+    """Cross entropy with each token weighted by its gold class: `form` "inverse"
+    (s / (K s_k)) or "log" (log10((s - s_k)/s_k + beta)); counts from the training data."""
+    return WeightedCE(form=form, beta=beta)

@@ -1,0 +1,150 @@
+"""The AUC margin loss and the cross-entropy baselines: hand-computed values, finite
+differences, the PESG step, degenerate batches."""
+import math
+
+import numpy
+import pytest
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
+
+from spacy_auc_ner.losses import AUCMargin, BinaryCE, SoftmaxCE
+
+
+def sig(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+SCORES = numpy.asarray([[0.5, -1.0, 0.2], [-0.3, 1.5, -2.0], [1.0, 0.0, 0.7], [-1.2, -0.4, 0.9]])
+GOLD = [0, 1, 0, 2]
+
+
+def params(a=(0.9, 0.8, 0.7), b=(0.1, 0.2, 0.3), alpha=(0.5, 0.0, 1.5)):
+    return {k: numpy.asarray(v, dtype="f8") for k, v in (("a", a), ("b", b), ("alpha", alpha))}
+
+
+def auc_by_hand(scores, gold, a, b, alpha, m=1.0, columns=(1, 1, 1)):
+    total = 0.0
+    for k in range(len(a)):
+        h = [sig(s[k]) for s in scores]
+        pos = [hi for hi, g in zip(h, gold) if g == k]
+        neg = [hi for hi, g in zip(h, gold) if g != k]
+        term = 0.0
+        if pos:
+            term += sum((x - a[k]) ** 2 for x in pos) / len(pos)
+        if neg:
+            term += sum((x - b[k]) ** 2 for x in neg) / len(neg)
+        if pos and neg:
+            gap = m - sum(pos) / len(pos) + sum(neg) / len(neg)
+            term += 2 * alpha[k] * gap - alpha[k] ** 2
+        total += columns[k] * term
+    return total
+
+
+def test_auc_learned_value_by_hand():
+    p = params()
+    truth = make_truth(GOLD, 3, params=p, columns=[1.0, 0.5, 2.0])
+    out = AUCMargin(margin=1.0)(SCORES, truth)
+    expected = auc_by_hand(SCORES.tolist(), GOLD, p["a"], p["b"], p["alpha"], columns=(1.0, 0.5, 2.0))
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
+def test_auc_batch_value_by_hand():
+    truth = make_truth(GOLD, 3)
+    out = AUCMargin(margin=0.8, mode="batch")(SCORES, truth)
+    expected = 0.0
+    for k in range(3):
+        h = [sig(s[k]) for s in SCORES]
+        pos = [x for x, g in zip(h, GOLD) if g == k]
+        neg = [x for x, g in zip(h, GOLD) if g != k]
+        mp, mn = sum(pos) / len(pos), sum(neg) / len(neg)
+        alpha = max(0.0, 0.8 - mp + mn)
+        expected += (
+            sum((x - mp) ** 2 for x in pos) / len(pos)
+            + sum((x - mn) ** 2 for x in neg) / len(neg)
+            + 2 * alpha * (0.8 - mp + mn)
+            - alpha**2
+        )
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["learned", "batch"])
+def test_auc_no_positives_keeps_variance_only(mode):
+    # column 2 has no positive: only its negatives' variance term counts, alpha gets nothing
+    gold = [0, 1, 0, 1]
+    p = params()
+    truth = make_truth(gold, 3, params=p if mode == "learned" else None)
+    out = AUCMargin(mode=mode)(SCORES, truth)
+    h2 = [sig(s[2]) for s in SCORES]
+    b2 = p["b"][2] if mode == "learned" else sum(h2) / 4
+    column2 = sum((x - b2) ** 2 for x in h2) / 4
+    others = AUCMargin(mode=mode)(SCORES, make_truth(gold, 3, params=truth.params, columns=[1, 1, 0])).loss
+    assert out.loss == pytest.approx(others + column2, rel=1e-10)
+    if mode == "learned":
+        assert out.d_params["alpha"][2] == 0.0
+        assert out.d_params["a"][2] == 0.0
+
+
+@pytest.mark.parametrize("mode", ["learned", "batch"])
+def test_auc_score_gradient_finite_differences(mode):
+    # batch mode: a, b and alpha sit at their optima, so the envelope theorem makes the
+    # fixed-parameter gradient the total one
+    truth = make_truth(GOLD, 3, mask=[1, 1, 0.5, 1], columns=[1.0, 0.5, 2.0], params=params() if mode == "learned" else None)
+    check_score_grad(AUCMargin(mode=mode, margin=0.7), SCORES, truth, rtol=1e-5)
+
+
+def test_auc_parameter_gradients_finite_differences():
+    p = params()
+    truth = make_truth(GOLD, 3, columns=[1.0, 0.5, 2.0], params=p)
+    loss = AUCMargin()
+    out = loss(SCORES, truth)
+    for name in ("a", "b", "alpha"):
+        def f(value, name=name):
+            q = dict(p, **{name: value})
+            return loss(SCORES, make_truth(GOLD, 3, columns=[1.0, 0.5, 2.0], params=q)).loss
+        fd = numeric_grad(f, p[name])
+        # alpha is maximised: its entry is the negated ascent direction
+        expected = -fd if name == "alpha" else fd
+        numpy.testing.assert_allclose(out.d_params[name], expected, rtol=1e-6, atol=1e-9)
+
+
+def test_auc_pesg_closed_form_step():
+    p = params()
+    truth = make_truth(GOLD, 3, columns=[1.0, 0.0, 1.0], params=p)
+    out = AUCMargin(margin=1.0, alpha_update="pesg", alpha_lr=0.1)(SCORES, truth)
+    a, b, alpha = p["a"], p["b"], p["alpha"]
+    expected = [max(0.0, alpha[k] + 0.1 * (2 * (1.0 + b[k] - a[k]) - 2 * alpha[k])) for k in range(3)]
+    expected[1] = alpha[1]  # column weight 0: untouched
+    numpy.testing.assert_allclose(out.new_params["alpha"], expected, rtol=1e-12)
+    assert not out.d_params["alpha"].any()
+
+
+def test_auc_learned_without_params_is_a_clear_error():
+    with pytest.raises(ValueError, match="mode='batch'"):
+        AUCMargin()(SCORES, make_truth(GOLD, 3))
+
+
+def test_binary_ce_value_and_gradient():
+    truth = make_truth(GOLD, 3, mask=[1, 1, 0, 1], columns=[1.0, 2.0, 0.5])
+    out = check_score_grad(BinaryCE(), SCORES, truth)
+    expected = 0.0
+    for i in (0, 1, 3):
+        for k, c in enumerate((1.0, 2.0, 0.5)):
+            p = sig(SCORES[i, k])
+            expected += -c * (math.log(p) if GOLD[i] == k else math.log(1 - p)) / 3
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
+def test_softmax_ce_value_and_gradient():
+    truth = make_truth(GOLD, 3, mask=[1, 0.5, 1, 1], multilabel=False)
+    out = check_score_grad(SoftmaxCE(), SCORES, truth)
+    expected = 0.0
+    for i, w in enumerate((1, 0.5, 1, 1)):
+        z = sum(math.exp(s) for s in SCORES[i])
+        expected += -w * math.log(math.exp(SCORES[i, GOLD[i]]) / z) / 3.5
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("loss", [AUCMargin(mode="batch"), AUCMargin(), BinaryCE(), SoftmaxCE()], ids=["auc_batch", "auc_learned", "bce", "ce"])
+def test_no_nan_on_degenerate_batches(loss):
+    multilabel = not isinstance(loss, SoftmaxCE)
+    for name, scores, truth in degenerate_cases(multilabel, loss.param_names):
+        assert_finite(loss(scores, truth), scores.shape)

@@ -1,0 +1,127 @@
+"""Every loss trains through the auc_ner component: a few updates on a toy corpus, no NaN,
+a clear config error for a scheme a loss cannot train, and the compositional phase survives
+saving the pipeline."""
+import numpy
+import pytest
+import spacy
+from spacy.training import Example
+
+TEXTS = [
+    ("Aspirin treats headache in adults .", [(0, 7, "DRUG"), (15, 23, "DISEASE")]),
+    ("Ibuprofen can cause stomach ulcers .", [(0, 9, "DRUG"), (20, 34, "DISEASE")]),
+    ("The patient had no symptoms .", []),
+    ("Migraine responds to aspirin .", [(0, 8, "DISEASE"), (21, 28, "DRUG")]),
+]
+
+SMALL_MODEL = {
+    "@architectures": "spacy_auc_ner.TokenScorer.v1",
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "width": 16,
+        "depth": 1,
+        "embed_size": 300,
+        "window_size": 1,
+        "maxout_pieces": 2,
+        "subword_features": True,
+        "pretrained_vectors": None,
+    },
+}
+
+CASES = {
+    "focal_softmax": ("softmax", {"@losses": "spacy_auc_ner.Focal.v1", "gamma": 2.0}),
+    "focal_ova": ("ova", {"@losses": "spacy_auc_ner.Focal.v1"}),
+    "focal_two_task": ("two_task", {"@losses": "spacy_auc_ner.Focal.v1"}),
+    "dice_softmax": ("softmax", {"@losses": "spacy_auc_ner.Dice.v1"}),
+    "dice_ova_batch": ("ova", {"@losses": "spacy_auc_ner.Dice.v1", "level": "batch"}),
+    "wce_inverse": ("softmax", {"@losses": "spacy_auc_ner.WeightedCE.v1"}),
+    "wce_log_ova": ("ova", {"@losses": "spacy_auc_ner.WeightedCE.v1", "form": "log", "beta": 2.0}),
+    "mom_softmax": ("softmax", {"@losses": "spacy_auc_ner.MoM.v1", "lam": 0.2}),
+    "mom_ova_auc": ("ova", {"@losses": "spacy_auc_ner.MoM.v1", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1"}}),
+    "ns_uniform": ("softmax", {"@losses": "spacy_auc_ner.NegativeSampling.v1"}),
+    "ns_weighted_ova": ("ova", {"@losses": "spacy_auc_ner.NegativeSampling.v1", "distribution": "weighted",
+                                "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}),
+    "comauc_2t": ("two_task", {"@losses": "spacy_auc_ner.Compositional.v1", "k": 1}),
+    "comauc_ova": ("ova", {"@losses": "spacy_auc_ner.Compositional.v1", "k": 2}),
+}
+
+
+def make_nlp(scheme, loss):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("auc_ner", config={"scheme": scheme, "loss": loss, "model": SMALL_MODEL})
+    return nlp
+
+
+def examples(nlp):
+    return [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in TEXTS]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_trains_without_nan(case):
+    scheme, loss = CASES[case]
+    nlp = make_nlp(scheme, loss)
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    seen = []
+    for _ in range(6):
+        losses = nlp.update(egs, sgd=optimizer)
+        seen.append(losses["auc_ner"])
+    assert numpy.isfinite(seen).all()
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    assert numpy.isfinite(head.get_param("W")).all()
+    assert nlp.get_pipe("auc_ner").cfg["n_updates"] == 6
+    nlp("Aspirin treats migraine .")
+
+
+@pytest.mark.parametrize(
+    "scheme, loss, message",
+    [
+        ("two_task", {"@losses": "spacy_auc_ner.MoM.v1", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}, "MoM.v1 cannot train scheme 'two_task'"),
+        ("two_task", {"@losses": "spacy_auc_ner.NegativeSampling.v1", "loss": {"@losses": "spacy_auc_ner.Focal.v1"}}, "cannot train scheme 'two_task'"),
+        ("softmax", {"@losses": "spacy_auc_ner.Compositional.v1"}, "Compositional.v1 cannot train scheme 'softmax'"),
+        ("two_task", {"@losses": "spacy_auc_ner.WeightedCE.v1"}, "WeightedCE.v1 cannot train scheme 'two_task'"),
+        ("ova", {"@losses": "spacy_auc_ner.MoM.v1"}, "SoftmaxCE.v1 cannot train scheme 'ova'"),
+    ],
+)
+def test_refused_schemes_name_the_config_key(scheme, loss, message):
+    with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\]") as err:
+        make_nlp(scheme, loss)
+    assert message in str(err.value)
+
+
+def test_compositional_phase_survives_to_disk(tmp_path):
+    nlp = make_nlp("two_task", {"@losses": "spacy_auc_ner.Compositional.v1", "k": 2})
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    for _ in range(3):
+        nlp.update(egs, sgd=optimizer)
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    pipe = loaded.get_pipe("auc_ner")
+    assert pipe.cfg["n_updates"] == 3
+    assert pipe.loss.phase(pipe.cfg["n_updates"]) == "auc"  # steps 2, 3 are AUC steps with k = 2
+
+
+def test_weighted_ce_weights_come_back_after_loading(tmp_path):
+    nlp = make_nlp("softmax", {"@losses": "spacy_auc_ner.WeightedCE.v1"})
+    egs = examples(nlp)
+    nlp.initialize(lambda: egs)
+    weights = nlp.get_pipe("auc_ner").loss.weights
+    # 23 tokens: 16 O, 3 B-DISEASE, 1 I-DISEASE, 3 B-DRUG, 0 I-DRUG (counted as 1): s = 24
+    numpy.testing.assert_allclose(weights, [24 / (5 * c) for c in (16, 3, 1, 3, 1)], rtol=1e-6)
+    nlp.to_disk(tmp_path / "pipe")
+    numpy.testing.assert_allclose(spacy.load(tmp_path / "pipe").get_pipe("auc_ner").loss.weights, weights)
+
+
+LOSS_CONFIGS = ["comauc_2t", "comauc_ova", "dice", "focal", "mom", "negative_sampling", "weighted_ce"]
+
+
+@pytest.mark.parametrize("name", LOSS_CONFIGS)
+def test_example_configs_load(name):
+    from pathlib import Path
+
+    from spacy.util import load_config, load_model_from_config
+
+    path = Path(__file__).parents[1] / "configs" / f"{name}.cfg"
+    nlp = load_model_from_config(load_config(path), auto_fill=True)
+    pipe = nlp.get_pipe("auc_ner")
+    assert pipe.loss.name.split(".")[1] in {"Compositional", "Dice", "Focal", "MoM", "NegativeSampling", "WeightedCE"}

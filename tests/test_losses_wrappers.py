@@ -1,0 +1,146 @@
+"""MoM learning and compositional AUC: values from their inner losses, gradients, schemes,
+parameter pass-through."""
+import math
+from dataclasses import replace
+
+import numpy
+import pytest
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
+
+from spacy_auc_ner.losses import AUCMargin, BinaryCE, Compositional, Dice, Focal, LossOutput, MoM, SoftmaxCE, WeightedCE
+from spacy_auc_ner.losses.base import TokenLoss
+
+SCORES = numpy.asarray([[0.5, -1.0, 0.2], [-0.3, 1.5, -2.0], [1.0, 0.0, 0.7], [-1.2, -0.4, 0.9], [0.1, 0.3, -0.5]])
+GOLD = [0, 1, 0, 2, 0]
+
+
+def softmax_row(row):
+    z = sum(math.exp(s) for s in row)
+    return [math.exp(s) / z for s in row]
+
+
+def params():
+    return {"a": numpy.asarray([0.9, 0.8, 0.7]), "b": numpy.asarray([0.1, 0.2, 0.3]), "alpha": numpy.asarray([0.5, 0.1, 1.5])}
+
+
+# ---- MoM -------------------------------------------------------------------------------
+def test_mom_softmax_value_by_hand():
+    truth = make_truth(GOLD, 3, multilabel=False)
+    out = MoM(SoftmaxCE(), lam=0.3)(SCORES, truth)
+    nll = [-math.log(softmax_row(SCORES[i])[GOLD[i]]) for i in range(5)]
+    all_tokens = sum(nll) / 5
+    o_tokens = (nll[0] + nll[2] + nll[4]) / 3
+    assert out.loss == pytest.approx(0.3 * all_tokens + 0.7 * o_tokens, rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    "inner, multilabel",
+    [(SoftmaxCE(), False), (Focal(2.0), False), (BinaryCE(), True), (Dice(), True), (Focal(1.0), True)],
+)
+def test_mom_gradient_finite_differences(inner, multilabel):
+    truth = make_truth(GOLD, 3, mask=[1, 1, 0.5, 1, 0], multilabel=multilabel)
+    check_score_grad(MoM(inner, lam=0.25), SCORES, truth)
+
+
+def test_mom_lambda_one_is_the_inner_loss():
+    truth = make_truth(GOLD, 3, multilabel=False)
+    assert MoM(SoftmaxCE(), lam=1.0)(SCORES, truth).loss == pytest.approx(SoftmaxCE()(SCORES, truth).loss)
+
+
+def test_mom_combines_auc_parameter_gradients():
+    p = params()
+    truth = make_truth(GOLD, 3, params=p)
+    auc = AUCMargin()
+    out = MoM(auc, lam=0.4)(SCORES, truth)
+    full = auc(SCORES, truth)
+    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0]))
+    for k in ("a", "b", "alpha"):
+        numpy.testing.assert_allclose(out.d_params[k], 0.4 * full.d_params[k] + 0.6 * o_only.d_params[k])
+    # and they are the true gradients of the MoM value
+    fd = numeric_grad(lambda a: MoM(auc, lam=0.4)(SCORES, make_truth(GOLD, 3, params=dict(p, a=a))).loss, p["a"])
+    numpy.testing.assert_allclose(out.d_params["a"], fd, rtol=1e-6, atol=1e-9)
+    assert MoM(auc).param_names == ("a", "b", "alpha")
+
+
+def test_mom_pesg_new_alpha_is_the_weighted_average():
+    auc = AUCMargin(alpha_update="pesg")
+    truth = make_truth(GOLD, 3, params=params())
+    full = auc(SCORES, truth).new_params["alpha"]
+    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0])).new_params["alpha"]
+    out = MoM(auc, lam=0.4)(SCORES, truth)
+    numpy.testing.assert_allclose(out.new_params["alpha"], 0.4 * full + 0.6 * o_only)
+    assert (out.new_params["alpha"] >= 0).all()
+
+
+def test_mom_schemes_and_errors():
+    assert MoM(SoftmaxCE()).schemes == ("softmax",)
+    assert MoM(BinaryCE()).schemes == ("ova",)
+    assert MoM(Focal()).schemes == ("softmax", "ova")
+    with pytest.raises(ValueError, match=r"\[components.ner.loss\] spacy_auc_ner.MoM.v1 cannot train scheme 'two_task'"):
+        MoM(BinaryCE()).check_scheme("two_task", "components.ner.loss")
+    with pytest.raises(ValueError, match="SoftmaxCE.v1 cannot train scheme 'ova'"):
+        MoM(SoftmaxCE()).check_scheme("ova", "components.ner.loss")
+    with pytest.raises(ValueError, match="lam"):
+        MoM(SoftmaxCE(), lam=1.5)
+
+
+def test_wrappers_pass_initialize_on():
+    inner = WeightedCE()
+    MoM(inner).initialize(numpy.asarray([4.0, 1.0, 1.0]))
+    numpy.testing.assert_allclose(inner.weights, [6 / 12, 2.0, 2.0])
+
+
+# ---- compositional ---------------------------------------------------------------------
+class Tag(TokenLoss):
+    """A loss that returns a constant, to see which one ran."""
+
+    def __init__(self, value, schemes=("ova", "two_task", "softmax")):
+        self.value = value
+        self.schemes = schemes
+
+    def __call__(self, scores, truth):
+        return LossOutput(numpy.zeros_like(scores), self.value)
+
+
+@pytest.mark.parametrize("k, expected", [(1, "CACACA"), (2, "CCAACC"), (3, "CCCAAA")])
+def test_compositional_alternates_every_k_steps(k, expected):
+    loss = Compositional(Tag(1.0), Tag(2.0), k=k)
+    ran = "".join("C" if loss(SCORES, make_truth(GOLD, 3, step=s)).loss == 1.0 else "A" for s in range(6))
+    assert ran == expected
+
+
+def test_compositional_uses_bce_and_auc_by_hand():
+    p = params()
+    loss = Compositional(BinaryCE(), AUCMargin(), k=2)
+    for step, inner in ((1, BinaryCE()), (2, AUCMargin())):
+        truth = make_truth(GOLD, 3, params=p, step=step)
+        out = check_score_grad(loss, SCORES, truth)
+        assert out.loss == pytest.approx(inner(SCORES, truth).loss, rel=1e-12)
+    assert make_truth(GOLD, 3, step=1).step == 1
+    assert loss.param_names == ("a", "b", "alpha")
+    assert loss(SCORES, make_truth(GOLD, 3, params=p, step=0)).d_params is None
+    assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"a", "b", "alpha"}
+
+
+def test_compositional_schemes():
+    assert Compositional(BinaryCE(), AUCMargin()).schemes == ("ova", "two_task")
+    with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):
+        Compositional(BinaryCE(), AUCMargin()).check_scheme("softmax")
+    with pytest.raises(ValueError, match="k must be"):
+        Compositional(BinaryCE(), AUCMargin(), k=0)
+
+
+@pytest.mark.parametrize(
+    "make, multilabel",
+    [
+        (lambda: MoM(SoftmaxCE()), False),
+        (lambda: MoM(Focal()), True),
+        (lambda: MoM(AUCMargin(mode="batch")), True),
+        (lambda: Compositional(BinaryCE(), AUCMargin(mode="batch")), True),
+    ],
+    ids=["mom_ce", "mom_focal_ova", "mom_auc", "comauc"],
+)
+def test_no_nan_on_degenerate_batches(make, multilabel):
+    for step in (0, 1):
+        for name, scores, truth in degenerate_cases(multilabel):
+            assert_finite(make()(scores, replace(truth, step=step)), scores.shape)
