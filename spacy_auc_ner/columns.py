@@ -249,11 +249,13 @@ def label_arrays(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.nd
 
 
 def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
-    """One Doc per sentence, tokens as given (a space after each token), entities from BIO."""
+    """One Doc per sentence, tokens as given (a space between tokens), entities from BIO."""
     from spacy.tokens import Doc
 
     for s in sentences:
-        yield Doc(vocab, words=list(s.tokens), ents=list(s.labels))
+        spaces = [True] * len(s.tokens)
+        spaces[-1] = False
+        yield Doc(vocab, words=list(s.tokens), spaces=spaces, ents=list(s.labels))
 
 
 def doc_to_sentence(doc, line: int = 0) -> Sentence:
