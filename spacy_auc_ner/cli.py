@@ -44,8 +44,10 @@ def convert(
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
     untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
 ):
-    """Convert a column file to .spacy (or to token<TAB>BIO), normalising the labels to BIO.
-    -DOCSTART- lines are dropped; a malformed line stops with its file and line, writing nothing."""
+    """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO.
+
+    -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
+    """
     from .columns import read_columns, write_sentences
 
     try:
@@ -65,8 +67,11 @@ def stats(
     base: float = typer.Option(2.0, help="Log base of the rareness r_t = -log(share of tokens of type t)."),
     data_dir: Optional[Path] = typer.Option(None, help="Where to look for known corpus names (else $SPACY_AUC_NER_DATA, assets/, ../shared/data)."),
 ):
-    """Table I of the papers: sentences and tokens per split, entity types, % of B/I/O tokens,
-    % of sentences with an entity, and each type's token share and rareness r_t."""
+    """Corpus statistics (Table I of the papers) as markdown, or JSON.
+
+    Sentences and tokens per split, entity types, % of B/I/O tokens, % of sentences with an
+    entity, and each type's token share and rareness r_t.
+    """
     from .corpora import CORPORA, locate
     from .statistics import corpus_statistics, to_markdown
 
@@ -96,9 +101,11 @@ def partition(
     tolerance: float = typer.Option(0.1, help="With --entity-percent: allowed relative miss of the target."),
     fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
 ):
-    """Write low-resource training sets (sizes x partitions), seeded and reproducible, with a
-    JSON manifest of the sentence ids drawn. Partition p of size n equals the reader
-    spacy_auc_ner.LowResource.v1 with n and seed + p (or EntityRatio.v1 with --entity-percent)."""
+    """Write low-resource training sets (sizes x partitions) and a JSON manifest.
+
+    Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
+    yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
+    """
     from .partitions import write_partitions
 
     try:
@@ -120,8 +127,11 @@ def corpus_get(
     data_dir: Optional[Path] = typer.Option(None, help="Folder holding NAME/{train,dev,test}.tsv (else $SPACY_AUC_NER_DATA, else assets/, data/, ../shared/data)."),
     fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
 ):
-    """Copy a known corpus from a local folder, or download the original files at their pinned
-    commits, check their git blob ids and convert them to BIO."""
+    """Write a known corpus's train/dev/test to OUTPUT_DIR.
+
+    From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
+    downloaded at their pinned commits, checked against their git blob ids and converted.
+    """
     from .corpora import get_corpus
 
     try:

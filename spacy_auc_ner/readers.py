@@ -211,7 +211,7 @@ def draw_entity_ratio(
     rounds = max_rounds if max_rounds is not None else 4 * n + 10
     for _ in range(rounds):
         err = abs(E / L - target)
-        if err * L < 0.5 or not len(unchosen):  # within half a token of the target
+        if err <= 0.01 * target or not len(unchosen):  # within 1% of the target
             break
         cand = numpy.asarray(rng.sample(range(len(unchosen)), min(n_candidates, len(unchosen))), dtype="i8")
         j = unchosen[cand]
