@@ -1,0 +1,160 @@
+"""The ``spacy-auc-ner`` command line: corpus conversion, statistics, low-resource partitions
+and fetching the known corpora. Each command is a thin shell over the package's functions."""
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from .columns import SCHEMES, DataError
+
+app = typer.Typer(
+    name="spacy-auc-ner",
+    help="AUC-maximising NER for spaCy: corpus tools for low-resource and imbalance studies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+
+
+def _fail(err: Exception) -> None:
+    typer.echo(f"Error: {err}", err=True)
+    raise typer.Exit(1)
+
+
+def _ints(text: str, option: str) -> List[int]:
+    try:
+        values = [int(x) for x in text.replace(" ", ",").split(",") if x]
+    except ValueError:
+        raise DataError(f"{option}: expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise DataError(f"{option}: expected positive integers, got {text!r}")
+    return values
+
+
+@app.command()
+def convert(
+    input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated)."),
+    output_path: Path = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder gets INPUT_STEM.spacy."),
+    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(SCHEMES)}."),
+    token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
+    label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
+    untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
+):
+    """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO.
+
+    -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
+    """
+    from .columns import read_columns, write_sentences
+
+    try:
+        sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
+        if output_path.is_dir():
+            output_path = output_path / f"{input_path.stem}.spacy"
+        n = write_sentences(output_path, sentences)
+    except DataError as err:
+        _fail(err)
+    typer.echo(f"Wrote {n} sentences to {output_path}", err=True)
+
+
+@app.command()
+def stats(
+    paths: List[str] = typer.Argument(..., help="Corpus folders (with train/dev/test .spacy or .tsv), files, or known corpus names."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of markdown tables."),
+    base: float = typer.Option(2.0, help="Log base of the rareness r_t = -log(share of tokens of type t)."),
+    data_dir: Optional[Path] = typer.Option(None, help="Where to look for known corpus names (else $SPACY_AUC_NER_DATA, assets/, ../shared/data)."),
+):
+    """Corpus statistics (Table I of the papers) as markdown, or JSON.
+
+    Sentences and tokens per split, entity types, % of B/I/O tokens, % of sentences with an
+    entity, and each type's token share and rareness r_t.
+    """
+    from .corpora import CORPORA, locate
+    from .statistics import corpus_statistics, to_markdown
+
+    results = []
+    try:
+        for p in paths:
+            path = Path(p)
+            if not path.exists() and p in CORPORA:
+                found = locate(p, data_dir)
+                if found is None:
+                    raise DataError(f"{p}: no local copy found; fetch it with 'spacy-auc-ner corpus get {p} DIR'")
+                path = found
+            results.append(corpus_statistics(path, name=path.name if path.is_dir() else None, base=base))
+    except (DataError, ValueError) as err:
+        _fail(err)
+    typer.echo(json.dumps(results, indent=2) if as_json else to_markdown(results))
+
+
+@app.command()
+def partition(
+    input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
+    output_dir: Path = typer.Argument(..., help="Folder for the partitions and manifest.json."),
+    sizes: str = typer.Option("20,50,100,200,300,400,500", help="Comma-separated training set sizes (sentences)."),
+    partitions: int = typer.Option(10, help="Random partitions per size."),
+    seed: int = typer.Option(0, help="Base seed: partition p of every size uses seed + p."),
+    entity_percent: Optional[float] = typer.Option(None, help="Draw with the imbalance generator instead: this % of entity tokens."),
+    tolerance: float = typer.Option(0.1, help="With --entity-percent: allowed relative miss of the target."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write low-resource training sets (sizes x partitions) and a JSON manifest.
+
+    Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
+    yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
+    """
+    from .partitions import write_partitions
+
+    try:
+        size_list = _ints(sizes, "--sizes")
+        if partitions < 1:
+            raise DataError(f"--partitions: expected a positive integer, got {partitions}")
+        if fmt not in ("spacy", "tsv"):
+            raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
+        manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
+    except DataError as err:
+        _fail(err)
+    typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
+
+
+@corpus_app.command("get")
+def corpus_get(
+    name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),
+    output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder holding NAME/{train,dev,test}.tsv (else $SPACY_AUC_NER_DATA, else assets/, data/, ../shared/data)."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write a known corpus's train/dev/test to OUTPUT_DIR.
+
+    From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
+    downloaded at their pinned commits, checked against their git blob ids and converted.
+    """
+    from .corpora import get_corpus
+
+    try:
+        summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
+    except DataError as err:
+        _fail(err)
+    counts = ", ".join(f"{s} {f['sentences']}" for s, f in summary["files"].items())
+    typer.echo(f"{name} from {summary['origin']}: {counts} sentences -> {output_dir}", err=True)
+
+
+@corpus_app.command("list")
+def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to look in first.")):
+    """List the known corpora and where a local copy was found."""
+    from .corpora import CORPORA, locate
+
+    for name, source in CORPORA.items():
+        found = locate(name, data_dir)
+        typer.echo(f"{name}\t{source.description}\t{found or 'not found locally (download from github.com/' + source.repo + ')'}")
+
+
+def main() -> None:  # pragma: no cover
+    app(prog_name="spacy-auc-ner")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

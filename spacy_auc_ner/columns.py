@@ -1,0 +1,321 @@
+"""Token/label column files: reading, label-scheme detection, normalisation to BIO, writing.
+
+A column file holds one token a line (token first, label last by default; tab- or
+space-separated, extra columns allowed as in CoNLL-2003) and a blank line between sentences;
+``-DOCSTART-`` lines are document separators and are dropped. Labels may be BIO (IOB2), IOB1,
+BIOES or BILOU; everything is normalised to BIO. Problems raise :class:`DataError` with one
+line that names the file and the line.
+"""
+import re
+from pathlib import Path
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy
+
+PathLike = Union[str, Path]
+SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
+DOCSTART = "-DOCSTART-"
+_TAG = re.compile(r"^([BIESLU])-(\S.*)$")
+_UNTYPED = frozenset("BIESLU")
+
+
+class DataError(ValueError):
+    """Bad input data or settings: the message is one line naming the file and line (or key)."""
+
+
+class Sentence(NamedTuple):
+    """One sentence: its tokens, its BIO labels and the 1-based line where it starts."""
+
+    tokens: Tuple[str, ...]
+    labels: Tuple[str, ...]
+    line: int = 0
+
+
+class _RawSentence(NamedTuple):
+    tokens: List[str]
+    tags: List[Tuple[str, str]]  # (prefix, type); prefix "O" for outside
+    lines: List[int]
+
+
+def read_columns(
+    path: PathLike,
+    *,
+    scheme: str = "auto",
+    token_column: int = 0,
+    label_column: int = -1,
+    untyped_type: Optional[str] = None,
+) -> List[Sentence]:
+    """Read a column file into sentences with BIO labels.
+
+    ``scheme`` is one of auto, bio, iob1, bioes, bilou. ``untyped_type`` gives a type to bare
+    ``B``/``I``/... tags (e.g. the untyped S800 release: ``Species``).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return parse_columns(
+        text, path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type
+    )
+
+
+def parse_columns(
+    text: str,
+    path: PathLike = "<text>",
+    *,
+    scheme: str = "auto",
+    token_column: int = 0,
+    label_column: int = -1,
+    untyped_type: Optional[str] = None,
+) -> List[Sentence]:
+    """:func:`read_columns` on text already read; ``path`` names it in errors."""
+    if scheme not in SCHEMES:
+        raise DataError(f"{path}: unknown label scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    raw = _parse(text, path, token_column, label_column, untyped_type)
+    if not raw:
+        raise DataError(f"{path}: no sentences found (empty file, or only blank and -DOCSTART- lines)")
+    if scheme == "auto":
+        scheme = detect_scheme([s.tags for s in raw])
+    normalise = _NORMALISERS["bioes" if scheme == "bilou" else scheme]
+    return [Sentence(tuple(s.tokens), tuple(normalise(s, path)), s.lines[0]) for s in raw]
+
+
+def _parse(text: str, path: PathLike, token_column: int, label_column: int, untyped_type: Optional[str]) -> List[_RawSentence]:
+    sentences: List[_RawSentence] = []
+    current = _RawSentence([], [], [])
+    n_fields = None
+    first_line = 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        fields = line.split("\t") if "\t" in line else line.split()
+        fields = [f.strip() for f in fields]
+        if not any(fields) or fields[0] == DOCSTART:
+            if current.tokens:
+                sentences.append(current)
+                current = _RawSentence([], [], [])
+            continue
+        if len(fields) < 2:
+            raise DataError(f"{path}:{i}: expected a token and a label column, found {len(fields)} field(s): {line.strip()!r}")
+        if n_fields is None:
+            n_fields, first_line = len(fields), i
+        elif len(fields) != n_fields:
+            raise DataError(f"{path}:{i}: found {len(fields)} columns, but line {first_line} has {n_fields}")
+        try:
+            token, label = fields[token_column], fields[label_column]
+        except IndexError:
+            raise DataError(f"{path}:{i}: no column {token_column} or {label_column} in {len(fields)} columns") from None
+        if not token or not label:
+            raise DataError(f"{path}:{i}: empty token or label in {line!r}")
+        current.tokens.append(token)
+        current.tags.append(_split_tag(label, untyped_type, path, i))
+        current.lines.append(i)
+    if current.tokens:
+        sentences.append(current)
+    return sentences
+
+
+def _split_tag(label: str, untyped_type: Optional[str], path: PathLike, line: int) -> Tuple[str, str]:
+    if label == "O":
+        return ("O", "")
+    m = _TAG.match(label)
+    if m:
+        return (m.group(1), m.group(2))
+    if label in _UNTYPED:
+        if untyped_type:
+            return (label, untyped_type)
+        raise DataError(f"{path}:{line}: untyped tag {label!r}; give the entity type to use for it (--untyped-type)")
+    raise DataError(
+        f"{path}:{line}: label {label!r} fits no known scheme (O, or B-/I- (BIO, IOB1), "
+        "B-/I-/E-/S- (BIOES), B-/I-/L-/U- (BILOU) followed by a type)"
+    )
+
+
+def detect_scheme(sentences: Sequence[Sequence[Tuple[str, str]]]) -> str:
+    """Guess the scheme of tagged sentences: bioes if any E/S/L/U prefix; iob1 if some entity
+    starts with I- and every B- directly follows a token of its own type; else bio."""
+    prefixes = {p for tags in sentences for p, _ in tags}
+    if prefixes & set("ESLU"):
+        return "bioes"
+    i_starts = False
+    b_only_after_same = True
+    for tags in sentences:
+        prev = ("O", "")
+        for p, t in tags:
+            continues = prev[0] != "O" and prev[1] == t
+            if p == "I" and not continues:
+                i_starts = True
+            elif p == "B" and not continues:
+                b_only_after_same = False
+            prev = (p, t)
+    return "iob1" if i_starts and b_only_after_same else "bio"
+
+
+def _to_bio(s: _RawSentence, path: PathLike) -> List[str]:
+    out = []
+    prev = ("O", "")
+    for (p, t), line in zip(s.tags, s.lines):
+        if p == "O":
+            out.append("O")
+        elif p == "B":
+            out.append("B-" + t)
+        elif p == "I":
+            if prev[0] == "O":
+                where = "starts the sentence" if line == s.lines[0] else "follows O"
+                raise DataError(f"{path}:{line}: I-{t} {where} (BIO needs B-{t} to start an entity; use --scheme iob1 if the file is IOB1)")
+            if prev[1] != t:
+                raise DataError(f"{path}:{line}: I-{t} follows {prev[0]}-{prev[1]}, an entity of a different type")
+            out.append("I-" + t)
+        else:
+            raise DataError(f"{path}:{line}: tag {p}-{t} is not BIO (use --scheme bioes)")
+        prev = (p, t)
+    return out
+
+
+def _iob1_to_bio(s: _RawSentence, path: PathLike) -> List[str]:
+    out = []
+    prev = ("O", "")
+    for (p, t), line in zip(s.tags, s.lines):
+        if p == "O":
+            out.append("O")
+        elif p == "B" or (p == "I" and (prev[0] == "O" or prev[1] != t)):
+            out.append("B-" + t)
+        elif p == "I":
+            out.append("I-" + t)
+        else:
+            raise DataError(f"{path}:{line}: tag {p}-{t} is not IOB1 (use --scheme bioes)")
+        prev = (p, t)
+    return out
+
+
+def _bioes_to_bio(s: _RawSentence, path: PathLike) -> List[str]:
+    out = []
+    open_type: Optional[str] = None  # type of the entity begun by B/I and not yet ended
+    for (p, t), line in zip(s.tags, s.lines):
+        if p in "BSU" or p == "O":
+            if open_type is not None:
+                raise DataError(f"{path}:{line}: entity {open_type} is not closed by E-/L- before {_fmt(p, t)}")
+        elif open_type is None:
+            raise DataError(f"{path}:{line}: {p}-{t} does not continue an entity (BIOES/BILOU start with B- or S-/U-)")
+        elif open_type != t:
+            raise DataError(f"{path}:{line}: {p}-{t} continues an entity of type {open_type}")
+        if p == "O":
+            out.append("O")
+        elif p in "BSU":
+            out.append("B-" + t)
+        else:
+            out.append("I-" + t)
+        open_type = t if p in "BI" else None
+    if open_type is not None:
+        raise DataError(f"{path}:{s.lines[-1]}: entity {open_type} is not closed by E-/L- at the end of the sentence")
+    return out
+
+
+def _fmt(p: str, t: str) -> str:
+    return "O" if p == "O" else f"{p}-{t}"
+
+
+_NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
+
+
+def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
+    """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence."""
+    Path(path).write_text(columns_text(sentences), encoding="utf-8")
+
+
+def columns_text(sentences: Iterable[Sentence]) -> str:
+    """The text of a ``token<TAB>label`` file: a blank line after every sentence."""
+    lines = []
+    for s in sentences:
+        lines.extend(f"{tok}\t{lab}" for tok, lab in zip(s.tokens, s.labels))
+        lines.append("")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def label_arrays(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
+    """Flatten BIO labels: (prefix code per token: 0 O, 1 B, 2 I), (type index per token, -1
+    for O), and the sorted types. Used by statistics, resampling and the ratio generator."""
+    labels = [lab for s in sentences for lab in s.labels]
+    types = sorted({lab[2:] for lab in labels if lab != "O"})
+    index = {t: i for i, t in enumerate(types)}
+    prefix = numpy.fromiter(({"O": 0, "B": 1, "I": 2}[lab[0]] for lab in labels), dtype="i", count=len(labels))
+    type_idx = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i", count=len(labels))
+    return prefix, type_idx, types
+
+
+# ---------------------------------------------------------------------------------------------
+# spaCy Docs
+
+
+def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
+    """One Doc per sentence, tokens as given (a space between tokens), entities from BIO."""
+    from spacy.tokens import Doc
+
+    for s in sentences:
+        spaces = [True] * len(s.tokens)
+        spaces[-1] = False
+        yield Doc(vocab, words=list(s.tokens), spaces=spaces, ents=list(s.labels))
+
+
+def doc_to_sentence(doc, line: int = 0) -> Sentence:
+    """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
+    labels = tuple(f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc)
+    return Sentence(tuple(t.text for t in doc), labels, line)
+
+
+def is_docbin(path: PathLike) -> bool:
+    return Path(path).suffix == ".spacy"
+
+
+def read_docs(path: PathLike, vocab, **column_options) -> List:
+    """Docs of a ``.spacy`` file, or of a column file (one Doc per sentence)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: no such file")
+    if is_docbin(path):
+        from spacy.tokens import DocBin
+
+        try:
+            docs = list(DocBin().from_disk(path).get_docs(vocab))
+        except Exception as err:  # a corrupt file: srsly/msgpack errors vary
+            raise DataError(f"{path}: not a readable .spacy (DocBin) file: {err}") from None
+        if not docs:
+            raise DataError(f"{path}: no sentences found")
+        return docs
+    return list(sentences_to_docs(read_columns(path, **column_options), vocab))
+
+
+def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
+    """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc)."""
+    if is_docbin(path):
+        from spacy.vocab import Vocab
+
+        return [doc_to_sentence(doc, i + 1) for i, doc in enumerate(read_docs(path, Vocab()))]
+    return read_columns(path, **column_options)
+
+
+def write_docs(path: PathLike, docs: Iterable) -> int:
+    """Write Docs to a ``.spacy`` file; returns how many."""
+    from spacy.tokens import DocBin
+
+    db = DocBin(attrs=["ORTH", "ENT_IOB", "ENT_TYPE"], store_user_data=False)
+    n = 0
+    for doc in docs:
+        db.add(doc)
+        n += 1
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db.to_disk(path)
+    return n
+
+
+def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:
+    """Write sentences as ``.spacy`` (by suffix) or as a column file; returns how many."""
+    path = Path(path)
+    if is_docbin(path):
+        from spacy.vocab import Vocab
+
+        return write_docs(path, sentences_to_docs(sentences, Vocab()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_columns(path, sentences)
+    return len(sentences)

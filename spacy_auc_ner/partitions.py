@@ -1,0 +1,64 @@
+"""Low-resource training sets on disk: sizes x partitions drawn from one corpus, with a JSON
+manifest. Partition p of size n holds exactly what ``LowResource.v1`` (or ``EntityRatio.v1``)
+yields with n and seed + p, so files and readers are interchangeable."""
+import json
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import numpy
+from tqdm import tqdm
+
+from .columns import DataError, label_arrays, read_sentences, write_sentences
+from .readers import draw_entity_ratio, draw_indices
+
+
+def write_partitions(
+    input_path: Path,
+    output_dir: Path,
+    sizes: Sequence[int],
+    partitions: int = 10,
+    seed: int = 0,
+    entity_percent: Optional[float] = None,
+    tolerance: float = 0.1,
+    fmt: str = "spacy",
+) -> dict:
+    """Write ``output_dir/n{size}-p{p}.{fmt}`` and ``output_dir/manifest.json``; returns the
+    manifest. Every draw is made (and checked) before anything is written."""
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    sentences = read_sentences(input_path)
+    too_big = [n for n in sizes if n > len(sentences)]
+    if too_big:
+        raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
+    if entity_percent is not None:
+        lengths = numpy.asarray([len(s.tokens) for s in sentences])
+        prefix, _, _ = label_arrays(sentences)
+        ents = numpy.bincount(numpy.repeat(numpy.arange(len(lengths)), lengths), weights=(prefix > 0).astype("f8"), minlength=len(lengths))
+    entries: List[dict] = []
+    for n in sizes:
+        for p in range(partitions):
+            entry = {"size": n, "partition": p, "seed": seed + p, "path": f"n{n}-p{p}.{fmt}"}
+            if entity_percent is None:
+                entry["sentence_ids"] = draw_indices(len(sentences), n, seed + p, where=input_path)
+                entry["reader"] = {"@readers": "spacy_auc_ner.LowResource.v1", "n": n, "seed": seed + p}
+            else:
+                ids, reached = draw_entity_ratio(lengths, ents, n, entity_percent, seed + p, tolerance, where=input_path)
+                entry["sentence_ids"], entry["entity_percent"] = ids, round(reached, 4)
+                entry["reader"] = {
+                    "@readers": "spacy_auc_ner.EntityRatio.v1", "n": n, "percent": entity_percent,
+                    "seed": seed + p, "tolerance": tolerance,
+                }
+            entries.append(entry)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
+        write_sentences(output_dir / entry["path"], [sentences[i] for i in entry["sentence_ids"]])
+    manifest = {
+        "source": str(input_path),
+        "source_sentences": len(sentences),
+        "sizes": list(sizes),
+        "partitions": partitions,
+        "seed": seed,
+        "entity_percent": entity_percent,
+        "files": entries,
+    }
+    (output_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest

@@ -1,0 +1,348 @@
+"""Registered corpus readers for low-resource and imbalance studies; they compose in config.
+
+A reader is a callable ``(nlp) -> Iterator[Example]`` like ``spacy.Corpus.v1``. The sources
+(``LowResource.v1``, ``EntityRatio.v1``) read a ``.spacy`` or column file (``path``) or wrap
+another reader (``corpus``); the wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a
+reader given as a nested block::
+
+    [corpora.train]
+    @readers = "spacy_auc_ner.Resampled.v1"
+    method = "sCRD"
+
+    [corpora.train.corpus]
+    @readers = "spacy_auc_ner.MaskedEntities.v1"
+    p = 0.5
+
+    [corpora.train.corpus.corpus]
+    @readers = "spacy_auc_ner.LowResource.v1"
+    path = ${paths.train}
+    n = 100
+    seed = 3
+
+Each sentence (one Doc per sentence, as ``convert`` writes them) is one Example whose
+predicted Doc has the gold tokens. Draws use Python's ``random.Random(seed)``, whose streams
+are the same on every platform, so a seed gives the same sentences in the same order anywhere,
+on every call.
+"""
+import logging
+import random
+import sys
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH, SPACY
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import registry
+
+from .columns import DataError, read_docs
+from .resampling import METHODS, VARIANTS, frequencies, rareness, type_counts
+
+Reader = Callable[[Language], Iterable[Example]]
+logger = logging.getLogger(__name__)
+_IOB_I, _IOB_B = 1, 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _load(nlp: Language, path: Optional[Union[str, Path]], corpus: Optional[Reader], reader: str) -> List[Example]:
+    """The examples of a file (``path``) or of an inner reader (``corpus``), exactly one."""
+    if (path is None) == (corpus is None):
+        raise DataError(f"[{reader}] give exactly one of 'path' (a .spacy or column file) and 'corpus' (a reader)")
+    if corpus is not None:
+        return list(corpus(nlp))
+    return [_example(nlp, doc) for doc in read_docs(path, nlp.vocab)]
+
+
+def _example(nlp: Language, reference: Doc) -> Example:
+    """An example whose predicted Doc has the reference's tokens (no Token objects made)."""
+    arr = reference.to_array([ORTH, SPACY]).reshape(-1, 2)
+    strings = nlp.vocab.strings
+    words = [strings[int(h)] for h in arr[:, 0]]
+    return Example(Doc(nlp.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist()), reference)
+
+
+def entity_arrays(examples: Sequence[Example]) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
+    """Sentence lengths (S,), the flat type index of every gold token (N,; -1 when not an
+    entity token or missing) and the sorted entity types, from the reference Docs."""
+    lengths = numpy.asarray([len(eg.reference) for eg in examples], dtype="i8")
+    if not len(examples) or lengths.sum() == 0:
+        return lengths, numpy.zeros((0,), dtype="i8"), []
+    arr = numpy.concatenate([eg.reference.to_array([ENT_IOB, ENT_TYPE]).reshape(-1, 2) for eg in examples])
+    is_ent = (arr[:, 0] == _IOB_B) | (arr[:, 0] == _IOB_I)
+    hashes, inverse = numpy.unique(arr[:, 1][is_ent], return_inverse=True)
+    strings = examples[0].reference.vocab.strings
+    names = [strings[int(h)] for h in hashes]
+    order = numpy.argsort(names)
+    rank = numpy.empty_like(order)
+    rank[order] = numpy.arange(len(order))
+    type_index = numpy.full(len(arr), -1, dtype="i8")
+    type_index[is_ent] = rank[inverse.ravel()]
+    return lengths, type_index, sorted(names)
+
+
+def _report(text: str) -> None:
+    logger.info(text)
+    print(f"[spacy_auc_ner] {text}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# LowResource.v1
+
+
+class LowResourceCorpus:
+    """n sentences drawn without replacement: the first n of a seeded permutation of the
+    corpus, so a smaller draw with the same seed is a subset of a larger one."""
+
+    def __init__(self, path=None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
+        if n < 1:
+            raise DataError(f"[LowResource.v1] n must be at least 1, got {n}")
+        self.path, self.corpus, self.n, self.seed, self.shuffle = path, corpus, n, seed, shuffle
+        self.indices: List[int] = []
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        examples = _load(nlp, self.path, self.corpus, "LowResource.v1")
+        self.indices = draw_indices(len(examples), self.n, self.seed, self.shuffle, where=self.path or "corpus")
+        for i in self.indices:
+            yield examples[i]
+
+
+def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="corpus") -> List[int]:
+    """The sentence indices of a low-resource draw (shared by the reader and ``partition``)."""
+    if n > n_total:
+        raise DataError(f"{where}: cannot draw {n} sentences from a corpus of {n_total}")
+    order = list(range(n_total))
+    random.Random(seed).shuffle(order)
+    chosen = order[:n]
+    return chosen if shuffle else sorted(chosen)
+
+
+@registry.readers("spacy_auc_ner.LowResource.v1")
+def create_low_resource(
+    path: Optional[str] = None,
+    n: int = 100,
+    seed: int = 0,
+    shuffle: bool = True,
+    corpus: Optional[Reader] = None,
+) -> Reader:
+    """A corpus limited to n sentences drawn with a seed (in drawn order, or in corpus order
+    when shuffle is false)."""
+    return LowResourceCorpus(path, n, seed, shuffle, corpus)
+
+
+# ---------------------------------------------------------------------------------------------
+# EntityRatio.v1
+
+
+class EntityRatioCorpus:
+    """n sentences whose share of entity tokens is as close as possible to ``percent``."""
+
+    def __init__(self, path=None, n=100, percent=5.0, seed=0, tolerance=0.1, corpus=None):
+        if not 0 < percent < 100:
+            raise DataError(f"[EntityRatio.v1] percent must be between 0 and 100 (exclusive), got {percent}")
+        if n < 1:
+            raise DataError(f"[EntityRatio.v1] n must be at least 1, got {n}")
+        self.path, self.corpus, self.n, self.percent = path, corpus, n, percent
+        self.seed, self.tolerance = seed, tolerance
+        self.indices: List[int] = []
+        self.reached: Optional[float] = None
+        self._reported = False
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        examples = _load(nlp, self.path, self.corpus, "EntityRatio.v1")
+        lengths, type_index, _ = entity_arrays(examples)
+        ent = numpy.bincount(numpy.repeat(numpy.arange(len(lengths)), lengths), weights=(type_index >= 0).astype("f8"), minlength=len(lengths))
+        where = self.path or "corpus"
+        self.indices, self.reached = draw_entity_ratio(
+            lengths, ent, self.n, self.percent, self.seed, self.tolerance, where=where
+        )
+        if not self._reported:
+            _report(f"EntityRatio: {self.n} sentences of {where} with {self.reached:.2f}% entity tokens (target {self.percent}%)")
+            self._reported = True
+        for i in self.indices:
+            yield examples[i]
+
+
+def draw_entity_ratio(
+    lengths: numpy.ndarray,
+    entity_tokens: numpy.ndarray,
+    n: int,
+    percent: float,
+    seed: int,
+    tolerance: float = 0.1,
+    where="corpus",
+    max_rounds: Optional[int] = None,
+    n_candidates: int = 2000,
+) -> Tuple[List[int], float]:
+    """Indices of n sentences whose entity-token share is close to ``percent``, and the share
+    reached (in %).
+
+    Entity-bearing and entity-free sentences are shuffled with the seed; the number k of
+    entity-bearing ones is chosen so that the first k of them plus the first n - k entity-free
+    ones come closest to the target; then single swaps with unchosen sentences (a seeded sample
+    of candidates each round) move the share closer while that helps. Raises DataError when the
+    share reached is off by more than ``tolerance`` times the target.
+    """
+    lengths = numpy.asarray(lengths, dtype="f8")
+    ents = numpy.asarray(entity_tokens, dtype="f8")
+    total = len(lengths)
+    if n > total:
+        raise DataError(f"{where}: cannot draw {n} sentences from a corpus of {total}")
+    target = percent / 100.0
+    rng = random.Random(seed)
+    bearing = [i for i in range(total) if ents[i] > 0]
+    free = [i for i in range(total) if ents[i] == 0]
+    rng.shuffle(bearing)
+    rng.shuffle(free)
+    # k entity-bearing sentences, n - k entity-free: k in [max(0, n - |free|), min(n, |bearing|)]
+    ks = numpy.arange(max(0, n - len(free)), min(n, len(bearing)) + 1)
+    cb_e = numpy.concatenate([[0.0], numpy.cumsum(ents[bearing])])
+    cb_l = numpy.concatenate([[0.0], numpy.cumsum(lengths[bearing])])
+    cf_l = numpy.concatenate([[0.0], numpy.cumsum(lengths[free])])
+    shares = cb_e[ks] / (cb_l[ks] + cf_l[n - ks])
+    k = int(ks[numpy.argmin(numpy.abs(shares - target))])
+    chosen = numpy.asarray(bearing[:k] + free[: n - k], dtype="i8")
+    unchosen = numpy.asarray(bearing[k:] + free[n - k :], dtype="i8")
+    E, L = ents[chosen].sum(), lengths[chosen].sum()
+    rounds = max_rounds if max_rounds is not None else 4 * n + 10
+    for _ in range(rounds):
+        err = abs(E / L - target)
+        if err <= 0.01 * target or not len(unchosen):  # within 1% of the target
+            break
+        cand = numpy.asarray(rng.sample(range(len(unchosen)), min(n_candidates, len(unchosen))), dtype="i8")
+        j = unchosen[cand]
+        new_E = E - ents[chosen][:, None] + ents[j][None, :]
+        new_L = L - lengths[chosen][:, None] + lengths[j][None, :]
+        new_err = numpy.abs(new_E / new_L - target)
+        a, b = numpy.unravel_index(int(numpy.argmin(new_err)), new_err.shape)
+        if new_err[a, b] >= err - 1e-12:
+            break
+        E, L = new_E[a, b], new_L[a, b]
+        chosen[a], unchosen[cand[b]] = unchosen[cand[b]], chosen[a]
+    reached = 100.0 * E / L
+    if abs(reached - percent) > tolerance * percent:
+        overall = 100.0 * ents.sum() / max(lengths.sum(), 1.0)
+        raise DataError(
+            f"{where}: cannot reach {percent}% entity tokens with {n} sentences; the closest found is "
+            f"{reached:.2f}% (the corpus has {overall:.2f}% overall, {len(bearing)} entity-bearing and "
+            f"{len(free)} entity-free sentences; tolerance {tolerance:.0%} of the target)"
+        )
+    order = chosen.tolist()
+    rng.shuffle(order)
+    return order, float(reached)
+
+
+@registry.readers("spacy_auc_ner.EntityRatio.v1")
+def create_entity_ratio(
+    path: Optional[str] = None,
+    n: int = 100,
+    percent: float = 5.0,
+    seed: int = 0,
+    tolerance: float = 0.1,
+    corpus: Optional[Reader] = None,
+) -> Reader:
+    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
+    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
+    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
+    return EntityRatioCorpus(path, n, percent, seed, tolerance, corpus)
+
+
+# ---------------------------------------------------------------------------------------------
+# MaskedEntities.v1
+
+
+class MaskedEntitiesCorpus:
+    """Hides each gold entity independently with probability p, to simulate unlabeled
+    entities; the same seed hides the same entities on every call."""
+
+    def __init__(self, corpus: Reader, p: float, seed: int = 0, missing: bool = False):
+        if not 0.0 <= p <= 1.0:
+            raise DataError(f"[MaskedEntities.v1] p must be in [0, 1], got {p}")
+        self.corpus, self.p, self.seed, self.missing = corpus, p, seed, missing
+        self.n_entities = 0
+        self.n_masked = 0
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        rng = random.Random(self.seed)
+        self.n_entities = self.n_masked = 0
+        for eg in self.corpus(nlp):
+            ents = eg.reference.ents
+            hide = [e for e in ents if rng.random() < self.p]
+            self.n_entities += len(ents)
+            self.n_masked += len(hide)
+            if not hide:
+                yield eg
+                continue
+            ref = eg.reference.copy()
+            spans = [ref[e.start : e.end] for e in hide]
+            if self.missing:
+                ref.set_ents([], missing=spans, default="unmodified")
+            else:
+                ref.set_ents([], outside=spans, default="unmodified")
+            yield Example(eg.predicted, ref)
+
+
+@registry.readers("spacy_auc_ner.MaskedEntities.v1")
+def create_masked_entities(corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False) -> Reader:
+    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
+    annotation, no gradient, with ``missing = true``)."""
+    return MaskedEntitiesCorpus(corpus, p, seed, missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# Resampled.v1
+
+
+class ResampledCorpus:
+    """Repeats each sentence of the wrapped corpus f times (sC, sCR, sCRD, nsCRD); rareness
+    comes from the wrapped corpus, computed on the first call and kept."""
+
+    def __init__(self, corpus: Reader, method: str, variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
+        if method not in METHODS:
+            raise DataError(f"[Resampled.v1] unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        if variant not in VARIANTS:
+            raise DataError(f"[Resampled.v1] unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        if base <= 0 or base == 1:
+            raise DataError(f"[Resampled.v1] base must be positive and not 1, got {base}")
+        self.corpus, self.method, self.variant, self.base = corpus, method, variant, base
+        self.seed, self.shuffle = seed, shuffle
+        self.types: Optional[List[str]] = None
+        self.rareness: Optional[dict] = None
+        self.frequencies: Optional[numpy.ndarray] = None
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        examples = list(self.corpus(nlp))
+        lengths, type_index, types = entity_arrays(examples)
+        if self.rareness is None:
+            totals = numpy.bincount(type_index[type_index >= 0], minlength=len(types))
+            r = rareness(totals, int(lengths.sum()), self.base) if types else numpy.zeros(0)
+            self.types, self.rareness = types, dict(zip(types, r.tolist()))
+        r = numpy.asarray([self.rareness.get(t, 0.0) for t in types])
+        counts = type_counts(lengths, type_index, len(types))
+        self.frequencies = frequencies(counts, lengths, r, self.method, self.variant)
+        order = numpy.repeat(numpy.arange(len(examples)), self.frequencies).tolist()
+        if self.shuffle:
+            random.Random(self.seed).shuffle(order)
+        # A repeat is the same Example object: spaCy's Language.update copies each batch's
+        # predicted Docs before annotating them, so repeats never share state in training.
+        for i in order:
+            yield examples[i]
+
+
+@registry.readers("spacy_auc_ner.Resampled.v1")
+def create_resampled(
+    corpus: Reader,
+    method: str = "sCR",
+    variant: str = "paper",
+    base: float = 2.0,
+    seed: int = 0,
+    shuffle: bool = True,
+) -> Reader:
+    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): ``method`` sC,
+    sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's formulas) or "code" (the authors'
+    code); ``base`` the log base of the rareness."""
+    return ResampledCorpus(corpus, method, variant, base, seed, shuffle)

@@ -1,0 +1,97 @@
+"""Sentence-level resampling (Wang & Wang, NAACL 2022): how many times to repeat each sentence.
+
+With c(t, s) the number of tokens of entity type t in sentence s, l its length and
+r_t = -log_b(share of all corpus tokens that are of type t), the paper defines
+
+    sC    = 1 + sum_t c(t, s)
+    sCR   = 1 + ceil(sqrt(sum_t r_t c(t, s)))
+    sCRD  = 1 + ceil(sum_t r_t c(t, s) / sqrt(l))
+    nsCRD = 1 + ceil(sum_t r_t sqrt(c(t, s)) / sqrt(l))
+
+The authors' published code puts the 1 inside instead: ceil(sqrt(1 + sum r c)),
+ceil((1 + sum r c) / sqrt(l)), ceil((1 + sum r sqrt(c)) / sqrt(l)), and keeps entity-free
+sentences once (``variant="code"``). Pure numpy functions on count arrays.
+"""
+from typing import Sequence, Tuple
+
+import numpy
+
+METHODS = ("sC", "sCR", "sCRD", "nsCRD")
+VARIANTS = ("paper", "code")
+# ceil() tolerance, so that a value that is an integer up to float rounding is not pushed up
+_EPS = 1e-9
+
+
+def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
+    """(T,) r_t = -log_base(tokens of type t / all tokens): the self-information of a token
+    being of type t."""
+    counts = numpy.asarray(type_tokens, dtype="f8")
+    if n_tokens <= 0:
+        raise ValueError("rareness needs a corpus with at least one token")
+    if base <= 0 or base == 1:
+        raise ValueError(f"[base] log base must be positive and not 1, got {base}")
+    if (counts <= 0).any() or (counts > n_tokens).any():
+        raise ValueError("rareness needs each type's token count in 1..n_tokens")
+    return -numpy.log(counts / n_tokens) / numpy.log(base)
+
+
+def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
+    """(S, T) c(t, s) from sentence lengths and the flat (N,) type index of every token (-1
+    for O), as :func:`spacy_auc_ner.columns.label_arrays` gives it."""
+    lengths = numpy.asarray(lengths, dtype="i8")
+    sent = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    is_ent = numpy.asarray(type_index) >= 0
+    flat = sent[is_ent] * n_types + numpy.asarray(type_index)[is_ent]
+    return numpy.bincount(flat, minlength=len(lengths) * n_types).reshape(len(lengths), n_types)
+
+
+def frequencies(
+    counts: numpy.ndarray,
+    lengths: Sequence[int],
+    rare: Sequence[float],
+    method: str,
+    variant: str = "paper",
+) -> numpy.ndarray:
+    """(S,) integer number of copies of each sentence (always >= 1).
+
+    counts: (S, T) c(t, s); lengths: (S,) l; rare: (T,) r_t.
+    """
+    if method not in METHODS:
+        raise ValueError(f"[method] unknown resampling method {method!r}; choose one of {', '.join(METHODS)}")
+    if variant not in VARIANTS:
+        raise ValueError(f"[variant] unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    c = numpy.asarray(counts, dtype="f8").reshape(len(lengths), -1)
+    r = numpy.asarray(rare, dtype="f8").reshape(1, -1)
+    sqrt_l = numpy.sqrt(numpy.maximum(numpy.asarray(lengths, dtype="f8"), 1.0))
+    if method == "sC":
+        return (1 + c.sum(axis=1)).astype("i8")
+    weighted = (r * (numpy.sqrt(c) if method == "nsCRD" else c)).sum(axis=1)
+    if variant == "paper":
+        inner = numpy.sqrt(weighted) if method == "sCR" else weighted / sqrt_l
+        return (1 + _ceil(inner)).astype("i8")
+    inner = numpy.sqrt(1 + weighted) if method == "sCR" else (1 + weighted) / sqrt_l
+    out = _ceil(inner)
+    out[c.sum(axis=1) == 0] = 1
+    return numpy.maximum(out, 1).astype("i8")
+
+
+def _ceil(x: numpy.ndarray) -> numpy.ndarray:
+    return numpy.maximum(numpy.ceil(x - _EPS), 0.0)
+
+
+def resample_counts(
+    lengths: Sequence[int],
+    type_index: numpy.ndarray,
+    n_types: int,
+    method: str,
+    variant: str = "paper",
+    base: float = 2.0,
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Frequencies for one corpus, with rareness from that same corpus: (frequencies, r)."""
+    c = type_counts(lengths, type_index, n_types)
+    totals = c.sum(axis=0)
+    present = totals > 0
+    r = numpy.zeros(n_types, dtype="f8")
+    if present.any():
+        r[present] = rareness(totals[present], int(numpy.sum(lengths)), base)
+    return frequencies(c, lengths, r, method, variant), r
