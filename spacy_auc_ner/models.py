@@ -49,11 +49,42 @@ def build_bilstm_token_scorer(
         )
     lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
     head = build_classifier_head(nO)
-    model = chain(tok2vec, with_padded(lstm), with_array(head))
+    model = chain(tok2vec, _skip_empty(with_padded(lstm), 2 * hidden_width), with_array(head))
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("lstm", lstm)
     model.set_ref("output", head)
     return model
+
+
+def _skip_empty(layer: Model[List[Floats2d], List[Floats2d]], nO: int) -> Model[List[Floats2d], List[Floats2d]]:
+    """Run `layer` on the non-empty docs only (an LSTM cannot pad a batch where an empty
+    doc's array has another width, as transformers give); empty docs get (0, nO) outputs."""
+    return Model("skip_empty", _skip_empty_forward, init=_skip_empty_init, layers=[layer], dims={"nO": nO})
+
+
+def _skip_empty_init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> None:
+    kept = [x for x in X if x.shape[0]] if X is not None else []
+    model.layers[0].initialize(X=kept or None)
+
+
+def _skip_empty_forward(model: Model, Xs: List[Floats2d], is_train: bool):
+    layer = model.layers[0]
+    keep = [i for i, X in enumerate(Xs) if X.shape[0]]
+    Ys = [model.ops.alloc2f(0, model.get_dim("nO")) for _ in Xs]
+    backprop_kept = None
+    if keep:
+        kept, backprop_kept = layer([Xs[i] for i in keep], is_train)
+        for i, Y in zip(keep, kept):
+            Ys[i] = Y
+
+    def backprop(dYs: List[Floats2d]) -> List[Floats2d]:
+        dXs = [model.ops.xp.zeros_like(X) for X in Xs]
+        if backprop_kept is not None:
+            for i, dX in zip(keep, backprop_kept([dYs[i] for i in keep])):
+                dXs[i] = dX
+        return dXs
+
+    return Ys, backprop
 
 
 def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None) -> Model[Floats2d, Floats2d]:
