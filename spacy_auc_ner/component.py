@@ -45,7 +45,7 @@ maxout_pieces = 3
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 
-# AUC head parameter names on the model, by the loss's parameter names.
+# Learned loss parameters on the head (AUC margin, CRF transitions), by the loss's names.
 _PARAM_KEYS = {
     "a": "dam_a",
     "b": "dam_b",
