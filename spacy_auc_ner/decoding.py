@@ -5,7 +5,7 @@ tokens per doc. The greedy decoders take CPU numpy arrays (the component moves s
 device once per batch, at prediction time only); the Viterbi decoder runs on the scores'
 device and moves only the chosen labels.
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy
 from thinc.backends import get_array_ops
