@@ -16,8 +16,9 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from .decoding import Spans, greedy_bio, two_task_spans
-from .losses import AUCMargin, SoftmaxCE, TokenLoss, Truth
+from .crf import bio_constraints, posteriors
+from .decoding import Spans, greedy_bio, two_task_spans, viterbi_bio
+from .losses import AUCMargin, CRFLoss, SoftmaxCE, TokenLoss, Truth
 from .schemes import LabelSet, TwoTaskScheme, entity_types_of, get_scheme
 from .strategies import UpdateStrategy
 
@@ -44,8 +45,16 @@ maxout_pieces = 3
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
 
-# AUC head parameter names on the model, by the loss's parameter names.
-_PARAM_KEYS = {"a": "dam_a", "b": "dam_b", "alpha": "dam_alpha"}
+# Learned loss parameters on the head (AUC margin, CRF transitions), by the loss's names.
+_PARAM_KEYS = {
+    "a": "dam_a",
+    "b": "dam_b",
+    "alpha": "dam_alpha",
+    "trans": "crf_trans",
+    "start": "crf_start",
+    "end": "crf_end",
+}
+DECODERS = ("greedy", "viterbi")
 
 
 @Language.factory(
@@ -57,7 +66,7 @@ _PARAM_KEYS = {"a": "dam_a", "b": "dam_b", "alpha": "dam_alpha"}
         "loss": None,
         "strategy": {"@misc": "spacy_auc_ner.AllClassifiers.v1"},
         "two_task_lambda": 100.0,
-        "decoder": "greedy",
+        "decoder": None,
         "threshold": 0.5,
         "spans_key": "auc_ner",
         "scorer": {"@scorers": "spacy_auc_ner.entity_scorer.v1"},
@@ -72,7 +81,7 @@ def make_auc_ner(
     loss: Optional[TokenLoss],
     strategy: UpdateStrategy,
     two_task_lambda: float,
-    decoder: str,
+    decoder: Optional[str],
     threshold: float,
     spans_key: str,
     scorer: Optional[Callable],
@@ -80,12 +89,15 @@ def make_auc_ner(
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
 
     scheme: "ova" (one sigmoid classifier per BIO label), "two_task" (entity-token and
-        beginning-token classifiers, plus a type head on multi-type corpora) or "softmax".
+        beginning-token classifiers, plus a type head on multi-type corpora), "softmax" or
+        "crf" (a linear-chain CRF over BIO labels with learned transition scores).
     loss: a registered token loss; null picks the scheme's default (AUC margin for ova and
-        two_task, softmax cross entropy for softmax).
+        two_task, softmax cross entropy for softmax, CRF log-likelihood for crf).
     strategy: which OVA classifiers each step trains (all, grouped, sampled).
     two_task_lambda: weight of the beginning-token loss, AUC_en + lambda AUC_be.
-    decoder: "greedy" (per-token decision, BIO repair).
+    decoder: "greedy" (per-token decision, BIO repair; for crf the per-token posterior) or
+        "viterbi" (the best valid BIO sequence under the per-token log-scores, plus the
+        transitions for crf); null picks viterbi for crf, greedy otherwise.
     threshold: two_task decision threshold on the entity and beginning probabilities.
     spans_key: doc.spans key that receives the entities with their scores.
     """
@@ -115,7 +127,7 @@ class AUCNER(TrainablePipe):
         loss: Optional[TokenLoss] = None,
         strategy: Optional[UpdateStrategy] = None,
         two_task_lambda: float = 100.0,
-        decoder: str = "greedy",
+        decoder: Optional[str] = None,
         threshold: float = 0.5,
         spans_key: str = "auc_ner",
         scorer: Optional[Callable] = None,
@@ -124,14 +136,18 @@ class AUCNER(TrainablePipe):
         self.model = model
         self.name = name
         self.scheme = get_scheme(scheme)
-        if loss is None:
+        if loss is None and self.scheme.name == "crf":
+            loss = CRFLoss()
+        elif loss is None:
             loss = SoftmaxCE() if self.scheme.multilabel is False else AUCMargin()
         loss.check_scheme(scheme, f"components.{name}.loss")
         self.loss = loss
         self.strategy = strategy if strategy is not None else UpdateStrategy()
         self.strategy.check_scheme(scheme)
-        if decoder not in ("greedy",):
-            raise ValueError(f"[components.{name}.decoder] unknown decoder {decoder!r}; use 'greedy'")
+        if decoder is None:
+            decoder = "viterbi" if self.scheme.name == "crf" else "greedy"
+        if decoder not in DECODERS:
+            raise ValueError(f"[components.{name}.decoder] unknown decoder {decoder!r}; use 'greedy' or 'viterbi'")
         if two_task_lambda < 0:
             raise ValueError(f"[components.{name}.two_task_lambda] must be >= 0, not {two_task_lambda}")
         self.type_loss = SoftmaxCE()
@@ -195,6 +211,11 @@ class AUCNER(TrainablePipe):
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
         labels = self.label_set
+        if self.scheme.name == "crf":
+            return self._decode_crf(flat, lengths)
+        if self.cfg["decoder"] == "viterbi":
+            log_scores = self.scheme.bio_log_scores(flat, labels)
+            return viterbi_bio(log_scores, lengths, labels.bio_type, labels.bio_begin)
         if isinstance(self.scheme, TwoTaskScheme):
             from .losses.base import sigmoid
 
@@ -203,6 +224,18 @@ class AUCNER(TrainablePipe):
             return two_task_spans(p[:, 0], p[:, 1], type_lp, lengths, self.cfg["threshold"])
         probs = ops.to_numpy(self.scheme.bio_probabilities(flat, labels))
         return greedy_bio(probs, labels.bio_type, labels.bio_begin, lengths)
+
+    def _decode_crf(self, emissions, lengths) -> Spans:
+        """Viterbi path (or per-token posterior argmax) under the learned transitions; span
+        scores are the mean posterior probability of the chosen labels."""
+        head = self.model.get_ref("output")
+        labels = self.label_set
+        trans, start, end = (head.get_param(k) for k in ("crf_trans", "crf_start", "crf_end"))
+        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        probs = posteriors(emissions, lengths, trans, start, end, constraints)
+        if self.cfg["decoder"] == "viterbi":
+            return viterbi_bio(emissions, lengths, labels.bio_type, labels.bio_begin, probs, trans, start, end)
+        return greedy_bio(self.model.ops.to_numpy(probs), labels.bio_type, labels.bio_begin, lengths)
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d]) -> None:
         docs = list(docs)
@@ -309,6 +342,9 @@ class AUCNER(TrainablePipe):
         head = self.model.get_ref("output")
         xp = self.model.ops.xp
         for k, grad in (out.d_params or {}).items():
+            if grad.shape == head.get_param(_PARAM_KEYS[k]).shape:
+                head.inc_grad(_PARAM_KEYS[k], grad)
+                continue
             full = xp.zeros(head.get_dim("nO"), dtype="f")
             full[start:end] = grad
             head.inc_grad(_PARAM_KEYS[k], full)

@@ -1,12 +1,16 @@
 """From per-token scores to valid BIO entity spans, vectorised over a whole batch.
 
-Everything here works on CPU numpy arrays of the concatenated tokens of a batch, with
-``lengths`` giving the tokens per doc. The component moves scores off the device once per
-batch, at prediction time only.
+Everything here works on the concatenated tokens of a batch, with ``lengths`` giving the
+tokens per doc. The greedy decoders take CPU numpy arrays (the component moves scores off the
+device once per batch, at prediction time only); the Viterbi decoder runs on the scores'
+device and moves only the chosen labels.
 """
 from typing import NamedTuple
 
 import numpy
+from thinc.backends import get_array_ops
+
+from .crf import bio_constraints, constrain, host_lengths, pad, unpad, viterbi
 
 
 class Spans(NamedTuple):
@@ -87,3 +91,42 @@ def two_task_spans(p_entity, p_begin, type_log_probs, lengths, threshold: float 
         csum = numpy.concatenate([numpy.zeros((1, type_log_probs.shape[1])), numpy.cumsum(type_log_probs, axis=0, dtype="f8")])
         spans = spans._replace(type=(csum[g_end] - csum[g_start]).argmax(axis=1).astype("i"))
     return spans
+
+
+def viterbi_bio(
+    log_scores,
+    lengths,
+    bio_type: numpy.ndarray,
+    bio_begin: numpy.ndarray,
+    confidence=None,
+    trans=None,
+    start=None,
+    end=None,
+) -> Spans:
+    """The highest-scoring *valid* BIO sequence of each doc: the sum of the tokens' (N, K)
+    `log_scores` plus, for a CRF, its `trans` (K, K), `start` and `end` (K,) scores (zero when
+    omitted: plain constrained decoding of a token classifier). Runs batched over docs on
+    the scores' device. Span scores are the mean `confidence` (N, K) of the chosen labels
+    (default exp(log_scores))."""
+    ops = get_array_ops(log_scores)
+    xp = ops.xp
+    lengths = host_lengths(lengths)
+    K = log_scores.shape[1]
+    if log_scores.shape[0] == 0:
+        best = numpy.zeros((0,), dtype="i")
+        return bio_spans(best > 0, bio_begin[best], bio_type[best], numpy.zeros((0,), "f"), lengths)
+    zeros = xp.zeros(K, dtype=log_scores.dtype)
+    trans = xp.zeros((K, K), dtype=log_scores.dtype) if trans is None else trans
+    trans, start, end = constrain(
+        trans,
+        zeros if start is None else start,
+        zeros if end is None else end,
+        bio_constraints(bio_type, bio_begin),
+    )
+    E, mask = pad(log_scores, lengths)
+    path, _ = viterbi(E, mask, trans, start, end)
+    best_x = unpad(path, mask)
+    conf = xp.exp(log_scores) if confidence is None else confidence
+    conf = conf[xp.arange(best_x.shape[0]), best_x]
+    best = ops.to_numpy(best_x).astype("i")
+    return bio_spans(best > 0, bio_begin[best], bio_type[best], ops.to_numpy(conf), lengths)

@@ -1,7 +1,9 @@
 """Registered architectures: a token encoder followed by a linear classifier head.
 
 The head owns, beside each output column's weights, that column's learned loss parameters:
-the AUC margin's a, b and alpha (``dam_a``, ``dam_b``, ``dam_alpha``). Keeping them as
+the AUC margin's a, b and alpha (``dam_a``, ``dam_b``, ``dam_alpha``), and the CRF's
+transition, start and end scores (``crf_trans`` (nO, nO), ``crf_start``, ``crf_end``; zero
+and untouched unless the CRF loss trains them). Keeping them as
 parameters of the model means the training optimizer updates them and ``nlp.to_disk`` saves
 them, with no special casing in the component.
 """
@@ -9,10 +11,10 @@ from typing import List, Optional
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import Model, chain, glorot_uniform_init, with_array
+from thinc.api import LSTM, Model, chain, glorot_uniform_init, with_array, with_padded
 from thinc.types import Floats2d
 
-HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha")
+HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha", "crf_trans", "crf_start", "crf_end")
 
 
 @registry.architectures("spacy_auc_ner.TokenScorer.v1")
@@ -26,6 +28,63 @@ def build_token_scorer(
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("output", head)
     return model
+
+
+@registry.architectures("spacy_auc_ner.BiLSTMTokenScorer.v1")
+def build_bilstm_token_scorer(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    hidden_width: int = 128,
+    depth: int = 1,
+    dropout: float = 0.0,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """The TokenScorer with a bidirectional LSTM between encoder and head (the BiLSTM of
+    BiLSTM-CRF): `depth` layers of `hidden_width` units per direction. The LSTM is thinc's
+    own (numpy/cupy), which infers its input width at initialisation, so it sits on any
+    encoder, transformers included. Its weight dropout is `dropout` until training sets the
+    pipeline's dropout rate on every layer."""
+    if hidden_width < 1 or depth < 1:
+        raise ValueError(
+            f"[model] BiLSTMTokenScorer needs hidden_width >= 1 and depth >= 1, not {hidden_width} and {depth}"
+        )
+    lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
+    head = build_classifier_head(nO)
+    model = chain(tok2vec, _skip_empty(with_padded(lstm), 2 * hidden_width), with_array(head))
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("lstm", lstm)
+    model.set_ref("output", head)
+    return model
+
+
+def _skip_empty(layer: Model[List[Floats2d], List[Floats2d]], nO: int) -> Model[List[Floats2d], List[Floats2d]]:
+    """Run `layer` on the non-empty docs only (an LSTM cannot pad a batch where an empty
+    doc's array has another width, as transformers give); empty docs get (0, nO) outputs."""
+    return Model("skip_empty", _skip_empty_forward, init=_skip_empty_init, layers=[layer], dims={"nO": nO})
+
+
+def _skip_empty_init(model: Model, X: Optional[List[Floats2d]] = None, Y=None) -> None:
+    kept = [x for x in X if x.shape[0]] if X is not None else []
+    model.layers[0].initialize(X=kept or None)
+
+
+def _skip_empty_forward(model: Model, Xs: List[Floats2d], is_train: bool):
+    layer = model.layers[0]
+    keep = [i for i, X in enumerate(Xs) if X.shape[0]]
+    Ys = [model.ops.alloc2f(0, model.get_dim("nO")) for _ in Xs]
+    backprop_kept = None
+    if keep:
+        kept, backprop_kept = layer([Xs[i] for i in keep], is_train)
+        for i, Y in zip(keep, kept):
+            Ys[i] = Y
+
+    def backprop(dYs: List[Floats2d]) -> List[Floats2d]:
+        dXs = [model.ops.xp.zeros_like(X) for X in Xs]
+        if backprop_kept is not None:
+            for i, dX in zip(keep, backprop_kept([dYs[i] for i in keep])):
+                dXs[i] = dX
+        return dXs
+
+    return Ys, backprop
 
 
 def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None) -> Model[Floats2d, Floats2d]:
@@ -59,8 +118,9 @@ def _head_init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d]
         model.set_dim("nO", Y.shape[1])
     nO, nI = model.get_dim("nO"), model.get_dim("nI")
     model.set_param("W", glorot_uniform_init(model.ops, (nO, nI)))
-    for name in ("b", "dam_b", "dam_alpha"):
+    for name in ("b", "dam_b", "dam_alpha", "crf_start", "crf_end"):
         model.set_param(name, model.ops.alloc1f(nO))
+    model.set_param("crf_trans", model.ops.alloc2f(nO, nO))
     # a and b start at the class means of a perfect scorer under margin 1 (h = 1 on
     # positives, 0 on negatives); at a = 0 the positives' variance term would pin all
     # scores to 0 while Adam moves a by ~lr per step.

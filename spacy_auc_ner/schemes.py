@@ -119,12 +119,21 @@ class Scheme:
         """(N, n_bio) confidence of each BIO label, for decoding and span scores."""
         return sigmoid(scores)
 
+    def bio_log_scores(self, scores: Floats2d, labels: LabelSet) -> Floats2d:
+        """(N, n_bio) per-token log-scores of the BIO labels, for Viterbi decoding."""
+        return _xp(scores).log(_xp(scores).maximum(self.bio_probabilities(scores, labels), 1e-30))
+
 
 class OVAScheme(Scheme):
     """One sigmoid classifier per BIO label; prediction by maximum confidence (eq. 2)."""
 
     name = "ova"
     multilabel = True
+
+    def bio_log_scores(self, scores, labels):
+        """log sigmoid(s) = -log(1 + exp(-s)), computed stably."""
+        xp = _xp(scores)
+        return (xp.minimum(scores, 0) - xp.log1p(xp.exp(-xp.abs(scores)))).astype(scores.dtype)
 
 
 class SoftmaxScheme(Scheme):
@@ -136,8 +145,13 @@ class SoftmaxScheme(Scheme):
     def bio_probabilities(self, scores, labels):
         return _xp(scores).exp(log_softmax(scores))
 
+    def bio_log_scores(self, scores, labels):
+        return log_softmax(scores)
+
 
 class CRFScheme(SoftmaxScheme):
+    """BIO emission scores of a linear-chain CRF (transitions live in the model's head)."""
+
     name = "crf"
 
 

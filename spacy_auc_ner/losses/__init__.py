@@ -2,6 +2,7 @@
 from .auc import AUCMargin, make_auc_margin
 from .base import LossOutput, LossWrapper, TokenLoss, Truth
 from .compositional import Compositional, make_compositional
+from .crf import CRFLoss, make_crf_loss
 from .crossentropy import BinaryCE, SoftmaxCE, make_binary_ce, make_softmax_ce
 from .dice import Dice, make_dice
 from .focal import Focal, make_focal
@@ -12,6 +13,7 @@ from .weighted import WeightedCE, make_weighted_ce
 __all__ = [
     "AUCMargin",
     "BinaryCE",
+    "CRFLoss",
     "Compositional",
     "Dice",
     "Focal",
@@ -26,6 +28,7 @@ __all__ = [
     "make_auc_margin",
     "make_binary_ce",
     "make_compositional",
+    "make_crf_loss",
     "make_dice",
     "make_focal",
     "make_mom",
