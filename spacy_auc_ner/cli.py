@@ -65,7 +65,7 @@ def stats(
     paths: List[str] = typer.Argument(..., help="Corpus folders (with train/dev/test .spacy or .tsv), files, or known corpus names."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of markdown tables."),
     base: float = typer.Option(2.0, help="Log base of the rareness r_t = -log(share of tokens of type t)."),
-    data_dir: Optional[Path] = typer.Option(None, help="Where to look for known corpus names (else $SPACY_AUC_NER_DATA, assets/, ../shared/data)."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for known corpus names (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
 ):
     """Corpus statistics (Table I of the papers) as markdown, or JSON.
 
@@ -124,7 +124,7 @@ def partition(
 def corpus_get(
     name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),
     output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
-    data_dir: Optional[Path] = typer.Option(None, help="Folder holding NAME/{train,dev,test}.tsv (else $SPACY_AUC_NER_DATA, else assets/, data/, ../shared/data)."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for NAME/{train,dev,test}.tsv (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
     fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
 ):
     """Write a known corpus's train/dev/test to OUTPUT_DIR.

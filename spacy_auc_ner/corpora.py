@@ -109,14 +109,16 @@ def git_blob_id(content: bytes) -> str:
 
 def data_dirs(data_dir: Optional[Path] = None, cwd: Optional[Path] = None) -> List[Path]:
     """The folders searched for ``NAME/{train,dev,test}.tsv``, in order: ``data_dir`` when
-    given, else ``$SPACY_AUC_NER_DATA``, else ``assets/`` and ``data/`` under the working
-    folder and ``shared/data`` in the working folder or any parent (``../shared/data`` ...)."""
-    if data_dir is not None:
-        return [Path(data_dir)]
+    given, then ``$SPACY_AUC_NER_DATA`` when set, then ``assets/`` and ``data/`` under the
+    working folder and ``shared/data`` in the working folder or any parent
+    (``../shared/data`` ...). A project can so name a default folder and still find the
+    others."""
+    dirs = [Path(data_dir)] if data_dir is not None else []
     if os.environ.get(ENV_VAR):
-        return [Path(os.environ[ENV_VAR])]
+        dirs.append(Path(os.environ[ENV_VAR]))
     cwd = Path(cwd or Path.cwd()).resolve()
-    return [cwd / "assets", cwd / "data"] + [p / "shared" / "data" for p in (cwd, *cwd.parents)]
+    dirs += [cwd / "assets", cwd / "data"] + [p / "shared" / "data" for p in (cwd, *cwd.parents)]
+    return list(dict.fromkeys(dirs))
 
 
 def locate(name: str, data_dir: Optional[Path] = None, cwd: Optional[Path] = None) -> Optional[Path]:

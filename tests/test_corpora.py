@@ -42,7 +42,7 @@ def test_locate_order(tmp_path, monkeypatch):
     other = _fake_copy(tmp_path / "elsewhere", "ncbi_disease")
     monkeypatch.setenv(corpora.ENV_VAR, str(tmp_path / "elsewhere"))
     assert locate("ncbi_disease", cwd=work) == other
-    assert data_dirs(tmp_path / "x") == [tmp_path / "x"]  # the option wins over the variable
+    assert data_dirs(tmp_path / "x")[:2] == [tmp_path / "x", tmp_path / "elsewhere"]  # the option first, then the variable
 
 
 def test_get_from_local_copy(tmp_path, capsys):
