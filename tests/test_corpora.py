@@ -22,6 +22,14 @@ def test_git_blob_id():
     assert git_blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
+@pytest.fixture(autouse=True)
+def isolated_search_path(tmp_path, monkeypatch):
+    """No local copy is found by accident: no $SPACY_AUC_NER_DATA, and a working folder with
+    no shared/data above it (so the download paths really download)."""
+    monkeypatch.delenv(corpora.ENV_VAR, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
 def _fake_copy(root: Path, name: str, sentences: int = 2) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
