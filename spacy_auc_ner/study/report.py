@@ -114,8 +114,10 @@ def markdown_report(
 
 
 def _summary_text(r: Optional[MethodResult]) -> str:
-    if r is None or r.summary.n == 0:
+    if r is None:
         return "–"
+    if r.summary.n == 0:
+        return f"– ({r.failed} failed)"
     s = r.summary
     text = _pct(s.mean) if s.half_width is None else f"{_pct(s.mean)} ± {100 * s.half_width:.1f}"
     t = r.vs_baseline
@@ -130,8 +132,8 @@ def _diff_text(r: Optional[MethodResult]) -> str:
     if r is None or r.vs_baseline is None:
         return "–"
     t = r.vs_baseline
-    p = "–" if t.p_value is None else (f"{t.p_value:.3f}" if t.p_value >= 0.001 else "<0.001")
-    return f"{100 * t.mean_diff:+.1f} (p={p}, n={t.n})"
+    p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+    return f"{100 * t.mean_diff:+.1f} ({p}, n={t.n})"
 
 
 # ---- plots --------------------------------------------------------------------------------
@@ -165,7 +167,11 @@ def plot_results(
             ax.set_title(_panel_title(key))
         for ax in list(axes.flat)[n:]:
             ax.set_visible(False)
-        handles, labels = axes.flat[0].get_legend_handles_labels()
+        legend: "OrderedDict[str, Any]" = OrderedDict()
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        handles, labels = list(legend.values()), list(legend)
         fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
         fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 1))
         for fmt in formats:
@@ -183,6 +189,8 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
         width = 0.8 / max(1, len(methods))
         for i, m in enumerate(methods):
             rs = [r for r in panel if r.method == m and r.summary.n]
+            if not rs:
+                continue
             x = [xs_names.index(str(r.value)) - 0.4 + width * (i + 0.5) for r in rs]
             y = [100 * r.summary.mean for r in rs]
             err = [0 if r.summary.half_width is None else 100 * r.summary.half_width for r in rs]
@@ -191,9 +199,11 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
     else:
         for m in methods:
             rs = sorted(
-                (r for r in panel if r.method == m and r.summary.n),
+                (r for r in panel if r.method == m and r.summary.n and (r.size is not None or setting != "lowres")),
                 key=lambda r: r.size if setting == "lowres" else r.value,
             )
+            if not rs:
+                continue
             scale = 100 if setting == "imbalance" else 1
             x = [(r.size if setting == "lowres" else r.value * scale) for r in rs]
             y = [100 * r.summary.mean for r in rs]
@@ -208,6 +218,11 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
                     alpha=0.2,
                     linewidth=0,
                 )
+    if setting != "resampling":
+        ticks = sorted({r.size if setting == "lowres" else r.value * (100 if setting == "imbalance" else 1)
+                        for r in panel if r.size is not None or setting != "lowres"})
+        if 1 < len(ticks) <= 12:
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xlabel(AXIS_LABELS[setting])
     ax.set_ylabel("entity F1 (%)")
     ax.grid(alpha=0.3)
