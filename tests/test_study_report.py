@@ -1,12 +1,19 @@
 """The report renders from a tiny results file: markdown content, summary.json, PNG and SVG."""
 import json
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from spacy_auc_ner.study.cli import study_app
 from spacy_auc_ner.study.report import write_report
+from spacy_auc_ner.study.runner import run_study
+from spacy_auc_ner.study.spec import parse_spec
+
+sys.path.insert(0, str(Path(__file__).parent))
+import study_fake_cells  # noqa: E402
 
 
 def _row(method, partition, f, *, corpus="ncbi", setting="lowres", size=50, value=None, status="ok"):
@@ -92,3 +99,20 @@ def test_report_cli(tmp_path):
     assert (tmp_path / "res_report" / "report.md").exists()
     missing = runner.invoke(study_app, ["report", str(tmp_path / "nothing.jsonl")])
     assert missing.exit_code == 2 and "no results rows" in missing.output
+
+
+def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
+    base = {"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [10], "partitions": 2}
+    out = tmp_path / "r.jsonl"
+    quiet = dict(workers=0, runner=study_fake_cells.instant_cell, progress=False, log=lambda m: None)
+    run_study(parse_spec(base).cells(), out, **quiet)
+    changed = dict(base, overrides={"training.max_steps": 5})
+    run_study(parse_spec(changed).cells(), out, **quiet)
+    warnings = []
+    write_report(out, tmp_path / "all", plots=False, warn=warnings.append)
+    assert len(warnings) == 2 and "same cell, other overrides" in warnings[0]
+    spec_path = tmp_path / "s.yaml"
+    spec_path.write_text(yaml.safe_dump(changed))
+    result = CliRunner().invoke(study_app, ["report", str(out), "--spec", str(spec_path), "--no-plots"])
+    assert result.exit_code == 0 and "same cell" not in result.output
+    assert "| ce | 41.5 ± 6.4 |" in result.output

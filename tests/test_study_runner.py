@@ -24,9 +24,8 @@ QUIET = dict(progress=False, log=lambda msg: None)
 
 
 def _cells(methods=("ce", "ova_auc"), sizes=(10, 20), partitions=2):
-    spec = {"name": "t", "corpora": ["toy"], "methods": list(methods), "sizes": list(sizes), "partitions": partitions}
-    methods_spec = [m if m != "broken" else {"name": "broken", "config": "x.cfg"} for m in methods]
-    spec["methods"] = methods_spec
+    methods = [m if m != "broken" else {"name": "broken", "config": "x.cfg"} for m in methods]
+    spec = {"name": "t", "corpora": ["toy"], "methods": methods, "sizes": list(sizes), "partitions": partitions}
     return parse_spec(spec).cells()
 
 

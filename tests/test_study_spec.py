@@ -149,3 +149,35 @@ def test_check_files_lists_every_missing_file(tmp_path):
         spec.check_files()
     text = str(err.value)
     assert "corpus 'toy': train file" in text and "test file" in text and "config" not in text
+
+
+def test_every_preset_cell_loads_as_a_spacy_config():
+    spec = load_spec(STUDIES / "preset_cpu.yaml", configs_dir=ROOT / "configs")
+    seen = set()
+    for cell in spec.cells():
+        if cell.method in seen:
+            continue
+        seen.add(cell.method)
+        config = load_config(cell.config, overrides=cell.overrides, interpolate=False)
+        assert config["corpora"]["train"]["@readers"] == "spacy_auc_ner.LowResource.v1"
+        assert config["training"]["max_steps"] == 600
+    assert len(seen) == 5
+
+
+def test_cli_dry_run_and_spec_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.study.cli import study_app
+
+    runner = CliRunner()
+    out = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--dry-run", "--results", str(tmp_path / "r.jsonl")])
+    assert out.exit_code == 0, out.output
+    assert "ncbi_disease/ce/n=50/p0#" in out.output and "45 of 45 cells to run" in out.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"corpora": ["x"], "methods": ["nope"], "sizes": [1]}))
+    out = runner.invoke(study_app, ["run", str(bad)])
+    assert out.exit_code == 2 and "error: " in out.output and "unknown method 'nope'" in out.output
+    missing_files = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--corpora-dir", str(tmp_path),
+                                              "--results", str(tmp_path / "r.jsonl")])
+    assert missing_files.exit_code == 2 and "train file" in missing_files.output
+    assert not (tmp_path / "r.jsonl").exists()

@@ -5,7 +5,7 @@ partitions that succeeded, and a paired t-test against the baseline method over 
 partitions both succeeded on (the same training sentences, so the noise of the sample cancels).
 """
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .runner import latest_rows
 from .stats import PairedTest, Summary, paired_t_test, summarize
@@ -66,10 +66,13 @@ def aggregate(
     metric: str = DEFAULT_METRIC,
     baseline: Optional[str] = "ce",
     confidence: float = 0.95,
+    warn: Optional[Callable[[str], None]] = None,
 ) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
-    (the baseline first)."""
+    (the baseline first). Two cells with the same coordinates but different ids (a spec
+    whose overrides changed between runs) keep the later row, with a warning."""
     latest = list(latest_rows(rows).values())
+    seen: Dict[tuple, str] = {}
     groups: Dict[Tuple[Key, str], Dict[str, Any]] = {}
     method_order: List[str] = []
     for row in latest:
@@ -82,6 +85,10 @@ def aggregate(
         if value is None:
             group["failed"] += 1
             continue
+        coords = (key, method, int(row["partition"]))
+        if coords in seen and warn is not None:
+            warn(f"{row['cell_id']} replaces {seen[coords]} (same cell, other overrides); pass --spec to report one spec's cells")
+        seen[coords] = row["cell_id"]
         group["scores"][int(row["partition"])] = value
         for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():
             if isinstance(prf, dict) and isinstance(prf.get("f"), (int, float)):

@@ -36,6 +36,7 @@ def run_command(
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
+    strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when a cell failed (default: 0, failures are in the results)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
     """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell."""
@@ -74,7 +75,7 @@ def run_command(
         f"{study.name}: {outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} already done "
         f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
     )
-    if outcome.failed:
+    if outcome.failed and strict:
         raise typer.Exit(1)
 
 
@@ -87,6 +88,7 @@ def report_command(
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG and SVG plots"),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (its current overrides)"),
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
@@ -97,11 +99,16 @@ def report_command(
         raise typer.Exit(2)
     out = out or results.with_name(results.stem + "_report")
     try:
+        cell_ids = None
+        if spec is not None:
+            from .spec import load_spec
+
+            cell_ids = [c.id for c in load_spec(spec).cells()]
         report = write_report(
             results, out, metric=metric, baseline=baseline or None, confidence=confidence,
-            title=title, plots=plots, warn=_err,
+            title=title, plots=plots, cell_ids=cell_ids, warn=_err,
         )
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         _err(f"error: {err}")
         raise typer.Exit(2)
     typer.echo(report["markdown"])

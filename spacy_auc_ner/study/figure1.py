@@ -114,7 +114,7 @@ def plot_figure1(
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("probability of the gold label")
         ax.set_ylabel("highest probability of another label")
-        ax.set_title(f"{title}\ncorrect {shares['correct']:.0%}, unclaimed {shares['unclaimed']:.0%}, contested {shares['contested']:.0%}", fontsize=9)
+        ax.set_title(f"{title}\ncorrect {shares['correct']:.0%}, unclaimed {shares['unclaimed']:.0%}, contested {shares['contested']:.0%}, wrong {shares['wrong']:.0%}", fontsize=9)
         ax.legend(loc="upper left", fontsize=7, markerscale=3)
     fig.tight_layout()
     written = []

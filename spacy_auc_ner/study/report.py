@@ -238,14 +238,19 @@ def write_report(
     confidence: float = 0.95,
     title: Optional[str] = None,
     plots: bool = True,
+    cell_ids: Optional[Sequence[str]] = None,
     warn=None,
 ) -> Dict[str, Any]:
-    """Read `results_path`, write report.md, summary.json and the plots into `out_dir`."""
+    """Read `results_path` (only the rows of `cell_ids` when given), write report.md,
+    summary.json and the plots into `out_dir`."""
     results_path = Path(results_path)
     rows = read_results(results_path, warn=warn)
+    if cell_ids is not None:
+        wanted = set(cell_ids)
+        rows = [r for r in rows if r["cell_id"] in wanted]
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
-    summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence)
+    summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
