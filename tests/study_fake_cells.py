@@ -27,7 +27,17 @@ def sleepy_cell(cell):
 
 
 def thread_count_cell(cell):
+    """Reports the worker's thread settings; the 'broken' method kills its worker process."""
     import torch
+
+    if cell.method == "broken":
+        os._exit(3)
 
     return {"omp": os.environ.get("OMP_NUM_THREADS"), "torch_threads": torch.get_num_threads(),
             "ents_seqeval_micro_f": 0.5}
+
+
+def exiting_cell(cell):
+    if cell.partition == 0:
+        raise SystemExit(1)  # what spaCy's msg.fail(..., exits=1) does
+    return instant_cell(cell)

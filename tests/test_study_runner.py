@@ -105,14 +105,18 @@ def test_ray_without_the_extra_is_a_clear_error(tmp_path):
         run_study(_cells(), tmp_path / "r.jsonl", use_ray=True, runner="study_fake_cells:instant_cell", **QUIET)
 
 
-def test_process_workers_run_cells_with_one_thread(tmp_path):
-    cells = _cells(methods=("ce",), sizes=(10,), partitions=2)
+def test_process_workers_use_one_thread_and_survive_a_dying_worker(tmp_path):
+    cells = _cells(methods=("ce", "broken"), sizes=(10,), partitions=2)[:3]  # ce, broken (dies), ce
     out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, workers=2, runner="study_fake_cells:thread_count_cell", **QUIET)
-    assert outcome.ok == 2
-    rows = read_results(out)
-    assert {r["scores"]["omp"] for r in rows} == {"1"} and {r["scores"]["torch_threads"] for r in rows} == {1}
-    assert os.getpid() not in {r["pid"] for r in rows}
+    outcome = run_study(cells, out, workers=1, runner="study_fake_cells:thread_count_cell", **QUIET)
+    assert (outcome.ok, outcome.failed) == (2, 1)
+    rows = {r["cell_id"]: r for r in read_results(out)}
+    assert list(rows) == [c.id for c in cells]
+    dead = rows[cells[1].id]
+    assert dead["status"] == "failed" and "worker process died" in dead["error"]
+    ok = [rows[cells[0].id], rows[cells[2].id]]
+    assert {r["scores"]["omp"] for r in ok} == {"1"} and {r["scores"]["torch_threads"] for r in ok} == {1}
+    assert os.getpid() not in {r["pid"] for r in ok} and ok[0]["pid"] != ok[1]["pid"]  # a fresh pool
 
 
 def _write_spec(tmp_path):
@@ -154,3 +158,12 @@ def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
     assert {r["status"] for r in rows} == {"ok"}
     calls = Counter(line.split()[0] for line in log.read_text().splitlines())
     assert all(calls[cid] == 1 for cid in first)  # finished cells were not run again
+
+
+def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
+    cells = _cells(methods=("ce",), sizes=(10,), partitions=2)
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.exiting_cell, **QUIET)
+    assert (outcome.ok, outcome.failed) == (1, 1)
+    failed = [r for r in read_results(out) if r["status"] == "failed"]
+    assert failed[0]["error"].startswith("SystemExit: 1 (spaCy stopped")

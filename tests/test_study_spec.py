@@ -181,3 +181,18 @@ def test_cli_dry_run_and_spec_errors(tmp_path):
                                               "--results", str(tmp_path / "r.jsonl")])
     assert missing_files.exit_code == 2 and "train file" in missing_files.output
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_subset_of_a_grid_shares_the_whole_grids_ids():
+    full = load_spec(STUDIES / "paper_lowres.yaml")
+    part = load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[20, 50, 100]", "partitions=3"],
+                     only_corpora=["conll2003"])
+    cells = part.cells()
+    assert len(cells) == len(full.methods) * 3 * 3 and {c.corpus for c in cells} == {"conll2003"}
+    assert {c.id for c in cells} <= {c.id for c in full.cells()}
+    with pytest.raises(SpecError, match="--corpus nope not in the spec's corpora"):
+        load_spec(STUDIES / "paper_lowres.yaml", only_corpora=["nope"])
+    with pytest.raises(SpecError, match="is not KEY=VALUE"):
+        load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes"])
+    with pytest.raises(SpecError, match="sizes: 'x' is not a positive"):
+        load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[x]"])

@@ -31,6 +31,8 @@ def run_command(
     corpora_dir: Optional[Path] = typer.Option(None, "--corpora-dir", help="Folder of <corpus>/{train,dev,test}.spacy (overrides the spec)"),
     configs_dir: Optional[Path] = typer.Option(None, "--configs-dir", help="Folder of the methods' configs (overrides the spec)"),
     gpu_id: Optional[int] = typer.Option(None, "--gpu-id", "-g", help="GPU for every cell (overrides the spec; -1: CPU)"),
+    set_values: List[str] = typer.Option([], "--set", help="Replace a top-level spec key, KEY=<YAML>, e.g. --set 'sizes=[20, 50]' --set partitions=3"),
+    corpus: List[str] = typer.Option([], "--corpus", help="Run only this corpus of the spec (repeatable)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
@@ -44,7 +46,10 @@ def run_command(
     from .spec import SpecError, load_spec
 
     try:
-        study = load_spec(spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id)
+        study = load_spec(
+            spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
+            set_values=set_values, only_corpora=corpus,
+        )
         cells = study.cells()
         results = results or Path("results") / f"{study.name}.jsonl"
         if dry_run:
@@ -89,6 +94,8 @@ def report_command(
     title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG and SVG plots"),
     spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (its current overrides)"),
+    set_values: List[str] = typer.Option([], "--set", help="With --spec: replace a top-level spec key, KEY=<YAML>"),
+    corpus: List[str] = typer.Option([], "--corpus", help="With --spec: only this corpus (repeatable)"),
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
@@ -103,7 +110,7 @@ def report_command(
         if spec is not None:
             from .spec import load_spec
 
-            cell_ids = [c.id for c in load_spec(spec).cells()]
+            cell_ids = [c.id for c in load_spec(spec, set_values=set_values, only_corpora=corpus).cells()]
         report = write_report(
             results, out, metric=metric, baseline=baseline or None, confidence=confidence,
             title=title, plots=plots, cell_ids=cell_ids, warn=_err,

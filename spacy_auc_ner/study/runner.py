@@ -74,13 +74,12 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
     try:
         scores = resolve_runner(runner)(cell)
         row.update(status="ok", scores=_jsonable(scores))
-    except Exception as err:  # a failing cell is data, not the end of the study
+    except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
         tb = traceback.format_exc().rstrip().splitlines()
-        row.update(
-            status="failed",
-            error=f"{type(err).__name__}: {err}".strip(),
-            traceback="\n".join(tb[-_TRACEBACK_LINES:]),
-        )
+        error = f"{type(err).__name__}: {err}".strip()
+        if isinstance(err, SystemExit):  # spaCy's msg.fail(..., exits=1): its message went to the quiet log
+            error += " (spaCy stopped on an error; train the cell's config with `python -m spacy train` to see it)"
+        row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
     row.update(
         seconds=round(time.perf_counter() - start, 3),
         finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -385,7 +384,7 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
                     except BrokenProcessPool as err:
                         broken = True
                         row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
-                    except Exception as err:  # e.g. a Ray worker lost, a cell that cannot be pickled
+                    except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
                         row = _lost_row(cell, f"{type(err).__name__}: {err}")
                     record(row)
                 if broken:  # every cell in flight went down with the pool: record them, start afresh

@@ -233,8 +233,15 @@ def load_spec(
     corpora_dir: Optional[PathLike] = None,
     configs_dir: Optional[PathLike] = None,
     gpu_id: Optional[int] = None,
+    set_values: Sequence[str] = (),
+    only_corpora: Sequence[str] = (),
 ) -> StudySpec:
-    """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's."""
+    """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's,
+    `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` keeps those corpora.
+
+    A subset of a grid (fewer sizes, partitions or corpora) has the same cell ids as in the
+    whole grid, so its results count towards the whole study later.
+    """
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf8"))
@@ -242,9 +249,25 @@ def load_spec(
         raise SpecError(f"{path}: study spec not found") from None
     except yaml.YAMLError as err:
         raise SpecError(f"{path}: not valid YAML: {err}") from None
-    return parse_spec(
+    if set_values and isinstance(data, dict):
+        data = dict(data)
+        for item in set_values:
+            key, sep, raw = item.partition("=")
+            if not sep or not key.strip():
+                raise SpecError(f"{path}: --set {item!r} is not KEY=VALUE")
+            try:
+                data[key.strip()] = yaml.safe_load(raw)
+            except yaml.YAMLError as err:
+                raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {err}") from None
+    spec = parse_spec(
         data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id
     )
+    if only_corpora:
+        unknown = sorted(set(only_corpora) - set(spec.corpora))
+        if unknown:
+            raise SpecError(f"{path}: --corpus {', '.join(unknown)} not in the spec's corpora ({', '.join(spec.corpora)})")
+        spec.corpora = {k: v for k, v in spec.corpora.items() if k in set(only_corpora)}
+    return spec
 
 
 def parse_spec(
