@@ -1,0 +1,1 @@
+"""Study machinery: specs of run grids, a resumable parallel runner, aggregation and reports."""

@@ -1,0 +1,133 @@
+"""Results rows -> one summary per corpus x setting value x size x method, over partitions.
+
+Each summary holds the mean and Student-t confidence interval of a metric over the
+partitions that succeeded, and a paired t-test against the baseline method over the
+partitions both succeeded on (the same training sentences, so the noise of the sample cancels).
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .runner import latest_rows
+from .stats import PairedTest, Summary, paired_t_test, summarize
+
+DEFAULT_METRIC = "ents_seqeval_micro_f"
+Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value
+
+
+@dataclass
+class MethodResult:
+    corpus: str
+    setting: str
+    size: Optional[int]
+    value: Any
+    method: str
+    metric: str
+    scores: Dict[int, float]  # partition -> metric
+    summary: Summary
+    vs_baseline: Optional[PairedTest] = None
+    failed: int = 0
+    per_type: Dict[str, float] = field(default_factory=dict)  # mean F1 per entity type
+
+    @property
+    def key(self) -> Key:
+        return (self.corpus, self.setting, self.size, self.value)
+
+    def to_dict(self) -> Dict[str, Any]:
+        s, t = self.summary, self.vs_baseline
+        return {
+            "corpus": self.corpus,
+            "setting": self.setting,
+            "size": self.size,
+            "value": self.value,
+            "method": self.method,
+            "metric": self.metric,
+            "n": s.n,
+            "mean": s.mean,
+            "std": s.std,
+            "ci_low": s.low,
+            "ci_high": s.high,
+            "partitions": sorted(self.scores),
+            "failed": self.failed,
+            "vs_baseline": None
+            if t is None
+            else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t, "p_value": t.p_value},
+            "per_type_f": self.per_type,
+        }
+
+
+def _metric(row: Dict[str, Any], metric: str) -> Optional[float]:
+    value = (row.get("scores") or {}).get(metric)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def aggregate(
+    rows: Sequence[Dict[str, Any]],
+    *,
+    metric: str = DEFAULT_METRIC,
+    baseline: Optional[str] = "ce",
+    confidence: float = 0.95,
+    warn: Optional[Callable[[str], None]] = None,
+) -> List[MethodResult]:
+    """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
+    (the baseline first). Two cells with the same coordinates but different ids (a spec
+    whose overrides changed between runs) keep the later row, with a warning."""
+    latest = list(latest_rows(rows).values())
+    seen: Dict[tuple, str] = {}
+    groups: Dict[Tuple[Key, str], Dict[str, Any]] = {}
+    method_order: List[str] = []
+    for row in latest:
+        key = (row["corpus"], row["setting"], row.get("size"), row.get("value"))
+        method = row["method"]
+        if method not in method_order:
+            method_order.append(method)
+        group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}})
+        value = _metric(row, metric) if row["status"] == "ok" else None
+        if value is None:
+            group["failed"] += 1
+            continue
+        coords = (key, method, int(row["partition"]))
+        if coords in seen and warn is not None:
+            warn(f"{row['cell_id']} replaces {seen[coords]} (same cell, other overrides); pass --spec to report one spec's cells")
+        seen[coords] = row["cell_id"]
+        group["scores"][int(row["partition"])] = value
+        for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():
+            if isinstance(prf, dict) and isinstance(prf.get("f"), (int, float)):
+                group["types"].setdefault(ent_type, []).append(float(prf["f"]))
+    if baseline in method_order:
+        method_order.remove(baseline)
+        method_order.insert(0, baseline)
+
+    results: List[MethodResult] = []
+    for (key, method), group in groups.items():
+        if not group["scores"]:
+            summary = Summary(0, float("nan"), float("nan"), None)
+        else:
+            summary = summarize(list(group["scores"].values()), confidence)
+        results.append(
+            MethodResult(
+                *key,
+                method=method,
+                metric=metric,
+                scores=group["scores"],
+                summary=summary,
+                failed=group["failed"],
+                per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
+            )
+        )
+    by_key = {(r.key, r.method): r for r in results}
+    for r in results:
+        base = by_key.get((r.key, baseline))
+        if base is None or r.method == baseline:
+            continue
+        shared = sorted(set(r.scores) & set(base.scores))
+        if shared:
+            r.vs_baseline = paired_t_test([r.scores[p] for p in shared], [base.scores[p] for p in shared])
+    results.sort(key=lambda r: (_sort_key(r.key), method_order.index(r.method)))
+    return results
+
+
+def _sort_key(key: Key):
+    corpus, setting, size, value = key
+    numeric = isinstance(value, (int, float))
+    return (corpus, setting, -1 if size is None else size, 0 if value in (None, "none") else 1,
+            value if numeric else 0, "" if numeric else str(value))

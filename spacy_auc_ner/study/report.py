@@ -1,0 +1,265 @@
+"""A study's report: markdown tables (mean ± 95% CI, paired tests against the baseline),
+a JSON summary, and plots in the style of the papers (F1 against the setting's axis with
+confidence bands, one panel per corpus), as PNG and SVG.
+"""
+import json
+import math
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .aggregate import DEFAULT_METRIC, MethodResult, aggregate
+from .runner import latest_rows, read_results
+
+PathLike = Union[str, Path]
+AXIS_LABELS = {
+    "lowres": "training set size (sentences)",
+    "imbalance": "entity tokens in the training set (%)",
+    "missing": "probability an entity annotation is removed",
+    "resampling": "resampling method",
+}
+PLOT_STEMS = {"lowres": "f1_vs_size", "imbalance": "f1_vs_share", "missing": "f1_vs_mask_p", "resampling": "f1_by_resampler"}
+METRIC_NAMES = {
+    "ents_seqeval_micro_f": "entity F1 (seqeval strict IOB2, micro)",
+    "ents_seqeval_macro_f": "entity F1 (seqeval strict IOB2, macro)",
+    "ents_f": "entity F1 (spaCy scorer)",
+}
+SIGNIFICANCE = 0.05
+
+
+def _column(setting: str, size: Optional[int], value: Any) -> str:
+    if setting == "lowres":
+        return "all" if size is None else str(size)
+    if setting == "imbalance":
+        return f"{value * 100:g}%"
+    if setting == "missing":
+        return f"p={value:g}"
+    return str(value)
+
+
+def _pct(x: float) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def _panels(results: Sequence[MethodResult]) -> "OrderedDict[tuple, List[MethodResult]]":
+    """Results by panel: corpus (lowres) or corpus x size (the other settings)."""
+    panels: "OrderedDict[tuple, List[MethodResult]]" = OrderedDict()
+    for r in results:
+        key = (r.corpus, r.setting) if r.setting == "lowres" else (r.corpus, r.setting, r.size)
+        panels.setdefault(key, []).append(r)
+    return panels
+
+
+def _panel_title(key: tuple) -> str:
+    if len(key) == 2:
+        return key[0]
+    corpus, _, size = key
+    return corpus if size is None else f"{corpus}, n={size}"
+
+
+def markdown_report(
+    results: Sequence[MethodResult],
+    *,
+    baseline: Optional[str] = "ce",
+    failures: Sequence[Dict[str, Any]] = (),
+    title: Optional[str] = None,
+) -> str:
+    """Markdown: per panel a table of mean ± CI (▲/▼ where a paired t-test against the
+    baseline gives p < 0.05) and a table of paired differences with their p-values."""
+    if not results:
+        return f"# {title or 'Study report'}\n\nNo results yet.\n"
+    metric = results[0].metric
+    lines = [f"# {title or 'Study report'}", ""]
+    lines.append(
+        f"Metric: {METRIC_NAMES.get(metric, metric)}, in %. Cells: mean ± half width of the 95% "
+        f"Student-t confidence interval over the training partitions (n = partitions that finished)."
+    )
+    if baseline:
+        lines.append(
+            f"▲ / ▼: better / worse than `{baseline}` by a two-sided paired t-test over the same "
+            f"partitions, p < {SIGNIFICANCE}."
+        )
+    lines.append("")
+    for key, panel in _panels(results).items():
+        setting = panel[0].setting
+        columns = list(OrderedDict.fromkeys(_column(setting, r.size, r.value) for r in panel))
+        methods = list(OrderedDict.fromkeys(r.method for r in panel))
+        cell = {(r.method, _column(setting, r.size, r.value)): r for r in panel}
+        head = "size" if setting == "lowres" else AXIS_LABELS[setting].split(" (")[0]
+        lines += [f"## {_panel_title(key)} ({setting}: {head})", ""]
+        lines.append("| method | " + " | ".join(columns) + " |")
+        lines.append("|---|" + "---|" * len(columns))
+        for m in methods:
+            texts = [_summary_text(cell.get((m, c))) for c in columns]
+            lines.append(f"| {m} | " + " | ".join(texts) + " |")
+        lines.append("")
+        compared = [m for m in methods if m != baseline and any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
+        if baseline and compared:
+            lines.append(f"Paired difference to `{baseline}` (points of F1, two-sided p-value, pairs):")
+            lines.append("")
+            lines.append("| method | " + " | ".join(columns) + " |")
+            lines.append("|---|" + "---|" * len(columns))
+            for m in compared:
+                texts = [_diff_text(cell.get((m, c))) for c in columns]
+                lines.append(f"| {m} | " + " | ".join(texts) + " |")
+            lines.append("")
+    if failures:
+        lines += [f"## Failed cells ({len(failures)})", ""]
+        for row in failures[:20]:
+            lines.append(f"- `{row['cell_id']}`: {row.get('error', '')}")
+        if len(failures) > 20:
+            lines.append(f"- ... and {len(failures) - 20} more")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _summary_text(r: Optional[MethodResult]) -> str:
+    if r is None:
+        return "–"
+    if r.summary.n == 0:
+        return f"– ({r.failed} failed)"
+    s = r.summary
+    text = _pct(s.mean) if s.half_width is None else f"{_pct(s.mean)} ± {100 * s.half_width:.1f}"
+    t = r.vs_baseline
+    if t is not None and t.p_value is not None and t.p_value < SIGNIFICANCE and t.mean_diff != 0:
+        text += " ▲" if t.mean_diff > 0 else " ▼"
+    if r.failed:
+        text += f" (n={s.n}, {r.failed} failed)"
+    return text
+
+
+def _diff_text(r: Optional[MethodResult]) -> str:
+    if r is None or r.vs_baseline is None:
+        return "–"
+    t = r.vs_baseline
+    p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+    return f"{100 * t.mean_diff:+.1f} ({p}, n={t.n})"
+
+
+# ---- plots --------------------------------------------------------------------------------
+def plot_results(
+    results: Sequence[MethodResult], out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
+) -> List[Path]:
+    """One figure per setting, one panel per corpus (x size for settings other than lowres):
+    mean F1 against the setting's axis, with the confidence band."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: List[Path] = []
+    by_setting: "OrderedDict[str, List[MethodResult]]" = OrderedDict()
+    for r in results:
+        by_setting.setdefault(r.setting, []).append(r)
+    all_methods = list(OrderedDict.fromkeys(r.method for r in results))
+    colours = plt.get_cmap("tab10")
+    colour = {m: colours(i % 10) for i, m in enumerate(all_methods)}
+    for setting, rs in by_setting.items():
+        panels = _panels(rs)
+        n = len(panels)
+        cols = min(n, 3)
+        rows = math.ceil(n / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+        for ax, (key, panel) in zip(axes.flat, panels.items()):
+            _draw_panel(ax, panel, setting, colour)
+            ax.set_title(_panel_title(key))
+        for ax in list(axes.flat)[n:]:
+            ax.set_visible(False)
+        legend: "OrderedDict[str, Any]" = OrderedDict()
+        for ax in axes.flat:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(label, handle)
+        handles, labels = list(legend.values()), list(legend)
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
+        fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 1))
+        for fmt in formats:
+            path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
+            fig.savefig(path, dpi=150)
+            written.append(path)
+        plt.close(fig)
+    return written
+
+
+def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[str, Any]) -> None:
+    methods = list(OrderedDict.fromkeys(r.method for r in panel))
+    if setting == "resampling":
+        xs_names = list(OrderedDict.fromkeys(str(r.value) for r in panel))
+        width = 0.8 / max(1, len(methods))
+        for i, m in enumerate(methods):
+            rs = [r for r in panel if r.method == m and r.summary.n]
+            if not rs:
+                continue
+            x = [xs_names.index(str(r.value)) - 0.4 + width * (i + 0.5) for r in rs]
+            y = [100 * r.summary.mean for r in rs]
+            err = [0 if r.summary.half_width is None else 100 * r.summary.half_width for r in rs]
+            ax.errorbar(x, y, yerr=err, fmt="o", capsize=3, color=colour[m], label=m)
+        ax.set_xticks(range(len(xs_names)), xs_names)
+    else:
+        for m in methods:
+            rs = sorted(
+                (r for r in panel if r.method == m and r.summary.n and (r.size is not None or setting != "lowres")),
+                key=lambda r: r.size if setting == "lowres" else r.value,
+            )
+            if not rs:
+                continue
+            scale = 100 if setting == "imbalance" else 1
+            x = [(r.size if setting == "lowres" else r.value * scale) for r in rs]
+            y = [100 * r.summary.mean for r in rs]
+            ax.plot(x, y, marker="o", color=colour[m], label=m)
+            banded = [(xi, r) for xi, r in zip(x, rs) if r.summary.half_width is not None]
+            if banded:
+                ax.fill_between(
+                    [xi for xi, _ in banded],
+                    [100 * r.summary.low for _, r in banded],
+                    [100 * r.summary.high for _, r in banded],
+                    color=colour[m],
+                    alpha=0.2,
+                    linewidth=0,
+                )
+    if setting != "resampling":
+        ticks = sorted({r.size if setting == "lowres" else r.value * (100 if setting == "imbalance" else 1)
+                        for r in panel if r.size is not None or setting != "lowres"})
+        if 1 < len(ticks) <= 12:
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_xlabel(AXIS_LABELS[setting])
+    ax.set_ylabel("entity F1 (%)")
+    ax.grid(alpha=0.3)
+
+
+# ---- the whole report ---------------------------------------------------------------------
+def write_report(
+    results_path: PathLike,
+    out_dir: PathLike,
+    *,
+    metric: str = DEFAULT_METRIC,
+    baseline: Optional[str] = "ce",
+    confidence: float = 0.95,
+    title: Optional[str] = None,
+    plots: bool = True,
+    cell_ids: Optional[Sequence[str]] = None,
+    warn=None,
+) -> Dict[str, Any]:
+    """Read `results_path` (only the rows of `cell_ids` when given), write report.md,
+    summary.json and the plots into `out_dir`."""
+    results_path = Path(results_path)
+    rows = read_results(results_path, warn=warn)
+    if cell_ids is not None:
+        wanted = set(cell_ids)
+        rows = [r for r in rows if r["cell_id"] in wanted]
+    if not rows:
+        raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
+    summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
+    failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = markdown_report(
+        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}"
+    )
+    (out_dir / "report.md").write_text(text, encoding="utf8")
+    (out_dir / "summary.json").write_text(
+        json.dumps([s.to_dict() for s in summaries], indent=2, default=str), encoding="utf8"
+    )
+    written = plot_results(summaries, out_dir) if plots and summaries else []
+    return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures}

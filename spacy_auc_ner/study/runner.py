@@ -1,0 +1,419 @@
+"""Run a study's cells, in parallel processes or on a Ray cluster, resumably.
+
+Only the parent process writes the results: one JSON line per finished cell, flushed and
+fsynced, so a killed study loses at most the cells in flight and a rerun skips every cell
+whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
+error and the tail of its traceback, and the study goes on; failed cells are retried on the
+next run unless told otherwise.
+"""
+import importlib
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from .spec import Cell
+
+PathLike = Union[str, Path]
+CellFunction = Callable[[Cell], Dict[str, Any]]
+DEFAULT_RUNNER = "spacy_auc_ner.study.runner:run_cell"
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+_TRACEBACK_LINES = 30
+
+
+class StudyError(RuntimeError):
+    """A study that cannot start (bad results file, lock held, missing extra)."""
+
+
+def run_cell(cell: Cell) -> Dict[str, Any]:
+    """The real cell: train the cell's config on its training set, score it on the test split."""
+    from ..experiment import train_and_evaluate
+
+    return train_and_evaluate(
+        cell.config,
+        train=cell.train,
+        dev=cell.dev,
+        test=cell.test,
+        overrides=cell.overrides,
+        gpu_id=cell.gpu_id,
+    )
+
+
+def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
+    """A cell function from a 'module:function' path (None: `run_cell`)."""
+    if runner is None:
+        return run_cell
+    if callable(runner):
+        return runner
+    module_name, _, func_name = runner.partition(":")
+    if not module_name or not func_name:
+        raise StudyError(f"runner {runner!r} is not a 'module:function' path")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as err:
+        raise StudyError(f"runner {runner!r} cannot be imported: {err}") from None
+    if not callable(func):
+        raise StudyError(f"runner {runner!r} is not callable")
+    return func
+
+
+def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> Dict[str, Any]:
+    """Run one cell and return its results row; never raises for an error of the cell."""
+    start = time.perf_counter()
+    row: Dict[str, Any] = cell.describe()
+    try:
+        scores = resolve_runner(runner)(cell)
+        row.update(status="ok", scores=_jsonable(scores))
+    except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
+        tb = traceback.format_exc().rstrip().splitlines()
+        error = f"{type(err).__name__}: {err}".strip()
+        if isinstance(err, SystemExit):  # spaCy's msg.fail(..., exits=1): its message went to the quiet log
+            error += " (spaCy stopped on an error; train the cell's config with `python -m spacy train` to see it)"
+        row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
+    row.update(
+        seconds=round(time.perf_counter() - start, 3),
+        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        config=Path(cell.config).name,
+        overrides=_jsonable(cell.overrides),
+    )
+    return row
+
+
+def _jsonable(value: Any) -> Any:
+    def default(obj):
+        if hasattr(obj, "item"):  # numpy / cupy / torch scalars
+            return obj.item()
+        if hasattr(obj, "tolist"):
+            return obj.tolist()
+        return str(obj)
+
+    return json.loads(json.dumps(value, default=default))
+
+
+# ---- results file -------------------------------------------------------------------------
+def read_results(path: PathLike, *, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    """Every row of a JSONL results file; a line cut short by a kill is skipped (with a warning)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(encoding="utf8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                if warn is not None:
+                    warn(f"{path}:{lineno}: skipping a line that is not JSON (a run killed mid-write?)")
+                continue
+            if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
+                if warn is not None:
+                    warn(f"{path}:{lineno}: skipping a row without cell_id/status")
+                continue
+            rows.append(row)
+    return rows
+
+
+def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Per cell id, its last ok row, or its last row when it never succeeded."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for row in rows:
+        prev = out.get(row["cell_id"])
+        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
+            out[row["cell_id"]] = row
+    return out
+
+
+class ResultsWriter:
+    """Appends rows durably (flush + fsync per row) while holding an exclusive lock."""
+
+    def __init__(self, path: PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = _acquire_lock(self.path)
+        needs_newline = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
+        self._file = self.path.open("a", encoding="utf8")
+        if needs_newline:  # a line cut short by a kill: start afresh on the next line
+            self._file.write("\n")
+
+    def append(self, row: Dict[str, Any]) -> None:
+        self._file.write(json.dumps(row, sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+        if self._lock is not None:
+            self._lock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def _acquire_lock(path: Path):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no protection against two writers
+        return None
+    lock_path = path.with_name(path.name + ".lock")
+    handle = lock_path.open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise StudyError(f"another study is writing {path} (lock {lock_path} is held)") from None
+    return handle
+
+
+# ---- executors ----------------------------------------------------------------------------
+class _InlineExecutor:
+    """Runs each cell in this process when submitted (``--workers 0``, for debugging)."""
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+def _init_worker(threads: int) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+
+
+@contextmanager
+def _thread_env(threads: int) -> Iterator[None]:
+    """Thread-count variables for spawned workers, set before they import numpy or torch."""
+    saved = {k: os.environ.get(k) for k in (*_THREAD_VARS, "TOKENIZERS_PARALLELISM")}
+    os.environ.update({k: str(threads) for k in _THREAD_VARS})
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context("spawn"),  # no fork of a process that may hold torch threads
+        initializer=_init_worker,
+        initargs=(threads,),
+    )
+
+
+class _RayExecutor:
+    """Ships cells to a Ray cluster; corpora and configs must be at the same paths there."""
+
+    def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
+        try:
+            import ray
+        except ImportError:
+            raise StudyError(
+                "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
+            ) from None
+        self._ray = ray
+        env = {k: str(threads) for k in _THREAD_VARS}
+        env["TOKENIZERS_PARALLELISM"] = "false"
+        ray.init(
+            address=address or None,
+            runtime_env={"env_vars": env},
+            ignore_reinit_error=True,
+            log_to_driver=False,
+        )
+        self._remote = ray.remote(num_cpus=threads, num_gpus=gpus_per_cell)(execute_cell)
+
+    def submit(self, fn, cell: Cell, runner) -> Future:
+        return self._remote.remote(cell, runner).future()
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+# ---- the study loop -----------------------------------------------------------------------
+@dataclass
+class StudyOutcome:
+    total: int
+    skipped: int
+    ok: int
+    failed: int
+    seconds: float
+
+
+def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True) -> List[Cell]:
+    """The cells still to run: those without an ok row (and, unless retrying, without a failed one)."""
+    ids = [c.id for c in cells]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise StudyError(f"the study has duplicate cells: {', '.join(dupes[:5])}")
+    latest = latest_rows(rows)
+    todo = []
+    for cell in cells:
+        row = latest.get(cell.id)
+        if row is None or (row["status"] != "ok" and retry_failed):
+            todo.append(cell)
+    return todo
+
+
+def run_study(
+    cells: Sequence[Cell],
+    results: PathLike,
+    *,
+    workers: int = 1,
+    runner: Union[None, str, CellFunction] = None,
+    retry_failed: bool = True,
+    threads_per_worker: int = 1,
+    ray_address: Optional[str] = None,
+    use_ray: bool = False,
+    progress: bool = True,
+    log: Optional[Callable[[str], None]] = None,
+) -> StudyOutcome:
+    """Run every cell not yet done, appending a row to `results` as each finishes.
+
+    `workers` >= 1: that many spawned processes (or cells in flight on Ray); 0: in this
+    process. `runner`: the cell function, a 'module:function' path (must be importable in
+    the workers) or a callable (in-process or picklable); None: `run_cell`.
+    """
+    if workers < 0:
+        raise StudyError(f"--workers must be >= 0, not {workers}")
+    if isinstance(runner, str) or runner is None:
+        resolve_runner(runner)  # fail now, not once per cell
+    start = time.perf_counter()
+    writer = ResultsWriter(results)  # takes the lock before reading what is done
+    try:
+        todo = plan(cells, read_results(results, warn=log), retry_failed=retry_failed)
+        skipped = len(cells) - len(todo)
+        if log is not None and skipped:
+            log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
+        ok, failed = _run_cells(
+            todo, writer, workers=workers, runner=runner, threads=threads_per_worker,
+            ray_address=ray_address, use_ray=use_ray, progress=progress, log=log,
+        )
+    finally:
+        writer.close()
+    return StudyOutcome(len(cells), skipped, ok, failed, time.perf_counter() - start)
+
+
+def _make_executor(workers, threads, use_ray, ray_address, gpu):
+    if use_ray:
+        return _RayExecutor(ray_address, threads, 1.0 if gpu else 0.0)
+    if workers == 0:
+        return _InlineExecutor()
+    return _process_pool(workers, threads)
+
+
+def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, progress, log):
+    from tqdm.auto import tqdm
+
+    if not todo:
+        return 0, 0
+    capacity = max(1, workers)
+    pending = list(reversed(todo))  # pop() from the end keeps the study's order
+    running: Dict[Future, Cell] = {}
+    ok = failed = 0
+    bar = tqdm(total=len(todo), unit="cell", disable=not progress, dynamic_ncols=True, file=sys.stderr)
+    say = (lambda msg: bar.write(msg, file=sys.stderr)) if log is None else log
+    gpu = any(c.gpu_id >= 0 for c in todo)
+
+    def status():
+        bar.set_postfix_str(f"ok={ok} running={len(running)} failed={failed}", refresh=True)
+
+    def record(row):
+        nonlocal ok, failed
+        writer.append(row)
+        if row["status"] == "ok":
+            ok += 1
+            f1 = (row.get("scores") or {}).get("ents_f")
+            f1_text = f"ents_f={f1:.3f} " if isinstance(f1, (int, float)) else ""
+            say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f}s")
+        else:
+            failed += 1
+            say(f"FAILED  {row['cell_id']}  {row['error']}")
+        bar.update(1)
+        status()
+
+    with _thread_env(threads):
+        executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+        try:
+            while pending or running:
+                while pending and len(running) < capacity:
+                    cell = pending.pop()
+                    future = executor.submit(execute_cell, cell, runner)
+                    running[future] = cell
+                    status()
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                broken = False
+                for future in done:
+                    cell = running.pop(future)
+                    try:
+                        row = future.result()
+                    except BrokenProcessPool as err:
+                        broken = True
+                        row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
+                    except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
+                        row = _lost_row(cell, f"{type(err).__name__}: {err}")
+                    record(row)
+                if broken:  # every cell in flight went down with the pool: record them, start afresh
+                    for future, cell in list(running.items()):
+                        record(_lost_row(cell, "the worker pool broke while this cell was running"))
+                    running.clear()
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        else:
+            executor.shutdown(wait=True)
+        finally:
+            bar.close()
+    return ok, failed
+
+
+def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
+    row = cell.describe()
+    row.update(
+        status="failed",
+        error=error,
+        traceback="",
+        seconds=None,
+        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        pid=None,
+        config=Path(cell.config).name,
+        overrides=_jsonable(cell.overrides),
+    )
+    return row

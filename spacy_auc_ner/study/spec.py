@@ -1,0 +1,439 @@
+"""Study specs: a YAML grid of corpora x methods x setting values x partitions, expanded to cells.
+
+A cell is one training run. Its training set is described as spaCy config overrides of
+``[corpora.train]`` (see `training_set_overrides`, the one place that knows the reader names),
+so every method of a partition trains on the same sampled sentences and differences are paired.
+Each cell has a stable id (readable fields plus a hash of the config and its overrides) under
+which the runner records it and by which a rerun skips what is done.
+"""
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import yaml
+
+from ..methods import METHODS
+
+PathLike = Union[str, Path]
+
+# setting -> the spec key holding its values (None: the values are the sizes themselves)
+SETTINGS: Dict[str, Optional[str]] = {
+    "lowres": None,
+    "imbalance": "shares",
+    "missing": "mask_p",
+    "resampling": "resamplers",
+}
+# how a setting's value is named in cell ids and results
+VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resampling": "resampler"}
+SPLITS = ("train", "dev", "test")
+_TOP_KEYS = {
+    "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
+    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
+    "shares", "mask_p", "resamplers", "notes",
+}
+_METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
+_CORPUS_KEYS = {"train", "dev", "test", "overrides"}
+
+
+class SpecError(ValueError):
+    """A study spec that cannot be expanded; the message names the file and the key."""
+
+
+def training_set_overrides(
+    setting: str, *, size: Optional[int], value: Any, seed: int
+) -> Dict[str, Any]:
+    """Config overrides that build one cell's training set from ``${paths.train}``.
+
+    lowres: `size` sentences sampled with `seed`; imbalance: `size` sentences whose entity
+    tokens make up the share `value`; missing: entity annotations dropped with probability
+    `value`; resampling: the sentences resampled by method `value` ("none": as sampled).
+    `size` None means the whole training file.
+    """
+    if size is None:
+        sample: Dict[str, Any] = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"}
+    else:
+        sample = {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.train}", "n": size, "seed": seed}
+    if setting == "lowres":
+        train = sample
+    elif setting == "imbalance":
+        train = {
+            "@readers": "spacy_auc_ner.EntityRatio.v1",
+            "path": "${paths.train}",
+            "n": size,
+            "ratio": value,
+            "seed": seed,
+        }
+    elif setting == "missing":
+        train = {"@readers": "spacy_auc_ner.MaskedEntities.v1", "corpus": sample, "p": value, "seed": seed}
+    elif setting == "resampling":
+        train = sample if value == "none" else {"@readers": "spacy_auc_ner.Resampled.v1", "corpus": sample, "method": value}
+    else:
+        raise ValueError(f"unknown setting {setting!r}")
+    if train is sample and size is None:
+        return {}
+    return {"corpora.train": train}
+
+
+def dev_set_overrides(dev_size: Optional[int], seed: int) -> Dict[str, Any]:
+    """A fixed sample of the dev file (same for every cell), to make evaluation cheaper."""
+    if dev_size is None:
+        return {}
+    return {
+        "corpora.dev": {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.dev}", "n": dev_size, "seed": seed}
+    }
+
+
+@dataclass
+class MethodSpec:
+    name: str
+    config: str
+    overrides: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Cell:
+    """One training run of a study, self-contained so that it can be shipped to a worker."""
+
+    study: str
+    corpus: str
+    method: str
+    setting: str
+    size: Optional[int]
+    value: Any
+    partition: int
+    seed: int
+    config: str
+    overrides: Dict[str, Any]
+    train: str
+    dev: str
+    test: str
+    gpu_id: int = -1
+    id: str = ""
+
+    def __post_init__(self):
+        if not self.id:
+            self.id = cell_id(self)
+
+    def describe(self) -> Dict[str, Any]:
+        """The fields a results row carries to identify the cell."""
+        return {
+            "cell_id": self.id,
+            "study": self.study,
+            "corpus": self.corpus,
+            "method": self.method,
+            "setting": self.setting,
+            "size": self.size,
+            "value": self.value,
+            "partition": self.partition,
+            "seed": self.seed,
+        }
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def cell_id(cell: Cell) -> str:
+    """Readable fields plus a hash of what the run trains (config file name and overrides).
+
+    Paths are left out so that moving the corpora or configs does not invalidate results;
+    changing an override does, so that stale results are never mistaken for new ones.
+    """
+    payload = json.dumps(
+        {"config": Path(cell.config).name, "overrides": cell.overrides}, sort_keys=True, default=str
+    )
+    digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
+    parts = [cell.corpus, cell.method]
+    if cell.size is not None:
+        parts.append(f"n={cell.size}")
+    value_name = VALUE_NAMES[cell.setting]
+    if value_name is not None:
+        parts.append(f"{value_name}={_fmt(cell.value)}")
+    parts.append(f"p{cell.partition}")
+    return "/".join(parts) + "#" + digest
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass
+class StudySpec:
+    name: str
+    setting: str
+    corpora: Dict[str, Dict[str, Any]]
+    methods: List[MethodSpec]
+    sizes: List[Optional[int]]
+    values: List[Any]
+    partitions: int
+    seed: int = 0
+    overrides: Dict[str, Any] = field(default_factory=dict)
+    gpu_id: int = -1
+    runner: Optional[str] = None
+    dev_size: Optional[int] = None
+    description: str = ""
+    source: str = "<spec>"
+
+    def cells(self) -> List["Cell"]:
+        """Every cell, partition-major: a study stopped a third of the way has a whole grid
+        for the first partition rather than all partitions of a few sizes."""
+        out = []
+        for partition in range(self.partitions):
+            seed = self.seed + partition
+            for corpus, paths in self.corpora.items():
+                for size in self.sizes:
+                    for value in self.values:
+                        for method in self.methods:
+                            overrides = {
+                                **method.overrides,
+                                **self.overrides,
+                                **paths.get("overrides", {}),
+                                "system.seed": seed,
+                                **dev_set_overrides(self.dev_size, self.seed),
+                                **training_set_overrides(self.setting, size=size, value=value, seed=seed),
+                            }
+                            out.append(
+                                Cell(
+                                    study=self.name,
+                                    corpus=corpus,
+                                    method=method.name,
+                                    setting=self.setting,
+                                    size=size,
+                                    value=value,
+                                    partition=partition,
+                                    seed=seed,
+                                    config=method.config,
+                                    overrides=overrides,
+                                    train=str(paths["train"]),
+                                    dev=str(paths["dev"]),
+                                    test=str(paths["test"]),
+                                    gpu_id=self.gpu_id,
+                                )
+                            )
+        return out
+
+    def check_files(self) -> None:
+        """Fail before any training when a config or corpus file is missing."""
+        problems = []
+        for method in self.methods:
+            if not Path(method.config).exists():
+                problems.append(f"method {method.name!r}: config {method.config} not found")
+        for corpus, paths in self.corpora.items():
+            for split in SPLITS:
+                if not Path(paths[split]).exists():
+                    problems.append(f"corpus {corpus!r}: {split} file {paths[split]} not found")
+        if problems:
+            raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+
+def load_spec(
+    path: PathLike,
+    *,
+    corpora_dir: Optional[PathLike] = None,
+    configs_dir: Optional[PathLike] = None,
+    gpu_id: Optional[int] = None,
+    set_values: Sequence[str] = (),
+    only_corpora: Sequence[str] = (),
+) -> StudySpec:
+    """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's,
+    `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` keeps those corpora.
+
+    A subset of a grid (fewer sizes, partitions or corpora) has the same cell ids as in the
+    whole grid, so its results count towards the whole study later.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf8"))
+    except FileNotFoundError:
+        raise SpecError(f"{path}: study spec not found") from None
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path}: not valid YAML: {err}") from None
+    if set_values and isinstance(data, dict):
+        data = dict(data)
+        for item in set_values:
+            key, sep, raw = item.partition("=")
+            if not sep or not key.strip():
+                raise SpecError(f"{path}: --set {item!r} is not KEY=VALUE")
+            try:
+                data[key.strip()] = yaml.safe_load(raw)
+            except yaml.YAMLError as err:
+                raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {err}") from None
+    spec = parse_spec(
+        data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id
+    )
+    if only_corpora:
+        unknown = sorted(set(only_corpora) - set(spec.corpora))
+        if unknown:
+            raise SpecError(f"{path}: --corpus {', '.join(unknown)} not in the spec's corpora ({', '.join(spec.corpora)})")
+        spec.corpora = {k: v for k, v in spec.corpora.items() if k in set(only_corpora)}
+    return spec
+
+
+def parse_spec(
+    data: Any,
+    *,
+    source: str = "<spec>",
+    corpora_dir: Optional[PathLike] = None,
+    configs_dir: Optional[PathLike] = None,
+    gpu_id: Optional[int] = None,
+) -> StudySpec:
+    def fail(msg: str):
+        raise SpecError(f"{source}: {msg}")
+
+    if not isinstance(data, dict):
+        fail("a study spec is a mapping of keys (name, setting, corpora, methods, ...)")
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_TOP_KEYS))}")
+    name = data.get("name") or Path(source).stem
+    setting = data.get("setting", "lowres")
+    if setting not in SETTINGS:
+        fail(f"setting: {setting!r} is not one of {', '.join(SETTINGS)}")
+
+    corpora_dir = Path(corpora_dir if corpora_dir is not None else data.get("corpora_dir", "corpus"))
+    configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", "configs"))
+    corpora = _parse_corpora(data.get("corpora"), corpora_dir, fail)
+    methods = _parse_methods(data.get("methods"), configs_dir, fail)
+
+    sizes = data.get("sizes")
+    if sizes is None:
+        if setting in ("lowres", "imbalance"):
+            fail(f"sizes: a {setting} study needs a list of training-set sizes")
+        sizes = [None]
+    sizes = _as_list(sizes, "sizes", fail)
+    for s in sizes:
+        if s is not None and (not isinstance(s, int) or isinstance(s, bool) or s < 1):
+            fail(f"sizes: {s!r} is not a positive whole number of sentences")
+    _check_unique(sizes, "sizes", fail)
+
+    value_key = SETTINGS[setting]
+    if value_key is None:
+        values: List[Any] = [None]
+    else:
+        if data.get(value_key) is None:
+            fail(f"{value_key}: a {setting} study needs a list of {value_key}")
+        values = _as_list(data[value_key], value_key, fail)
+        for v in values:
+            if setting in ("imbalance", "missing"):
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                    fail(f"{value_key}: {v!r} is not a fraction between 0 and 1 (write 2% as 0.02)")
+            elif not isinstance(v, str):
+                fail(f"{value_key}: {v!r} is not a resampling method name (or 'none')")
+        values = [float(v) if setting in ("imbalance", "missing") else v for v in values]
+        _check_unique(values, value_key, fail)
+    for other in set(SETTINGS.values()) - {value_key, None}:
+        if other in data:
+            fail(f"{other}: only used by the {_setting_of(other)} setting, not {setting}")
+
+    partitions = data.get("partitions", 1)
+    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
+        fail(f"partitions: {partitions!r} is not a positive whole number")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        fail(f"seed: {seed!r} is not a whole number")
+    overrides = data.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        fail("overrides: a mapping of config keys (training.max_steps: 500) is expected")
+    dev_size = data.get("dev_size")
+    if dev_size is not None and (not isinstance(dev_size, int) or dev_size < 1):
+        fail(f"dev_size: {dev_size!r} is not a positive whole number")
+    runner = data.get("runner")
+    if runner is not None and (not isinstance(runner, str) or ":" not in runner):
+        fail(f"runner: {runner!r} is not a 'module:function' path")
+    spec_gpu = data.get("gpu_id", -1)
+    return StudySpec(
+        name=str(name),
+        setting=setting,
+        corpora=corpora,
+        methods=methods,
+        sizes=sizes,
+        values=values,
+        partitions=partitions,
+        seed=seed,
+        overrides=dict(overrides),
+        gpu_id=int(gpu_id if gpu_id is not None else spec_gpu),
+        runner=runner,
+        dev_size=dev_size,
+        description=str(data.get("description", "")),
+        source=source,
+    )
+
+
+def _setting_of(value_key: str) -> str:
+    return next(s for s, k in SETTINGS.items() if k == value_key)
+
+
+def _as_list(value: Any, key: str, fail) -> list:
+    if not isinstance(value, list) or not value:
+        fail(f"{key}: a non-empty list is expected, not {value!r}")
+    return list(value)
+
+
+def _check_unique(values: Sequence, key: str, fail) -> None:
+    seen = set()
+    for v in values:
+        if v in seen:
+            fail(f"{key}: {v!r} is listed twice")
+        seen.add(v)
+
+
+def _parse_corpora(raw: Any, corpora_dir: Path, fail) -> Dict[str, Dict[str, Any]]:
+    if raw is None:
+        fail("corpora: name at least one corpus (its files are <corpora_dir>/<name>/{train,dev,test}.spacy)")
+    if isinstance(raw, str):
+        raw = [raw]
+    if isinstance(raw, list):
+        raw = {name: {} for name in raw}
+    if not isinstance(raw, dict) or not raw:
+        fail("corpora: a list of corpus names or a mapping name -> {train, dev, test, overrides}")
+    out = {}
+    for name, entry in raw.items():
+        entry = entry or {}
+        if not isinstance(entry, dict):
+            fail(f"corpora.{name}: a mapping with train/dev/test paths and overrides is expected")
+        unknown = sorted(set(entry) - _CORPUS_KEYS)
+        if unknown:
+            fail(f"corpora.{name}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_CORPUS_KEYS))}")
+        paths: Dict[str, Any] = {
+            split: str(entry.get(split) or corpora_dir / str(name) / f"{split}.spacy") for split in SPLITS
+        }
+        overrides = entry.get("overrides") or {}
+        if not isinstance(overrides, dict):
+            fail(f"corpora.{name}.overrides: a mapping of config keys is expected")
+        paths["overrides"] = dict(overrides)
+        out[str(name)] = paths
+    return out
+
+
+def _parse_methods(raw: Any, configs_dir: Path, fail) -> List[MethodSpec]:
+    if not isinstance(raw, list) or not raw:
+        fail(f"methods: a non-empty list of method names or {{name, config|base, overrides}} entries is expected")
+    out: List[MethodSpec] = []
+    for i, entry in enumerate(raw):
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        if not isinstance(entry, dict) or "name" not in entry:
+            fail(f"methods[{i}]: a method name or a mapping with a 'name' is expected, not {entry!r}")
+        unknown = sorted(set(entry) - _METHOD_KEYS)
+        if unknown:
+            fail(f"methods[{i}] ({entry['name']}): unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_METHOD_KEYS))}")
+        name = str(entry["name"])
+        overrides = entry.get("overrides") or {}
+        if not isinstance(overrides, dict):
+            fail(f"methods[{i}] ({name}).overrides: a mapping of config keys is expected")
+        if "config" in entry and "base" in entry:
+            fail(f"methods[{i}] ({name}): give either 'config' (a file in configs_dir) or 'base' (a method), not both")
+        if "config" in entry:
+            config, base_overrides = str(entry["config"]), {}
+        else:
+            base = str(entry.get("base", name))
+            if base not in METHODS:
+                fail(
+                    f"methods[{i}]: unknown method {base!r}; known: {', '.join(sorted(METHODS))} "
+                    f"(or define it with 'config: <file.cfg>')"
+                )
+            config, base_overrides = METHODS[base].config, dict(METHODS[base].overrides)
+        out.append(MethodSpec(name, str(configs_dir / config), {**base_overrides, **overrides}))
+    _check_unique([m.name for m in out], "methods", fail)
+    return out

@@ -1,0 +1,118 @@
+"""The report renders from a tiny results file: markdown content, summary.json, PNG and SVG."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from spacy_auc_ner.study.cli import study_app
+from spacy_auc_ner.study.report import write_report
+from spacy_auc_ner.study.runner import run_study
+from spacy_auc_ner.study.spec import parse_spec
+
+sys.path.insert(0, str(Path(__file__).parent))
+import study_fake_cells  # noqa: E402
+
+
+def _row(method, partition, f, *, corpus="ncbi", setting="lowres", size=50, value=None, status="ok"):
+    row = {"cell_id": f"{corpus}/{method}/{size}/{value}/p{partition}", "study": "t", "corpus": corpus,
+           "setting": setting, "size": size, "value": value, "method": method, "partition": partition,
+           "status": status, "seed": partition}
+    if status == "ok":
+        row["scores"] = {"ents_seqeval_micro_f": f, "ents_seqeval_macro_f": f / 2, "ents_f": f}
+    else:
+        row["error"] = "RuntimeError: out of memory"
+    return row
+
+
+def _write(path: Path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+LOWRES = [
+    _row("ce", 0, 0.50), _row("ce", 1, 0.55), _row("ce", 2, 0.60),
+    _row("ova_auc", 0, 0.60), _row("ova_auc", 1, 0.70), _row("ova_auc", 2, 0.65),
+    _row("ce", 0, 0.70, size=100), _row("ce", 1, 0.72, size=100), _row("ce", 2, 0.74, size=100),
+    _row("ova_auc", 0, 0.70, size=100), _row("ova_auc", 1, 0.0, size=100, status="failed"),
+    _row("ova_auc", 2, 0.73, size=100),
+    _row("ce", 0, 0.30, corpus="s800"), _row("ova_auc", 0, 0.35, corpus="s800"),
+]
+
+
+def test_lowres_report_tables_and_plots(tmp_path):
+    results = _write(tmp_path / "res.jsonl", LOWRES)
+    report = write_report(results, tmp_path / "out")
+    md = report["markdown"]
+    assert (tmp_path / "out" / "report.md").read_text() == md
+    for ext in ("png", "svg"):
+        path = tmp_path / "out" / f"f1_vs_size.{ext}"
+        assert path.exists() and path.stat().st_size > 1000
+    assert "## ncbi (lowres: size)" in md and "## s800 (lowres: size)" in md
+    assert "| method | 50 | 100 |" in md
+    # ce at 50: 55.0 ± 4.302653 * 5 / sqrt 3 = 12.4; ova_auc not significant at 50 (p = 0.074);
+    # at 100 the pairs are (70, 70) and (73, 74): mean -0.5, t = -1 on 1 df, p = 0.5
+    assert "| ce | 55.0 ± 12.4 | 72.0 ± 5.0 |" in md
+    assert "| ova_auc | 65.0 ± 12.4 | 71.5 ± 19.1 (n=2, 1 failed) |" in md
+    assert "| ova_auc | +10.0 (p=0.074, n=3) | -0.5 (p=0.500, n=2) |" in md
+    assert "| ce | 30.0 | " not in md and "| ce | 30.0 |" in md  # one partition: no interval
+    assert "## Failed cells (1)" in md and "RuntimeError: out of memory" in md
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    first = summary[0]
+    assert (first["corpus"], first["method"], first["size"], first["n"]) == ("ncbi", "ce", 50, 3)
+    assert first["ci_low"] == pytest.approx(0.55 - 0.124209, abs=1e-5)
+
+
+def test_significance_marks(tmp_path):
+    rows = [_row("ce", p, 0.5 + 0.01 * p) for p in range(4)] + [_row("ova_auc", p, 0.6 + 0.011 * p) for p in range(4)]
+    rows += [_row("ova_bce", p, 0.3 + 0.012 * p) for p in range(4)]
+    md = write_report(_write(tmp_path / "r.jsonl", rows), tmp_path / "o", plots=False)["markdown"]
+    auc_line = next(line for line in md.splitlines() if line.startswith("| ova_auc | 6"))
+    bce_line = next(line for line in md.splitlines() if line.startswith("| ova_bce | 3"))
+    assert auc_line.endswith("▲ |") and bce_line.endswith("▼ |")
+    assert not (tmp_path / "o" / "f1_vs_size.png").exists()
+
+
+def test_other_settings_render(tmp_path):
+    rows = []
+    for setting, values in (("imbalance", [0.01, 0.05]), ("missing", [0.1, 0.5]), ("resampling", ["none", "sCR"])):
+        for v in values:
+            for p in range(2):
+                rows += [_row("ce", p, 0.4 + 0.1 * p, setting=setting, value=v, size=200),
+                         _row("ova_auc", p, 0.5 + 0.1 * p, setting=setting, value=v, size=200)]
+    report = write_report(_write(tmp_path / "r.jsonl", rows), tmp_path / "o")
+    md = report["markdown"]
+    assert "## ncbi, n=200 (imbalance: entity tokens in the training set)" in md
+    assert "| method | 1% | 5% |" in md and "| method | p=0.1 | p=0.5 |" in md and "| method | none | sCR |" in md
+    for stem in ("f1_vs_share", "f1_vs_mask_p", "f1_by_resampler"):
+        assert (tmp_path / "o" / f"{stem}.png").exists() and (tmp_path / "o" / f"{stem}.svg").exists()
+
+
+def test_report_cli(tmp_path):
+    results = _write(tmp_path / "res.jsonl", LOWRES)
+    runner = CliRunner()
+    out = runner.invoke(study_app, ["report", str(results), "--metric", "ents_seqeval_macro_f", "--no-plots"])
+    assert out.exit_code == 0, out.output
+    assert "| ce | 27.5 ± 6.2 |" in out.output  # macro = micro / 2 in the made-up rows
+    assert (tmp_path / "res_report" / "report.md").exists()
+    missing = runner.invoke(study_app, ["report", str(tmp_path / "nothing.jsonl")])
+    assert missing.exit_code == 2 and "no results rows" in missing.output
+
+
+def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
+    base = {"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [10], "partitions": 2}
+    out = tmp_path / "r.jsonl"
+    quiet = dict(workers=0, runner=study_fake_cells.instant_cell, progress=False, log=lambda m: None)
+    run_study(parse_spec(base).cells(), out, **quiet)
+    changed = dict(base, overrides={"training.max_steps": 5})
+    run_study(parse_spec(changed).cells(), out, **quiet)
+    warnings = []
+    write_report(out, tmp_path / "all", plots=False, warn=warnings.append)
+    assert len(warnings) == 2 and "same cell, other overrides" in warnings[0]
+    spec_path = tmp_path / "s.yaml"
+    spec_path.write_text(yaml.safe_dump(changed))
+    result = CliRunner().invoke(study_app, ["report", str(out), "--spec", str(spec_path), "--no-plots"])
+    assert result.exit_code == 0 and "same cell" not in result.output
+    assert "| ce | 41.5 ± 6.4 |" in result.output

@@ -1,0 +1,207 @@
+"""The study runner: durable JSONL rows, resume after a kill, failing cells, parallel workers."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from spacy_auc_ner.study.runner import (
+    ResultsWriter, StudyError, execute_cell, plan, read_results, run_study,
+)
+from spacy_auc_ner.study.spec import parse_spec
+
+TESTS = Path(__file__).parent
+sys.path.insert(0, str(TESTS))  # the fake cells, for this process and (via spawn) its workers
+import study_fake_cells  # noqa: E402
+
+QUIET = dict(progress=False, log=lambda msg: None)
+
+
+def _cells(methods=("ce", "ova_auc"), sizes=(10, 20), partitions=2):
+    methods = [m if m != "broken" else {"name": "broken", "config": "x.cfg"} for m in methods]
+    spec = {"name": "t", "corpora": ["toy"], "methods": methods, "sizes": list(sizes), "partitions": partitions}
+    return parse_spec(spec).cells()
+
+
+def test_in_process_study_writes_one_row_per_cell_and_resumes(tmp_path):
+    cells = _cells()
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, workers=0, runner="study_fake_cells:instant_cell", **QUIET)
+    assert (outcome.total, outcome.ok, outcome.failed, outcome.skipped) == (8, 8, 0, 0)
+    rows = read_results(out)
+    assert sorted(r["cell_id"] for r in rows) == sorted(c.id for c in cells)
+    row = rows[0]
+    assert row["status"] == "ok" and row["scores"]["ents_f"] == pytest.approx(0.41)
+    assert {"seconds", "finished", "host", "pid", "config", "overrides", "partition", "size"} <= set(row)
+    again = run_study(cells, out, workers=0, runner="study_fake_cells:instant_cell", **QUIET)
+    assert (again.ok, again.skipped) == (0, 8)
+    assert len(read_results(out)) == 8
+
+
+def test_failing_cell_is_recorded_and_the_study_goes_on(tmp_path):
+    cells = _cells(methods=("ce", "broken", "ova_auc"), sizes=(10,), partitions=2)
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert (outcome.ok, outcome.failed) == (4, 2)
+    rows = read_results(out)
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert {r["method"] for r in failed} == {"broken"}
+    assert failed[0]["error"].startswith("ValueError: this cell is meant to fail")
+    assert "instant_cell" in failed[0]["traceback"] and "Traceback" in failed[0]["traceback"]
+    # cells after the failing one ran: the last cell of the study is there
+    assert cells[-1].id in {r["cell_id"] for r in rows if r["status"] == "ok"}
+    # a rerun retries only the failed cells (and they fail again), unless told not to
+    assert [c.method for c in plan(cells, rows)] == ["broken", "broken"]
+    assert plan(cells, rows, retry_failed=False) == []
+    rerun = run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert (rerun.ok, rerun.failed, rerun.skipped) == (0, 2, 4)
+
+
+def test_execute_cell_never_raises_for_a_bad_runner_result(tmp_path):
+    cell = _cells(sizes=(10,), partitions=1)[0]
+    row = execute_cell(cell, lambda c: {"x": float("nan"), "arr": __import__("numpy").float32(0.5)})
+    assert row["status"] == "ok" and row["scores"]["arr"] == 0.5
+
+
+def test_bad_runner_path_fails_before_any_cell(tmp_path):
+    with pytest.raises(StudyError, match="cannot be imported"):
+        run_study(_cells(), tmp_path / "r.jsonl", workers=0, runner="study_fake_cells:nope", **QUIET)
+    assert not (tmp_path / "r.jsonl").exists() or read_results(tmp_path / "r.jsonl") == []
+
+
+def test_truncated_last_line_is_skipped_and_the_next_row_starts_a_new_line(tmp_path):
+    out = tmp_path / "r.jsonl"
+    cells = _cells(sizes=(10,), partitions=1)
+    good = execute_cell(cells[0], study_fake_cells.instant_cell)
+    out.write_text(json.dumps(good) + "\n" + '{"cell_id": "toy/ova_auc/n=10/p0#abc", "sta')
+    warnings = []
+    assert [r["cell_id"] for r in read_results(out, warn=warnings.append)] == [cells[0].id]
+    assert "r.jsonl:2: skipping a line that is not JSON" in warnings[0]
+    run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert [r["cell_id"] for r in read_results(out)] == [cells[0].id, cells[1].id]
+
+
+def test_a_second_writer_is_refused(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with ResultsWriter(out):
+        with pytest.raises(StudyError, match="another study is writing"):
+            run_study(_cells(), out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+
+
+def test_ray_without_the_extra_is_a_clear_error(tmp_path):
+    try:
+        import ray  # noqa: F401
+
+        pytest.skip("ray is installed")
+    except ImportError:
+        pass
+    with pytest.raises(StudyError, match=r"pip install 'spacy-auc-ner\[ray\]'"):
+        run_study(_cells(), tmp_path / "r.jsonl", use_ray=True, runner="study_fake_cells:instant_cell", **QUIET)
+
+
+def test_process_workers_use_one_thread_and_survive_a_dying_worker(tmp_path):
+    cells = _cells(methods=("ce", "broken"), sizes=(10,), partitions=2)[:3]  # ce, broken (dies), ce
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, workers=1, runner="study_fake_cells:thread_count_cell", **QUIET)
+    assert (outcome.ok, outcome.failed) == (2, 1)
+    rows = {r["cell_id"]: r for r in read_results(out)}
+    assert list(rows) == [c.id for c in cells]
+    dead = rows[cells[1].id]
+    assert dead["status"] == "failed" and "worker process died" in dead["error"]
+    ok = [rows[cells[0].id], rows[cells[2].id]]
+    assert {r["scores"]["omp"] for r in ok} == {"1"} and {r["scores"]["torch_threads"] for r in ok} == {1}
+    assert os.getpid() not in {r["pid"] for r in ok} and ok[0]["pid"] != ok[1]["pid"]  # a fresh pool
+
+
+def _write_spec(tmp_path):
+    spec = {"name": "killme", "corpora": ["toy"], "methods": ["ce", "ova_auc", "ova_bce"],
+            "sizes": [10, 20, 30], "partitions": 2, "runner": "study_fake_cells:sleepy_cell"}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def _study_cmd(spec, out):
+    return [sys.executable, "-m", "spacy_auc_ner.study.cli", "run", str(spec), "--results", str(out),
+            "--workers", "2", "--no-progress"]
+
+
+def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
+    spec, out, log = _write_spec(tmp_path), tmp_path / "r.jsonl", tmp_path / "calls.log"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4", OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(_study_cmd(spec, out), env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline and len(read_results(out)) < 4:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the study and its workers, mid-way
+        proc.wait()
+    first = {r["cell_id"] for r in read_results(out)}
+    assert 4 <= len(first) < 18, "the study was not killed mid-way"
+
+    done = subprocess.run(_study_cmd(spec, out), env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(first)} already done of 18 cells" in done.stderr
+    rows = read_results(out)
+    counts = Counter(r["cell_id"] for r in rows)
+    assert len(counts) == 18 and set(counts.values()) == {1}  # nothing lost, nothing twice
+    assert {r["status"] for r in rows} == {"ok"}
+    calls = Counter(line.split()[0] for line in log.read_text().splitlines())
+    assert all(calls[cid] == 1 for cid in first)  # finished cells were not run again
+
+
+def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
+    cells = _cells(methods=("ce",), sizes=(10,), partitions=2)
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.exiting_cell, **QUIET)
+    assert (outcome.ok, outcome.failed) == (1, 1)
+    failed = [r for r in read_results(out) if r["status"] == "failed"]
+    assert failed[0]["error"].startswith("SystemExit: 1 (spaCy stopped")
+
+
+def test_ray_dispatch_through_a_stand_in_ray(tmp_path, monkeypatch):
+    """The Ray path with a stand-in module: cells go through ray.remote(...).remote(...).future()."""
+    import types
+    from concurrent.futures import Future
+
+    calls = {}
+
+    def init(**kwargs):
+        calls["init"] = kwargs
+
+    def remote(**options):
+        calls["options"] = options
+
+        def wrap(fn):
+            class Handle:
+                def remote(self, *args):
+                    class Ref:
+                        def future(self):
+                            future = Future()
+                            future.set_result(fn(*args))
+                            return future
+
+                    return Ref()
+
+            return Handle()
+
+        return wrap
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(init=init, remote=remote))
+    cells = _cells()
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(cells, out, use_ray=True, ray_address="auto", workers=4,
+                        runner="study_fake_cells:instant_cell", **QUIET)
+    assert outcome.ok == len(cells) and len(read_results(out)) == len(cells)
+    assert calls["init"]["address"] == "auto" and calls["init"]["runtime_env"]["env_vars"]["OMP_NUM_THREADS"] == "1"
+    assert calls["options"] == {"num_cpus": 1, "num_gpus": 0.0}

@@ -1,0 +1,131 @@
+"""Student-t intervals and paired tests, checked against hand computation and printed tables."""
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_auc_ner.study.aggregate import aggregate
+from spacy_auc_ner.study.stats import betainc, paired_t_test, summarize, t_cdf, t_quantile
+
+
+@pytest.mark.parametrize(
+    "df,expected",
+    # two-sided 95% critical values from a printed t table
+    [(1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (9, 2.2622), (29, 2.0452), (10**6, 1.9600)],
+)
+def test_t_quantile_matches_table(df, expected):
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize("q", [0.6, 0.9, 0.975, 0.995, 0.9995])
+def test_t_quantile_closed_forms(q):
+    # df = 1 is Cauchy: tan(pi (q - 1/2)); df = 2: (2q - 1) / sqrt(2 q (1 - q))
+    assert t_quantile(q, 1) == pytest.approx(math.tan(math.pi * (q - 0.5)), rel=1e-9)
+    assert t_quantile(q, 2) == pytest.approx((2 * q - 1) / math.sqrt(2 * q * (1 - q)), rel=1e-9)
+    assert t_quantile(1 - q, 2) == pytest.approx(-t_quantile(q, 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("t", [-8.0, -1.5, 0.0, 0.3, 2.0, 40.0])
+def test_t_cdf_closed_forms(t):
+    assert t_cdf(t, 1) == pytest.approx(0.5 + math.atan(t) / math.pi, abs=1e-12)
+    assert t_cdf(t, 2) == pytest.approx(0.5 + t / (2 * math.sqrt(2 + t * t)), abs=1e-12)
+
+
+def test_t_against_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (1, 2, 3.5, 7, 30, 200):
+        for t in (-6.0, -2.1, -0.2, 0.0, 0.7, 3.3):
+            assert t_cdf(t, df) == pytest.approx(scipy_stats.t.cdf(t, df), abs=1e-10)
+        for q in (0.55, 0.9, 0.975, 0.999):
+            assert t_quantile(q, df) == pytest.approx(scipy_stats.t.ppf(q, df), rel=1e-8)
+
+
+def test_betainc_edges_and_symmetry():
+    assert betainc(2.0, 3.0, 0.0) == 0.0 and betainc(2.0, 3.0, 1.0) == 1.0
+    # I_x(1, 1) = x; I_x(a, b) = 1 - I_{1-x}(b, a)
+    assert betainc(1.0, 1.0, 0.3) == pytest.approx(0.3)
+    assert betainc(2.5, 0.5, 0.8) == pytest.approx(1 - betainc(0.5, 2.5, 0.2), abs=1e-12)
+    with pytest.raises(ValueError):
+        betainc(1.0, 1.0, 1.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-20, 20), st.integers(1, 60))
+def test_quantile_inverts_cdf(t, df):
+    q = t_cdf(t, df)
+    if 1e-9 < q < 1 - 1e-9:
+        assert t_quantile(q, df) == pytest.approx(t, abs=1e-6 * max(1, abs(t)))
+
+
+def test_summarize_by_hand():
+    # mean 0.6, sd 0.1, t(0.975, 2) = 4.302653 -> half width 4.302653 * 0.1 / sqrt(3) = 0.248414
+    s = summarize([0.5, 0.6, 0.7])
+    assert (s.n, s.mean, s.std) == (3, pytest.approx(0.6), pytest.approx(0.1))
+    assert s.half_width == pytest.approx(0.248414, abs=1e-6)
+    assert (s.low, s.high) == (pytest.approx(0.6 - 0.248414, abs=1e-6), pytest.approx(0.6 + 0.248414, abs=1e-6))
+    # 90%: t(0.95, 2) = 2.919986
+    assert summarize([0.5, 0.6, 0.7], 0.90).half_width == pytest.approx(2.919986 * 0.1 / math.sqrt(3), abs=1e-6)
+    one = summarize([0.42])
+    assert one.mean == 0.42 and one.half_width is None and one.low is None
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_paired_t_test_by_hand():
+    # d = (0.10, 0.15, 0.05): mean 0.10, sd 0.05, t = 0.10 / (0.05 / sqrt 3) = 2 sqrt 3;
+    # df 2 two-sided p = 1 - t / sqrt(2 + t^2) = 1 - sqrt(12 / 14) = 0.0741799
+    r = paired_t_test([0.60, 0.70, 0.65], [0.50, 0.55, 0.60])
+    assert r.n == 3 and r.mean_diff == pytest.approx(0.10)
+    assert r.t == pytest.approx(2 * math.sqrt(3))
+    assert r.p_value == pytest.approx(1 - math.sqrt(12 / 14), abs=1e-9)
+    flipped = paired_t_test([0.50, 0.55, 0.60], [0.60, 0.70, 0.65])
+    assert flipped.t == pytest.approx(-r.t) and flipped.p_value == pytest.approx(r.p_value)
+
+
+def test_paired_t_test_degenerate():
+    assert paired_t_test([0.5], [0.4]).p_value is None
+    same = paired_t_test([0.5, 0.6], [0.5, 0.6])
+    assert same.p_value == 1.0 and same.t == 0.0
+    shifted = paired_t_test([0.6, 0.7], [0.5, 0.6])
+    assert shifted.p_value == 0.0 and shifted.t == math.inf
+    with pytest.raises(ValueError):
+        paired_t_test([0.1, 0.2], [0.1])
+
+
+def _row(method, partition, f, size=50, status="ok", corpus="c"):
+    row = {"cell_id": f"{corpus}/{method}/n={size}/p{partition}", "corpus": corpus, "setting": "lowres",
+           "size": size, "value": None, "method": method, "partition": partition, "status": status}
+    if status == "ok":
+        row["scores"] = {"ents_seqeval_micro_f": f, "ents_f": f, "ents_per_type": {"X": {"p": f, "r": f, "f": f}}}
+    else:
+        row["error"] = "ValueError: boom"
+    return row
+
+
+def test_aggregate_made_up_results_by_hand():
+    rows = [
+        _row("ova_auc", 0, 0.60), _row("ova_auc", 1, 0.70), _row("ova_auc", 2, 0.65),
+        _row("ce", 0, 0.50), _row("ce", 1, 0.55), _row("ce", 2, 0.60),
+        _row("ova_bce", 0, 0.5), _row("ova_bce", 1, 0.6), _row("ova_bce", 2, 0.0, status="failed"),
+        _row("ce", 0, 0.50, size=100),
+    ]
+    out = aggregate(rows, baseline="ce")
+    assert [(r.size, r.method) for r in out] == [(50, "ce"), (50, "ova_auc"), (50, "ova_bce"), (100, "ce")]
+    ce, auc, bce, ce100 = out
+    assert ce.summary.mean == pytest.approx(0.55) and ce.summary.std == pytest.approx(0.05)
+    assert ce.summary.half_width == pytest.approx(4.302653 * 0.05 / math.sqrt(3), abs=1e-6)
+    assert ce.vs_baseline is None
+    assert auc.vs_baseline.p_value == pytest.approx(1 - math.sqrt(12 / 14), abs=1e-9)
+    assert auc.per_type == {"X": pytest.approx(0.65)}
+    # the failed partition is left out of the mean and of the pairs, and counted
+    assert bce.summary.n == 2 and bce.failed == 1 and bce.vs_baseline.n == 2
+    assert bce.summary.half_width == pytest.approx(12.706205 * math.sqrt(0.005) / math.sqrt(2), abs=1e-5)
+    assert bce.vs_baseline.mean_diff == pytest.approx(0.0 + 0.025)
+    assert ce100.summary.n == 1 and ce100.summary.half_width is None
+
+
+def test_aggregate_takes_the_last_ok_row_of_a_cell():
+    rows = [_row("ce", 0, 0.1, status="failed"), _row("ce", 0, 0.3), _row("ce", 0, 0.9, status="failed")]
+    (ce,) = aggregate(rows)
+    assert ce.scores == {0: 0.3} and ce.failed == 0
