@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from .columns import SCHEMES, DataError
+from .study.cli import study_app
 
 app = typer.Typer(
     name="spacy-auc-ner",
@@ -18,6 +19,7 @@ app = typer.Typer(
 )
 corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+app.add_typer(study_app, name="study")
 
 
 def _fail(err: Exception) -> None:

