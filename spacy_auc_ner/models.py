@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import LSTM, Model, chain, glorot_uniform_init, with_array, with_padded
+from thinc.api import LSTM, Maxout, Model, chain, glorot_uniform_init, with_array, with_padded
 from thinc.types import Floats2d
 
 HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha", "crf_trans", "crf_start", "crf_end")
@@ -19,12 +19,21 @@ HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha", "crf_trans", "crf_start"
 
 @registry.architectures("spacy_auc_ner.TokenScorer.v1")
 def build_token_scorer(
-    tok2vec: Model[List[Doc], List[Floats2d]], nO: Optional[int] = None
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    nO: Optional[int] = None,
+    hidden_width: int = 0,
+    maxout_pieces: int = 3,
 ) -> Model[List[Doc], List[Floats2d]]:
     """One raw score (logit) per token and output column. The component sets `nO` from its
-    labels and scheme, so leave it unset in configs."""
+    labels and scheme, so leave it unset in configs. `hidden_width` > 0 puts a maxout layer
+    (with layer normalisation) between encoder and head, the capacity spaCy's own `ner`
+    has above its tok2vec; 0 keeps the head linear."""
     head = build_classifier_head(nO)
-    model = chain(tok2vec, with_array(head))
+    if hidden_width > 0:
+        hidden = Maxout(nO=hidden_width, nP=maxout_pieces, normalize=True)
+        model = chain(tok2vec, with_array(chain(hidden, head)))
+    else:
+        model = chain(tok2vec, with_array(head))
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("output", head)
     return model

@@ -182,3 +182,21 @@ def test_bad_settings_are_refused():
         nlp.add_pipe("auc_ner", name="x", config={"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}})
     with pytest.raises(ValueError, match="unknown decoder"):
         nlp.add_pipe("auc_ner", name="y", config={"decoder": "beam"})
+
+
+def test_hidden_layer_head_trains_and_round_trips(tmp_path):
+    model = {
+        "@architectures": "spacy_auc_ner.TokenScorer.v1",
+        "hidden_width": 32,
+        "tok2vec": {
+            "@architectures": "spacy.HashEmbedCNN.v2", "width": 48, "depth": 2, "embed_size": 500,
+            "window_size": 1, "maxout_pieces": 3, "subword_features": True, "pretrained_vectors": None,
+        },
+    }
+    nlp, examples, _ = train({"scheme": "ova", "model": model}, n_iter=40)
+    assert nlp.evaluate(examples)["ents_f"] > 0.9
+    nlp.to_disk(tmp_path / "pipe")
+    texts = ["Mary met Anna in Rome ."]
+    assert [[(e.start, e.end, e.label_) for e in d.ents] for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [
+        [(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)
+    ]
