@@ -87,22 +87,12 @@ def markdown_report(
         cell = {(r.method, _column(setting, r.size, r.value)): r for r in panel}
         head = "size" if setting == "lowres" else AXIS_LABELS[setting].split(" (")[0]
         lines += [f"## {_panel_title(key)} ({setting}: {head})", ""]
-        lines.append("| method | " + " | ".join(columns) + " |")
-        lines.append("|---|" + "---|" * len(columns))
-        for m in methods:
-            texts = [_summary_text(cell.get((m, c))) for c in columns]
-            lines.append(f"| {m} | " + " | ".join(texts) + " |")
-        lines.append("")
+        lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
         compared = [m for m in methods if m != baseline and any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
         if baseline and compared:
             lines.append(f"Paired difference to `{baseline}` (points of F1, two-sided p-value, pairs):")
             lines.append("")
-            lines.append("| method | " + " | ".join(columns) + " |")
-            lines.append("|---|" + "---|" * len(columns))
-            for m in compared:
-                texts = [_diff_text(cell.get((m, c))) for c in columns]
-                lines.append(f"| {m} | " + " | ".join(texts) + " |")
-            lines.append("")
+            lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
     if failures:
         lines += [f"## Failed cells ({len(failures)})", ""]
         for row in failures[:20]:
@@ -263,3 +253,10 @@ def write_report(
     )
     written = plot_results(summaries, out_dir) if plots and summaries else []
     return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures}
+
+
+def _method_table(methods, columns, text) -> List[str]:
+    """Markdown rows: one per method, one column per size/value, `text(method, column)`."""
+    lines = ["| method | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    lines += [f"| {m} | " + " | ".join(text(m, c) for c in columns) + " |" for m in methods]
+    return lines + [""]
