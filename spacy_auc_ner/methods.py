@@ -49,6 +49,19 @@ METHODS: Dict[str, Method] = {
             {"components.auc_ner.loss.mode": "batch"},
             "OVA-AUC with a, b, alpha at their batch optima",
         ),
+        Method(
+            "ova_auc_viterbi",
+            "ova_auc.cfg",
+            {"components.auc_ner.decoder": "viterbi"},
+            "OVA-AUC decoded by BIO-constrained Viterbi",
+        ),
+        Method(
+            "ova_auc_batch_viterbi",
+            "ova_auc.cfg",
+            {"components.auc_ner.loss.mode": "batch", "components.auc_ner.decoder": "viterbi"},
+            "OVA-AUC, batch-optimal a, b, alpha, Viterbi decoding",
+        ),
+        Method("ce_viterbi", "softmax.cfg", {"components.auc_ner.decoder": "viterbi"}, "softmax CE, Viterbi decoding"),
         Method("ova_bce", "ova_bce.cfg", description="OVA, binary cross entropy per classifier"),
         Method("two_task_auc", "two_task_auc.cfg", description="AUC-2T, lambda = 100"),
     ]
