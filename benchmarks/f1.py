@@ -32,13 +32,11 @@ def run_one(job):
 
     method = Method(job["method"], job["config"], job["overrides"])
     corpus = Path(job["corpus"])
+    draw = {"@readers": "spacy_auc_ner.LowResource.v1", "path": str(corpus / "train.spacy"), "n": job["size"], "seed": job["seed"]}
+    if job.get("train_reader"):  # e.g. masking: the wrapper takes the draw as its corpus, seeded alike
+        draw = {**job["train_reader"], "seed": job["seed"], "corpus": draw}
     overrides = {
-        "corpora.train": {
-            "@readers": "spacy_auc_ner.LowResource.v1",
-            "path": str(corpus / "train.spacy"),
-            "n": job["size"],
-            "seed": job["seed"],
-        },
+        "corpora.train": draw,
         "system.seed": job["seed"],
         **method.overrides,
     }
@@ -75,6 +73,9 @@ def main():
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True, help="JSONL results (appended, resumable)")
     parser.add_argument("--max-steps", type=int, default=None, help="override [training] max_steps")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=JSON", help="a config override for every method, e.g. training.patience=300")
+    parser.add_argument("--dev-size", type=int, default=0, help="early-stop on this many dev sentences (a fixed seed-0 draw); 0 = all")
+    parser.add_argument("--train-reader", default=None, metavar="JSON", help="wrap the low-resource draw in this reader, e.g. '{\"@readers\": \"spacy_auc_ner.MaskedEntities.v1\", \"p\": 0.7}'")
     args = parser.parse_args()
 
     extra = {}
@@ -107,9 +108,18 @@ def main():
                 overrides = dict(m.overrides)
                 if args.max_steps:
                     overrides["training.max_steps"] = args.max_steps
+                for item in args.override:
+                    key, _, value = item.partition("=")
+                    overrides[key] = json.loads(value)
+                if args.dev_size:
+                    overrides["corpora.dev"] = {
+                        "@readers": "spacy_auc_ner.LowResource.v1",
+                        "path": str(args.corpus / "dev.spacy"), "n": args.dev_size, "seed": 0,
+                    }
                 jobs.append({
                     "method": name, "config": m.config, "overrides": overrides, "size": size, "seed": seed,
                     "corpus": str(args.corpus), "configs": str(args.configs),
+                    "train_reader": json.loads(args.train_reader) if args.train_reader else None,
                 })
     print(f"{len(jobs)} runs to do, {len(done)} done already", file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -64,6 +64,22 @@ METHODS: Dict[str, Method] = {
         Method("ce_viterbi", "softmax.cfg", {"components.auc_ner.decoder": "viterbi"}, "softmax CE, Viterbi decoding"),
         Method("ova_bce", "ova_bce.cfg", description="OVA, binary cross entropy per classifier"),
         Method("two_task_auc", "two_task_auc.cfg", description="AUC-2T, lambda = 100"),
+        Method("two_task_comauc", "comauc_2t.cfg", description="COMAUC-2T: BCE and AUC steps alternating"),
+        Method("ova_comauc", "comauc_ova.cfg", description="COMAUC on OVA: BCE and AUC steps alternating"),
+        Method("crf", "crf.cfg", description="linear-chain CRF, BIO-constrained Viterbi"),
+        Method("bilstm_crf", "bilstm_crf.cfg", description="BiLSTM-CRF"),
+        Method("focal", "focal.cfg", description="softmax focal loss, gamma 2"),
+        Method("dice", "dice.cfg", description="self-adjusting dice loss"),
+        Method("wce_inverse", "weighted_ce.cfg", description="weighted CE, inverse class frequency"),
+        Method("wce_log", "weighted_ce.cfg", {"components.auc_ner.loss.form": "log"}, "weighted CE, log10((s - s_k)/s_k + beta)"),
+        Method("mom", "mom.cfg", description="MoM learning on softmax CE, lambda 0.2"),
+        Method("ns_uniform", "negative_sampling.cfg", description="softmax CE on entity tokens + uniformly sampled negatives"),
+        Method(
+            "ns_weighted",
+            "negative_sampling.cfg",
+            {"components.auc_ner.loss.distribution": "weighted"},
+            "softmax CE on entity tokens + negatives weighted by uncertainty and missampling",
+        ),
     ]
 }
 
