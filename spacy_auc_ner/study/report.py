@@ -162,11 +162,14 @@ def plot_results(
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 legend.setdefault(label, handle)
         handles, labels = list(legend.values()), list(legend)
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
-        fig.tight_layout(rect=(0, 0.08 if rows == 1 else 0.05, 1, 1))
+        # as many legend columns as fit under the panels, the rest wraps onto more rows
+        ncol = max(1, min(len(labels), 3 * cols))
+        legend_rows = math.ceil(len(labels) / ncol) if labels else 0
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
+        fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
         for fmt in formats:
             path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
-            fig.savefig(path, dpi=150)
+            fig.savefig(path, dpi=150, bbox_inches="tight")
             written.append(path)
         plt.close(fig)
     return written
