@@ -12,7 +12,7 @@ from .study.cli import study_app
 
 app = typer.Typer(
     name="spacy-auc-ner",
-    help="AUC-maximising NER for spaCy: corpus tools for low-resource and imbalance studies.",
+    help="AUC-maximising NER for spaCy: corpora, low-resource training sets, and studies that compare NER objectives.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
