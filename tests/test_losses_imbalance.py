@@ -88,7 +88,7 @@ def test_dice_token_value_by_hand(multilabel):
     columns = COLUMNS if multilabel else [1.0, 1.0, 1.0]
     truth = make_truth(GOLD, 3, mask=MASK, columns=columns, multilabel=multilabel)
     probs = [[sig(s) for s in row] if multilabel else softmax_row(row) for row in SCORES]
-    out = Dice(alpha=1.0, delta=0.3)(SCORES, truth)
+    out = Dice(alpha=1.0, delta=0.3, level="token")(SCORES, truth)
     assert out.loss == pytest.approx(dice_token_by_hand(probs, GOLD, 1.0, 0.3, MASK, columns), rel=1e-10)
 
 
@@ -178,8 +178,8 @@ def _one_class_weighted(counts_len):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: Focal(2.0), lambda: Focal(0.5), lambda: Dice(), lambda: Dice(alpha=0.5, level="batch"), lambda: WeightedCE()],
-    ids=["focal", "focal_0.5", "dice", "dice_batch", "wce"],
+    [lambda: Focal(2.0), lambda: Focal(0.5), lambda: Dice(), lambda: Dice(alpha=1.0, level="token"), lambda: Dice(alpha=0.5, level="batch"), lambda: WeightedCE()],
+    ids=["focal", "focal_0.5", "dice", "dice_token", "dice_batch", "wce"],
 )
 @pytest.mark.parametrize("multilabel", [True, False])
 def test_no_nan_on_degenerate_batches(make, multilabel):

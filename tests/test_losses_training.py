@@ -32,6 +32,7 @@ CASES = {
     "focal_ova": ("ova", {"@losses": "spacy_auc_ner.Focal.v1"}),
     "focal_two_task": ("two_task", {"@losses": "spacy_auc_ner.Focal.v1"}),
     "dice_softmax": ("softmax", {"@losses": "spacy_auc_ner.Dice.v1"}),
+    "dice_softmax_token": ("softmax", {"@losses": "spacy_auc_ner.Dice.v1", "level": "token", "alpha": 1.0}),
     "dice_ova_batch": ("ova", {"@losses": "spacy_auc_ner.Dice.v1", "level": "batch"}),
     "wce_inverse": ("softmax", {"@losses": "spacy_auc_ner.WeightedCE.v1"}),
     "wce_log_ova": ("ova", {"@losses": "spacy_auc_ner.WeightedCE.v1", "form": "log", "beta": 2.0}),
