@@ -19,6 +19,7 @@ from thinc.types import Floats2d
 from .crf import bio_constraints, posteriors
 from .decoding import Spans, greedy_bio, two_task_spans, viterbi_bio
 from .losses import AUCMargin, CRFLoss, SoftmaxCE, TokenLoss, Truth
+from .losses.base import sigmoid
 from .schemes import LabelSet, TwoTaskScheme, entity_types_of, get_scheme
 from .strategies import UpdateStrategy
 
@@ -217,8 +218,6 @@ class AUCNER(TrainablePipe):
             log_scores = self.scheme.bio_log_scores(flat, labels)
             return viterbi_bio(log_scores, lengths, labels.bio_type, labels.bio_begin)
         if isinstance(self.scheme, TwoTaskScheme):
-            from .losses.base import sigmoid
-
             p = ops.to_numpy(sigmoid(flat[:, :2]))
             type_lp = ops.to_numpy(self.scheme.type_log_probs(flat, labels))
             return two_task_spans(p[:, 0], p[:, 1], type_lp, lengths, self.cfg["threshold"])
@@ -270,7 +269,7 @@ class AUCNER(TrainablePipe):
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
-        gold = self.model.ops.asarray1i(self.label_set.gold(examples))
+        targets = self._targets(examples)  # once per batch, whatever the plan
         # Language.update passes sgd=None and the training loop calls finish_update after;
         # strategies with several steps per batch use the optimizer seen last.
         optimizer = sgd if sgd not in (None, False) else self._optimizer
@@ -278,8 +277,10 @@ class AUCNER(TrainablePipe):
         set_dropout_rate(self.model, drop)
         for i, column_weights in enumerate(plan):
             scores, backprop = self.model.begin_update(docs)
-            loss, d_scores = self._loss(scores, gold, self.model.ops.asarray1f(column_weights))
+            loss, d_scores, param_updates = self._loss(scores, targets, self.model.ops.asarray1f(column_weights))
             backprop(d_scores)
+            for out, start, end in param_updates:
+                self._apply_param_updates(out, start, end)
             losses[self.name] += loss
             if i < len(plan) - 1 and optimizer is not None:
                 self.finish_update(optimizer)
@@ -289,24 +290,29 @@ class AUCNER(TrainablePipe):
         return losses
 
     def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]):
-        """Loss and gradient of the scores of `examples` (all classifiers)."""
+        """Loss and gradient of the scores of `examples` (all classifiers). Pure: the learned
+        loss parameters are read, not updated."""
         examples = list(examples)
         validate_examples(examples, "AUCNER.get_loss")
-        gold = self.model.ops.asarray1i(self.label_set.gold(examples))
         weights = self.model.ops.xp.ones(len(self.columns), dtype="f")
-        return self._loss(scores, gold, weights)
+        loss, d_scores, _ = self._loss(scores, self._targets(examples), weights)
+        return loss, d_scores
 
-    def _loss(self, scores: List[Floats2d], gold, column_weights):
+    def _targets(self, examples: Sequence[Example]):
+        """(N, K) targets and (N,) mask (0 where gold is missing) of the examples' tokens."""
+        gold = self.model.ops.asarray1i(self.label_set.gold(examples))
+        return self.scheme.targets(gold, self.label_set, self.model.ops.xp), (gold >= 0).astype("f")
+
+    def _loss(self, scores: List[Floats2d], targets, column_weights):
+        """Loss, score gradients and the learned-parameter updates to apply, as
+        (LossOutput, first column, end column) triples."""
         ops = self.model.ops
         xp = ops.xp
         lengths = ops.asarray1i([s.shape[0] for s in scores])
         flat = ops.flatten(scores)
-        for_nan = flat.sum()
-        if xp.isnan(for_nan):
+        if xp.isnan(flat.sum()):
             raise ValueError(f"[{self.name}] NaN in the model's scores; lower the learning rate")
-        labels = self.label_set
-        mask = (gold >= 0).astype("f")
-        Y = self.scheme.targets(gold, labels, xp)
+        Y, mask = targets
         head = self.model.get_ref("output")
         params = (
             {k: head.get_param(_PARAM_KEYS[k]) for k in self.loss.param_names}
@@ -329,14 +335,14 @@ class AUCNER(TrainablePipe):
                 type_out = self.type_loss(flat[:, 2:], type_truth)
                 d_flat[:, 2:] = type_out.d_scores
                 loss += type_out.loss
-            self._apply_param_updates(out, 0, 2)
+            param_updates = [(out, 0, 2)]
         else:
             truth = Truth(Y, mask, column_weights, lengths, self.scheme.multilabel, params, o_column, step)
             out = self.loss(flat, truth)
             d_flat = out.d_scores
             loss = out.loss
-            self._apply_param_updates(out, 0, flat.shape[1])
-        return float(loss), ops.unflatten(d_flat, lengths)
+            param_updates = [(out, 0, flat.shape[1])]
+        return float(loss), ops.unflatten(d_flat, lengths), param_updates
 
     def _apply_param_updates(self, out, start: int, end: int) -> None:
         head = self.model.get_ref("output")

@@ -200,3 +200,19 @@ def test_hidden_layer_head_trains_and_round_trips(tmp_path):
     assert [[(e.start, e.end, e.label_) for e in d.ents] for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [
         [(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)
     ]
+
+
+@pytest.mark.parametrize("alpha_update", ["ascent", "pesg"])
+def test_get_loss_leaves_the_learned_loss_parameters_alone(alpha_update):
+    config = {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "alpha_update": alpha_update}}
+    nlp, examples, _ = train(config, n_iter=5)
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    before = {k: head.get_param(k).copy() for k in ("dam_a", "dam_b", "dam_alpha")}
+    grads = {k: head.get_grad(k).copy() for k in before if head.has_grad(k)}
+    scores = nlp.get_pipe("auc_ner").model.predict([eg.predicted for eg in examples])
+    loss, d_scores = nlp.get_pipe("auc_ner").get_loss(examples, scores)
+    assert numpy.isfinite(loss) and len(d_scores) == len(examples)
+    for k, value in before.items():
+        assert numpy.array_equal(head.get_param(k), value)
+    for k, grad in grads.items():
+        assert numpy.array_equal(head.get_grad(k), grad)
