@@ -27,8 +27,8 @@ def run_one(job):
     import torch
 
     torch.set_num_threads(1)
-    from spacy_auc_ner.experiment import train_and_evaluate
-    from spacy_auc_ner.methods import Method
+    from spacy_auc_ner.study.experiment import train_and_evaluate
+    from spacy_auc_ner.study.methods import Method
 
     method = Method(job["method"], job["config"], job["overrides"])
     corpus = Path(job["corpus"])
@@ -57,7 +57,7 @@ def run_one(job):
 
 def main():
     sys.path.insert(0, str(ROOT))
-    from spacy_auc_ner.methods import METHODS, Method
+    from spacy_auc_ner.study.methods import METHODS, Method
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, required=True, help="folder with train/dev/test.spacy")

@@ -24,7 +24,7 @@ from spacy.util import load_config, load_model_from_config, minibatch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.methods import METHODS  # noqa: E402
+from spacy_auc_ner.study.methods import METHODS  # noqa: E402
 
 DEFAULT_METHODS = ["spacy_ner", "ova_auc", "ova_auc_grouped", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"]
 

@@ -2,7 +2,16 @@
 
 Everything is registered through entry points (see pyproject.toml); importing this package
 also registers it, for use without installation.
+
+Layers, each importing only from those before it:
+``labels``/``ml`` (array maths, CRF, decoding, architectures) -> ``losses`` -> ``schemes`` ->
+``pipeline`` (the auc_ner pipe, update strategies, scorer) -> ``data`` (column files,
+corpora, statistics) -> ``training`` (registered readers, sampling, partitions) ->
+``study`` (methods, specs, runner, reports) -> ``cli``.
 """
-from . import component, losses, models, readers, scoring, strategies  # noqa: F401
+from .pipeline import component, scoring, strategies  # noqa: F401
+from . import losses  # noqa: F401
+from .ml import architectures  # noqa: F401
+from .training import readers  # noqa: F401
 
 __version__ = "0.1.0"

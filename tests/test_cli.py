@@ -9,9 +9,9 @@ import pytest
 import spacy
 from typer.testing import CliRunner
 
-from spacy_auc_ner.cli import app
-from spacy_auc_ner.columns import read_docs, read_sentences
-from spacy_auc_ner.readers import create_low_resource
+from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.data.columns import read_docs, read_sentences
+from spacy_auc_ner.training.readers import create_low_resource
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).parents[1] / ".." / "shared" / "data"))
 runner = CliRunner()

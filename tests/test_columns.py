@@ -6,7 +6,7 @@ import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_auc_ner.columns import (
+from spacy_auc_ner.data.columns import (
     DataError,
     Sentence,
     detect_scheme,

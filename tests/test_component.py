@@ -4,7 +4,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_auc_ner.component import AUCNER
+from spacy_auc_ner.pipeline.component import AUCNER
 
 from toy_data import TOY, make_examples
 

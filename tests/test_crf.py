@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_auc_ner.crf import (
+from spacy_auc_ner.ml.crf import (
     bio_constraints,
     bio_layout,
     constrain,

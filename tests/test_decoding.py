@@ -2,7 +2,7 @@ import numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_auc_ner.decoding import bio_spans, greedy_bio, two_task_spans
+from spacy_auc_ner.ml.decoding import bio_spans, greedy_bio, two_task_spans
 from spacy_auc_ner.schemes import LabelSet
 
 

@@ -11,8 +11,8 @@ import spacy
 from spacy.util import registry
 from thinc.api import Config
 
-from spacy_auc_ner.columns import DataError, Sentence, write_sentences
-from spacy_auc_ner.readers import (
+from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
+from spacy_auc_ner.training.readers import (
     create_entity_ratio,
     create_low_resource,
     create_masked_entities,
@@ -129,7 +129,7 @@ def test_entity_ratio_fails_clearly_when_unreachable(nlp, numbered):
 
 @pytest.mark.skipif(not (DATA / "ncbi_disease" / "train.tsv").exists(), reason=f"real corpora not found in {DATA}")
 def test_entity_ratio_on_ncbi_disease(nlp):
-    from spacy_auc_ner.columns import read_columns
+    from spacy_auc_ner.data.columns import read_columns
 
     # NCBI disease train has 8.3% entity tokens and 54% entity-bearing sentences
     sents = read_columns(DATA / "ncbi_disease" / "train.tsv")
@@ -255,7 +255,7 @@ def test_resampled_base_changes_rareness(nlp, hand):
 def test_resampling_all_of_conll_is_fast(nlp, tmp_path):
     import time
 
-    from spacy_auc_ner.columns import read_columns
+    from spacy_auc_ner.data.columns import read_columns
 
     path = tmp_path / "train.spacy"
     write_sentences(path, read_columns(DATA / "conll2003" / "train.tsv"))

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from spacy_auc_ner.resampling import METHODS, frequencies, rareness, resample_counts, type_counts
+from spacy_auc_ner.data.statistics import rareness
+from spacy_auc_ner.training.resampling import METHODS, frequencies, resample_counts, type_counts
 
 # Hand corpus, 16 tokens, types (LOC, PER):
 #   s1  B-PER I-PER O     O      c = (0, 2)

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from spacy_auc_ner.strategies import GroupedByPrefix, SampledClassifiers, UpdateStrategy
+from spacy_auc_ner.pipeline.strategies import GroupedByPrefix, SampledClassifiers, UpdateStrategy
 
 COLUMNS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 

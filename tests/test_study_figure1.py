@@ -8,7 +8,7 @@ from spacy.training.initialize import init_nlp
 from spacy.util import load_config
 from typer.testing import CliRunner
 
-from spacy_auc_ner.study.cli import study_app
+from spacy_auc_ner.cli.study import study_app
 from spacy_auc_ner.study.figure1 import confusion_shares, gold_vs_best_other, ova_token_probabilities, plot_figure1
 
 ROOT = Path(__file__).parents[1]

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from spacy_auc_ner.study.cli import study_app
+from spacy_auc_ner.cli.study import study_app
 from spacy_auc_ner.study.report import write_report
 from spacy_auc_ner.study.runner import run_study
 from spacy_auc_ner.study.spec import parse_spec

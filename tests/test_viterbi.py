@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.training import Example
 
-from spacy_auc_ner.crf import bio_constraints, bio_layout
-from spacy_auc_ner.decoding import greedy_bio, viterbi_bio
+from spacy_auc_ner.ml.crf import bio_constraints, bio_layout
+from spacy_auc_ner.ml.decoding import greedy_bio, viterbi_bio
 from spacy_auc_ner.schemes import LabelSet, get_scheme
 
 LABELS = LabelSet(["LOC", "PER"])  # O, B-LOC, I-LOC, B-PER, I-PER

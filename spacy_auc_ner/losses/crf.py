@@ -8,7 +8,7 @@ model never spends probability on them.
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from ..crf import bio_constraints, bio_layout, constrain, crf_nll, pad, unpad
+from ..ml.crf import bio_constraints, bio_layout, constrain, crf_nll, pad, unpad
 from .base import LossOutput, TokenLoss, Truth
 
 CRF_PARAMS = ("trans", "start", "end")

@@ -37,7 +37,7 @@ class StudyError(RuntimeError):
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split."""
-    from ..experiment import train_and_evaluate
+    from .experiment import train_and_evaluate
 
     return train_and_evaluate(
         cell.config,

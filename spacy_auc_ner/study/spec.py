@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import yaml
 
-from ..methods import METHODS
+from .methods import METHODS
 
 PathLike = Union[str, Path]
 

@@ -1,6 +1,6 @@
 """`spacy-auc-ner study run|report|figure1`: the study's command line (a typer sub-app).
 
-Mounted into the main app as ``study``; also runnable alone: ``python -m spacy_auc_ner.study.cli``.
+Mounted into the main app as ``study``; also runnable alone: ``python -m spacy_auc_ner.cli.study``.
 """
 import sys
 from pathlib import Path
@@ -42,8 +42,8 @@ def run_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
     """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell."""
-    from .runner import StudyError, plan, read_results, run_study
-    from .spec import SpecError, load_spec
+    from ..study.runner import StudyError, plan, read_results, run_study
+    from ..study.spec import SpecError, load_spec
 
     try:
         study = load_spec(
@@ -99,7 +99,7 @@ def report_command(
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
-    from .report import write_report
+    from ..study.report import write_report
 
     if not 0 < confidence < 1:
         _err(f"error: --confidence must lie in (0, 1), not {confidence}")
@@ -108,7 +108,7 @@ def report_command(
     try:
         cell_ids = None
         if spec is not None:
-            from .spec import load_spec
+            from ..study.spec import load_spec
 
             cell_ids = [c.id for c in load_spec(spec, set_values=set_values, only_corpora=corpus).cells()]
         report = write_report(
@@ -130,7 +130,7 @@ def figure1_command(
     pipe_name: str = typer.Option("auc_ner", "--pipe", help="Name of the OVA component in the pipelines"),
 ):
     """Figure 1 of the OVA paper: each token's probability for its gold label against the best other label, one panel per model."""
-    from .figure1 import figure1
+    from ..study.figure1 import figure1
 
     pairs = []
     for item in models:

@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence
 import numpy
 from tqdm import tqdm
 
-from .columns import DataError, label_arrays, read_sentences, write_sentences
+from ..data.columns import DataError, label_arrays, read_sentences, write_sentences
 from .readers import draw_entity_ratio, draw_indices
 
 

@@ -7,8 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from .columns import SCHEMES, DataError
-from .study.cli import study_app
+from ..data.columns import SCHEMES, DataError
+from .study import study_app
 
 app = typer.Typer(
     name="spacy-auc-ner",
@@ -50,7 +50,7 @@ def convert(
 
     -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
     """
-    from .columns import read_columns, write_sentences
+    from ..data.columns import read_columns, write_sentences
 
     try:
         sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
@@ -74,8 +74,8 @@ def stats(
     Sentences and tokens per split, entity types, % of B/I/O tokens, % of sentences with an
     entity, and each type's token share and rareness r_t.
     """
-    from .corpora import CORPORA, locate
-    from .statistics import corpus_statistics, to_markdown
+    from ..data.corpora import CORPORA, locate
+    from ..data.statistics import corpus_statistics, to_markdown
 
     results = []
     try:
@@ -108,7 +108,7 @@ def partition(
     Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
     yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
     """
-    from .partitions import write_partitions
+    from ..training.partitions import write_partitions
 
     try:
         size_list = _ints(sizes, "--sizes")
@@ -134,7 +134,7 @@ def corpus_get(
     From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
     downloaded at their pinned commits, checked against their git blob ids and converted.
     """
-    from .corpora import get_corpus
+    from ..data.corpora import get_corpus
 
     try:
         summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
@@ -147,7 +147,7 @@ def corpus_get(
 @corpus_app.command("list")
 def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to look in first.")):
     """List the known corpora and where a local copy was found."""
-    from .corpora import CORPORA, locate
+    from ..data.corpora import CORPORA, locate
 
     for name, source in CORPORA.items():
         found = locate(name, data_dir)

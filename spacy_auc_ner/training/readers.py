@@ -37,7 +37,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from .columns import DataError, read_docs
+from ..data.columns import DataError, read_docs
 from .resampling import METHODS, VARIANTS, frequencies, rareness, type_counts
 
 Reader = Callable[[Language], Iterable[Example]]

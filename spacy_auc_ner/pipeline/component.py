@@ -16,11 +16,11 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from .crf import bio_constraints, posteriors
-from .decoding import Spans, greedy_bio, two_task_spans, viterbi_bio
-from .losses import AUCMargin, CRFLoss, SoftmaxCE, TokenLoss, Truth
-from .losses.base import sigmoid
-from .schemes import LabelSet, TwoTaskScheme, entity_types_of, get_scheme
+from ..ml.crf import bio_constraints, posteriors
+from ..ml.decoding import Spans, greedy_bio, two_task_spans, viterbi_bio
+from ..losses import AUCMargin, CRFLoss, SoftmaxCE, TokenLoss, Truth
+from ..losses.base import sigmoid
+from ..schemes import LabelSet, TwoTaskScheme, entity_types_of, get_scheme
 from .strategies import UpdateStrategy
 
 DEFAULT_MODEL_CONFIG = """

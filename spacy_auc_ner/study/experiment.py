@@ -19,7 +19,7 @@ from spacy.training.initialize import init_nlp
 from spacy.training.loop import train as train_loop
 from spacy.util import load_config
 
-from .scoring import score_entities
+from ..pipeline.scoring import score_entities
 
 PathLike = Union[str, Path]
 
