@@ -4,7 +4,9 @@ A cell is one training run. Its training set is described as spaCy config overri
 ``[corpora.train]`` (see `training_set_overrides`, the one place that knows the reader names),
 so every method of a partition trains on the same sampled sentences and differences are paired.
 Each cell has a stable id (readable fields plus a hash of the config and its overrides) under
-which the runner records it and by which a rerun skips what is done.
+which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
+block adds tuning trials (cells too, see `study/tuning.py` for the protocol) whose dev scores
+choose the values its reported cells train with.
 """
 import hashlib
 import json
@@ -15,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import yaml
 
 from .methods import METHODS
+from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
 
 PathLike = Union[str, Path]
 
@@ -31,7 +34,7 @@ SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
-    "shares", "mask_p", "resamplers", "notes",
+    "shares", "mask_p", "resamplers", "notes", "tune",
 }
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
@@ -111,14 +114,20 @@ class Cell:
     test: str
     gpu_id: int = -1
     id: str = ""
+    # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
+    tuning: Optional[Dict[str, Any]] = None
+    # a reported cell of a tuned study: the grid points, the ids of their trials and the
+    # selection metric; the runner adds "chosen" when it merges the chosen point
+    selection: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
         if not self.id:
             self.id = cell_id(self)
 
     def describe(self) -> Dict[str, Any]:
-        """The fields a results row carries to identify the cell."""
-        return {
+        """The fields a results row carries to identify the cell (a tuning trial's row also
+        has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
+        row = {
             "cell_id": self.id,
             "study": self.study,
             "corpus": self.corpus,
@@ -129,6 +138,11 @@ class Cell:
             "partition": self.partition,
             "seed": self.seed,
         }
+        if self.tuning is not None:
+            row["tuning"] = self.tuning
+        if self.selection is not None and "chosen" in self.selection:
+            row["tuned"] = self.selection["chosen"]
+        return row
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -138,11 +152,14 @@ def cell_id(cell: Cell) -> str:
     """Readable fields plus a hash of what the run trains (config file name and overrides).
 
     Paths are left out so that moving the corpora or configs does not invalidate results;
-    changing an override does, so that stale results are never mistaken for new ones.
+    changing an override does, so that stale results are never mistaken for new ones. A tuned
+    reported cell's hash covers its grid and selection metric (not the chosen values, which
+    its trials decide); a trial's overrides hold its grid point and tuning seed.
     """
-    payload = json.dumps(
-        {"config": Path(cell.config).name, "overrides": cell.overrides}, sort_keys=True, default=str
-    )
+    content: Dict[str, Any] = {"config": Path(cell.config).name, "overrides": cell.overrides}
+    if cell.selection is not None:
+        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
+    payload = json.dumps(content, sort_keys=True, default=str)
     digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
     parts = [cell.corpus, cell.method]
     if cell.size is not None:
@@ -150,7 +167,10 @@ def cell_id(cell: Cell) -> str:
     value_name = VALUE_NAMES[cell.setting]
     if value_name is not None:
         parts.append(f"{value_name}={_fmt(cell.value)}")
-    parts.append(f"p{cell.partition}")
+    if cell.tuning is not None:
+        parts += [f"tune{cell.tuning['partition']}", point_label(cell.tuning["point"])]
+    else:
+        parts.append(f"p{cell.partition}")
     return "/".join(parts) + "#" + digest
 
 
@@ -174,10 +194,12 @@ class StudySpec:
     dev_size: Optional[int] = None
     description: str = ""
     source: str = "<spec>"
+    tune: Optional[TuneSpec] = None
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
-        for the first partition rather than all partitions of a few sizes."""
+        for the first partition rather than all partitions of a few sizes. A tuned study's
+        trials come first, each group's grid together; its reported cells wait for them."""
         out = []
         for partition in range(self.partitions):
             seed = self.seed + partition
@@ -185,33 +207,72 @@ class StudySpec:
                 for size in self.sizes:
                     for value in self.values:
                         for method in self.methods:
-                            overrides = {
-                                **method.overrides,
-                                **self.overrides,
-                                **paths.get("overrides", {}),
-                                "system.seed": seed,
-                                **dev_set_overrides(self.dev_size, self.seed),
-                                **training_set_overrides(self.setting, size=size, value=value, seed=seed),
-                            }
-                            out.append(
-                                Cell(
-                                    study=self.name,
-                                    corpus=corpus,
-                                    method=method.name,
-                                    setting=self.setting,
-                                    size=size,
-                                    value=value,
-                                    partition=partition,
-                                    seed=seed,
-                                    config=method.config,
-                                    overrides=overrides,
-                                    train=str(paths["train"]),
-                                    dev=str(paths["dev"]),
-                                    test=str(paths["test"]),
-                                    gpu_id=self.gpu_id,
-                                )
-                            )
+                            out.append(self._cell(corpus, paths, size, value, method, partition, seed))
+        if self.tune is None:
+            return out
+        return self._tuning_trials() + [self._with_selection(cell) for cell in out]
+
+    def _cell(self, corpus, paths, size, value, method, partition, seed, tuning=None) -> "Cell":
+        overrides = {
+            **method.overrides,
+            **self.overrides,
+            **paths.get("overrides", {}),
+            "system.seed": seed,
+            **dev_set_overrides(self.dev_size, self.seed),
+            **training_set_overrides(self.setting, size=size, value=value, seed=seed),
+            **(tuning["point"] if tuning else {}),
+        }
+        return Cell(
+            study=self.name,
+            corpus=corpus,
+            method=method.name,
+            setting=self.setting,
+            size=size,
+            value=value,
+            partition=partition,
+            seed=seed,
+            config=method.config,
+            overrides=overrides,
+            train=str(paths["train"]),
+            dev=str(paths["dev"]),
+            test=str(paths["test"]),
+            gpu_id=self.gpu_id,
+            tuning=tuning,
+        )
+
+    def _tuning_trials(self) -> List["Cell"]:
+        """Per corpus x size x value x method: every grid point on every tuning partition."""
+        assert self.tune is not None
+        out = []
+        for corpus, paths in self.corpora.items():
+            for size in self.sizes:
+                for value in self.values:
+                    for method in self.methods:
+                        for t, seed in enumerate(self.tune.seeds(self.seed)):
+                            for point in self.tune.points():
+                                tuning = {"partition": t, "point": point}
+                                out.append(self._cell(corpus, paths, size, value, method, None, seed, tuning))
         return out
+
+    def _with_selection(self, cell: "Cell") -> "Cell":
+        """A reported cell that trains with the grid point its group's trials choose."""
+        assert self.tune is not None
+        points = self.tune.points()
+        trials = [
+            [
+                self._cell(
+                    cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
+                    self._method(cell.method), None, seed, {"partition": t, "point": point},
+                ).id
+                for t, seed in enumerate(self.tune.seeds(self.seed))
+            ]
+            for point in points
+        ]
+        selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
+        return Cell(**{**cell.to_dict(), "id": "", "selection": selection})
+
+    def _method(self, name: str) -> MethodSpec:
+        return next(m for m in self.methods if m.name == name)
 
     def check_files(self) -> None:
         """Fail before any training when a config or corpus file is missing."""
@@ -223,6 +284,26 @@ class StudySpec:
             for split in SPLITS:
                 if not Path(paths[split]).exists():
                     problems.append(f"corpus {corpus!r}: {split} file {paths[split]} not found")
+        if problems:
+            raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+    def check_tuning(self) -> None:
+        """Fail before any training when a grid key names nothing in a method's config, as
+        assembled for its cells (the method's config file with the cell's overrides).
+        Methods whose config file is missing are left to `check_files`."""
+        if self.tune is None:
+            return
+        from spacy.util import load_config
+
+        from .tuning import grid_key_problems
+
+        configs = {}
+        for cell in self.cells():
+            if cell.tuning is not None or cell.method in configs or not Path(cell.config).exists():
+                continue
+            base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
+            configs[cell.method] = (cell.config, load_config(cell.config, overrides=base, interpolate=False))
+        problems = grid_key_problems(self.tune, configs)
         if problems:
             raise SpecError(f"{self.source}: " + "; ".join(problems))
 
@@ -342,6 +423,10 @@ def parse_spec(
     if runner is not None and (not isinstance(runner, str) or ":" not in runner):
         fail(f"runner: {runner!r} is not a 'module:function' path")
     spec_gpu = data.get("gpu_id", -1)
+    default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
+    tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
+    if tune is not None and partitions > TUNE_SEED_OFFSET:
+        fail(f"partitions: at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
     return StudySpec(
         name=str(name),
         setting=setting,
@@ -357,6 +442,7 @@ def parse_spec(
         dev_size=dev_size,
         description=str(data.get("description", "")),
         source=source,
+        tune=tune,
     )
 
 
