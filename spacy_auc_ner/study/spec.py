@@ -105,7 +105,7 @@ class Cell:
     setting: str
     size: Optional[int]
     value: Any
-    partition: int
+    partition: Optional[int]  # None for a tuning trial (see `tuning`)
     seed: int
     config: str
     overrides: Dict[str, Any]
