@@ -50,13 +50,15 @@ def run_command(
             spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
             set_values=set_values, only_corpora=corpus,
         )
+        study.check_tuning()  # a grid key no method's config has: refused before any training
         cells = study.cells()
         results = results or Path("results") / f"{study.name}.jsonl"
         if dry_run:
             todo = plan(cells, read_results(results), retry_failed=retry_failed)
             for cell in todo:
                 typer.echo(cell.id)
-            _err(f"{len(todo)} of {len(cells)} cells to run -> {results}")
+            trials = sum(1 for c in todo if c.tuning is not None)
+            _err(f"{len(todo)} of {len(cells)} cells to run" + (f" ({trials} tuning trials)" if study.tune else "") + f" -> {results}")
             return
         cell_runner = runner or study.runner
         if cell_runner is None:

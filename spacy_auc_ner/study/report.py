@@ -1,6 +1,7 @@
-"""A study's report: markdown tables (mean ± 95% CI, paired tests against the baseline),
-a JSON summary, and plots in the style of the papers (F1 against the setting's axis with
-confidence bands, one panel per corpus), as PNG and SVG.
+"""A study's report: markdown tables (mean ± 95% CI, paired tests against the baseline;
+for a tuned study the values each method chose and its dev score; the compute every method
+spent, tuning included), a JSON summary, and plots in the style of the papers (F1 against the
+setting's axis with confidence bands, one panel per corpus), as PNG and SVG.
 """
 import json
 import math
@@ -8,7 +9,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .aggregate import DEFAULT_METRIC, MethodResult, aggregate
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
 from .runner import latest_rows, read_results
 
 PathLike = Union[str, Path]
@@ -63,9 +64,11 @@ def markdown_report(
     baseline: Optional[str] = "ce",
     failures: Sequence[Dict[str, Any]] = (),
     title: Optional[str] = None,
+    costs: Sequence[Compute] = (),
 ) -> str:
     """Markdown: per panel a table of mean ± CI (▲/▼ where a paired t-test against the
-    baseline gives p < 0.05) and a table of paired differences with their p-values."""
+    baseline gives p < 0.05), a table of paired differences with their p-values and, when
+    tuned, the chosen values; then the compute per method (`costs`)."""
     if not results:
         return f"# {title or 'Study report'}\n\nNo results yet.\n"
     metric = results[0].metric
@@ -93,6 +96,16 @@ def markdown_report(
             lines.append(f"Paired difference to `{baseline}` (points of F1, two-sided p-value, pairs):")
             lines.append("")
             lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
+        tuned = [r.tuned for r in panel if r.tuned]
+        if tuned:
+            lines.append(
+                f"Chosen values (grid point with the best mean dev {tuned[0].get('metric')} over "
+                f"{tuned[0].get('partitions')} tuning partition(s), never reported; its dev score in %):"
+            )
+            lines.append("")
+            lines += _method_table(methods, columns, lambda m, c: _tuned_text(cell.get((m, c))))
+    if costs:
+        lines += _compute_lines(costs)
     if failures:
         lines += [f"## Failed cells ({len(failures)})", ""]
         for row in failures[:20]:
@@ -116,6 +129,44 @@ def _summary_text(r: Optional[MethodResult]) -> str:
     if r.failed:
         text += f" (n={s.n}, {r.failed} failed)"
     return text
+
+
+def _tuned_text(r: Optional[MethodResult]) -> str:
+    if r is None or not r.tuned:
+        return "–"
+    t = r.tuned
+    point = t.get("point") or {}
+    names = [k.rsplit(".", 1)[-1] for k in point]
+    text = ", ".join(f"{n if names.count(n) == 1 else k}={_value_text(v)}" for n, k, v in zip(names, point, point.values()))
+    if isinstance(t.get("dev_score"), (int, float)):
+        text += f" (dev {_pct(t['dev_score'])})"
+    if t.get("varies"):
+        text += f" (varies: {len(t['varies'])} points across partitions)"
+    return text
+
+
+def _value_text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _compute_lines(costs: Sequence[Compute]) -> List[str]:
+    """One row per corpus and method: trainings and summed seconds, tuning included."""
+    lines = [
+        "## Compute per method",
+        "",
+        "Trainings (tuning trials + reported cells; every recorded run, failed ones and reruns "
+        "included) and the wall seconds of those runs summed (with N parallel workers the study "
+        "itself takes about 1/N of that):",
+        "",
+        "| corpus | method | trainings | tuning | reported | seconds | tuning s | reported s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in costs:
+        lines.append(
+            f"| {c.corpus} | {c.method} | {c.runs} | {c.tuning_runs} | {c.reported_runs} | "
+            f"{c.seconds:.0f} | {c.tuning_seconds:.0f} | {c.reported_seconds:.0f} |"
+        )
+    return lines + [""]
 
 
 def _diff_text(r: Optional[MethodResult]) -> str:
@@ -245,17 +296,20 @@ def write_report(
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
+    costs = compute(rows)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     text = markdown_report(
-        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}"
+        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}",
+        costs=costs,
     )
     (out_dir / "report.md").write_text(text, encoding="utf8")
     (out_dir / "summary.json").write_text(
         json.dumps([s.to_dict() for s in summaries], indent=2, default=str), encoding="utf8"
     )
+    (out_dir / "compute.json").write_text(json.dumps([c.to_dict() for c in costs], indent=2), encoding="utf8")
     written = plot_results(summaries, out_dir) if plots and summaries else []
-    return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures}
+    return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures, "compute": costs}
 
 
 def _method_table(methods, columns, text) -> List[str]:

@@ -4,7 +4,8 @@ Only the parent process writes the results: one JSON line per finished cell, flu
 fsynced, so a killed study loses at most the cells in flight and a rerun skips every cell
 whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
 error and the tail of its traceback, and the study goes on; failed cells are retried on the
-next run unless told otherwise.
+next run unless told otherwise. In a tuned study the reported cells of a group wait until its
+tuning trials have rows; the runner then merges the chosen grid point (`study/tuning.py`).
 """
 import importlib
 import json
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from .spec import Cell
+from .tuning import TuningError, resolve, trial_ids
 
 PathLike = Union[str, Path]
 CellFunction = Callable[[Cell], Dict[str, Any]]
@@ -36,10 +38,17 @@ class StudyError(RuntimeError):
 
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
-    """The real cell: train the cell's config on its training set, score it on the test split."""
+    """The real cell: train the cell's config on its training set, score it on the test split
+    (a tuning trial: on the dev split only; it is never scored on test)."""
     from .experiment import train_and_evaluate
 
-    return train_and_evaluate(cell.training_config(), train=cell.train, dev=cell.dev, test=cell.test, gpu_id=cell.gpu_id)
+    return train_and_evaluate(
+        cell.training_config(),
+        train=cell.train,
+        dev=cell.dev,
+        test=None if cell.tuning is not None else cell.test,
+        gpu_id=cell.gpu_id,
+    )
 
 
 def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
@@ -308,12 +317,13 @@ def run_study(
     start = time.perf_counter()
     writer = ResultsWriter(results)  # takes the lock before reading what is done
     try:
-        todo = plan(cells, read_results(results, warn=log), retry_failed=retry_failed)
+        rows = read_results(results, warn=log)
+        todo = plan(cells, rows, retry_failed=retry_failed)
         skipped = len(cells) - len(todo)
         if log is not None and skipped:
             log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
         ok, failed = _run_cells(
-            todo, writer, workers=workers, runner=runner, threads=threads_per_worker,
+            todo, writer, rows=rows, workers=workers, runner=runner, threads=threads_per_worker,
             ray_address=ray_address, use_ray=use_ray, progress=progress, log=log,
         )
     finally:
@@ -329,14 +339,16 @@ def _make_executor(workers, threads, use_ray, ray_address, gpu):
     return _process_pool(workers, threads)
 
 
-def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, progress, log):
+def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log):
     from tqdm.auto import tqdm
 
     if not todo:
         return 0, 0
     capacity = max(1, workers)
-    pending = list(reversed(todo))  # pop() from the end keeps the study's order
+    pending = list(reversed(todo))  # the end of the list is the next cell: keeps the study's order
     running: Dict[Future, Cell] = {}
+    latest = latest_rows(rows)  # what tuned cells choose from, kept current as rows come in
+    unfinished = {c.id for c in todo}
     ok = failed = 0
     bar = tqdm(total=len(todo), unit="cell", disable=not progress, dynamic_ncols=True, file=sys.stderr)
     say = (lambda msg: bar.write(msg, file=sys.stderr)) if log is None else log
@@ -348,10 +360,15 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
     def record(row):
         nonlocal ok, failed
         writer.append(row)
+        unfinished.discard(row["cell_id"])
+        prev = latest.get(row["cell_id"])
+        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
+            latest[row["cell_id"]] = row
         if row["status"] == "ok":
             ok += 1
-            f1 = (row.get("scores") or {}).get("ents_f")
-            f1_text = f"ents_f={f1:.3f} " if isinstance(f1, (int, float)) else ""
+            scores = row.get("scores") or {}
+            name, f1 = ("dev ents_f", scores.get("dev_score")) if row.get("tuning") else ("ents_f", scores.get("ents_f"))
+            f1_text = f"{name}={f1:.3f} " if isinstance(f1, (int, float)) else ""
             say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f}s")
         else:
             failed += 1
@@ -363,11 +380,23 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
         executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
         try:
             while pending or running:
-                while pending and len(running) < capacity:
-                    cell = pending.pop()
+                while len(running) < capacity:
+                    cell = _next_ready(pending, unfinished)
+                    if cell is None and pending and not running:  # cannot happen: trials never wait
+                        cell = pending.pop()
+                    if cell is None:
+                        break
+                    if cell.selection is not None:
+                        try:
+                            cell = resolve(cell, latest)
+                        except TuningError as err:
+                            record(_lost_row(cell, f"tuning: {err}"))
+                            continue
                     future = executor.submit(execute_cell, cell, runner)
                     running[future] = cell
                     status()
+                if not running:
+                    continue  # every pending cell was just recorded as failed
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 broken = False
                 for future in done:
@@ -394,6 +423,15 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
         finally:
             bar.close()
     return ok, failed
+
+
+def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
+    """Take the next cell whose tuning trials (if any) all have a row in this run; None when
+    every pending cell waits for a trial still pending or running."""
+    for i in range(len(pending) - 1, -1, -1):
+        if not any(cid in unfinished for cid in trial_ids(pending[i])):
+            return pending.pop(i)
+    return None
 
 
 def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:

@@ -6,7 +6,9 @@ training set is the override of ``[corpora.train]`` built by
 `spacy_auc_ner.training.sets.training_set_config`, so every method of a partition trains on
 the same sampled sentences and differences are paired.
 Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
-which the runner records it and by which a rerun skips what is done.
+which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
+block adds tuning trials (cells too, see `study/tuning.py` for the protocol) whose dev scores
+choose the values its reported cells train with.
 """
 import hashlib
 import json
@@ -20,6 +22,7 @@ from thinc.api import Config
 
 from ..training.sets import dev_set_config, training_set_config
 from .methods import ENCODERS, MethodError, assemble, method_path
+from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
 
 PathLike = Union[str, Path]
 
@@ -36,7 +39,7 @@ SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
-    "shares", "mask_p", "resamplers", "notes",
+    "shares", "mask_p", "resamplers", "notes", "tune",
 }
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
@@ -67,7 +70,7 @@ class Cell:
     setting: str
     size: Optional[int]
     value: Any
-    partition: int
+    partition: Optional[int]  # None for a tuning trial (see `tuning`)
     seed: int
     config: str
     overrides: Dict[str, Any]
@@ -77,14 +80,20 @@ class Cell:
     gpu_id: int = -1
     base_config: Optional[str] = None
     id: str = ""
+    # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
+    tuning: Optional[Dict[str, Any]] = None
+    # a reported cell of a tuned study: the grid points, the ids of their trials and the
+    # selection metric; the runner adds "chosen" when it merges the chosen point
+    selection: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
         if not self.id:
             self.id = cell_id(self)
 
     def describe(self) -> Dict[str, Any]:
-        """The fields a results row carries to identify the cell."""
-        return {
+        """The fields a results row carries to identify the cell (a tuning trial's row also
+        has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
+        row = {
             "cell_id": self.id,
             "study": self.study,
             "corpus": self.corpus,
@@ -96,6 +105,11 @@ class Cell:
             "seed": self.seed,
             "encoder": encoder_of(self.base_config),
         }
+        if self.tuning is not None:
+            row["tuning"] = self.tuning
+        if self.selection is not None and "chosen" in self.selection:
+            row["tuned"] = self.selection["chosen"]
+        return row
 
     def training_config(self) -> Config:
         """The cell's full training config: its method assembled onto its base (or its own
@@ -115,16 +129,17 @@ def cell_id(cell: Cell) -> str:
     Paths are left out so that moving the corpora or configs does not invalidate results;
     changing an override or the encoder does, so that stale results are never mistaken for new
     ones (and rows written before methods had their own files, under other keys, never match).
+    A tuned reported cell's hash covers its grid and selection metric (not the chosen values,
+    which its trials decide); a trial's overrides hold its grid point and tuning seed.
     """
-    payload = json.dumps(
-        {
-            "method_config": Path(cell.config).name,
-            "base_config": Path(cell.base_config).name if cell.base_config else None,
-            "overrides": cell.overrides,
-        },
-        sort_keys=True,
-        default=str,
-    )
+    content: Dict[str, Any] = {
+        "method_config": Path(cell.config).name,
+        "base_config": Path(cell.base_config).name if cell.base_config else None,
+        "overrides": cell.overrides,
+    }
+    if cell.selection is not None:
+        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
+    payload = json.dumps(content, sort_keys=True, default=str)
     digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
     parts = [cell.corpus, cell.method]
     if cell.size is not None:
@@ -132,7 +147,10 @@ def cell_id(cell: Cell) -> str:
     value_name = VALUE_NAMES[cell.setting]
     if value_name is not None:
         parts.append(f"{value_name}={_fmt(cell.value)}")
-    parts.append(f"p{cell.partition}")
+    if cell.tuning is not None:
+        parts += [f"tune{cell.tuning['partition']}", point_label(cell.tuning["point"])]
+    else:
+        parts.append(f"p{cell.partition}")
     return "/".join(parts) + "#" + digest
 
 
@@ -164,10 +182,12 @@ class StudySpec:
     dev_size: Optional[int] = None
     description: str = ""
     source: str = "<spec>"
+    tune: Optional[TuneSpec] = None
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
-        for the first partition rather than all partitions of a few sizes."""
+        for the first partition rather than all partitions of a few sizes. A tuned study's
+        trials come first, each group's grid together; its reported cells wait for them."""
         out = []
         for partition in range(self.partitions):
             seed = self.seed + partition
@@ -177,34 +197,74 @@ class StudySpec:
                         train = training_set_config(self.setting, size, value, seed)
                         dev = dev_set_config(self.dev_size, self.seed)
                         for method in self.methods:
-                            overrides = {
-                                **method.overrides,
-                                **self.overrides,
-                                **paths.get("overrides", {}),
-                                "system.seed": seed,
-                                **({"corpora.dev": dev} if dev is not None else {}),
-                                "corpora.train": train,
-                            }
-                            out.append(
-                                Cell(
-                                    study=self.name,
-                                    corpus=corpus,
-                                    method=method.name,
-                                    setting=self.setting,
-                                    size=size,
-                                    value=value,
-                                    partition=partition,
-                                    seed=seed,
-                                    config=method.config,
-                                    overrides=overrides,
-                                    train=str(paths["train"]),
-                                    dev=str(paths["dev"]),
-                                    test=str(paths["test"]),
-                                    gpu_id=self.gpu_id,
-                                    base_config=method.base_config,
-                                )
-                            )
+                            out.append(self._cell(corpus, paths, size, value, method, partition, seed))
+        if self.tune is None:
+            return out
+        return self._tuning_trials() + [self._with_selection(cell) for cell in out]
+
+    def _cell(self, corpus, paths, size, value, method, partition, seed, tuning=None) -> "Cell":
+        dev = dev_set_config(self.dev_size, self.seed)
+        overrides = {
+            **method.overrides,
+            **self.overrides,
+            **paths.get("overrides", {}),
+            "system.seed": seed,
+            **({"corpora.dev": dev} if dev is not None else {}),
+            "corpora.train": training_set_config(self.setting, size, value, seed),
+            **(tuning["point"] if tuning else {}),
+        }
+        return Cell(
+            study=self.name,
+            corpus=corpus,
+            method=method.name,
+            setting=self.setting,
+            size=size,
+            value=value,
+            partition=partition,
+            seed=seed,
+            config=method.config,
+            overrides=overrides,
+            train=str(paths["train"]),
+            dev=str(paths["dev"]),
+            test=str(paths["test"]),
+            gpu_id=self.gpu_id,
+            base_config=method.base_config,
+            tuning=tuning,
+        )
+
+    def _tuning_trials(self) -> List["Cell"]:
+        """Per corpus x size x value x method: every grid point on every tuning partition."""
+        assert self.tune is not None
+        out = []
+        for corpus, paths in self.corpora.items():
+            for size in self.sizes:
+                for value in self.values:
+                    for method in self.methods:
+                        for t, seed in enumerate(self.tune.seeds(self.seed)):
+                            for point in self.tune.points():
+                                tuning = {"partition": t, "point": point}
+                                out.append(self._cell(corpus, paths, size, value, method, None, seed, tuning))
         return out
+
+    def _with_selection(self, cell: "Cell") -> "Cell":
+        """A reported cell that trains with the grid point its group's trials choose."""
+        assert self.tune is not None
+        points = self.tune.points()
+        trials = [
+            [
+                self._cell(
+                    cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
+                    self._method(cell.method), None, seed, {"partition": t, "point": point},
+                ).id
+                for t, seed in enumerate(self.tune.seeds(self.seed))
+            ]
+            for point in points
+        ]
+        selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
+        return Cell(**{**cell.to_dict(), "id": "", "selection": selection})
+
+    def _method(self, name: str) -> MethodSpec:
+        return next(m for m in self.methods if m.name == name)
 
     def check_files(self) -> None:
         """Fail before any training when a config or corpus file is missing."""
@@ -219,6 +279,33 @@ class StudySpec:
                     problems.append(f"corpus {corpus!r}: {split} file {paths[split]} not found")
         if problems:
             raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+    def check_tuning(self) -> None:
+        """Fail before any training when a grid key names nothing in a method's config, as
+        assembled for its cells (the method's config file with the cell's overrides).
+        Methods whose config file is missing are left to `check_files`."""
+        if self.tune is None:
+            return
+        from .tuning import grid_key_problems
+
+        configs = {}
+        for cell in self.cells():
+            if cell.tuning is not None or cell.method in configs or not Path(cell.config).exists():
+                continue
+            base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
+            plain = Cell(**{**cell.to_dict(), "id": "", "overrides": base, "selection": None})
+            configs[cell.method] = (cell.config, _filled(plain.training_config()))
+        problems = grid_key_problems(self.tune, configs)
+        if problems:
+            raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+
+def _filled(config: Config) -> Config:
+    """The config as spaCy fills it (the factories' defaults written out): method files leave
+    out lines that restate a default, yet a grid may still set them."""
+    from spacy.util import load_model_from_config
+
+    return load_model_from_config(config, auto_fill=True, validate=False).config
 
 
 def load_spec(
@@ -339,6 +426,10 @@ def parse_spec(
     if runner is not None and (not isinstance(runner, str) or ":" not in runner):
         fail(f"runner: {runner!r} is not a 'module:function' path")
     spec_gpu = data.get("gpu_id", -1)
+    default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
+    tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
+    if tune is not None and partitions > TUNE_SEED_OFFSET:
+        fail(f"partitions: at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
     return StudySpec(
         name=str(name),
         setting=setting,
@@ -355,6 +446,7 @@ def parse_spec(
         dev_size=dev_size,
         description=str(data.get("description", "")),
         source=source,
+        tune=tune,
     )
 
 
