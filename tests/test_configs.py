@@ -211,6 +211,9 @@ def test_a_wrong_key_in_a_method_file_is_named_and_nothing_is_written(tmp_path):
     broken = _configs_dir_with(tmp_path / "b", "broken", "[components.auc_ner]\nscheme = \"softmax\"\n")
     with pytest.raises(MethodError, match=r"broken.cfg: \[components.auc_ner\] Section 'components' is not defined"):
         method_config("broken", "cpu", broken)
+    malformed = _configs_dir_with(tmp_path / "m", "malformed", "[components]\nscheme softmax\n")
+    with pytest.raises(MethodError, match=r"malformed.cfg: .*\[line 2\]: 'scheme softmax"):
+        method_config("malformed", "cpu", malformed)
 
 
 def test_all_writes_nothing_when_one_method_fails(tmp_path):

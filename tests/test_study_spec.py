@@ -203,3 +203,20 @@ def test_subset_of_a_grid_shares_the_whole_grids_ids():
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes"])
     with pytest.raises(SpecError, match="sizes: 'x' is not a positive"):
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[x]"])
+
+
+@pytest.mark.parametrize("path", sorted(STUDIES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_study_spec_expands_and_its_methods_build(path):
+    from spacy.util import load_model_from_config
+
+    spec = load_spec(path, configs_dir=ROOT / "configs")
+    cells = spec.cells()
+    assert len({c.id for c in cells}) == len(cells)
+    first = {}
+    for cell in cells:
+        first.setdefault(cell.method, cell)
+    assert set(first) == {m.name for m in spec.methods}
+    for cell in first.values():
+        nlp = load_model_from_config(cell.training_config().merge({"paths": {"transformer": "unused"}}) if spec.encoder == "trf"
+                                     else cell.training_config(), auto_fill=True, validate=True)
+        assert nlp.pipe_names

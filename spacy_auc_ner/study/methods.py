@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from confection import ConfigValidationError
-from spacy.util import load_config, load_config_from_str
+from spacy.util import load_config, load_config_from_str, load_model_from_config
 from thinc.api import Config
 
 PathLike = Union[str, Path]
@@ -110,7 +110,7 @@ def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any
     method_cfg = _read(method)
     config = base_cfg.merge(method_cfg)
     pipeline = list(config.get("nlp", {}).get("pipeline", []))
-    encoder = _encoder_of(base_cfg, base)
+    encoder = _encoder_of(base_cfg)
     components = config.get("components", {})
     for name in list(components):
         if name not in pipeline:
@@ -147,8 +147,6 @@ def method_config(
 def check_config(config: Config, where: str) -> None:
     """Build the pipeline of `config` (without training or initialising it) so that a wrong key
     or value in a method file fails at assembly, with a one-line error naming `where`."""
-    from spacy.util import load_model_from_config
-
     try:
         load_model_from_config(config, auto_fill=True, validate=True)
     except ConfigValidationError as err:
@@ -164,11 +162,9 @@ def _read(path: PathLike) -> Config:
         raise MethodError(f"{path}: {_one_line(err)}") from None
     except OSError as err:
         raise MethodError(f"{path}: cannot read: {err.strerror or err}") from None
-    except Exception as err:  # configparser's errors: a malformed line
-        raise MethodError(f"{path}: not a valid config: {' '.join(str(err).split())}") from None
 
 
-def _encoder_of(base: Config, where: PathLike) -> Optional[Dict[str, Any]]:
+def _encoder_of(base: Config) -> Optional[Dict[str, Any]]:
     """The ``model.tok2vec`` block of the base's first pipe that has one."""
     for name in base.get("nlp", {}).get("pipeline", []):
         model = base.get("components", {}).get(name, {}).get("model", {})
@@ -191,7 +187,8 @@ def _ordered_like(merged: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any
 
 
 def _one_line(err: ConfigValidationError) -> str:
-    """A confection validation error as one line: ``[section.key] message; ...``."""
+    """A confection validation error as one line: ``[section.key] message; ...`` (or, for a
+    malformed file, the parser's message squeezed onto one line)."""
     parts = []
     for e in getattr(err, "errors", None) or []:
         loc = ".".join(str(p) for p in e.get("loc", []))
