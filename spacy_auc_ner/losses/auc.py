@@ -139,7 +139,7 @@ def make_auc_margin(
     mode: str = "learned",
     alpha_update: str = "ascent",
     alpha_lr: float = 0.1,
-    weighting: str = "mean",
+    weighting: Literal["mean", "libauc"] = "mean",
 ) -> AUCMargin:
     """Deep AUC margin loss. mode "learned": a, b, alpha are parameters of the head, saved
     with the pipeline (alpha by gradient ascent with projection onto alpha >= 0, or by PESG's

@@ -70,7 +70,9 @@ class MoM(LossWrapper):
 
 
 @registry.losses("spacy_auc_ner.MoM.v1")
-def make_mom(loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: str = "share") -> MoM:
+def make_mom(
+    loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"
+) -> MoM:
     """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
     the gold-O share of the batch's tokens, so that both terms divide by the same token count
     as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
