@@ -98,6 +98,7 @@ def test_refused_schemes_name_the_config_key(scheme, loss, message):
     [
         ({"@losses": "spacy_auc_ner.AUCMargin.v1", "weighting": "prior"}, "weighting"),
         ({"@losses": "spacy_auc_ner.MoM.v1", "o_term": "sentence"}, "o_term"),
+        ({"@losses": "spacy_auc_ner.NegativeSampling.v1", "distribution": "topk"}, "distribution"),
     ],
 )
 def test_bad_setting_names_the_config_key(loss, key):

@@ -189,7 +189,7 @@ def label_distribution(scores, multilabel: bool):
 def make_negative_sampling(
     loss: Optional[TokenLoss] = None,
     rate: float = 0.35,
-    distribution: str = "uniform",
+    distribution: Literal["uniform", "weighted"] = "uniform",
     mu: float = 8.0,
     epochs: int = 10,
     total_steps: int = 20000,
