@@ -1,5 +1,5 @@
 """The AUC margin loss and the cross-entropy baselines: hand-computed values, finite
-differences, the PESG step, degenerate batches."""
+differences, the PESG step, LibAUC's p-weighted form, degenerate batches."""
 import math
 
 import numpy
@@ -122,6 +122,104 @@ def test_auc_learned_without_params_is_a_clear_error():
         AUCMargin()(SCORES, make_truth(GOLD, 3))
 
 
+# ---- weighting = "libauc" (LibAUC's AUCMLoss v1: p-weighted terms) ---------------------
+def libauc_v1_by_hand(scores, gold, a, b, alpha, m=1.0, columns=(1, 1, 1), mask=None):
+    """LibAUC's AUCMLoss (version 'v1', auto p) per column as its code writes it: torch.mean
+    over all (here: mask-weighted) tokens, p the positive share of the batch."""
+    w = [1.0] * len(gold) if mask is None else list(mask)
+    n = sum(w)
+    total = 0.0
+    for k in range(len(a)):
+        h = [sig(s[k]) for s in scores]
+        y = [1.0 if g == k else 0.0 for g in gold]
+        p = sum(wi * yi for wi, yi in zip(w, y)) / n
+
+        def mean(values):
+            return sum(wi * v for wi, v in zip(w, values)) / n
+
+        F = (
+            (1 - p) * mean([(x - a[k]) ** 2 * yi for x, yi in zip(h, y)])
+            + p * mean([(x - b[k]) ** 2 * (1 - yi) for x, yi in zip(h, y)])
+            + 2 * alpha[k] * (p * (1 - p) * m + mean([p * x * (1 - yi) - (1 - p) * x * yi for x, yi in zip(h, y)]))
+            - p * (1 - p) * alpha[k] ** 2
+        )
+        total += columns[k] * F
+    return total
+
+
+def test_auc_libauc_value_by_hand():
+    # one column, h = .8 (positive), .4, .2; a = .7, b = .3, alpha = .5, m = 1; p = 1/3:
+    # ours: .01 + .01 + 2 (.5)(1 - .8 + .3) - .25 = .27; LibAUC: (2/3)(.01/3) + (1/3)(.02/3)
+    #   + 2 (.5)(2/9 + ((1/3)(.6) - (2/3)(.8)) / 3) - (2/9)(.25) = .06 = (2/9) .27
+    h = numpy.asarray([[0.8], [0.4], [0.2]])
+    scores = numpy.log(h / (1 - h))
+    p = {"a": numpy.asarray([0.7]), "b": numpy.asarray([0.3]), "alpha": numpy.asarray([0.5])}
+    truth = make_truth([0, 1, 1], 1, params=p)  # gold 1: not the column's class, a negative
+    assert AUCMargin()(scores, truth).loss == pytest.approx(0.27, rel=1e-12)
+    assert AUCMargin(weighting="libauc")(scores, truth).loss == pytest.approx(0.06, rel=1e-12)
+
+
+@pytest.mark.parametrize("mask", [None, [1, 0.5, 1, 0]])
+def test_auc_libauc_is_libauc_v1(mask):
+    p = params()
+    truth = make_truth(GOLD, 3, params=p, columns=[1.0, 0.5, 2.0], mask=mask)
+    out = AUCMargin(weighting="libauc")(SCORES, truth)
+    expected = libauc_v1_by_hand(SCORES.tolist(), GOLD, p["a"], p["b"], p["alpha"], columns=(1.0, 0.5, 2.0), mask=mask)
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("mode, alpha_update", [("learned", "ascent"), ("learned", "pesg"), ("batch", "ascent")])
+def test_auc_libauc_is_p_one_minus_p_times_mean(mode, alpha_update):
+    # column by column: value, score gradient and parameter gradients all scale by
+    # p_k (1 - p_k); column 2 has no positive (p = 0): nothing under "libauc", while "mean"
+    # keeps its variance term; PESG's closed-form alpha is LibAUC's, the same in both
+    gold, mask = [0, 1, 0, 1], [1, 1, 0.5, 1]
+    p_k = numpy.asarray([1.5 / 3.5, 2 / 3.5, 0.0])
+    factor = p_k * (1 - p_k)
+    params_ = params() if mode == "learned" else None
+    for k in range(3):
+        columns = numpy.eye(3)[k]
+        truth = make_truth(gold, 3, mask=mask, columns=columns, params=params_)
+        ours = AUCMargin(mode=mode, alpha_update=alpha_update)(SCORES, truth)
+        libauc = AUCMargin(mode=mode, alpha_update=alpha_update, weighting="libauc")(SCORES, truth)
+        assert libauc.loss == pytest.approx(factor[k] * ours.loss, rel=1e-12, abs=1e-15)
+        numpy.testing.assert_allclose(libauc.d_scores, factor[k] * ours.d_scores, rtol=1e-12, atol=1e-15)
+        for name in (ours.d_params or {}):
+            numpy.testing.assert_allclose(libauc.d_params[name], factor[k] * ours.d_params[name], rtol=1e-12, atol=1e-15)
+        if alpha_update == "pesg":
+            numpy.testing.assert_allclose(libauc.new_params["alpha"], ours.new_params["alpha"], rtol=1e-12)
+    assert AUCMargin(mode=mode).prior_weights(numpy.asarray([1.0]), numpy.asarray([3.0]))[0] == 1.0
+    assert AUCMargin(weighting="libauc").prior_weights(numpy.asarray([1.0]), numpy.asarray([3.0]))[0] == 0.1875
+    assert ours.loss > 0  # column 2 under "mean": its negatives' variance
+
+
+@pytest.mark.parametrize("mode", ["learned", "batch"])
+def test_auc_libauc_gradients_finite_differences(mode):
+    p = params()
+    learned = mode == "learned"
+    truth = make_truth(GOLD, 3, mask=[1, 1, 0.5, 1], columns=[1.0, 0.5, 2.0], params=p if learned else None)
+    loss = AUCMargin(mode=mode, margin=0.7, weighting="libauc")
+    out = check_score_grad(loss, SCORES, truth, rtol=1e-5)
+    if not learned:
+        return
+    for name in ("a", "b", "alpha"):
+        def f(value, name=name):
+            q = dict(p, **{name: value})
+            return loss(SCORES, make_truth(GOLD, 3, mask=[1, 1, 0.5, 1], columns=[1.0, 0.5, 2.0], params=q)).loss
+        fd = numeric_grad(f, p[name])
+        expected = -fd if name == "alpha" else fd
+        numpy.testing.assert_allclose(out.d_params[name], expected, rtol=1e-6, atol=1e-9)
+
+
+def test_auc_weighting_is_validated():
+    from spacy_auc_ner.losses.auc import make_auc_margin
+
+    with pytest.raises(ValueError, match=r"\[loss\] weighting must be 'mean' or 'libauc', not 'prior'"):
+        make_auc_margin(weighting="prior")
+    assert make_auc_margin(weighting="libauc").weighting == "libauc"
+    assert make_auc_margin().weighting == "mean"
+
+
 def test_binary_ce_value_and_gradient():
     truth = make_truth(GOLD, 3, mask=[1, 1, 0, 1], columns=[1.0, 2.0, 0.5])
     out = check_score_grad(BinaryCE(), SCORES, truth)
@@ -143,7 +241,11 @@ def test_softmax_ce_value_and_gradient():
     assert out.loss == pytest.approx(expected, rel=1e-10)
 
 
-@pytest.mark.parametrize("loss", [AUCMargin(mode="batch"), AUCMargin(), BinaryCE(), SoftmaxCE()], ids=["auc_batch", "auc_learned", "bce", "ce"])
+@pytest.mark.parametrize(
+    "loss",
+    [AUCMargin(mode="batch"), AUCMargin(), AUCMargin(weighting="libauc"), AUCMargin(mode="batch", weighting="libauc"), BinaryCE(), SoftmaxCE()],
+    ids=["auc_batch", "auc_learned", "auc_libauc", "auc_batch_libauc", "bce", "ce"],
+)
 def test_no_nan_on_degenerate_batches(loss):
     multilabel = not isinstance(loss, SoftmaxCE)
     for name, scores, truth in degenerate_cases(multilabel, loss.param_names):

@@ -10,6 +10,25 @@ minimised over the network, a_k and b_k, maximised over alpha_k >= 0. The total 
 L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
 the variance term of the side it has: the margin term needs both, so it is dropped, and alpha
 gets no gradient there.
+
+``weighting`` says how the terms are weighted against the class prior. "mean" (the default)
+is the form above: each class's terms are means over that class, the prior-free objective
+(LibAUC's AUCMLoss ``version='v2'``). "libauc" is the form of Yuan et al. 2021 and LibAUC's
+default AUCMLoss (``version='v1'``), with p the share of positives:
+
+    F = (1-p) (h - a)^2 I[y=1] + p (h - b)^2 I[y=0]
+        + 2 alpha (p (1-p) m + p h I[y=0] - (1-p) h I[y=1]) - p (1-p) alpha^2,
+
+averaged over all tokens, with p = n_pos / (n_pos + n_neg) of the batch (LibAUC's ``auto``
+mode; masked tokens count by their weight). As mean over all tokens of h I[y=1] is
+p mean_pos h (and alike for the negatives), this is exactly p_k (1 - p_k) L_k, column by
+column: the same saddle point, gradients scaled by p_k (1 - p_k), and a column whose batch
+has one class only contributes nothing (p (1 - p) = 0, as in LibAUC). With rare entity
+classes p (1 - p) ~ p, so "libauc" weighs each column by its positive share. PESG's
+closed-form alpha step (``alpha_update = "pesg"``) is LibAUC's, which has no p in it, and is
+the same under both weightings. The papers print the prior-free form (class-conditional
+expectations in OVA-AUC eq. 1 and AUC-2T eq. 3); the AUC-2T paper says its code was modified
+from libauc, whose default is the p-weighted one, hence both.
 """
 from typing import Literal
 
@@ -19,6 +38,7 @@ from thinc.backends import get_array_ops
 from .base import LossOutput, Truth, TokenLoss, empty_output, masked_counts, safe_inverse, sigmoid
 
 AUC_PARAMS = ("a", "b", "alpha")
+WEIGHTINGS = ("mean", "libauc")
 
 
 class AUCMargin(TokenLoss):
@@ -31,7 +51,10 @@ class AUCMargin(TokenLoss):
         mode: Literal["learned", "batch"] = "learned",
         alpha_update: Literal["ascent", "pesg"] = "ascent",
         alpha_lr: float = 0.1,
+        weighting: Literal["mean", "libauc"] = "mean",
     ):
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"[loss] weighting must be 'mean' or 'libauc', not {weighting!r}")
         if mode not in ("learned", "batch"):
             raise ValueError(f"[loss] mode must be 'learned' or 'batch', not {mode!r}")
         if alpha_update not in ("ascent", "pesg"):
@@ -42,6 +65,7 @@ class AUCMargin(TokenLoss):
         self.mode = mode
         self.alpha_update = alpha_update
         self.alpha_lr = float(alpha_lr)
+        self.weighting = weighting
         self.param_names = AUC_PARAMS if mode == "learned" else ()
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
@@ -75,7 +99,7 @@ class AUCMargin(TokenLoss):
             + (neg * (h - b) ** 2).sum(axis=0) * inv_neg
             + both * (2.0 * alpha * gap - alpha**2)
         )
-        weights = truth.columns
+        weights = truth.columns * self.prior_weights(n_pos, n_neg)
         loss = float((weights * per_column).sum())
         d_h = (
             pos * (2.0 * (h - a) * inv_pos)
@@ -99,6 +123,15 @@ class AUCMargin(TokenLoss):
             d_scores, loss, {"a": d_a, "b": d_b, "alpha": zero}, {"alpha": new_alpha.astype(alpha.dtype)}
         )
 
+    def prior_weights(self, n_pos, n_neg):
+        """(K,) factor on each column's L_k: 1 ("mean"), or p (1 - p) with p the positive
+        share of the column's (masked) tokens ("libauc")."""
+        xp = get_array_ops(n_pos).xp
+        if self.weighting == "mean":
+            return xp.ones_like(n_pos)
+        p = n_pos * safe_inverse(xp, n_pos + n_neg)
+        return p * (1.0 - p)
+
 
 @registry.losses("spacy_auc_ner.AUCMargin.v1")
 def make_auc_margin(
@@ -106,8 +139,11 @@ def make_auc_margin(
     mode: str = "learned",
     alpha_update: str = "ascent",
     alpha_lr: float = 0.1,
+    weighting: Literal["mean", "libauc"] = "mean",
 ) -> AUCMargin:
     """Deep AUC margin loss. mode "learned": a, b, alpha are parameters of the head, saved
     with the pipeline (alpha by gradient ascent with projection onto alpha >= 0, or by PESG's
-    closed-form step with `alpha_lr`). mode "batch": a, b, alpha at their batch optima."""
-    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr)
+    closed-form step with `alpha_lr`). mode "batch": a, b, alpha at their batch optima.
+    weighting "mean": class-wise means (prior-free); "libauc": LibAUC's default form,
+    p (1 - p) times the "mean" form per column, p the batch's positive share."""
+    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr, weighting=weighting)
