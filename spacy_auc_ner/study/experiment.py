@@ -11,7 +11,7 @@ import tempfile
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional
 
 import spacy
 from spacy.training import Corpus, Example
@@ -19,9 +19,9 @@ from spacy.training.initialize import init_nlp
 from spacy.training.loop import train as train_loop
 from spacy.util import load_config
 
+from ..data.files import PathLike
 from ..pipeline.scoring import score_entities
 
-PathLike = Union[str, Path]
 
 
 def train_and_evaluate(

@@ -6,11 +6,12 @@ put tokens in the lower right corner; the lower left (nobody claims the token) a
 (two classifiers claim it) are the confusion areas. One panel per trained pipeline (AUC, BCE).
 """
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-PathLike = Union[str, Path]
+from ..data.files import PathLike
+
 
 
 def gold_vs_best_other(probs: numpy.ndarray, gold: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:

@@ -6,12 +6,12 @@ import json
 import math
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
+from ..data.files import PathLike
 from .aggregate import DEFAULT_METRIC, MethodResult, aggregate
 from .runner import latest_rows, read_results
 
-PathLike = Union[str, Path]
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
     "imbalance": "entity tokens in the training set (%)",

@@ -22,9 +22,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from ..data.files import PathLike
 from .spec import Cell
 
-PathLike = Union[str, Path]
 CellFunction = Callable[[Cell], Dict[str, Any]]
 DEFAULT_RUNNER = "spacy_auc_ner.study.runner:run_cell"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")

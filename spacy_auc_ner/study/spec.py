@@ -10,13 +10,14 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
 import yaml
 
+from ..data.corpora import SPLITS
+from ..data.files import PathLike
 from .methods import METHODS
 
-PathLike = Union[str, Path]
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
 SETTINGS: Dict[str, Optional[str]] = {
@@ -27,7 +28,6 @@ SETTINGS: Dict[str, Optional[str]] = {
 }
 # how a setting's value is named in cell ids and results
 VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resampling": "resampler"}
-SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
