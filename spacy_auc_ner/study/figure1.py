@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from ..data.files import PathLike
+from ..data.files import PathLike, atomic_output
 
 
 
@@ -97,7 +97,6 @@ def plot_figure1(
     import matplotlib.pyplot as plt
 
     out_stem = Path(out_stem)
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
     rng = numpy.random.default_rng(seed)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.2), squeeze=False)
     for ax, (title, p_gold, p_other, gold) in zip(axes.flat, panels):
@@ -121,7 +120,8 @@ def plot_figure1(
     written = []
     for fmt in formats:
         path = out_stem.with_suffix(f".{fmt}")
-        fig.savefig(path, dpi=150)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=150, format=fmt)
         written.append(path)
     plt.close(fig)
     return written

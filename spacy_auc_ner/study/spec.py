@@ -16,6 +16,7 @@ import yaml
 
 from ..data.corpora import SPLITS
 from ..data.files import PathLike
+from ..pipeline.scoring import METRICS
 from .methods import METHODS
 
 
@@ -31,8 +32,10 @@ VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resam
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
-    "shares", "mask_p", "resamplers", "notes",
+    "shares", "mask_p", "resamplers", "notes", "metric",
 }
+# the score a study's tables show unless its spec names another (`metric:`)
+DEFAULT_METRIC = "ents_seqeval_micro_f"
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
@@ -174,6 +177,7 @@ class StudySpec:
     dev_size: Optional[int] = None
     description: str = ""
     source: str = "<spec>"
+    metric: str = DEFAULT_METRIC
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
@@ -341,6 +345,9 @@ def parse_spec(
     runner = data.get("runner")
     if runner is not None and (not isinstance(runner, str) or ":" not in runner):
         fail(f"runner: {runner!r} is not a 'module:function' path")
+    metric = data.get("metric", DEFAULT_METRIC)
+    if metric not in METRICS:
+        fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
     spec_gpu = data.get("gpu_id", -1)
     return StudySpec(
         name=str(name),
@@ -356,6 +363,7 @@ def parse_spec(
         runner=runner,
         dev_size=dev_size,
         description=str(data.get("description", "")),
+        metric=metric,
         source=source,
     )
 
