@@ -94,6 +94,36 @@ def test_a_second_writer_is_refused(tmp_path):
             run_study(_cells(), out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
 
 
+@pytest.mark.parametrize("second_path", ["symlink", "hardlink", "symlinked folder"])
+def test_a_second_path_to_the_same_results_file_meets_the_same_lock(tmp_path, second_path):
+    """Issue 13.5: the lock was a sibling file named after the path given, so a symlink to the
+    results file got its own lock and both studies trained every cell."""
+    real = tmp_path / "results" / "r.jsonl"
+    real.parent.mkdir()
+    real.touch()
+    if second_path == "symlink":
+        other = tmp_path / "link.jsonl"
+        other.symlink_to(real)
+    elif second_path == "hardlink":
+        other = tmp_path / "hard.jsonl"
+        os.link(real, other)
+    else:
+        (tmp_path / "elsewhere").symlink_to(real.parent)
+        other = tmp_path / "elsewhere" / "r.jsonl"
+    with ResultsWriter(real):
+        with pytest.raises(StudyError, match="another study is writing "):
+            run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert read_results(real) == []
+    outcome = run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)  # lock released
+    assert outcome.ok == 8 and len(read_results(real)) == 8
+
+
+def test_results_file_that_cannot_be_written_is_a_study_error(tmp_path):
+    (tmp_path / "blocker").write_text("")
+    with pytest.raises(StudyError, match="blocker/r.jsonl: cannot write the results file"):
+        run_study(_cells(), tmp_path / "blocker" / "r.jsonl", workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+
+
 def test_ray_without_the_extra_is_a_clear_error(tmp_path):
     try:
         import ray  # noqa: F401

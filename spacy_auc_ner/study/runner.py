@@ -22,7 +22,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-from ..data.files import PathLike
+from ..data.files import PathLike, os_error_text
 from .spec import Cell
 
 CellFunction = Callable[[Cell], Dict[str, Any]]
@@ -139,16 +139,24 @@ def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 
 class ResultsWriter:
-    """Appends rows durably (flush + fsync per row) while holding an exclusive lock."""
+    """Appends rows durably (flush + fsync per row) while holding an exclusive lock on the
+    results file itself: on its inode, so a second path to the same file (a symlink, a
+    hard link, a symlinked folder) meets the same lock."""
 
     def __init__(self, path: PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _acquire_lock(self.path)
-        needs_newline = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
-        self._file = self.path.open("a", encoding="utf8")
-        if needs_newline:  # a line cut short by a kill: start afresh on the next line
-            self._file.write("\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf8")
+        except OSError as err:
+            raise StudyError(f"{self.path}: cannot write the results file ({os_error_text(err)})") from None
+        try:
+            _lock(self._file, self.path)
+        except BaseException:
+            self._file.close()
+            raise
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._file.write("\n")  # a line cut short by a kill: start afresh on the next line
 
     def append(self, row: Dict[str, Any]) -> None:
         self._file.write(json.dumps(row, sort_keys=True) + "\n")
@@ -156,9 +164,7 @@ class ResultsWriter:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        self._file.close()
-        if self._lock is not None:
-            self._lock.close()
+        self._file.close()  # releases the lock
 
     def __enter__(self):
         return self
@@ -173,19 +179,18 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def _acquire_lock(path: Path):
+def _lock(handle, path: Path) -> None:
+    """An exclusive flock on the open results file, or StudyError when another run holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no protection against two writers
-        return None
-    lock_path = path.with_name(path.name + ".lock")
-    handle = lock_path.open("w")
+        return
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        handle.close()
-        raise StudyError(f"another study is writing {path} (lock {lock_path} is held)") from None
-    return handle
+        real = path.resolve()
+        where = f"{path}" if real == path.absolute() else f"{path} (the file {real})"
+        raise StudyError(f"another study is writing {where}; wait for it or write to another results file") from None
 
 
 # ---- executors ----------------------------------------------------------------------------
