@@ -3,8 +3,11 @@
 Scores are a made-up function of the cell, so the aggregation downstream is predictable.
 `sleepy_cell` logs each start to $STUDY_FAKE_LOG, so tests can count how often a cell ran.
 """
+import hashlib
 import os
+import signal
 import time
+from pathlib import Path
 
 METHOD_BASE = {"ce": 0.40, "ova_auc": 0.50, "ova_bce": 0.45}
 
@@ -40,4 +43,16 @@ def thread_count_cell(cell):
 def exiting_cell(cell):
     if cell.partition == 0:
         raise SystemExit(1)  # what spaCy's msg.fail(..., exits=1) does
+    return instant_cell(cell)
+
+
+def dies_once_cell(cell):
+    """An ova_auc cell kills its own worker process (SIGKILL, mid-cell) the first time it runs,
+    remembered by a marker file in $STUDY_FAKE_MARKERS; every other run is `instant_cell`."""
+    if cell.method == "ova_auc":
+        marker = Path(os.environ["STUDY_FAKE_MARKERS"]) / hashlib.sha1(cell.id.encode()).hexdigest()
+        if not marker.exists():
+            marker.touch()
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGKILL)
     return instant_cell(cell)

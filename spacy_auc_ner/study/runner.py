@@ -242,7 +242,12 @@ def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
 
 
 class _RayExecutor:
-    """Ships cells to a Ray cluster; corpora and configs must be at the same paths there."""
+    """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
+    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else the one in
+    ``RAY_ADDRESS``, else a new local cluster (shut down at the end). Each cell gets
+    ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
+    and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
+    corpora and the configs must be at the same paths on every node."""
 
     def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
         try:
@@ -252,21 +257,22 @@ class _RayExecutor:
                 "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
             ) from None
         self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(address=address or None, log_to_driver=False)
         env = {k: str(threads) for k in _THREAD_VARS}
         env["TOKENIZERS_PARALLELISM"] = "false"
-        ray.init(
-            address=address or None,
-            runtime_env={"env_vars": env},
-            ignore_reinit_error=True,
-            log_to_driver=False,
+        self._remote = ray.remote(execute_cell).options(
+            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
         )
-        self._remote = ray.remote(num_cpus=threads, num_gpus=gpus_per_cell)(execute_cell)
 
     def submit(self, fn, cell: Cell, runner) -> Future:
         return self._remote.remote(cell, runner).future()
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        pass
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
 
 
 # ---- the study loop -----------------------------------------------------------------------
@@ -390,7 +396,8 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
                         broken = True
                         row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
                     except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
-                        row = _lost_row(cell, f"{type(err).__name__}: {err}")
+                        first_line = (str(err).strip().splitlines() or [""])[0]
+                        row = _lost_row(cell, f"the cell did not come back ({type(err).__name__}: {first_line})")
                     record(row)
                 if broken:  # every cell in flight went down with the pool: record them, start afresh
                     for future, cell in list(running.items()):
