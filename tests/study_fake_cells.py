@@ -16,7 +16,7 @@ def instant_cell(cell):
     if cell.method == "broken":
         raise ValueError(f"this cell is meant to fail ({cell.id})")
     f = METHOD_BASE.get(cell.method, 0.3) + 0.001 * (cell.size or 0) + 0.01 * cell.partition
-    return {"ents_f": f, "ents_p": f, "ents_r": f, "ents_seqeval_micro_f": f,
+    return {"ents_f": f, "ents_p": f, "ents_r": f, "ents_seqeval_micro_f": f, "ents_untyped_f": f + 0.1,
             "ents_per_type": {"Disease": {"p": f, "r": f, "f": f}}}
 
 
