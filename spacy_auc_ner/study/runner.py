@@ -243,8 +243,9 @@ def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
 
 class _RayExecutor:
     """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
-    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else the one in
-    ``RAY_ADDRESS``, else a new local cluster (shut down at the end). Each cell gets
+    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else Ray's own
+    choice (``RAY_ADDRESS``, a cluster ``ray start`` began on this machine, else a new local
+    one, stopped at the end; a joined cluster is only left). Each cell gets
     ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
     and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
     corpora and the configs must be at the same paths on every node."""
