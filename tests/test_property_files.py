@@ -21,7 +21,12 @@ from spacy_auc_ner.data.columns import read_docs, read_sentences
 runner = CliRunner()
 VOCAB = spacy.blank("xx").vocab
 TYPES = ["PER", "LOC", "Disease", "misc-2", "B-X"]
+# space-separated files: tokens without whitespace; tab-separated ones: any text without tab,
+# CR or LF, not starting or ending with whitespace (inner spaces, \x85, \u2028, \x00 allowed)
 TOKENS = st.text(st.characters(categories=["L", "N", "P", "S"]), min_size=1, max_size=6).filter(lambda t: t != "-DOCSTART-")
+TAB_TOKENS = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\t\r\n"), min_size=1, max_size=6).filter(
+    lambda t: t == t.strip() and t and t != "-DOCSTART-"
+)
 TINY_MODEL = {
     "@architectures": "spacy_auc_ner.TokenScorer.v1",
     "tok2vec": {
@@ -35,10 +40,10 @@ TINY_MODEL = {
 
 
 @st.composite
-def _sentence(draw):
+def _sentence(draw, tokens=TOKENS):
     """(tokens, [(start, end, type)]): non-overlapping entities, adjacent ones allowed."""
     n = draw(st.integers(1, 7))
-    tokens = draw(st.lists(TOKENS, min_size=n, max_size=n))
+    tokens = draw(st.lists(tokens, min_size=n, max_size=n))
     spans, i = [], 0
     while i < n:
         if draw(st.integers(0, 2)) == 0:
@@ -69,9 +74,9 @@ def _tags(n, spans, scheme):
 @st.composite
 def _column_file(draw):
     """(text, scheme, sentences) of a valid column file in a random layout."""
-    sentences = draw(st.lists(_sentence(), min_size=1, max_size=6))
-    scheme = draw(st.sampled_from(["bio", "iob1", "bioes"]))
     sep = draw(st.sampled_from(["\t", " "]))
+    sentences = draw(st.lists(_sentence(TAB_TOKENS if sep == "\t" else TOKENS), min_size=1, max_size=6))
+    scheme = draw(st.sampled_from(["bio", "iob1", "bioes"]))
     extra = draw(st.integers(0, 2))  # POS-like columns between token and label
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     lines = [f"-DOCSTART-{sep}O", ""] if draw(st.booleans()) else []
