@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import numpy
-import pytest
 import spacy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
