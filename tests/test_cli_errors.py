@@ -1,4 +1,4 @@
-"""Every command ends an expected failure with one `Error:` line and exit status 2, and
+"""Every command ends an expected failure with one `Error:` line and exit status 1, and
 leaves no partial output; writers write whole files or nothing (data/files.py)."""
 import json
 import os
@@ -26,8 +26,8 @@ def _invoke(*args):
 
 
 def _one_error_line(result) -> str:
-    """The failure was expected: exit 2, no exception escaped, one line on stderr."""
-    assert result.exit_code == 2, (result.exit_code, result.stderr, result.exception)
+    """The failure was expected: exit 1, no exception escaped, one line on stderr."""
+    assert result.exit_code == 1, (result.exit_code, result.stderr, result.exception)
     assert isinstance(result.exception, SystemExit), result.exception
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
@@ -91,7 +91,7 @@ def test_convert_to_a_path_that_cannot_be_created(tmp_path, bio_file, blocker):
     assert _files(tmp_path) == ["blocker", "in.tsv"]
     out = subprocess.run([sys.executable, "-m", "spacy_auc_ner", "convert", str(bio_file), str(blocker / "o.tsv" / "x.tsv")],
                          capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
 def test_convert_of_a_folder_or_a_bad_file(tmp_path):
@@ -171,3 +171,9 @@ def test_study_figure1_errors(tmp_path):
     line = _one_error_line(_invoke("study", "figure1", "AUC=" + str(tmp_path / "no-model"), "--data", tmp_path / "toy" / "test.spacy"))
     assert "no-model" in line
     assert "is not TITLE=MODEL_PATH" in _one_error_line(_invoke("study", "figure1", "AUC", "--data", tmp_path / "toy" / "test.spacy"))
+
+
+def test_config_to_a_path_that_cannot_be_created(tmp_path, blocker):
+    configs = Path(__file__).parents[1] / "configs"
+    line = _one_error_line(_invoke("config", "ce", "--output", blocker / "ce.cfg", "--configs-dir", configs))
+    assert "blocker/ce.cfg: cannot write here" in line

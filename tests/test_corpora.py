@@ -142,8 +142,8 @@ def test_cli_corpus_get_local(tmp_path, monkeypatch):
 
 def test_cli_corpus_get_errors(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["corpus", "get", "ontonotes", str(tmp_path)])
-    assert result.exit_code == 2 and "unknown corpus 'ontonotes'" in result.stderr
+    assert result.exit_code == 1 and "unknown corpus 'ontonotes'" in result.stderr
     monkeypatch.setattr(corpora, "fetch_url", lambda url: b"not it")
     result = CliRunner().invoke(app, ["corpus", "get", "s800", str(tmp_path / "o"), "--data-dir", str(tmp_path)])
-    assert result.exit_code == 2 and "checksum mismatch" in result.stderr
+    assert result.exit_code == 1 and "checksum mismatch" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

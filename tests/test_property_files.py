@@ -89,7 +89,7 @@ def _column_file(draw):
 
 
 def _one_error_line(result):
-    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), (result.exception, result.stderr)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (result.exception, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
     return lines[0]

@@ -1,4 +1,4 @@
-"""Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 2.
+"""Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1.
 
 Bad paths, permissions, malformed data, bad specs or options, a study lock held by another
 run: the package raises them as :class:`DataError`, :class:`SpecError`, :class:`StudyError`,
@@ -19,7 +19,7 @@ from ..data.files import DataError, os_error_text
 from ..study.runner import StudyError
 from ..study.spec import SpecError
 
-EXIT_ERROR = 2  # an expected failure: nothing was done (1: `study run --strict` with failed cells)
+EXIT_ERROR = 1  # an expected failure (also `study run --strict` when a cell failed)
 EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError)
 
 
