@@ -183,10 +183,10 @@ def test_cli_dry_run_and_spec_errors(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"corpora": ["x"], "methods": ["nope"], "sizes": [1]}))
     out = runner.invoke(study_app, ["run", str(bad)])
-    assert out.exit_code == 2 and "error: " in out.output and "unknown method 'nope'" in out.output
+    assert out.exit_code == 1 and "Error: " in out.output and "unknown method 'nope'" in out.output
     missing_files = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--corpora-dir", str(tmp_path),
                                               "--results", str(tmp_path / "r.jsonl")])
-    assert missing_files.exit_code == 2 and "train file" in missing_files.output
+    assert missing_files.exit_code == 1 and "train file" in missing_files.output
     assert not (tmp_path / "r.jsonl").exists()
 
 

@@ -146,13 +146,13 @@ def test_grid_key_missing_from_a_methods_config_is_refused_before_training(tmp_p
     typo = parse_spec(_spec(tune={"grid": {"training.droput": [0.1]}}), configs_dir=ROOT / "configs")
     with pytest.raises(SpecError, match="tune.grid.training.droput: names nothing in the config of method 'ce'"):
         typo.check_tuning()
-    # through the command line: one line, exit 2, no results file, nothing trained
+    # through the command line: one line, exit 1, no results file, nothing trained
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump({**bad, "configs_dir": str(ROOT / "configs"), "runner": "study_fake_cells:tuning_cell"}))
     out = tmp_path / "r.jsonl"
     for extra in ([], ["--dry-run"]):
         result = CliRunner().invoke(study_app, ["run", str(path), "--results", str(out), "--workers", "0", *extra])
-        assert result.exit_code == 2 and "error: " in result.output and "tune.grid.components.auc_ner.threshold" in result.output
+        assert result.exit_code == 1 and "Error: " in result.output and "tune.grid.components.auc_ner.threshold" in result.output
     assert not out.exists()
 
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .runner import latest_rows
+from .spec import DEFAULT_METRIC
 from .stats import PairedTest, Summary, paired_t_test, summarize
 
-DEFAULT_METRIC = "ents_seqeval_micro_f"
 Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value
 
 
@@ -75,8 +75,15 @@ def aggregate(
 ) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
     (the baseline first). Two cells with the same coordinates but different ids (a spec
-    whose overrides changed between runs) keep the later row, with a warning."""
+    whose overrides changed between runs) keep the later row, with a warning. Tuning trials
+    are selection data, not results: they are left out. Finished rows without the metric
+    (scored before it existed) are left out, with a warning."""
     latest = [row for row in latest_rows(rows).values() if not row.get("tuning")]
+    unscored = [r["cell_id"] for r in latest if r["status"] == "ok" and _metric(r, metric) is None]
+    if unscored:
+        if warn is not None:
+            warn(f"{len(unscored)} finished cell(s) have no score {metric!r} and are left out (e.g. {unscored[0]}); rerun them to include them")
+        latest = [r for r in latest if r["cell_id"] not in set(unscored)]
     seen: Dict[tuple, str] = {}
     groups: Dict[Tuple[Key, str], Dict[str, Any]] = {}
     method_order: List[str] = []

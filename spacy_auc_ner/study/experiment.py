@@ -20,9 +20,9 @@ from spacy.training.loop import train as train_loop
 from spacy.util import load_config, load_config_from_str
 from thinc.api import Config
 
+from ..data.files import PathLike
 from ..pipeline.scoring import score_entities
 
-PathLike = Union[str, Path]
 
 
 def train_and_evaluate(

@@ -6,11 +6,12 @@ put tokens in the lower right corner; the lower left (nobody claims the token) a
 (two classifiers claim it) are the confusion areas. One panel per trained pipeline (AUC, BCE).
 """
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-PathLike = Union[str, Path]
+from ..data.files import PathLike, atomic_output
+
 
 
 def gold_vs_best_other(probs: numpy.ndarray, gold: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
@@ -96,7 +97,6 @@ def plot_figure1(
     import matplotlib.pyplot as plt
 
     out_stem = Path(out_stem)
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
     rng = numpy.random.default_rng(seed)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.2), squeeze=False)
     for ax, (title, p_gold, p_other, gold) in zip(axes.flat, panels):
@@ -120,7 +120,8 @@ def plot_figure1(
     written = []
     for fmt in formats:
         path = out_stem.with_suffix(f".{fmt}")
-        fig.savefig(path, dpi=150)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=150, format=fmt)
         written.append(path)
     plt.close(fig)
     return written

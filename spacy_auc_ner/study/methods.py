@@ -22,13 +22,13 @@ writes it to a file for ``spacy train``, and the study runner trains it in proce
 """
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 from confection import ConfigValidationError
 from spacy.util import load_config, load_config_from_str, load_model_from_config
 from thinc.api import Config
 
-PathLike = Union[str, Path]
+from ..data.files import PathLike
 
 DEFAULT_CONFIGS_DIR = Path("configs")
 METHODS_FOLDER = "methods"

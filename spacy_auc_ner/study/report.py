@@ -3,16 +3,16 @@ for a tuned study the values each method chose and its dev score; the compute ev
 spent, tuning included), a JSON summary, and plots in the style of the papers (F1 against the
 setting's axis with confidence bands, one panel per corpus), as PNG and SVG.
 """
-import json
 import math
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
+from ..data.files import PathLike, atomic_output, write_json, write_text
+from ..pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
 from .runner import latest_rows, read_results
 
-PathLike = Union[str, Path]
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
     "imbalance": "entity tokens in the training set (%)",
@@ -20,11 +20,6 @@ AXIS_LABELS = {
     "resampling": "resampling method",
 }
 PLOT_STEMS = {"lowres": "f1_vs_size", "imbalance": "f1_vs_share", "missing": "f1_vs_mask_p", "resampling": "f1_by_resampler"}
-METRIC_NAMES = {
-    "ents_seqeval_micro_f": "entity F1 (seqeval strict IOB2, micro)",
-    "ents_seqeval_macro_f": "entity F1 (seqeval strict IOB2, macro)",
-    "ents_f": "entity F1 (spaCy scorer)",
-}
 SIGNIFICANCE = 0.05
 
 
@@ -74,7 +69,7 @@ def markdown_report(
     metric = results[0].metric
     lines = [f"# {title or 'Study report'}", ""]
     lines.append(
-        f"Metric: {METRIC_NAMES.get(metric, metric)}, in %. Cells: mean ± half width of the 95% "
+        f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
         f"Student-t confidence interval over the training partitions (n = partitions that finished)."
     )
     if baseline:
@@ -189,7 +184,6 @@ def plot_results(
     import matplotlib.pyplot as plt
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written: List[Path] = []
     by_setting: "OrderedDict[str, List[MethodResult]]" = OrderedDict()
     for r in results:
@@ -220,7 +214,8 @@ def plot_results(
         fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
         for fmt in formats:
             path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
-            fig.savefig(path, dpi=150, bbox_inches="tight")
+            with atomic_output(path) as tmp:
+                fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
             written.append(path)
         plt.close(fig)
     return written
@@ -294,20 +289,20 @@ def write_report(
         rows = [r for r in rows if r["cell_id"] in wanted]
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
+    if not any(isinstance((r.get("scores") or {}).get(metric), (int, float)) for r in rows):
+        found = sorted({k for r in rows for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
+        raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
     costs = compute(rows)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     text = markdown_report(
         summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}",
         costs=costs,
     )
-    (out_dir / "report.md").write_text(text, encoding="utf8")
-    (out_dir / "summary.json").write_text(
-        json.dumps([s.to_dict() for s in summaries], indent=2, default=str), encoding="utf8"
-    )
-    (out_dir / "compute.json").write_text(json.dumps([c.to_dict() for c in costs], indent=2), encoding="utf8")
+    write_text(out_dir / "report.md", text)
+    write_json(out_dir / "summary.json", [s.to_dict() for s in summaries])
+    write_json(out_dir / "compute.json", [c.to_dict() for c in costs])
     written = plot_results(summaries, out_dir) if plots and summaries else []
     return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures, "compute": costs}
 

@@ -23,10 +23,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from ..data.files import PathLike, os_error_text
 from .spec import Cell
 from .tuning import TuningError, resolve, trial_ids
 
-PathLike = Union[str, Path]
 CellFunction = Callable[[Cell], Dict[str, Any]]
 DEFAULT_RUNNER = "spacy_auc_ner.study.runner:run_cell"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -141,16 +141,24 @@ def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 
 class ResultsWriter:
-    """Appends rows durably (flush + fsync per row) while holding an exclusive lock."""
+    """Appends rows durably (flush + fsync per row) while holding an exclusive lock on the
+    results file itself: on its inode, so a second path to the same file (a symlink, a
+    hard link, a symlinked folder) meets the same lock."""
 
     def __init__(self, path: PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _acquire_lock(self.path)
-        needs_newline = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
-        self._file = self.path.open("a", encoding="utf8")
-        if needs_newline:  # a line cut short by a kill: start afresh on the next line
-            self._file.write("\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf8")
+        except OSError as err:
+            raise StudyError(f"{self.path}: cannot write the results file ({os_error_text(err)})") from None
+        try:
+            _lock(self._file, self.path)
+        except BaseException:
+            self._file.close()
+            raise
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._file.write("\n")  # a line cut short by a kill: start afresh on the next line
 
     def append(self, row: Dict[str, Any]) -> None:
         self._file.write(json.dumps(row, sort_keys=True) + "\n")
@@ -158,9 +166,7 @@ class ResultsWriter:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        self._file.close()
-        if self._lock is not None:
-            self._lock.close()
+        self._file.close()  # releases the lock
 
     def __enter__(self):
         return self
@@ -175,19 +181,18 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def _acquire_lock(path: Path):
+def _lock(handle, path: Path) -> None:
+    """An exclusive flock on the open results file, or StudyError when another run holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no protection against two writers
-        return None
-    lock_path = path.with_name(path.name + ".lock")
-    handle = lock_path.open("w")
+        return
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        handle.close()
-        raise StudyError(f"another study is writing {path} (lock {lock_path} is held)") from None
-    return handle
+        real = path.resolve()
+        where = f"{path}" if real == path.absolute() else f"{path} (the file {real})"
+        raise StudyError(f"another study is writing {where}; wait for it or write to another results file") from None
 
 
 # ---- executors ----------------------------------------------------------------------------
@@ -239,7 +244,13 @@ def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
 
 
 class _RayExecutor:
-    """Ships cells to a Ray cluster; corpora and configs must be at the same paths there."""
+    """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
+    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else Ray's own
+    choice (``RAY_ADDRESS``, a cluster ``ray start`` began on this machine, else a new local
+    one, stopped at the end; a joined cluster is only left). Each cell gets
+    ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
+    and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
+    corpora and the configs must be at the same paths on every node."""
 
     def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
         try:
@@ -249,21 +260,22 @@ class _RayExecutor:
                 "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
             ) from None
         self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(address=address or None, log_to_driver=False)
         env = {k: str(threads) for k in _THREAD_VARS}
         env["TOKENIZERS_PARALLELISM"] = "false"
-        ray.init(
-            address=address or None,
-            runtime_env={"env_vars": env},
-            ignore_reinit_error=True,
-            log_to_driver=False,
+        self._remote = ray.remote(execute_cell).options(
+            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
         )
-        self._remote = ray.remote(num_cpus=threads, num_gpus=gpus_per_cell)(execute_cell)
 
     def submit(self, fn, cell: Cell, runner) -> Future:
         return self._remote.remote(cell, runner).future()
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        pass
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
 
 
 # ---- the study loop -----------------------------------------------------------------------
@@ -407,7 +419,8 @@ def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, 
                         broken = True
                         row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
                     except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
-                        row = _lost_row(cell, f"{type(err).__name__}: {err}")
+                        first_line = (str(err).strip().splitlines() or [""])[0]
+                        row = _lost_row(cell, f"the cell did not come back ({type(err).__name__}: {first_line})")
                     record(row)
                 if broken:  # every cell in flight went down with the pool: record them, start afresh
                     for future, cell in list(running.items()):

@@ -14,17 +14,19 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
 import yaml
 from spacy.util import load_config
 from thinc.api import Config
 
+from ..data.corpora import SPLITS
+from ..data.files import PathLike
+from ..pipeline.scoring import METRICS
 from ..training.sets import dev_set_config, training_set_config
 from .methods import ENCODERS, MethodError, assemble, method_path
 from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
 
-PathLike = Union[str, Path]
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
 SETTINGS: Dict[str, Optional[str]] = {
@@ -35,12 +37,13 @@ SETTINGS: Dict[str, Optional[str]] = {
 }
 # how a setting's value is named in cell ids and results
 VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resampling": "resampler"}
-SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
-    "shares", "mask_p", "resamplers", "notes", "tune",
+    "shares", "mask_p", "resamplers", "notes", "tune", "metric",
 }
+# the score a study's tables show unless its spec names another (`metric:`)
+DEFAULT_METRIC = "ents_seqeval_micro_f"
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
@@ -183,6 +186,7 @@ class StudySpec:
     description: str = ""
     source: str = "<spec>"
     tune: Optional[TuneSpec] = None
+    metric: str = DEFAULT_METRIC
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
@@ -425,6 +429,9 @@ def parse_spec(
     runner = data.get("runner")
     if runner is not None and (not isinstance(runner, str) or ":" not in runner):
         fail(f"runner: {runner!r} is not a 'module:function' path")
+    metric = data.get("metric", DEFAULT_METRIC)
+    if metric not in METRICS:
+        fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
     spec_gpu = data.get("gpu_id", -1)
     default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
     tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
@@ -445,6 +452,7 @@ def parse_spec(
         runner=runner,
         dev_size=dev_size,
         description=str(data.get("description", "")),
+        metric=metric,
         source=source,
         tune=tune,
     )
