@@ -1,0 +1,31 @@
+"""Pipelines saved with `spacy_auc_ner.TokenScorer.v1` (the head that held every loss's
+parameters) still load with `spacy.load` and predict what they predicted when saved
+(tests/data/make_v1_pipelines.py made them)."""
+import json
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+
+DATA = Path(__file__).parent / "data" / "v1_pipelines"
+EXPECTED = json.loads((DATA / "expected.json").read_text())
+NAMES = ["ova_auc", "crf", "two_task"]
+
+
+def predictions(nlp):
+    return [
+        {"ents": [[e.start, e.end, e.label_] for e in doc.ents], "scores": doc.spans["auc_ner"].attrs["scores"].tolist()}
+        for doc in nlp.pipe(EXPECTED["texts"])
+    ]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_v1_pipeline_predicts_what_it_did_when_saved(name):
+    nlp = spacy.load(DATA / name)
+    assert nlp.config["components"]["auc_ner"]["model"]["@architectures"] == "spacy_auc_ner.TokenScorer.v1"
+    got = predictions(nlp)
+    assert any(p["ents"] for p in got)
+    for g, e in zip(got, EXPECTED[name]):
+        assert g["ents"] == e["ents"]
+        numpy.testing.assert_allclose(g["scores"], e["scores"], rtol=1e-5)
