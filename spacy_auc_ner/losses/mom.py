@@ -11,7 +11,7 @@ from typing import Optional
 
 from spacy.util import registry
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require, weighted_sum
 from .crossentropy import SoftmaxCE
 
 
@@ -20,11 +20,12 @@ class MoM(LossWrapper):
     own_schemes = ("softmax", "ova")
 
     def __init__(self, loss: TokenLoss, lam: float = 0.2):
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"[loss] lam must be in [0, 1], not {lam}")
-        super().__init__(loss)
+        super().__init__(loss=loss)
         self.loss = loss
         self.lam = float(lam)
+
+    def validate_own(self, key: str) -> None:
+        require(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
