@@ -327,3 +327,22 @@ def test_a_pipeline_loaded_with_another_loss_is_a_clear_error(tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\] spacy_auc_ner.AUCMargin.v1 learns dam_a .* trained with another loss"):
         spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": {"@losses": AUC}}}})
+
+
+def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
+    model = {
+        "@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2",
+        "hidden_width": 8,
+        "tok2vec": {
+            "@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 300,
+            "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None,
+        },
+    }
+    nlp, _, losses = train({"scheme": "crf", "model": model}, n_iter=3)
+    assert numpy.isfinite(losses["auc_ner"])
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    assert set(head.param_names) == {"W", "b", "crf_trans", "crf_start", "crf_end"}
+    assert abs(head.get_param("crf_trans")).sum() > 0  # trained from 0
+    nlp.to_disk(tmp_path / "pipe")
+    texts = ["Mary met Anna in Rome ."]
+    assert [ents(d) for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [ents(d) for d in nlp.pipe(texts)]
