@@ -9,7 +9,7 @@ from spacy_auc_ner.pipeline.component import AUCNER
 
 from toy_data import TOY, make_examples
 
-SCHEMES = [
+PIPE_CONFIGS = [
     {"scheme": "ova"},
     {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "mode": "batch"}},
     {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "alpha_update": "pesg"}},
@@ -38,7 +38,7 @@ def ents(doc):
     return [(e.start, e.end, e.label_) for e in doc.ents]
 
 
-@pytest.mark.parametrize("config", SCHEMES)
+@pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_every_scheme_learns_the_toy_corpus(config):
     nlp, examples, losses = train(config)
     assert numpy.isfinite(losses["auc_ner"])
@@ -122,7 +122,7 @@ def test_labels_that_are_not_a_list_of_types_name_the_initialize_key(toy_example
         ner.initialize(lambda: toy_examples, labels={"moves": ["B-PER"]})
 
 
-@pytest.mark.parametrize("config", SCHEMES)
+@pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
     nlp, _, _ = train(config, n_iter=2)
     ner = nlp.get_pipe("auc_ner")
@@ -190,7 +190,7 @@ def test_grouped_makes_one_optimizer_step_per_prefix_group():
     assert calls.count(W_key) == 3
 
 
-@pytest.mark.parametrize("config", [SCHEMES[0], SCHEMES[6], SCHEMES[7], SCHEMES[8]])
+@pytest.mark.parametrize("config", [PIPE_CONFIGS[0], PIPE_CONFIGS[6], PIPE_CONFIGS[7], PIPE_CONFIGS[8]])
 def test_serialization_round_trip(tmp_path, config):
     nlp, _, _ = train(config, n_iter=15)
     texts = ["Aspirin treats breast cancer in Paris .", "Mary met Anna in Rome ."]

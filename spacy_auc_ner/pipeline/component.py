@@ -141,7 +141,7 @@ class AUCNER(TrainablePipe):
         self.model = model
         self.name = name
         self.scheme = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
-        self.loss = loss if loss is not None else registry.resolve({"loss": self.scheme.default_loss})["loss"]
+        self.loss = loss if loss is not None else registry.resolve({"loss": dict(self.scheme.default_loss)})["loss"]
         self.loss.validate(f"{key}.loss")
         self.loss.check_scheme(scheme, f"{key}.loss")
         self.strategy = strategy if strategy is not None else UpdateStrategy()
@@ -358,7 +358,7 @@ class AUCNER(TrainablePipe):
         config, so ``nlp.config`` and a saved pipeline name them. (A factory cannot: spaCy
         stores the component's config after the factory returns.)"""
         if config.get("loss") is None:
-            config["loss"] = registry.fill({"loss": self.scheme.default_loss})["loss"]
+            config["loss"] = registry.fill({"loss": dict(self.scheme.default_loss)})["loss"]
         if config.get("decoder") is None:
             config["decoder"] = self.cfg["decoder"]
 
