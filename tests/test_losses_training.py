@@ -113,16 +113,18 @@ def test_weighted_ce_weights_come_back_after_loading(tmp_path):
     numpy.testing.assert_allclose(spacy.load(tmp_path / "pipe").get_pipe("auc_ner").loss.weights, weights)
 
 
-LOSS_CONFIGS = ["comauc_2t", "comauc_ova", "dice", "focal", "mom", "negative_sampling", "weighted_ce"]
+LOSS_CONFIGS = ["two_task_comauc", "ova_comauc", "dice", "focal", "mom", "negative_sampling_uniform", "weighted_ce"]
 
 
 @pytest.mark.parametrize("name", LOSS_CONFIGS)
 def test_example_configs_load(name):
     from pathlib import Path
 
-    from spacy.util import load_config, load_model_from_config
+    from spacy.util import load_model_from_config
 
-    path = Path(__file__).parents[1] / "configs" / f"{name}.cfg"
-    nlp = load_model_from_config(load_config(path), auto_fill=True)
+    from spacy_auc_ner.study.methods import method_config
+
+    config = method_config(name, "cpu", Path(__file__).parents[1] / "configs").interpolate()
+    nlp = load_model_from_config(config, auto_fill=True)
     pipe = nlp.get_pipe("auc_ner")
     assert pipe.loss.name.split(".")[1] in {"Compositional", "Dice", "Focal", "MoM", "NegativeSampling", "WeightedCE"}

@@ -58,5 +58,5 @@ def test_tiny_real_cell_end_to_end(tmp_path):
     assert 0.0 <= scores["ents_seqeval_micro_f"] <= 1.0
     assert set(scores["ents_per_type"]) <= {"Disease", "LOC", "PER"}
     assert scores["test_words"] == sum(len(t.split()) for t, _ in __import__("study_toy_corpus").SENTENCES)
-    assert row["config"] == "softmax.cfg" and row["overrides"]["corpora.train"]["n"] == 5
+    assert row["config"] == "ce.cfg" and row["encoder"] == "cpu" and row["overrides"]["corpora.train"]["n"] == 5
     assert callable(run_cell)

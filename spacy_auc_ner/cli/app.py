@@ -122,6 +122,68 @@ def partition(
     typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
 
 
+@app.command()
+def config(
+    name: Optional[str] = typer.Argument(None, help="Method: a file name of CONFIGS_DIR/methods/ (e.g. ova_auc); leave out with --all or --list."),
+    encoder: str = typer.Option("cpu", "--encoder", "-e", help="Encoder family: cpu (configs/base_cpu.cfg) or trf (configs/base_trf.cfg)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
+    all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders to the --output folder: NAME.cfg and NAME_trf.cfg."),
+    list_methods: bool = typer.Option(False, "--list", help="List the methods with what each is, and stop."),
+    configs_dir: Path = typer.Option(Path("configs"), "--configs-dir", help="Folder of the bases and methods/."),
+):
+    """Write the full training config of a method: its partial config merged onto the base of
+    the encoder, ready for `spacy train`.
+
+    The config is built (not trained) before it is written, so a wrong key in a method file
+    stops here with one line naming the file; nothing is written on an error.
+    """
+    from ..study.methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path
+
+    try:
+        if list_methods:
+            for method in method_names(configs_dir):
+                typer.echo(f"{method}\t{describe(method, configs_dir)}")
+            return
+        if all_methods == (name is not None):
+            raise MethodError("name one method, or give --all (with an --output folder)")
+        if all_methods and output is None:
+            raise MethodError("--all writes one file per method and encoder: give an --output folder")
+        jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] if all_methods else [(name, encoder)]
+        texts = {}
+        for method, enc in jobs:
+            cfg = method_config(method, enc, configs_dir)
+            where = f"{method_path(method, configs_dir)} on {base_path(enc, configs_dir)}"
+            check_config(cfg, where)
+            header = (
+                f"# Written by `spacy-auc-ner config {method} --encoder {enc}` from {base_path(enc, configs_dir)}\n"
+                f"# and {method_path(method, configs_dir)}: edit those, not this file.\n"
+                f"# {describe(method, configs_dir)}\n"
+            )
+            filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
+            texts[filename] = header + cfg.to_str(interpolate=False) + "\n"
+        if output is None:
+            typer.echo("".join(texts.values()), nl=False)
+            return
+        targets = {output / f: t for f, t in texts.items()} if all_methods else {output: next(iter(texts.values()))}
+        for path, text in targets.items():
+            _write_atomically(path, text)
+    except (MethodError, OSError) as err:
+        _fail(err)
+    typer.echo(f"Wrote {len(texts)} config(s) to {output}", err=True)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder, so a failure leaves no partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf8")
+        tmp.replace(path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 @corpus_app.command("get")
 def corpus_get(
     name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),

@@ -1,9 +1,9 @@
 """Train one config on given corpora and evaluate it on a held-out split.
 
-The unit of work of the benchmarks and of the study: `spacy train` semantics (dev-set early
-stopping, the best model kept), then scoring of the best model on the test split with the
-same scorer for every pipeline (spaCy's entity P/R/F and strict-IOB2 seqeval), whatever
-component produced the entities.
+The unit of work of a study cell: `spacy train` semantics (dev-set early stopping, the best
+model kept), then scoring of the best model on the test split with the same scorer for every
+pipeline (spaCy's entity P/R/F and strict-IOB2 seqeval), whatever component produced the
+entities.
 """
 import json
 import os
@@ -17,7 +17,8 @@ import spacy
 from spacy.training import Corpus, Example
 from spacy.training.initialize import init_nlp
 from spacy.training.loop import train as train_loop
-from spacy.util import load_config
+from spacy.util import load_config, load_config_from_str
+from thinc.api import Config
 
 from ..pipeline.scoring import score_entities
 
@@ -25,7 +26,7 @@ PathLike = Union[str, Path]
 
 
 def train_and_evaluate(
-    config_path: PathLike,
+    config: Union[Config, PathLike],
     *,
     train: PathLike,
     dev: PathLike,
@@ -35,12 +36,16 @@ def train_and_evaluate(
     gpu_id: int = -1,
     quiet: bool = True,
 ) -> Dict[str, Any]:
-    """Train `config_path` (with `overrides`) on `train`, early-stop on `dev`, score the
-    best model on `test`. Returns test scores plus timing and the best dev score."""
+    """Train `config` (a config or its file, with `overrides`) on `train`, early-stop on
+    `dev`, score the best model on `test`. Returns test scores plus timing and the best dev
+    score."""
     all_overrides = dict(overrides or {})
     all_overrides.setdefault("paths.train", str(train))
     all_overrides.setdefault("paths.dev", str(dev))
-    config = load_config(config_path, overrides=all_overrides, interpolate=False)
+    if isinstance(config, Config):
+        config = load_config_from_str(config.to_str(interpolate=False), overrides=all_overrides, interpolate=False)
+    else:
+        config = load_config(config, overrides=all_overrides, interpolate=False)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,14 +39,7 @@ def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split."""
     from .experiment import train_and_evaluate
 
-    return train_and_evaluate(
-        cell.config,
-        train=cell.train,
-        dev=cell.dev,
-        test=cell.test,
-        overrides=cell.overrides,
-        gpu_id=cell.gpu_id,
-    )
+    return train_and_evaluate(cell.training_config(), train=cell.train, dev=cell.dev, test=cell.test, gpu_id=cell.gpu_id)
 
 
 def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:

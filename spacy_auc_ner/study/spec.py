@@ -1,9 +1,11 @@
 """Study specs: a YAML grid of corpora x methods x setting values x partitions, expanded to cells.
 
-A cell is one training run. Its training set is described as spaCy config overrides of
-``[corpora.train]`` (see `training_set_overrides`, the one place that knows the reader names),
-so every method of a partition trains on the same sampled sentences and differences are paired.
-Each cell has a stable id (readable fields plus a hash of the config and its overrides) under
+A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
+base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
+training set is the override of ``[corpora.train]`` built by
+`spacy_auc_ner.training.sets.training_set_config`, so every method of a partition trains on
+the same sampled sentences and differences are paired.
+Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
 which the runner records it and by which a rerun skips what is done.
 """
 import hashlib
@@ -13,8 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import yaml
+from spacy.util import load_config
+from thinc.api import Config
 
-from .methods import METHODS
+from ..training.sets import dev_set_config, training_set_config
+from .methods import ENCODERS, MethodError, assemble, method_path
 
 PathLike = Union[str, Path]
 
@@ -30,7 +35,7 @@ VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resam
 SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
-    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
+    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
     "shares", "mask_p", "resamplers", "notes",
 }
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
@@ -41,55 +46,15 @@ class SpecError(ValueError):
     """A study spec that cannot be expanded; the message names the file and the key."""
 
 
-def training_set_overrides(
-    setting: str, *, size: Optional[int], value: Any, seed: int
-) -> Dict[str, Any]:
-    """Config overrides that build one cell's training set from ``${paths.train}``.
-
-    lowres: `size` sentences sampled with `seed`; imbalance: `size` sentences whose entity
-    tokens make up the share `value`; missing: entity annotations dropped with probability
-    `value`; resampling: the sentences resampled by method `value` ("none": as sampled).
-    `size` None means the whole training file.
-    """
-    if size is None:
-        sample: Dict[str, Any] = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"}
-    else:
-        sample = {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.train}", "n": size, "seed": seed}
-    if setting == "lowres":
-        train = sample
-    elif setting == "imbalance":
-        train = {
-            "@readers": "spacy_auc_ner.EntityRatio.v1",
-            "path": "${paths.train}",
-            "n": size,
-            "ratio": value,
-            "seed": seed,
-        }
-    elif setting == "missing":
-        train = {"@readers": "spacy_auc_ner.MaskedEntities.v1", "corpus": sample, "p": value, "seed": seed}
-    elif setting == "resampling":
-        train = sample if value == "none" else {"@readers": "spacy_auc_ner.Resampled.v1", "corpus": sample, "method": value}
-    else:
-        raise ValueError(f"unknown setting {setting!r}")
-    if train is sample and size is None:
-        return {}
-    return {"corpora.train": train}
-
-
-def dev_set_overrides(dev_size: Optional[int], seed: int) -> Dict[str, Any]:
-    """A fixed sample of the dev file (same for every cell), to make evaluation cheaper."""
-    if dev_size is None:
-        return {}
-    return {
-        "corpora.dev": {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.dev}", "n": dev_size, "seed": seed}
-    }
-
-
 @dataclass
 class MethodSpec:
+    """A method of a study: `config` is a method file assembled onto `base_config`, or, when
+    `base_config` is None, a full training config of the user's."""
+
     name: str
     config: str
     overrides: Dict[str, Any] = field(default_factory=dict)
+    base_config: Optional[str] = None
 
 
 @dataclass
@@ -110,6 +75,7 @@ class Cell:
     dev: str
     test: str
     gpu_id: int = -1
+    base_config: Optional[str] = None
     id: str = ""
 
     def __post_init__(self):
@@ -128,20 +94,36 @@ class Cell:
             "value": self.value,
             "partition": self.partition,
             "seed": self.seed,
+            "encoder": encoder_of(self.base_config),
         }
+
+    def training_config(self) -> Config:
+        """The cell's full training config: its method assembled onto its base (or its own
+        full config), with the cell's overrides; not interpolated."""
+        if self.base_config is None:
+            return load_config(self.config, overrides=self.overrides, interpolate=False)
+        return assemble(self.base_config, self.config, self.overrides)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
 def cell_id(cell: Cell) -> str:
-    """Readable fields plus a hash of what the run trains (config file name and overrides).
+    """Readable fields plus a hash of what the run trains (method or config file name, base
+    config name, overrides).
 
     Paths are left out so that moving the corpora or configs does not invalidate results;
-    changing an override does, so that stale results are never mistaken for new ones.
+    changing an override or the encoder does, so that stale results are never mistaken for new
+    ones (and rows written before methods had their own files, under other keys, never match).
     """
     payload = json.dumps(
-        {"config": Path(cell.config).name, "overrides": cell.overrides}, sort_keys=True, default=str
+        {
+            "method_config": Path(cell.config).name,
+            "base_config": Path(cell.base_config).name if cell.base_config else None,
+            "overrides": cell.overrides,
+        },
+        sort_keys=True,
+        default=str,
     )
     digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
     parts = [cell.corpus, cell.method]
@@ -152,6 +134,13 @@ def cell_id(cell: Cell) -> str:
         parts.append(f"{value_name}={_fmt(cell.value)}")
     parts.append(f"p{cell.partition}")
     return "/".join(parts) + "#" + digest
+
+
+def encoder_of(base_config: Optional[str]) -> Optional[str]:
+    """The encoder family of a base config file (None for a full config of the user's)."""
+    if base_config is None:
+        return None
+    return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)
 
 
 def _fmt(value: Any) -> str:
@@ -169,6 +158,7 @@ class StudySpec:
     partitions: int
     seed: int = 0
     overrides: Dict[str, Any] = field(default_factory=dict)
+    encoder: str = "cpu"
     gpu_id: int = -1
     runner: Optional[str] = None
     dev_size: Optional[int] = None
@@ -184,14 +174,16 @@ class StudySpec:
             for corpus, paths in self.corpora.items():
                 for size in self.sizes:
                     for value in self.values:
+                        train = training_set_config(self.setting, size, value, seed)
+                        dev = dev_set_config(self.dev_size, self.seed)
                         for method in self.methods:
                             overrides = {
                                 **method.overrides,
                                 **self.overrides,
                                 **paths.get("overrides", {}),
                                 "system.seed": seed,
-                                **dev_set_overrides(self.dev_size, self.seed),
-                                **training_set_overrides(self.setting, size=size, value=value, seed=seed),
+                                **({"corpora.dev": dev} if dev is not None else {}),
+                                "corpora.train": train,
                             }
                             out.append(
                                 Cell(
@@ -209,6 +201,7 @@ class StudySpec:
                                     dev=str(paths["dev"]),
                                     test=str(paths["test"]),
                                     gpu_id=self.gpu_id,
+                                    base_config=method.base_config,
                                 )
                             )
         return out
@@ -217,8 +210,9 @@ class StudySpec:
         """Fail before any training when a config or corpus file is missing."""
         problems = []
         for method in self.methods:
-            if not Path(method.config).exists():
-                problems.append(f"method {method.name!r}: config {method.config} not found")
+            for path in filter(None, (method.config, method.base_config)):
+                if not Path(path).exists():
+                    problems.append(f"method {method.name!r}: config {path} not found")
         for corpus, paths in self.corpora.items():
             for split in SPLITS:
                 if not Path(paths[split]).exists():
@@ -294,7 +288,10 @@ def parse_spec(
     corpora_dir = Path(corpora_dir if corpora_dir is not None else data.get("corpora_dir", "corpus"))
     configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", "configs"))
     corpora = _parse_corpora(data.get("corpora"), corpora_dir, fail)
-    methods = _parse_methods(data.get("methods"), configs_dir, fail)
+    encoder = data.get("encoder", "cpu")
+    if encoder not in ENCODERS:
+        fail(f"encoder: {encoder!r} is not one of {', '.join(ENCODERS)} (the bases {', '.join(ENCODERS.values())} of configs_dir)")
+    methods = _parse_methods(data.get("methods"), configs_dir, encoder, fail)
 
     sizes = data.get("sizes")
     if sizes is None:
@@ -352,6 +349,7 @@ def parse_spec(
         partitions=partitions,
         seed=seed,
         overrides=dict(overrides),
+        encoder=encoder,
         gpu_id=int(gpu_id if gpu_id is not None else spec_gpu),
         runner=runner,
         dev_size=dev_size,
@@ -406,9 +404,11 @@ def _parse_corpora(raw: Any, corpora_dir: Path, fail) -> Dict[str, Dict[str, Any
     return out
 
 
-def _parse_methods(raw: Any, configs_dir: Path, fail) -> List[MethodSpec]:
+def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[MethodSpec]:
+    """Methods by name (a file of configs_dir/methods/, on the spec's encoder), by a named
+    `base` method with the study's own `overrides`, or by a full `config` file of the user's."""
     if not isinstance(raw, list) or not raw:
-        fail(f"methods: a non-empty list of method names or {{name, config|base, overrides}} entries is expected")
+        fail(f"methods: a non-empty list of method names or {{name, base|config, overrides}} entries is expected")
     out: List[MethodSpec] = []
     for i, entry in enumerate(raw):
         if isinstance(entry, str):
@@ -423,17 +423,14 @@ def _parse_methods(raw: Any, configs_dir: Path, fail) -> List[MethodSpec]:
         if not isinstance(overrides, dict):
             fail(f"methods[{i}] ({name}).overrides: a mapping of config keys is expected")
         if "config" in entry and "base" in entry:
-            fail(f"methods[{i}] ({name}): give either 'config' (a file in configs_dir) or 'base' (a method), not both")
+            fail(f"methods[{i}] ({name}): give either 'config' (a full config file) or 'base' (a method), not both")
         if "config" in entry:
-            config, base_overrides = str(entry["config"]), {}
-        else:
-            base = str(entry.get("base", name))
-            if base not in METHODS:
-                fail(
-                    f"methods[{i}]: unknown method {base!r}; known: {', '.join(sorted(METHODS))} "
-                    f"(or define it with 'config: <file.cfg>')"
-                )
-            config, base_overrides = METHODS[base].config, dict(METHODS[base].overrides)
-        out.append(MethodSpec(name, str(configs_dir / config), {**base_overrides, **overrides}))
+            out.append(MethodSpec(name, str(entry["config"]), dict(overrides)))
+            continue
+        try:
+            method_file = method_path(str(entry.get("base", name)), configs_dir)
+        except MethodError as err:
+            fail(f"methods[{i}]: {err} (or define it with 'config: <file.cfg>')")
+        out.append(MethodSpec(name, str(method_file), dict(overrides), base_config=str(configs_dir / ENCODERS[encoder])))
     _check_unique([m.name for m in out], "methods", fail)
     return out

@@ -1,6 +1,7 @@
 """Low-resource training sets on disk: sizes x partitions drawn from one corpus, with a JSON
-manifest. Partition p of size n holds exactly what ``LowResource.v1`` (or ``EntityRatio.v1``)
-yields with n and seed + p, so files and readers are interchangeable."""
+manifest. Partition p of size n holds exactly what its manifest entry's ``reader`` block (the
+``[corpora.train]`` block of `training_set_config`: ``LowResource.v1``, or ``EntityRatio.v1``)
+yields, so files and readers are interchangeable."""
 import json
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -10,6 +11,7 @@ from tqdm import tqdm
 
 from ..data.columns import DataError, label_arrays, read_sentences, write_sentences
 from .readers import draw_entity_ratio, draw_indices
+from .sets import training_set_config
 
 
 def write_partitions(
@@ -39,14 +41,12 @@ def write_partitions(
             entry = {"size": n, "partition": p, "seed": seed + p, "path": f"n{n}-p{p}.{fmt}"}
             if entity_percent is None:
                 entry["sentence_ids"] = draw_indices(len(sentences), n, seed + p, where=input_path)
-                entry["reader"] = {"@readers": "spacy_auc_ner.LowResource.v1", "n": n, "seed": seed + p}
+                entry["reader"] = training_set_config("lowres", n, None, seed + p, path=str(input_path))
             else:
                 ids, reached = draw_entity_ratio(lengths, ents, n, entity_percent, seed + p, tolerance, where=input_path)
                 entry["sentence_ids"], entry["entity_percent"] = ids, round(reached, 4)
-                entry["reader"] = {
-                    "@readers": "spacy_auc_ner.EntityRatio.v1", "n": n, "percent": entity_percent,
-                    "seed": seed + p, "tolerance": tolerance,
-                }
+                share = entity_percent / 100.0
+                entry["reader"] = {**training_set_config("imbalance", n, share, seed + p, path=str(input_path)), "tolerance": tolerance}
             entries.append(entry)
     output_dir.mkdir(parents=True, exist_ok=True)
     for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
