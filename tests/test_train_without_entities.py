@@ -10,7 +10,8 @@ import pytest
 import spacy
 from spacy.cli.train import train
 from spacy.tokens import DocBin
-from spacy.util import load_config
+
+from spacy_auc_ner.study.methods import method_config
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 TEXTS = ["Alice lives in Paris .", "Nothing happened here .", "Bob flew to Rome today ."]
@@ -36,22 +37,23 @@ def write_corpus(path: Path, with_entities: bool) -> Path:
     return path
 
 
-def config_with_labels_block(name: str, tmp_path: Path, labels) -> Path:
-    """The shipped config with [initialize.components.auc_ner] labels set."""
-    cfg = load_config(CONFIGS / name, interpolate=False)
+def config_of(method: str, tmp_path: Path, labels=None) -> Path:
+    """The full CPU config of `method` (what `spacy-auc-ner config` writes), with
+    [initialize.components.auc_ner] labels set."""
+    cfg = method_config(method, "cpu", CONFIGS)
     cfg["initialize"]["components"]["auc_ner"] = {"labels": labels}
-    path = tmp_path / name
-    cfg.to_disk(path)
+    path = tmp_path / f"{method}.cfg"
+    cfg.to_disk(path, interpolate=False)
     return path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", ["ova_auc.cfg", "two_task_auc.cfg", "softmax.cfg", "crf.cfg"])
-def test_spacy_train_without_any_entity_warns_and_predicts_nothing(tmp_path, config):
+@pytest.mark.parametrize("method", ["ova_auc", "two_task_auc", "ce", "crf"])  # ova, two_task, softmax, crf
+def test_spacy_train_without_any_entity_warns_and_predicts_nothing(tmp_path, method):
     corpus = write_corpus(tmp_path / "empty.spacy", with_entities=False)
     overrides = {"paths.train": str(corpus), "paths.dev": str(corpus), **SMALL}
     with pytest.warns(UserWarning, match=r"\[auc_ner\] no entity labels"):
-        train(CONFIGS / config, tmp_path / "out", overrides=overrides)
+        train(config_of(method, tmp_path), tmp_path / "out", overrides=overrides)
     nlp = spacy.load(tmp_path / "out" / "model-last")
     assert nlp.get_pipe("auc_ner").labels == ()
     assert [d.ents for d in nlp.pipe(["Alice lives in Paris ."])] == [()]
@@ -61,7 +63,7 @@ def test_spacy_train_without_any_entity_warns_and_predicts_nothing(tmp_path, con
 def test_labels_from_spacy_init_labels_train_on_data_without_entities(tmp_path):
     with_ents = write_corpus(tmp_path / "train.spacy", with_entities=True)
     empty = write_corpus(tmp_path / "empty.spacy", with_entities=False)
-    config = config_with_labels_block("ova_auc.cfg", tmp_path, None)
+    config = config_of("ova_auc_all", tmp_path)
     # `spacy init labels` on annotated data writes auc_ner.json ...
     subprocess.run(
         [sys.executable, "-m", "spacy", "init", "labels", str(config), str(tmp_path / "labels"),
@@ -71,7 +73,7 @@ def test_labels_from_spacy_init_labels_train_on_data_without_entities(tmp_path):
     labels_file = tmp_path / "labels" / "auc_ner.json"
     assert labels_file.read_text().strip().replace(" ", "").replace("\n", "") == '["LOC","PER"]'
     # ... which [initialize.components.auc_ner] labels reads when the data has no entities
-    config = config_with_labels_block("ova_auc.cfg", tmp_path, {"@readers": "spacy.read_labels.v1", "path": str(labels_file)})
+    config = config_of("ova_auc_all", tmp_path, {"@readers": "spacy.read_labels.v1", "path": str(labels_file)})
     overrides = {"paths.train": str(empty), "paths.dev": str(empty), **SMALL}
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=r".*no entity labels")
