@@ -206,7 +206,7 @@ def sample_counts(loss, scores, n_steps=600):
     gold = [0] * scores.shape[0]
     counts = numpy.zeros(scores.shape[0])
     for step in range(n_steps):
-        counts += loss.sampled_mask(scores, make_truth(gold, 3, multilabel=loss.inner[0] is not SOFTMAX, step=step))
+        counts += loss.sampled_mask(scores, make_truth(gold, 3, multilabel=loss.loss is not SOFTMAX, step=step))
     return counts
 
 
@@ -265,9 +265,10 @@ def test_schemes_and_config_errors():
     assert MoM(NegativeSampling(Focal())).schemes == ("softmax", "ova")
     with pytest.raises(ValueError, match="cannot train scheme 'two_task'"):
         NegativeSampling(BinaryCE()).check_scheme("two_task")
-    for bad in (dict(rate=0.0), dict(distribution="topk"), dict(mu=-1.0), dict(epochs=0), dict(temperature=0.0)):
-        with pytest.raises(ValueError, match=next(iter(bad))):
-            make_negative_sampling(**bad)
+    for bad in (dict(rate=0.0), dict(distribution="topk"), dict(mu=-1.0), dict(epochs=0), dict(total_steps=0), dict(temperature=0.0)):
+        with pytest.raises(ValueError, match=rf"^\[components.ner.loss.{next(iter(bad))}\] must "):
+            make_negative_sampling(**bad).validate("components.ner.loss")
+    make_negative_sampling(temperature=None).validate("components.ner.loss")
 
 
 @pytest.mark.parametrize("distribution", ["uniform", "weighted"])

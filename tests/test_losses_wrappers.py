@@ -20,7 +20,7 @@ def softmax_row(row):
 
 
 def params():
-    return {"a": numpy.asarray([0.9, 0.8, 0.7]), "b": numpy.asarray([0.1, 0.2, 0.3]), "alpha": numpy.asarray([0.5, 0.1, 1.5])}
+    return {"dam_a": numpy.asarray([0.9, 0.8, 0.7]), "dam_b": numpy.asarray([0.1, 0.2, 0.3]), "dam_alpha": numpy.asarray([0.5, 0.1, 1.5])}
 
 
 # ---- MoM -------------------------------------------------------------------------------
@@ -84,25 +84,25 @@ def test_mom_combines_auc_parameter_gradients():
     out = MoM(auc, lam=0.4)(SCORES, truth)
     full = auc(SCORES, truth)
     o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0]))
-    for k in ("a", "b", "alpha"):  # O share 3/5
+    for k in ("dam_a", "dam_b", "dam_alpha"):  # O share 3/5
         numpy.testing.assert_allclose(out.d_params[k], 0.4 * full.d_params[k] + 0.6 * 0.6 * o_only.d_params[k])
     # and they are the true gradients of the MoM value
-    fd = numeric_grad(lambda a: MoM(auc, lam=0.4)(SCORES, make_truth(GOLD, 3, params=dict(p, a=a))).loss, p["a"])
-    numpy.testing.assert_allclose(out.d_params["a"], fd, rtol=1e-6, atol=1e-9)
-    assert MoM(auc).param_names == ("a", "b", "alpha")
+    fd = numeric_grad(lambda a: MoM(auc, lam=0.4)(SCORES, make_truth(GOLD, 3, params=dict(p, dam_a=a))).loss, p["dam_a"])
+    numpy.testing.assert_allclose(out.d_params["dam_a"], fd, rtol=1e-6, atol=1e-9)
+    assert MoM(auc).param_names == ("dam_a", "dam_b", "dam_alpha")
 
 
 def test_mom_pesg_new_alpha_is_the_weighted_average():
     auc = AUCMargin(alpha_update="pesg")
     truth = make_truth(GOLD, 3, params=params())
-    full = auc(SCORES, truth).new_params["alpha"]
-    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0])).new_params["alpha"]
+    full = auc(SCORES, truth).new_params["dam_alpha"]
+    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0])).new_params["dam_alpha"]
     out = MoM(auc, lam=0.4, o_term="mean")(SCORES, truth)
-    numpy.testing.assert_allclose(out.new_params["alpha"], 0.4 * full + 0.6 * o_only)
+    numpy.testing.assert_allclose(out.new_params["dam_alpha"], 0.4 * full + 0.6 * o_only)
     # with the O share 3/5 in the O-term's weight: weights .4 and .36, renormalised
     out = MoM(auc, lam=0.4)(SCORES, truth)
-    numpy.testing.assert_allclose(out.new_params["alpha"], (0.4 * full + 0.36 * o_only) / 0.76)
-    assert (out.new_params["alpha"] >= 0).all()
+    numpy.testing.assert_allclose(out.new_params["dam_alpha"], (0.4 * full + 0.36 * o_only) / 0.76)
+    assert (out.new_params["dam_alpha"] >= 0).all()
 
 
 def test_mom_schemes_and_errors():
@@ -111,12 +111,14 @@ def test_mom_schemes_and_errors():
     assert MoM(Focal()).schemes == ("softmax", "ova")
     with pytest.raises(ValueError, match=r"\[components.ner.loss\] spacy_auc_ner.MoM.v1 cannot train scheme 'two_task'"):
         MoM(BinaryCE()).check_scheme("two_task", "components.ner.loss")
-    with pytest.raises(ValueError, match="SoftmaxCE.v1 cannot train scheme 'ova'"):
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.loss\] spacy_auc_ner.SoftmaxCE.v1 cannot train scheme 'ova'"):
         MoM(SoftmaxCE()).check_scheme("ova", "components.ner.loss")
-    with pytest.raises(ValueError, match="lam"):
-        MoM(SoftmaxCE(), lam=1.5)
-    with pytest.raises(ValueError, match="o_term must be 'share' or 'mean', not 'sentence'"):
-        MoM(SoftmaxCE(), o_term="sentence")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.lam\] must be in \[0, 1\], not 1.5$"):
+        MoM(SoftmaxCE(), lam=1.5).validate("components.ner.loss")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.o_term\] must be 'share' or 'mean', not 'sentence'$"):
+        MoM(SoftmaxCE(), o_term="sentence").validate("components.ner.loss")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.loss.gamma\] must be >= 0"):
+        MoM(Focal(gamma=-1.0)).validate("components.ner.loss")
 
 
 def test_wrappers_pass_initialize_on():
@@ -152,17 +154,19 @@ def test_compositional_uses_bce_and_auc_by_hand():
         out = check_score_grad(loss, SCORES, truth)
         assert out.loss == pytest.approx(inner(SCORES, truth).loss, rel=1e-12)
     assert make_truth(GOLD, 3, step=1).step == 1
-    assert loss.param_names == ("a", "b", "alpha")
+    assert loss.param_names == ("dam_a", "dam_b", "dam_alpha")
     assert loss(SCORES, make_truth(GOLD, 3, params=p, step=0)).d_params is None
-    assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"a", "b", "alpha"}
+    assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"dam_a", "dam_b", "dam_alpha"}
 
 
 def test_compositional_schemes():
     assert Compositional(BinaryCE(), AUCMargin()).schemes == ("ova", "two_task")
     with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):
         Compositional(BinaryCE(), AUCMargin()).check_scheme("softmax")
-    with pytest.raises(ValueError, match="k must be"):
-        Compositional(BinaryCE(), AUCMargin(), k=0)
+    with pytest.raises(ValueError, match=r"^\[loss.k\] must be >= 1, not 0$"):
+        Compositional(BinaryCE(), AUCMargin(), k=0).validate()
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.auc.margin\] must be > 0"):
+        Compositional(BinaryCE(), AUCMargin(margin=0.0), k=1).validate("components.ner.loss")
 
 
 @pytest.mark.parametrize(

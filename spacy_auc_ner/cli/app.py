@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..data.columns import SCHEMES, DataError
+from ..data.columns import TAG_SCHEMES, DataError
 from .errors import one_line_errors
 from .study import study_app
 
@@ -39,7 +39,7 @@ def _ints(text: str, option: str) -> List[int]:
 def convert(
     input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated)."),
     output_path: Path = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder gets INPUT_STEM.spacy."),
-    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(SCHEMES)}."),
+    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
     untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),

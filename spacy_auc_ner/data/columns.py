@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tup
 
 from .files import DataError, PathLike, atomic_output
 
-SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
+TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
 DOCSTART = "-DOCSTART-"
 _TAG = re.compile(r"^([BIESLU])-(\S.*)$")
 _UNTYPED = frozenset("BIESLU")
@@ -69,8 +69,8 @@ def parse_columns(
     untyped_type: Optional[str] = None,
 ) -> List[Sentence]:
     """:func:`read_columns` on text already read; ``path`` names it in errors."""
-    if scheme not in SCHEMES:
-        raise DataError(f"{path}: unknown label scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if scheme not in TAG_SCHEMES:
+        raise DataError(f"{path}: unknown label scheme {scheme!r}; choose one of {', '.join(TAG_SCHEMES)}")
     raw = _parse(text, path, token_column, label_column, untyped_type)
     if not raw:
         raise DataError(f"{path}: no sentences found (empty file, or only blank and -DOCSTART- lines)")

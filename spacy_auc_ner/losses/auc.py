@@ -6,8 +6,9 @@ paper, eq. 3 of the AUC-2T paper, with the data means in the margin term as liba
     L_k = mean_pos (h - a_k)^2 + mean_neg (h - b_k)^2
           + 2 alpha_k (m - mean_pos h + mean_neg h) - alpha_k^2
 
-minimised over the network, a_k and b_k, maximised over alpha_k >= 0. The total is the sum of
-L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
+minimised over the network, a_k and b_k, maximised over alpha_k >= 0 (the loss keeps alpha
+there: a projection after each optimizer step, or PESG's closed-form step). The total is the
+sum of L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
 the variance term of the side it has: the margin term needs both, so it is dropped, and alpha
 gets no gradient there.
 
@@ -35,9 +36,14 @@ from typing import Literal
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, Truth, TokenLoss, empty_output, masked_counts, safe_inverse, sigmoid
+from ..ml.activations import sigmoid
+from .base import LossOutput, LossParam, Truth, TokenLoss, empty_output, masked_counts, require, safe_inverse
 
-AUC_PARAMS = ("a", "b", "alpha")
+# a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
+# that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0
+# while Adam moves a by ~lr per step. alpha starts at 0, its lower bound.
+AUC_PARAMS = (LossParam("dam_a", 1, 1.0), LossParam("dam_b", 1, 0.0), LossParam("dam_alpha", 1, 0.0))
+A, B, ALPHA = (p.name for p in AUC_PARAMS)
 WEIGHTINGS = ("mean", "libauc")
 
 
@@ -53,20 +59,28 @@ class AUCMargin(TokenLoss):
         alpha_lr: float = 0.1,
         weighting: Literal["mean", "libauc"] = "mean",
     ):
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"[loss] weighting must be 'mean' or 'libauc', not {weighting!r}")
-        if mode not in ("learned", "batch"):
-            raise ValueError(f"[loss] mode must be 'learned' or 'batch', not {mode!r}")
-        if alpha_update not in ("ascent", "pesg"):
-            raise ValueError(f"[loss] alpha_update must be 'ascent' or 'pesg', not {alpha_update!r}")
-        if margin <= 0:
-            raise ValueError(f"[loss] margin must be > 0, not {margin}")
         self.margin = float(margin)
         self.mode = mode
         self.alpha_update = alpha_update
         self.alpha_lr = float(alpha_lr)
         self.weighting = weighting
-        self.param_names = AUC_PARAMS if mode == "learned" else ()
+        self.params = AUC_PARAMS if mode == "learned" else ()
+
+    def validate(self, key: str = "loss") -> None:
+        require(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
+        require(
+            self.alpha_update in ("ascent", "pesg"),
+            f"{key}.alpha_update",
+            f"must be 'ascent' or 'pesg', not {self.alpha_update!r}",
+        )
+        require(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
+        require(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
+        require(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
+
+    def finish_update(self, store) -> None:
+        """Projection of alpha's ascent step onto alpha >= 0."""
+        if self.mode == "learned":
+            store.set_param(ALPHA, get_array_ops(store.get_param(ALPHA)).xp.maximum(store.get_param(ALPHA), 0.0))
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -89,10 +103,10 @@ class AUCMargin(TokenLoss):
         else:
             if truth.params is None:
                 raise ValueError(
-                    "AUCMargin(mode='learned') needs the head's a, b, alpha parameters "
+                    "AUCMargin(mode='learned') needs its learned a, b, alpha "
                     "(Truth.params); use mode='batch' to train without them"
                 )
-            a, b, alpha = (truth.params[k] for k in AUC_PARAMS)
+            a, b, alpha = (truth.params[k] for k in (A, B, ALPHA))
         gap = m - mean_pos + mean_neg
         per_column = (
             (pos * (h - a) ** 2).sum(axis=0) * inv_pos
@@ -113,14 +127,14 @@ class AUCMargin(TokenLoss):
         d_b = weights * has_neg * -2.0 * (mean_neg - b)
         ascent = weights * both * (2.0 * gap - 2.0 * alpha)
         if self.alpha_update == "ascent":
-            return LossOutput(d_scores, loss, {"a": d_a, "b": d_b, "alpha": -ascent})
+            return LossOutput(d_scores, loss, {A: d_a, B: d_b, ALPHA: -ascent})
         # PESG's closed-form dual step, with a and b in place of the batch means.
         step = 2.0 * (m + b - a) - 2.0 * alpha
         active = (weights > 0) * both
         new_alpha = xp.where(active > 0, xp.maximum(0.0, alpha + self.alpha_lr * step), alpha)
         zero = xp.zeros_like(alpha)
         return LossOutput(
-            d_scores, loss, {"a": d_a, "b": d_b, "alpha": zero}, {"alpha": new_alpha.astype(alpha.dtype)}
+            d_scores, loss, {A: d_a, B: d_b, ALPHA: zero}, {ALPHA: new_alpha.astype(alpha.dtype)}
         )
 
     def prior_weights(self, n_pos, n_neg):
@@ -141,9 +155,10 @@ def make_auc_margin(
     alpha_lr: float = 0.1,
     weighting: Literal["mean", "libauc"] = "mean",
 ) -> AUCMargin:
-    """Deep AUC margin loss. mode "learned": a, b, alpha are parameters of the head, saved
-    with the pipeline (alpha by gradient ascent with projection onto alpha >= 0, or by PESG's
-    closed-form step with `alpha_lr`). mode "batch": a, b, alpha at their batch optima.
-    weighting "mean": class-wise means (prior-free); "libauc": LibAUC's default form,
-    p (1 - p) times the "mean" form per column, p the batch's positive share."""
+    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
+    the model's head and saved with the pipeline (alpha by gradient ascent with projection
+    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
+    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
+    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
+    positive share."""
     return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr, weighting=weighting)

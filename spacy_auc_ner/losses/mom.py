@@ -34,7 +34,7 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, safe_inverse, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require, safe_inverse, weighted_sum
 from .crossentropy import SoftmaxCE
 
 O_TERMS = ("share", "mean")
@@ -45,14 +45,14 @@ class MoM(LossWrapper):
     own_schemes = ("softmax", "ova")
 
     def __init__(self, loss: TokenLoss, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"):
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"[loss] lam must be in [0, 1], not {lam}")
-        if o_term not in O_TERMS:
-            raise ValueError(f"[loss] o_term must be 'share' or 'mean', not {o_term!r}")
-        super().__init__(loss)
+        super().__init__(loss=loss)
         self.loss = loss
         self.lam = float(lam)
         self.o_term = o_term
+
+    def validate_own(self, key: str) -> None:
+        require(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
+        require(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

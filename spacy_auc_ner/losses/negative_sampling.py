@@ -62,7 +62,8 @@ import numpy
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, log_softmax, sigmoid
+from ..ml.activations import log_softmax, sigmoid
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require
 from .crossentropy import SoftmaxCE
 
 
@@ -81,17 +82,7 @@ class NegativeSampling(LossWrapper):
         temperature: Optional[float] = None,
         seed: int = 0,
     ):
-        if not 0.0 < rate <= 1.0:
-            raise ValueError(f"[loss] rate must be in (0, 1], not {rate}")
-        if distribution not in ("uniform", "weighted"):
-            raise ValueError(f"[loss] distribution must be 'uniform' or 'weighted', not {distribution!r}")
-        if mu < 0:
-            raise ValueError(f"[loss] mu must be >= 0, not {mu}")
-        if epochs < 1 or total_steps < 1:
-            raise ValueError(f"[loss] epochs and total_steps must be >= 1, not {epochs}, {total_steps}")
-        if temperature is not None and temperature <= 0:
-            raise ValueError(f"[loss] temperature must be > 0, not {temperature}")
-        super().__init__(loss)
+        super().__init__(loss=loss)
         self.loss = loss
         self.rate = float(rate)
         self.distribution = distribution
@@ -100,6 +91,19 @@ class NegativeSampling(LossWrapper):
         self.total_steps = int(total_steps)
         self.temperature = temperature
         self.seed = int(seed)
+
+    def validate_own(self, key: str) -> None:
+        require(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
+        require(
+            self.distribution in ("uniform", "weighted"),
+            f"{key}.distribution",
+            f"must be 'uniform' or 'weighted', not {self.distribution!r}",
+        )
+        require(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
+        require(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
+        require(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
+        t = self.temperature
+        require(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -11,6 +11,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy
 
 from ..data.files import PathLike, atomic_output
+from ..labels import label_prefix
 
 
 
@@ -52,7 +53,7 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
     `corpus_path` (.spacy), the gold BIO label indices (N,) and the K column names."""
     from spacy.training import Corpus, Example
 
-    from ..losses.base import sigmoid
+    from ..ml.activations import sigmoid
 
     if pipe_name not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {pipe_name!r} (it has {', '.join(nlp.pipe_names)})")
@@ -103,7 +104,7 @@ def plot_figure1(
         idx = numpy.arange(len(gold))
         if len(idx) > max_points:
             idx = numpy.sort(rng.choice(idx, max_points, replace=False))
-        kinds = numpy.where(gold[idx] == 0, "O", numpy.where(gold[idx] % 2 == 1, "B", "I"))
+        kinds = label_prefix(gold[idx])
         for kind, c in (("O", "tab:gray"), ("B", "tab:blue"), ("I", "tab:orange")):
             sel = idx[kinds == kind]
             ax.scatter(p_gold[sel], p_other[sel], s=4, alpha=0.35, color=c, label=f"gold {kind}", rasterized=True)
