@@ -8,7 +8,7 @@ from spacy_auc_ner.study.verdicts import Claim, ClaimsError, judge, load_claims,
 def _row(method, partition, f, size=20, corpus="c", status="ok", **extra):
     return {"cell_id": f"{corpus}-{method}-{size}-{partition}", "status": status, "method": method,
             "corpus": corpus, "setting": "lowres", "size": size, "value": None, "partition": partition,
-            "scores": {"ents_f": f}, **extra}
+            "scores": {"ents_f": f, "ents_seqeval_micro_f": f}, **extra}
 
 
 def _claim(**kw):

@@ -124,6 +124,25 @@ def report_command(
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
 
 
+@study_app.command("verdicts")
+@one_line_errors
+def verdicts_command(
+    claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results paths are relative to it"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
+):
+    """A verdict per claim of the papers: the paired difference of its two methods over every
+    matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
+    contradicted / not measured."""
+    from ..data.files import write_text
+    from ..study.verdicts import load_claims, markdown_table, verdicts
+
+    table = markdown_table(verdicts(load_claims(claims)))
+    typer.echo(table, nl=False)
+    if out is not None:
+        write_text(out, table)
+        _err(f"wrote {out}")
+
+
 @study_app.command("figure1")
 @one_line_errors
 def figure1_command(

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import yaml
 
 from .runner import latest_rows, read_results
+from .spec import DEFAULT_METRIC
 from .stats import paired_t_test, t_quantile
 
 PathLike = Union[str, Path]
@@ -48,7 +49,7 @@ class Claim:
     b: Dict[str, Any]
     where: Dict[str, Tuple[Any, ...]]
     expect: str = "better"
-    metric: str = "ents_f"
+    metric: str = DEFAULT_METRIC
     margin: float = DEFAULT_MARGIN
 
 
@@ -117,7 +118,7 @@ def load_claims(path: PathLike) -> List[Claim]:
                 b=_side(item["b"], f"{where}.b"),
                 where={k: tuple(v) if isinstance(v, list) else (v,) for k, v in filters.items()},
                 expect=expect,
-                metric=str(item.get("metric", "ents_f")),
+                metric=str(item.get("metric", DEFAULT_METRIC)),
                 margin=float(margin),
             )
         )
