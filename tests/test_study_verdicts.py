@@ -87,3 +87,16 @@ def test_a_side_can_fix_a_setting_value():
     rows += [dict(_row("ce", p, 0.3), setting="resampling", value="none", cell_id=f"n{p}") for p in range(2)]
     claim = _claim(a={"method": "ce", "value": "sCRD"}, b={"method": "ce", "value": "none"})
     assert sorted(paired_scores(rows, claim)) == [(0.3, 0.3), (pytest.approx(0.4), 0.3)]
+
+
+def test_our_claims_file_reads_and_names_known_methods():
+    from pathlib import Path
+
+    from spacy_auc_ner.study.methods import method_path
+
+    root = Path(__file__).resolve().parents[1]
+    claims = load_claims(root / "studies" / "claims.yaml")
+    assert len(claims) >= 15
+    for claim in claims:
+        for side in (claim.a, claim.b):
+            method_path(side["method"], root / "configs")  # raises for an unknown method
