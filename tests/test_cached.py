@@ -228,3 +228,10 @@ def test_saves_and_loads_without_its_cache(tmp_path):
     reloaded = spacy.blank("en").from_config(nlp.config)
     reloaded.from_bytes(nlp.to_bytes())
     assert len(reloaded.get_pipe("auc_ner").model.get_ref("tok2vec").attrs["cache"]) == 0
+
+
+def test_cached_arrays_do_not_hold_their_batch(counted):
+    model, _, docs = counted
+    model(docs, is_train=False)
+    cache = model.attrs["cache"]
+    assert all(cache.get(doc_key(doc)).base is None for doc in docs)

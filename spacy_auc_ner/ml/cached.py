@@ -17,13 +17,13 @@ saved: ``to_disk`` writes the wrapped encoder, and loading or re-initialising st
 from collections import OrderedDict
 from typing import Dict, List, Optional
 
+import srsly
 from spacy.attrs import ORTH, SPACY
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model
 from thinc.model import deserialize_attr, serialize_attr
 from thinc.types import Floats2d
-import srsly
 
 
 class EncoderCache:
@@ -106,7 +106,7 @@ def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     encoder = model.layers[0]
     encoder.initialize(X=X)
     model.attrs["cache"].clear()
-    if encoder.has_dim("nO") and encoder.get_dim("nO") is not None:
+    if encoder.has_dim("nO"):
         model.set_dim("nO", encoder.get_dim("nO"), force=True)
 
 
@@ -130,8 +130,9 @@ def _forward(model: Model, docs: List[Doc], is_train: bool):
     if todo:
         outputs = model.layers[0].predict(list(todo.values()))
         for key, value in zip(todo, outputs):
-            found[key] = value
-            cache.put(key, value)
+            # an array of its own: a view would keep its whole batch's buffer alive
+            found[key] = value.copy()
+            cache.put(key, found[key])
     Y = [found[key].copy() for key in keys]
 
     def backprop(dY: List[Floats2d]) -> List[Doc]:
