@@ -1,19 +1,20 @@
 """Training and inference speed of every auc_ner scheme and strategy against spaCy's `ner`.
 
-Same data, same encoder, same batches, same process, measured in one run; prints a markdown
-table with ratios to spaCy's `ner`.
+Same data, same encoder (every method assembled onto configs/base_<encoder>.cfg), same
+batches, same process, measured in one run; prints a markdown table with ratios to spaCy's
+`ner`.
 
-CPU tok2vec (the configs in configs/):
+CPU tok2vec:
 
     python benchmarks/speed.py --train corpus/ncbi_disease/train.spacy \
         --test corpus/ncbi_disease/test.spacy --n-train 500 --epochs 3
 
-Pretrained transformer (the *_trf configs), fine-tuned and frozen with the cached encoder
+Pretrained transformer (configs/base_trf.cfg), fine-tuned and frozen with the cached encoder
 (``frozen = true``), each against spaCy's `ner` on the same encoder in the same mode:
 
     python benchmarks/speed.py --encoder trf --transformer minilm \
         --train corpus/ncbi_disease/train.spacy --test corpus/ncbi_disease/test.spacy \
-        --n-train 200 --n-test 200 --epochs 1 --repeat 1
+        --n-train 100 --n-test 100 --epochs 1 --repeat 1
 
 Training words/sec counts the words of the training batches per second of `nlp.update`
 after one warm-up epoch; for the transformer the warm-up epoch is reported too (for the
@@ -31,26 +32,17 @@ from typing import Dict, List, NamedTuple
 
 import spacy
 from spacy.training import Corpus
-from spacy.util import load_config, load_model_from_config, minibatch
+from spacy.util import load_model_from_config, minibatch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.study.methods import METHODS  # noqa: E402
+from spacy_auc_ner.study.methods import method_config  # noqa: E402
 
-DEFAULT_METHODS = ["spacy_ner", "ova_auc", "ova_auc_grouped", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"]
-
-_STRATEGY = "components.auc_ner.strategy.@misc"
-# The transformer configs by method, with the overrides that make the method.
-TRF_METHODS: Dict[str, tuple] = {
-    "spacy_ner": ("spacy_ner_trf.cfg", {}),
-    "ova_auc": ("ova_auc_trf.cfg", {}),
-    "ova_auc_grouped": ("ova_auc_trf.cfg", {_STRATEGY: "spacy_auc_ner.GroupedByPrefix.v1"}),
-    "ova_bce": ("ova_bce_trf.cfg", {}),
-    "two_task_auc": ("two_task_auc_trf.cfg", {}),
-    "ce": ("softmax_trf.cfg", {}),
-    "crf": ("crf_trf.cfg", {}),
-    "bilstm_crf": ("bilstm_crf_trf.cfg", {}),
+# ova_auc_all: every classifier every step; ova_auc: Algorithm 1 (grouped); ova_auc_sampled: Algorithm 2
+DEFAULT_METHODS = {
+    "cpu": ["spacy_ner", "ova_auc_all", "ova_auc", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"],
+    "trf": ["spacy_ner", "ova_auc_all", "ova_auc", "ova_bce", "two_task_auc", "ce", "crf", "bilstm_crf"],
 }
 MODES = {"fine-tuned": False, "frozen, cached": True}
 
@@ -61,29 +53,22 @@ class Speed(NamedTuple):
     inference: float
 
 
-def build(config_path: Path, overrides: Dict, train_examples):
-    config = load_config(config_path, overrides=overrides, interpolate=True)
+def overrides_for(method: str, encoder: str, configs: Path, transformer: str, frozen: bool) -> Dict:
+    if encoder == "cpu":
+        return {}
+    pipe = method_config(method, encoder, configs)["nlp"]["pipeline"][0]
+    return {"paths.transformer": transformer, f"components.{pipe}.model.tok2vec.frozen": frozen}
+
+
+def build(method: str, encoder: str, configs: Path, overrides: Dict, train_examples):
+    config = method_config(method, encoder, configs, overrides).interpolate()
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     spacy.util.fix_random_seed(0)
     optimizer = nlp.initialize(lambda: train_examples)
     return nlp, optimizer
 
 
-def cpu_setup(method_name: str, configs: Path):
-    method = METHODS[method_name]
-    return method.config_path(configs), dict(method.overrides)
-
-
-def trf_setup(method_name: str, frozen: bool, configs: Path, transformer: str):
-    config, extra = TRF_METHODS[method_name]
-    path = configs / config
-    pipe = load_config(path)["nlp"]["pipeline"][0]
-    overrides = {"paths.transformer": transformer, f"components.{pipe}.model.tok2vec.frozen": frozen, **extra}
-    return path, overrides
-
-
-def measure(config_path, overrides, train_examples, test_docs, epochs, batch_words) -> Speed:
-    nlp, optimizer = build(config_path, overrides, train_examples)
+def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> Speed:
     rng = random.Random(0)
     words = [0] * (epochs + 1)
     seconds = [0.0] * (epochs + 1)
@@ -108,10 +93,10 @@ def best_of(rounds: List[Speed]) -> Speed:
     return Speed(*(max(values) for values in zip(*rounds)))
 
 
-def cpu_table(best: Dict[str, Speed]) -> List[str]:
-    base = best.get("spacy_ner")
+def cpu_table(best: Dict[tuple, Speed]) -> List[str]:
+    base = best.get(("spacy_ner", "fine-tuned"))
     lines = ["| method | train words/s | x spaCy ner | inference words/s | x spaCy ner |", "|---|---:|---:|---:|---:|"]
-    for name, s in best.items():
+    for (name, _), s in best.items():
         rt = f"{s.train / base.train:.2f}" if base else "-"
         ri = f"{s.inference / base.inference:.2f}" if base else "-"
         lines.append(f"| {name} | {s.train:,.0f} | {rt} | {s.inference:,.0f} | {ri} |")
@@ -137,34 +122,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", type=Path, required=True, help="training corpus (.spacy)")
     parser.add_argument("--test", type=Path, required=True, help="inference corpus (.spacy)")
-    parser.add_argument("--configs", type=Path, default=ROOT / "configs")
-    parser.add_argument("--encoder", choices=["cpu", "trf"], default="cpu", help="the CPU tok2vec configs or the *_trf configs")
-    parser.add_argument("--transformer", default="minilm", help="paths.transformer of the *_trf configs (--encoder trf)")
+    parser.add_argument("--configs", type=Path, default=ROOT / "configs", help="folder of the bases and methods/")
+    parser.add_argument("--encoder", choices=["cpu", "trf"], default="cpu", help="base_cpu.cfg, or base_trf.cfg fine-tuned and frozen")
+    parser.add_argument("--transformer", default="minilm", help="paths.transformer of base_trf.cfg (--encoder trf)")
     parser.add_argument("--n-train", type=int, default=500, help="training sentences (first n)")
     parser.add_argument("--n-test", type=int, default=0, help="inference sentences (first n; 0 = all)")
     parser.add_argument("--epochs", type=int, default=3, help="timed epochs after one warm-up epoch")
     parser.add_argument("--batch-words", type=int, default=1000)
-    parser.add_argument("--methods", nargs="+", default=None, help="default: all of the encoder's methods")
+    parser.add_argument("--methods", nargs="+", default=None, help="default: the encoder's main methods")
     parser.add_argument("--repeat", type=int, default=2, help="rounds over all methods; the best round of each is kept")
     args = parser.parse_args()
     nlp = spacy.blank("en")
     train_examples = list(Corpus(str(args.train))(nlp))[: args.n_train]
     test_docs = [eg.predicted for eg in Corpus(str(args.test))(nlp)]
     test_docs = test_docs[: args.n_test] if args.n_test else test_docs
-    if args.encoder == "cpu":
-        runs = {name: cpu_setup(name, args.configs) for name in args.methods or DEFAULT_METHODS}
-    else:
-        runs = {
-            (name, mode): trf_setup(name, frozen, args.configs, args.transformer)
-            for mode, frozen in MODES.items()
-            for name in args.methods or TRF_METHODS
-        }
-    rounds: Dict = {key: [] for key in runs}
+    modes = MODES if args.encoder == "trf" else {"fine-tuned": False}
+    methods = args.methods or DEFAULT_METHODS[args.encoder]
+    runs = {
+        (name, mode): overrides_for(name, args.encoder, args.configs, args.transformer, frozen)
+        for mode, frozen in modes.items()
+        for name in methods
+    }
+    rounds: Dict[tuple, List[Speed]] = {key: [] for key in runs}
     for round_ in range(args.repeat):  # interleaved rounds: a load spike hits one round of each
-        for key, (path, overrides) in runs.items():
-            speed = measure(path, overrides, train_examples, test_docs, args.epochs, args.batch_words)
-            rounds[key].append(speed)
-            print(f"round {round_}: {key}: first epoch {speed.first_epoch:,.0f} w/s, train {speed.train:,.0f} w/s, inference {speed.inference:,.0f} w/s", file=sys.stderr)
+        for (name, mode), overrides in runs.items():
+            nlp, optimizer = build(name, args.encoder, args.configs, overrides, train_examples)
+            speed = measure(nlp, optimizer, train_examples, test_docs, args.epochs, args.batch_words)
+            rounds[(name, mode)].append(speed)
+            print(f"round {round_}: {name} ({mode}): first epoch {speed.first_epoch:,.0f} w/s, train {speed.train:,.0f} w/s, inference {speed.inference:,.0f} w/s", file=sys.stderr)
     best = {key: best_of(speeds) for key, speeds in rounds.items()}
     encoder = "CPU tok2vec (width 96, depth 4)" if args.encoder == "cpu" else f"transformer {args.transformer!r}"
     print(f"\n{len(train_examples)} training sentences ({sum(len(e.predicted) for e in train_examples)} words), "

@@ -22,10 +22,11 @@ from spacy_auc_ner.losses import (
     Truth,
     WeightedCE,
 )
-from spacy_auc_ner.losses.base import sigmoid
-from spacy_auc_ner.ml.crf import bio_constraints, bio_layout, constrain, crf_nll, pad, posteriors, viterbi
+from spacy_auc_ner.labels import LabelSet, bio_layout
+from spacy_auc_ner.ml.activations import sigmoid
+from spacy_auc_ner.ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from spacy_auc_ner.ml.decoding import viterbi_bio
-from spacy_auc_ner.schemes import LabelSet, get_scheme
+from spacy_auc_ner.schemes import make_scheme
 
 from toy_data import TOY, make_examples
 
@@ -109,20 +110,17 @@ K_BIO = 5
 
 def _truth(scheme: str, K: int, params=None, step=0):
     labels = LabelSet(["A", "B"])
-    targets = get_scheme(scheme).targets(GOLD, labels, numpy)[:, :K].astype("f")
+    sch = make_scheme(scheme)
+    targets = sch.targets(GOLD, labels, numpy)[:, :K].astype("f")
     mask = (GOLD >= 0).astype("f")
-    o = -1 if scheme == "two_task" else 0
     multilabel = scheme in ("ova", "two_task")
     columns = numpy.asarray([1.0, 100.0], dtype="f") if scheme == "two_task" else numpy.ones(K, dtype="f")
-    return Truth(targets, mask, columns, LENGTHS, multilabel, params, o, step)
+    return Truth(targets, mask, columns, LENGTHS, multilabel, params, sch.o_column, step)
 
 
-def _params(names, K):
-    values = {
-        "a": RNG.uniform(0.5, 1, K), "b": RNG.uniform(0, 0.5, K), "alpha": RNG.uniform(0, 1, K),
-        "trans": RNG.normal(size=(K, K)), "start": RNG.normal(size=K), "end": RNG.normal(size=K),
-    }
-    return {n: values[n].astype("f") for n in names} or None
+def _params(loss, K):
+    """Random values of the loss's learned parameters (AUC a, b, alpha; CRF transitions)."""
+    return {p.name: RNG.uniform(0.1, 0.9, size=p.shape(K)).astype("f") for p in loss.params} or None
 
 
 COUNTS = numpy.asarray([60, 8, 9, 5, 7], dtype="f")
@@ -130,6 +128,7 @@ LOSSES = [
     ("auc_learned", lambda: AUCMargin(), ["ova", "two_task"]),
     ("auc_batch", lambda: AUCMargin(mode="batch"), ["ova", "two_task"]),
     ("auc_pesg", lambda: AUCMargin(alpha_update="pesg"), ["ova"]),
+    ("auc_libauc", lambda: AUCMargin(weighting="libauc"), ["ova", "two_task"]),
     ("bce", lambda: BinaryCE(), ["ova", "two_task"]),
     ("softmax_ce", lambda: SoftmaxCE(), ["softmax"]),
     ("crf", lambda: CRFLoss(), ["crf"]),
@@ -138,6 +137,7 @@ LOSSES = [
     ("dice_token", lambda: Dice(alpha=1.0, level="token"), ["ova", "softmax"]),
     ("focal", lambda: Focal(), ["ova", "softmax", "two_task"]),
     ("mom", lambda: MoM(SoftmaxCE()), ["softmax"]),
+    ("mom_mean", lambda: MoM(BinaryCE(), o_term="mean"), ["ova"]),
     ("wce_inverse", lambda: WeightedCE(), ["ova", "softmax"]),
     ("wce_log", lambda: WeightedCE(form="log"), ["softmax"]),
     ("ns_uniform", lambda: NegativeSampling(SoftmaxCE()), ["softmax"]),
@@ -151,7 +151,7 @@ def test_every_loss_stays_on_the_device(name, make, scheme, monkeypatch):
     K = 2 if scheme == "two_task" else K_BIO
     scores = RNG.normal(size=(len(GOLD), K)).astype("f")
     host_loss = make()
-    params = _params(host_loss.param_names, K)
+    params = _params(host_loss, K)
     if hasattr(host_loss, "weights") or name.startswith("wce"):
         host_loss.initialize(COUNTS[:K])
     outputs = {}
@@ -207,7 +207,7 @@ def test_crf_and_viterbi_stay_on_the_device(device):
 @pytest.mark.parametrize("scheme", ["ova", "softmax", "crf", "two_task"])
 def test_schemes_stay_on_the_device(scheme, device):
     labels = LabelSet(["A", "B"])
-    sch = get_scheme(scheme)
+    sch = make_scheme(scheme)
     K = len(sch.columns(labels))
     scores = RNG.normal(size=(len(GOLD), K)).astype("f")
     host = (sch.targets(GOLD, labels, numpy), sch.bio_probabilities(scores, labels), sch.bio_log_scores(scores, labels))
@@ -215,6 +215,13 @@ def test_schemes_stay_on_the_device(scheme, device):
     for g, h in zip(got, host):
         numpy.testing.assert_allclose(to_host(g), h, rtol=1e-5, atol=1e-7)
     numpy.testing.assert_allclose(to_host(sigmoid(device.asarray2f(scores))), sigmoid(scores), rtol=1e-6)
+    params = {p.name: RNG.normal(size=p.shape(K_BIO)).astype("f") for p in CRFLoss.params} if scheme == "crf" else None
+    for decoder in ("greedy", "viterbi"):
+        host_spans = sch.decode(scores, LENGTHS, labels, decoder, params)
+        spans = sch.decode(device.asarray2f(scores), LENGTHS, labels, decoder, to_device(params))
+        for g, h in zip(spans, host_spans):  # spans come back to the host by design
+            assert isinstance(g, numpy.ndarray)
+            numpy.testing.assert_allclose(g, h, rtol=1e-5)
 
 
 # ---- the auc_ner pipe end to end ------------------------------------------------------------------

@@ -1,17 +1,24 @@
-"""Every *_trf config trains a few steps on the offline MiniLM encoder (the GPU configs'
-structure checked on CPU), fine-tuned and cached-frozen, with the encoder named by its alias:
-``paths.transformer = minilm``."""
+"""The methods of the papers' grids train a few steps on the transformer base with the offline
+MiniLM encoder (the GPU configs' structure checked on CPU), fine-tuned and cached-frozen, the
+encoder named by its alias: ``paths.transformer = minilm``."""
 import importlib.util
 from pathlib import Path
 
 import numpy
 import pytest
 import spacy
+import yaml
 from spacy.training import Example
-from spacy.util import load_config, load_model_from_config
+from spacy.util import load_model_from_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-TRF_CONFIGS = sorted(p.name for p in CONFIGS.glob("*_trf.cfg"))
+from spacy_auc_ner.study.methods import method_config
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+PAPER_METHODS = sorted(
+    {m if isinstance(m, str) else m["name"] for spec in ("paper_lowres.yaml", "paper_imbalance.yaml")
+     for m in yaml.safe_load((ROOT / "studies" / spec).read_text())["methods"]}
+)
 DATA = [
     ("Aspirin treats breast cancer in Paris .", [(15, 28, "Disease"), (32, 37, "LOC")]),
     ("John Smith lives in Berlin", [(0, 10, "PER"), (20, 26, "LOC")]),
@@ -22,17 +29,17 @@ needs_minilm = pytest.mark.skipif(
 )
 
 
-def test_every_main_method_has_a_transformer_config():
-    assert {"ova_auc_trf.cfg", "ova_bce_trf.cfg", "softmax_trf.cfg", "two_task_auc_trf.cfg", "crf_trf.cfg", "bilstm_crf_trf.cfg", "spacy_ner_trf.cfg"} <= set(TRF_CONFIGS)
+def test_the_paper_grids_run_the_papers_methods_on_the_transformer_base():
+    assert {"ce", "crf", "bilstm_crf", "ova_bce", "ova_auc", "ova_auc_sampled", "two_task_auc", "spacy_ner"} <= set(PAPER_METHODS)
+    for spec in ("paper_lowres.yaml", "paper_imbalance.yaml"):
+        assert yaml.safe_load((ROOT / "studies" / spec).read_text())["encoder"] == "trf"
 
 
-def _build(config, **overrides):
-    cfg = load_config(CONFIGS / config, interpolate=False)
-    pipe = cfg["nlp"]["pipeline"][0]
-    settings = {"paths.transformer": "minilm"}
-    settings.update({f"components.{pipe}.model.tok2vec.{k}": v for k, v in overrides.items()})
-    cfg = load_config(CONFIGS / config, overrides=settings, interpolate=True)
-    return load_model_from_config(cfg, auto_fill=True, validate=True), pipe
+def _build(method, **tok2vec):
+    pipe = method_config(method, "trf", CONFIGS)["nlp"]["pipeline"][0]
+    overrides = {"paths.transformer": "minilm", **{f"components.{pipe}.model.tok2vec.{k}": v for k, v in tok2vec.items()}}
+    cfg = method_config(method, "trf", CONFIGS, overrides)
+    return load_model_from_config(cfg.interpolate(), auto_fill=True, validate=True), pipe
 
 
 def _encoder_weights(nlp, pipe):
@@ -44,9 +51,9 @@ def _encoder_weights(nlp, pipe):
 @pytest.mark.slow
 @needs_minilm
 @pytest.mark.parametrize("frozen", [False, True], ids=["fine-tuned", "cached-frozen"])
-@pytest.mark.parametrize("config", TRF_CONFIGS)
-def test_transformer_config_trains(config, frozen):
-    nlp, name = _build(config, frozen=frozen)
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_transformer_method_trains(method, frozen):
+    nlp, name = _build(method, frozen=frozen)
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in DATA]
     optimizer = nlp.initialize(lambda: examples)
     optimizer.learn_rate = 1e-4  # past the warm-up, where the first steps have a rate of ~0
@@ -62,7 +69,7 @@ def test_transformer_config_trains(config, frozen):
 
 def _run(cache_size):
     spacy.util.fix_random_seed(0)
-    nlp, _ = _build("crf_trf.cfg", frozen=True, cache_size=cache_size)
+    nlp, _ = _build("crf", frozen=True, cache_size=cache_size)
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in DATA]
     optimizer = nlp.initialize(lambda: examples)
     optimizer.learn_rate = 0.01
