@@ -18,7 +18,8 @@ Pretrained transformer (configs/base_trf.cfg), fine-tuned and frozen with the ca
 
 Training words/sec counts the words of the training batches per second of `nlp.update`
 after one warm-up epoch; for the transformer the warm-up epoch is reported too (for the
-cached frozen encoder it is the epoch that runs the encoder; later epochs reuse its output).
+cached frozen encoder it is the epoch that runs the encoder, on all but the 10 sample docs that
+initialisation encoded; later epochs reuse its output).
 Inference words/sec is `nlp.pipe` over the test docs, which no model has seen (so the cached
 encoder runs on each). Methods run in interleaved rounds and the best round of each counts,
 so a passing load spike on a shared machine does not decide a ratio.
