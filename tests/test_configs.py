@@ -120,7 +120,7 @@ def test_spacy_ner_replaces_the_pipe_and_keeps_the_encoder():
     assert "auc_ner" not in cpu["initialize"]["components"]
     assert cpu["components"]["ner"]["model"]["tok2vec"] == _pipe(method_config("ce", "cpu", CONFIGS))["model"]["tok2vec"]
     trf = method_config("spacy_ner", "trf", CONFIGS)
-    assert trf["components"]["ner"]["model"]["tok2vec"]["@architectures"] == "spacy-transformers.Tok2VecTransformer.v3"
+    assert trf["components"]["ner"]["model"]["tok2vec"]["@architectures"] == "spacy_auc_ner.TransformerEncoder.v1"
     bilstm = method_config("bilstm_crf", "trf", CONFIGS)
     assert bilstm["components"]["auc_ner"]["model"]["@architectures"] == "spacy_auc_ner.BiLSTMTokenScorer.v2"
     assert bilstm["components"]["auc_ner"]["model"]["tok2vec"]["name"] == "${paths.transformer}"

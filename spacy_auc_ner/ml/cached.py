@@ -1,0 +1,141 @@
+"""A frozen encoder whose outputs are computed once per sentence and reused.
+
+Fine-tuning a transformer on CPU costs one encoder pass (forward and backward) per sentence
+per epoch. With the encoder frozen its output for a sentence never changes, so
+``spacy_auc_ner.CachedFrozenEncoder.v1`` runs the wrapped encoder in inference mode
+(no dropout, no gradient, no optimizer step) on the sentences it has not seen and keeps their
+per-token outputs: a 100-sentence training run costs one encoder pass per sentence, plus the
+head's training; the dev set is encoded once too.
+
+The cache is keyed by each doc's tokens (the hash of every token's text and whether a space
+follows), so the wrapped encoder must compute a token's vector from the text alone, as
+transformers and spaCy's tok2vec layers do. It holds at most ``max_size`` docs (least
+recently used dropped first; about max_size x tokens per doc x width x 4 bytes) and is never
+saved: ``to_disk`` writes the wrapped encoder, and loading or re-initialising starts empty.
+``max_size = 0`` keeps nothing: the same frozen encoder, recomputed at every call.
+"""
+from collections import OrderedDict
+from typing import Dict, List, Optional
+
+import srsly
+from spacy.attrs import ORTH, SPACY
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model
+from thinc.model import deserialize_attr, serialize_attr
+from thinc.types import Floats2d
+
+
+class EncoderCache:
+    """Least-recently-used map from a doc's token key to its (n_tokens, width) output."""
+
+    def __init__(self, max_size: int):
+        if max_size < 0:
+            raise ValueError(f"[CachedFrozenEncoder] max_size must be >= 0, not {max_size}")
+        self.max_size = int(max_size)
+        self._entries: "OrderedDict[bytes, Floats2d]" = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: bytes) -> Optional[Floats2d]:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
+
+    def put(self, key: bytes, value: Floats2d) -> None:
+        if self.max_size == 0:
+            return
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_size:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.hits = self.misses = 0
+
+    def __deepcopy__(self, memo) -> "EncoderCache":
+        # a copied model starts with an empty cache: entries are derived data, not state
+        return EncoderCache(self.max_size)
+
+    def __getstate__(self) -> Dict:
+        return {"max_size": self.max_size}
+
+    def __setstate__(self, state: Dict) -> None:
+        self.__init__(state["max_size"])
+
+
+@serialize_attr.register(EncoderCache)
+def _serialize_cache(_, value: EncoderCache, name: str, model: Model) -> bytes:
+    return srsly.msgpack_dumps({"max_size": value.max_size})
+
+
+@deserialize_attr.register(EncoderCache)
+def _deserialize_cache(_, value: bytes, name: str, model: Model) -> EncoderCache:
+    return EncoderCache(srsly.msgpack_loads(value)["max_size"])
+
+
+def doc_key(doc: Doc) -> bytes:
+    """The token texts and spaces of `doc`, as the bytes of their (n, 2) hash array."""
+    return doc.to_array([ORTH, SPACY]).tobytes()
+
+
+@registry.architectures("spacy_auc_ner.CachedFrozenEncoder.v1")
+def CachedFrozenEncoder(
+    encoder: Model[List[Doc], List[Floats2d]], max_size: int = 5000
+) -> Model[List[Doc], List[Floats2d]]:
+    """Any tok2vec (`encoder`), frozen: it is never trained, and each doc's output is computed
+    once and kept for reuse (at most `max_size` docs; 0 keeps none)."""
+    model = Model(
+        "cached_frozen_encoder",
+        _forward,
+        init=_init,
+        layers=[encoder],
+        dims={"nO": encoder.get_dim("nO") if encoder.has_dim("nO") else None},
+        attrs={"cache": EncoderCache(max_size)},
+    )
+    model.set_ref("encoder", encoder)
+    return model
+
+
+def _init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    encoder = model.layers[0]
+    encoder.initialize(X=X)
+    model.attrs["cache"].clear()
+    if encoder.has_dim("nO"):
+        model.set_dim("nO", encoder.get_dim("nO"), force=True)
+
+
+def _forward(model: Model, docs: List[Doc], is_train: bool):
+    """The outputs of the docs (copies, so callers may change them), running the encoder in
+    inference mode once over the docs not in the cache; no gradient goes back."""
+    cache: EncoderCache = model.attrs["cache"]
+    keys = [doc_key(doc) for doc in docs]
+    found: Dict[bytes, Floats2d] = {}
+    todo: Dict[bytes, Doc] = {}
+    for key, doc in zip(keys, docs):
+        if key in found or key in todo:
+            continue
+        value = cache.get(key)
+        if value is None:
+            todo[key] = doc
+        else:
+            found[key] = value
+    cache.hits += len(found)
+    cache.misses += len(todo)
+    if todo:
+        outputs = model.layers[0].predict(list(todo.values()))
+        for key, value in zip(todo, outputs):
+            # an array of its own: a view would keep its whole batch's buffer alive
+            found[key] = value.copy()
+            cache.put(key, found[key])
+    Y = [found[key].copy() for key in keys]
+
+    def backprop(dY: List[Floats2d]) -> List[Doc]:
+        return docs
+
+    return Y, backprop

