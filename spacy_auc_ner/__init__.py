@@ -12,6 +12,6 @@ corpora, statistics) -> ``training`` (registered readers, sampling, partitions) 
 from .pipeline import component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401
 from .ml import architectures  # noqa: F401
-from .training import readers  # noqa: F401
+from .training import augmentation, readers  # noqa: F401
 
 __version__ = "0.1.0"
