@@ -223,6 +223,14 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     assert sorted(p.name for p in out.iterdir()) == ["round-0", "rounds.jsonl"]
     (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
+    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
+    with pytest.raises(DataError, match="already holds a self-training run"):
+        self_train(CONFIGS / "ova_auc.cfg", out, **kwargs)
+    (out / "round-0" / "stale").write_text("")
+    with pytest.raises(RuntimeError, match="training failed"):
+        self_train(CONFIGS / "ova_auc.cfg", out, overwrite=True, **kwargs)
+    assert sorted(p.name for p in out.iterdir()) == ["round-0", "rounds.jsonl"] and not (out / "round-0" / "stale").exists()
+    assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
 
 
 @pytest.mark.parametrize("args,message", [
@@ -243,7 +251,7 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus):
     base = ["self-train", str(CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
             "--dev", str(corpus / "dev.spacy")]
     line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.txt")]))
-    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder"
+    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it"
     (corpus / "pool.jsonl").write_text('{"text": "a"}\nnot json\n')
     base[2] = str(corpus / "out2")
     line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.jsonl")]))

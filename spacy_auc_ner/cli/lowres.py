@@ -48,7 +48,7 @@ def pool_command(
 def self_train_command(
     ctx: typer.Context,
     config_path: Path = typer.Argument(..., help="Training config (the same one every round)."),
-    output_dir: Path = typer.Argument(..., help="Folder for round-K/model-best and rounds.jsonl (must not hold a run already)."),
+    output_dir: Path = typer.Argument(..., help="Folder for round-K/model-best and rounds.jsonl (must not hold a run, unless --overwrite)."),
     train: Path = typer.Option(..., "--train", help="Gold training sentences (.spacy)."),
     dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy): early stopping and each round's score."),
     pool: Path = typer.Option(..., "--pool", help="Unlabeled text: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy."),
@@ -60,6 +60,7 @@ def self_train_command(
     component: Optional[str] = typer.Option(None, "--component", help="The pipe whose entities are used (default: the last auc_ner or ner)."),
     beam_width: int = typer.Option(16, "--beam-width", help="spaCy ner only: beam width of the confidence estimate."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a previous run in OUTPUT_DIR (once every input is checked)."),
 ):
     """Self-training with the recogniser's confidences.
 
@@ -80,7 +81,7 @@ def self_train_command(
         records = self_train(
             config_path, output_dir, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold,
             teacher=model, low_confidence=low_confidence, keep_empty=keep_empty, component=component,
-            beam_width=beam_width, overrides=overrides, gpu_id=gpu_id,
+            beam_width=beam_width, overrides=overrides, gpu_id=gpu_id, overwrite=overwrite,
         )
     except DataError as err:
         _fail(err)

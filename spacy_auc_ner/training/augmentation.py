@@ -243,7 +243,7 @@ class AugmentedCorpus:
     def __init__(
         self,
         corpus: Reader,
-        copies: int = 1,
+        copies: int = 3,
         replace_tokens: float = 0.3,
         replace_mentions: float = 0.3,
         shuffle_segments: float = 0.3,
@@ -293,7 +293,7 @@ class AugmentedCorpus:
 @registry.readers("spacy_auc_ner.Augmented.v1")
 def create_augmented(
     corpus: Reader,
-    copies: int = 1,
+    copies: int = 3,
     replace_tokens: float = 0.3,
     replace_mentions: float = 0.3,
     shuffle_segments: float = 0.3,
@@ -302,7 +302,7 @@ def create_augmented(
     seed: int = 0,
 ) -> Reader:
     """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
-    augmented versions of it. ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
+    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
     ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
     paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
     operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the

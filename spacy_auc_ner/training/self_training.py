@@ -269,13 +269,12 @@ def _set_train_path(config_file: Path, train_path: Path) -> None:
         config.to_disk(config_file)
 
 
-def check_output_dir(output_dir: Path) -> None:
-    """Refuse a folder that already holds a self-training run."""
+def previous_run(output_dir: Path) -> List[Path]:
+    """The files and folders of a self-training run in ``output_dir``."""
     if output_dir.exists() and not output_dir.is_dir():
         raise DataError(f"{output_dir}: exists and is not a folder")
-    taken = [p.name for p in (output_dir.iterdir() if output_dir.exists() else []) if p.name == "rounds.jsonl" or p.name.startswith("round-")]
-    if taken:
-        raise DataError(f"{output_dir}: already holds a self-training run ({', '.join(sorted(taken))}); choose another output folder")
+    found = output_dir.iterdir() if output_dir.exists() else []
+    return sorted(p for p in found if p.name == "rounds.jsonl" or p.name.startswith(("round-", ".round-")))
 
 
 def self_train(
@@ -294,11 +293,13 @@ def self_train(
     beam_width: int = 16,
     overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
+    overwrite: bool = False,
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> List[Dict[str, Any]]:
     """Run round 0 (the teacher) and ``rounds`` self-training rounds; returns the records
-    written to ``rounds.jsonl``. Every input is checked before anything is trained."""
+    written to ``rounds.jsonl``. Every input is checked before anything is trained; a
+    previous run in ``output_dir`` is refused, or removed with ``overwrite``."""
     import spacy
     from spacy.util import load_config
 
@@ -316,7 +317,10 @@ def self_train(
     for path in (train, dev) + ((teacher,) if teacher is not None else ()):
         if not Path(path).exists():
             raise DataError(f"{path}: no such file or folder")
-    check_output_dir(output_dir)
+    previous = previous_run(output_dir)
+    if previous and not overwrite:
+        names = ", ".join(p.name for p in previous)
+        raise DataError(f"{output_dir}: already holds a self-training run ({names}); choose another output folder or overwrite it")
     items = read_pool(pool)
     gold = read_docs(train, Vocab())
     overrides = dict(overrides or {})
@@ -325,6 +329,11 @@ def self_train(
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
 
+    for path in previous:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     output_dir.mkdir(parents=True, exist_ok=True)
     records: List[Dict[str, Any]] = []
 
