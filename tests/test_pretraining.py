@@ -54,6 +54,7 @@ def _weights(nlp, config):
     return get_tok2vec_ref(nlp, config["pretraining"]).to_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("base", ["ova_auc.cfg", "spacy_ner.cfg"])
 def test_spacy_pretrain_then_init_tok2vec_loads_the_weights(data, base):
     merged = data / "pretrain.cfg"

@@ -11,7 +11,7 @@ from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.data.columns import DataError, read_docs
+from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.training import self_training
 from spacy_auc_ner.training.readers import create_low_resource
 from spacy_auc_ner.training.self_training import (
@@ -130,7 +130,7 @@ def test_pool_command(tmp_path, corpus):
 # -- confidences and pseudo-labels ------------------------------------------------------------
 
 
-def test_pseudo_label_by_hand():
+def test_pseudo_label_by_hand(tmp_path):
     vocab = spacy.blank("en").vocab
     doc = Doc(vocab, words="Aspirin treats breast cancer in Paris".split())
     spans = [doc[2:4], doc[5:6]]
@@ -138,6 +138,8 @@ def test_pseudo_label_by_hand():
     ref, kept, dropped = pseudo_label(doc, spans, numpy.asarray([0.95, 0.5]), threshold=0.9)
     assert (kept, dropped) == (1, 1)
     assert [t.ent_iob_ + t.ent_type_ for t in ref] == ["O", "O", "BDisease", "IDisease", "O", ""]
+    write_docs(tmp_path / "pseudo.spacy", [ref])  # as a round writes them: missing stays missing
+    assert [t.ent_iob_ for t in read_docs(tmp_path / "pseudo.spacy", vocab)[0]] == ["O", "O", "B", "I", "O", ""]
     ref, _, _ = pseudo_label(doc, spans, numpy.asarray([0.95, 0.5]), threshold=0.9, low_confidence="outside")
     assert [t.ent_iob_ for t in ref] == ["O", "O", "B", "I", "O", "O"]
     ref, kept, dropped = pseudo_label(doc, spans, numpy.asarray([0.95, 0.9]), threshold=0.9)
@@ -185,6 +187,7 @@ def test_label_pool_counts_and_keep_empty(trained):
 # -- the rounds -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_self_train_rounds_end_to_end(corpus):
     out = corpus / "st"
     records = self_train(CONFIGS / "spacy_ner.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
@@ -219,17 +222,17 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     with pytest.raises(RuntimeError, match="training failed"):
         self_train(CONFIGS / "ova_auc.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
                    pool=corpus / "pool.txt", rounds=2, threshold=0.5, teacher=teacher, progress=False)
-    # round 0 (the given teacher, scored on dev) is complete; round 1 left nothing behind
-    assert sorted(p.name for p in out.iterdir()) == ["round-0", "rounds.jsonl"]
+    # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
+    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
     (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
     kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
     with pytest.raises(DataError, match="already holds a self-training run"):
         self_train(CONFIGS / "ova_auc.cfg", out, **kwargs)
-    (out / "round-0" / "stale").write_text("")
+    (out / "round-3").mkdir()
     with pytest.raises(RuntimeError, match="training failed"):
         self_train(CONFIGS / "ova_auc.cfg", out, overwrite=True, **kwargs)
-    assert sorted(p.name for p in out.iterdir()) == ["round-0", "rounds.jsonl"] and not (out / "round-0" / "stale").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
     assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
 
 
@@ -259,6 +262,7 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus):
     assert not (corpus / "out2").exists()
 
 
+@pytest.mark.slow
 def test_self_train_command_with_a_model_and_overrides(corpus, trained):
     teacher = corpus / "teacher"
     trained["ner"].to_disk(teacher)
@@ -273,3 +277,16 @@ def test_self_train_command_with_a_model_and_overrides(corpus, trained):
     assert [r[0] for r in rows] == ["round 0", "round 1"] and rows[0][-1] == str(teacher)
     saved = spacy.util.load_config(corpus / "out" / "round-1" / "model-best" / "config.cfg")
     assert saved["training"]["max_steps"] == 12
+
+
+def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeypatch):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", progress=False)
+    with pytest.raises(DataError, match=r"spacy_ner\.cfg: \[trainingx.max_steps\] not a section value that can be overridden"):
+        self_train(CONFIGS / "spacy_ner.cfg", corpus / "out", overrides={"trainingx.max_steps": 3}, **kwargs)
+    blank = corpus / "blank"
+    spacy.blank("en").to_disk(blank)
+    with pytest.raises(DataError, match=r"the pipeline \(no pipes\) has no auc_ner or ner pipe"):
+        self_train(CONFIGS / "spacy_ner.cfg", corpus / "out", teacher=blank, **kwargs)
+    assert not (corpus / "out").exists()
+

@@ -18,8 +18,8 @@ entity is the probability mass of the beam-search parses (``beam_width``, 16 by 
 contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on the same
 model, while the entities themselves are the pipeline's usual greedy ones.
 
-``<output>/round-K/model-best`` keeps every round's pipeline and ``<output>/rounds.jsonl`` one
-line per finished round (pseudo-label counts, dev scores, times). A round is built in a
+``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
+and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, dev scores, times). A round is built in a
 hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
 leaves finished rounds only.
 """
@@ -29,7 +29,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -38,6 +38,7 @@ from spacy.pipeline import EntityRecognizer
 from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
+from thinc.api import ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
@@ -325,9 +326,17 @@ def self_train(
     gold = read_docs(train, Vocab())
     overrides = dict(overrides or {})
     overrides["paths.dev"] = str(dev)
-    load_config(config_path, overrides={**overrides, "paths.train": str(train)}, interpolate=False)  # fails early on bad overrides
+    try:  # bad overrides fail now, not after round 0
+        load_config(config_path, overrides={**overrides, "paths.train": str(train)}, interpolate=False)
+    except ConfigValidationError as err:
+        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
+        raise DataError(f"{config_path}: {problems or err.title}") from None
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
+    first_teacher = None
+    if teacher is not None:
+        first_teacher = spacy.load(teacher)
+        find_recognizer(first_teacher, component)
 
     for path in previous:
         if path.is_dir():
@@ -337,25 +346,25 @@ def self_train(
     output_dir.mkdir(parents=True, exist_ok=True)
     records: List[Dict[str, Any]] = []
 
-    def finish(k: int, partial: Path, record: Dict[str, Any]) -> None:
-        os.replace(partial, output_dir / f"round-{k}")
-        with (output_dir / "rounds.jsonl").open("a", encoding="utf8") as f:
-            f.write(json.dumps(record) + "\n")
-        records.append(record)
-        dev_f = record["dev"]["ents_f"]
-        log(f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1")
-
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
+        """Build round k in a hidden folder, rename it when complete (a given teacher leaves
+        it empty: nothing to keep), then add its line to rounds.jsonl."""
         partial = output_dir / f".round-{k}.partial"
         if partial.exists():
             shutil.rmtree(partial)
         partial.mkdir()
         try:
             record = body(partial)
-            finish(k, partial, record)
+            if any(partial.iterdir()):
+                os.replace(partial, output_dir / f"round-{k}")
         finally:
             if partial.exists():
                 shutil.rmtree(partial)
+        with (output_dir / "rounds.jsonl").open("a", encoding="utf8") as f:
+            f.write(json.dumps(record) + "\n")
+        records.append(record)
+        dev_f = record["dev"]["ents_f"]
+        log(f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1")
 
     # round 0: the teacher
     def round_zero(partial: Path) -> Dict[str, Any]:
@@ -367,7 +376,7 @@ def self_train(
             log(f"round 0: training {config_path} on the {len(gold)} gold sentences of {train}")
             train_config(config_path, partial, {**overrides, "paths.train": str(train)}, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
-        nlp = spacy.load(teacher if teacher is not None else partial / "model-best")
+        nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
         find_recognizer(nlp, component)
         return {
             "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
