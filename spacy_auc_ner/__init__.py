@@ -13,6 +13,6 @@ strategies, scorer) -> ``data`` (column files, corpora, statistics) -> ``trainin
 from .pipeline import component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401
 from .ml import architectures, cached, encoders  # noqa: F401
-from .training import readers  # noqa: F401
+from .training import augmentation, readers  # noqa: F401
 
 __version__ = "0.1.0"

@@ -10,6 +10,7 @@ import typer
 
 from ..data.columns import TAG_SCHEMES, DataError
 from .errors import one_line_errors
+from .lowres import lowres_app
 from .study import study_app
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
 corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(study_app, name="study")
+app.add_typer(lowres_app)  # pool, self-train, pretrain-config
 
 
 def _ints(text: str, option: str) -> List[int]:

@@ -1,0 +1,118 @@
+"""`spacy-auc-ner pool | self-train | pretrain-config`: the low-resource extras that `spacy
+train` cannot do alone (a typer app whose commands are mounted at the top level).
+
+Thin shells over :mod:`spacy_auc_ner.training.self_training` and
+:mod:`spacy_auc_ner.training.pretraining`; bad input stops with one line and a non-zero exit.
+"""
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..data.columns import DataError
+from .errors import error_text, fail, one_line_errors
+
+lowres_app = typer.Typer(add_completion=False)
+
+
+def _fail(err: Exception) -> None:
+    fail(error_text(err))
+
+
+@lowres_app.command("pool")
+@one_line_errors
+def pool_command(
+    input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
+    output_path: Path = typer.Argument(..., help="The pool: .spacy (tokens kept), .jsonl ({\"text\": ...} a line, for spacy pretrain) or .txt (a text a line)."),
+    size: int = typer.Option(..., help="Size of the low-resource draw the pool complements (as 'partition --sizes')."),
+    seed: int = typer.Option(0, help="Seed of that draw: partition file n{size}-p{p} of 'partition --seed S' used S + p."),
+    limit: Optional[int] = typer.Option(None, help="Keep at most this many sentences (the first in the draw's seeded order)."),
+):
+    """Write the unlabeled pool of a low-resource experiment.
+
+    The pool is the sentences of the training corpus that the draw of SIZE sentences with SEED
+    did not take, their entities removed.
+    """
+    from ..training.self_training import write_pool
+
+    try:
+        n = write_pool(input_path, output_path, size, seed, limit)
+    except DataError as err:
+        _fail(err)
+    typer.echo(f"Wrote {n} unlabeled sentences to {output_path}", err=True)
+
+
+@lowres_app.command(
+    "self-train",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+@one_line_errors
+def self_train_command(
+    ctx: typer.Context,
+    config_path: Path = typer.Argument(..., help="Training config (the same one every round)."),
+    output_dir: Path = typer.Argument(..., help="Folder for round-K/model-best and rounds.jsonl (must not hold a run, unless --overwrite)."),
+    train: Path = typer.Option(..., "--train", help="Gold training sentences (.spacy)."),
+    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy): early stopping and each round's score."),
+    pool: Path = typer.Option(..., "--pool", help="Unlabeled text: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy."),
+    model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on --train)."),
+    rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0."),
+    threshold: float = typer.Option(0.9, "--threshold", help="Keep a predicted entity whose confidence is at least this."),
+    low_confidence: str = typer.Option("missing", "--low-confidence", help="Tokens of entities below the threshold: missing (no gradient) or outside (O)."),
+    keep_empty: bool = typer.Option(False, "--keep-empty/--skip-empty", help="Keep pool sentences with no kept entity (all O)."),
+    component: Optional[str] = typer.Option(None, "--component", help="The pipe whose entities are used (default: the last auc_ner or ner)."),
+    beam_width: int = typer.Option(16, "--beam-width", help="spaCy ner only: beam width of the confidence estimate."),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a previous run in OUTPUT_DIR (once every input is checked)."),
+):
+    """Self-training with the recogniser's confidences.
+
+    Label the pool with the round's pipeline, keep the confident entities, retrain the config
+    on gold + pseudo-labels, repeat.
+
+    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600.
+    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for
+    spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts
+    and dev scores in OUTPUT_DIR/rounds.jsonl.
+    """
+    from spacy.cli._util import parse_config_overrides
+
+    from ..training.self_training import self_train
+
+    overrides = parse_config_overrides(ctx.args)
+    try:
+        records = self_train(
+            config_path, output_dir, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold,
+            teacher=model, low_confidence=low_confidence, keep_empty=keep_empty, component=component,
+            beam_width=beam_width, overrides=overrides, gpu_id=gpu_id, overwrite=overwrite,
+        )
+    except DataError as err:
+        _fail(err)
+    for r in records:
+        f = r["dev"]["ents_f"]
+        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
+
+
+@lowres_app.command("pretrain-config")
+@one_line_errors
+def pretrain_config_command(
+    base: Path = typer.Argument(..., help="Training config whose tok2vec is pretrained, e.g. configs/spacy_ner.cfg."),
+    fragment: Path = typer.Argument(..., help="Pretraining settings: configs/pretrain/characters.cfg or configs/pretrain/vectors.cfg."),
+    output_path: Path = typer.Argument(..., help="The merged config, for both 'spacy pretrain' and 'spacy train'."),
+    component: Optional[str] = typer.Option(None, "--component", help="Pipe whose tok2vec to pretrain (default: found in the pipeline)."),
+):
+    """Merge pretraining settings into a training config, for spacy pretrain and spacy train.
+
+    Writes BASE with FRAGMENT's pretraining block merged in and its component and layer named,
+    so that 'spacy pretrain' trains that tok2vec and 'spacy train ... --paths.init_tok2vec
+    WEIGHTS' loads the weights (spaCy ignores init_tok2vec while the block is empty).
+    """
+    from ..training.pretraining import pretraining_config
+
+    try:
+        config = pretraining_config(base, fragment, component)
+    except DataError as err:
+        _fail(err)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    config.to_disk(output_path)
+    p = config["pretraining"]
+    typer.echo(f"Wrote {output_path}: pretrains layer {p['layer'] or '(whole model)'!r} of pipe {p['component']!r}", err=True)

@@ -1,0 +1,422 @@
+"""Self-training: a trained pipeline labels unlabeled text, its confident entities join the gold
+sentences, the same config is trained again, and so on for a few rounds.
+
+Round 0 is the teacher: a given pipeline, or the config trained on the gold sentences alone.
+Round k labels the pool with round k - 1's best pipeline and keeps each predicted entity whose
+confidence reaches ``threshold``. A kept entity becomes gold; the tokens of an entity below the
+threshold become missing annotation (no gradient: the model was unsure, so neither "entity"
+nor "not an entity" is taught), or O with ``low_confidence = "outside"``; every other token is
+O. Pool sentences left with no kept entity are dropped unless ``keep_empty``: a low-resource
+model misses many entities, and its empty sentences would teach it to miss them. The gold
+sentences plus the pseudo-labelled ones are written to ``round-k/train.spacy`` and the config
+is trained on them with spaCy's own training loop (``paths.train`` set to that file,
+``paths.dev`` to the dev file, dev-set early stopping as the config says).
+
+Confidences: an ``auc_ner`` pipe gives one per entity in ``doc.spans[spans_key].attrs
+["scores"]``. spaCy's transition-based ``ner`` gives none; for it the confidence of a predicted
+entity is the probability mass of the beam-search parses (``beam_width``, 16 by default) that
+contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on the same
+model, while the entities themselves are the pipeline's usual greedy ones.
+
+``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
+and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, dev scores, times). A round is built in a
+hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
+leaves finished rounds only.
+"""
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy
+import srsly
+from spacy.language import Language
+from spacy.pipeline import EntityRecognizer
+from spacy.tokens import Doc, DocBin, Span
+from spacy.training import Example
+from spacy.vocab import Vocab
+from thinc.api import ConfigValidationError
+from tqdm import tqdm
+
+from ..data.columns import DataError, read_docs, write_docs
+from ..pipeline.component import AUCNER
+from .readers import draw_indices
+
+PathLike = Union[str, Path]
+PoolItem = Union[str, Tuple[List[str], List[bool]]]
+POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
+LOW_CONFIDENCE = ("missing", "outside")
+
+
+def _log(text: str) -> None:
+    print(f"[self-train] {text}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The unlabeled pool
+
+
+def read_pool(path: PathLike) -> List[PoolItem]:
+    """The texts of an unlabeled pool: a ``.txt`` file (one text a line), a ``.jsonl`` file
+    (one ``{"text": ...}`` object a line) or a ``.spacy`` file (its tokens and spaces, any
+    annotation dropped). Blank lines are skipped; a bad line raises ``file:line: ...``."""
+    path = Path(path)
+    if path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    items: List[PoolItem] = []
+    if path.suffix == ".spacy":
+        for doc in read_docs(path, Vocab()):
+            items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
+    else:
+        try:
+            lines = path.read_text(encoding="utf8").splitlines()
+        except UnicodeDecodeError as err:
+            raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        for i, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            if path.suffix == ".txt":
+                items.append(line)
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{i}: not a JSON line ({err.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise DataError(f"{path}:{i}: expected a JSON object with a \"text\" string")
+            items.append(record["text"])
+    items = [it for it in items if (it.strip() if isinstance(it, str) else it[0])]
+    if not items:
+        raise DataError(f"{path}: the pool holds no text")
+    return items
+
+
+def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
+    """Unannotated Docs of the pool: texts through the pipeline's tokenizer, token lists as
+    they are."""
+    return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
+
+
+def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None) -> int:
+    """Write the sentences of a training corpus that the low-resource draw of ``size``
+    sentences with ``seed`` (``LowResource.v1``, the ``partition`` files) leaves out, without
+    their entities: the experiments' unlabeled pool. ``limit`` keeps the first ``limit`` of
+    them in the draw's seeded order. The format follows the suffix: ``.spacy`` (tokens kept),
+    ``.jsonl`` (``{"text": ...}``) or ``.txt`` (one text a line). Returns the number written."""
+    input_path, output_path = Path(input_path), Path(output_path)
+    if output_path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
+    if size < 0:
+        raise DataError(f"--size: expected 0 or more sentences, got {size}")
+    if limit is not None and limit < 1:
+        raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
+    vocab = Vocab()
+    docs = read_docs(input_path, vocab)
+    order = draw_indices(len(docs), len(docs), seed, where=input_path)
+    if size >= len(docs):
+        raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
+    rest = sorted(order[size:] if limit is None else order[size : size + limit])
+    plain = [Doc(vocab, words=[t.text for t in docs[i]], spaces=[bool(t.whitespace_) for t in docs[i]]) for i in rest]
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output_path.with_name(f".{output_path.name}.partial")
+    try:
+        if output_path.suffix == ".spacy":
+            DocBin(attrs=["ORTH"], docs=plain, store_user_data=False).to_disk(tmp)
+        else:
+            texts = [doc.text.replace("\n", " ").strip() for doc in plain]
+            if output_path.suffix == ".jsonl":
+                srsly.write_jsonl(tmp, [{"text": t} for t in texts])
+            else:
+                tmp.write_text("".join(t + "\n" for t in texts), encoding="utf8")
+        os.replace(tmp, output_path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return len(plain)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entities and their confidences
+
+
+def find_recognizer(nlp: Language, component: Optional[str] = None) -> str:
+    """The name of the pipe whose entities are pseudo-labels: ``component`` if given, else
+    the last ``auc_ner`` or spaCy ``ner`` pipe."""
+    kinds = (AUCNER, EntityRecognizer)
+    if component is not None:
+        if component not in nlp.pipe_names:
+            raise DataError(f"--component: the pipeline has no pipe {component!r} (it has {', '.join(nlp.pipe_names) or 'none'})")
+        if not isinstance(nlp.get_pipe(component), kinds):
+            raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
+        return component
+    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, kinds)]
+    if not names:
+        raise DataError(f"the pipeline ({', '.join(nlp.pipe_names) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
+    return names[-1]
+
+
+def scored_entities(
+    nlp: Language,
+    docs: Sequence[Doc],
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    batch_size: int = 256,
+    progress: bool = True,
+) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
+    """Run the pipeline on ``docs``: each doc with its predicted entities and one confidence
+    in [0, 1] per entity (see the module docstring for where the confidence comes from)."""
+    name = find_recognizer(nlp, component)
+    pipe = nlp.get_pipe(name)
+    out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
+    bar = tqdm(total=len(docs), desc="labelling the pool", unit="sent", disable=None if progress else True, file=sys.stderr)
+    for start in range(0, len(docs), batch_size):
+        batch = list(docs[start : start + batch_size])
+        if isinstance(pipe, AUCNER):
+            key = pipe.cfg["spans_key"]
+            for doc in nlp.pipe(batch, batch_size=batch_size):
+                group = doc.spans[key]
+                out.append((doc, list(group), numpy.asarray(group.attrs["scores"], dtype="f8")))
+        else:
+            # the components before the ner, then the beam and the greedy parse of the same docs
+            before = nlp.pipe_names[: nlp.pipe_names.index(name)]
+            with nlp.select_pipes(enable=before):
+                plain = list(nlp.pipe(batch, batch_size=batch_size))
+            beams = pipe.beam_parse(plain, beam_width=beam_width, beam_density=0.0001)
+            marginals = pipe.scored_ents(beams)
+            for doc, scores in zip(pipe.pipe(plain, batch_size=batch_size), marginals):
+                ents = list(doc.ents)
+                conf = [min(1.0, scores.get((e.start, e.end, e.label_), 0.0)) for e in ents]
+                out.append((doc, ents, numpy.asarray(conf, dtype="f8")))
+        bar.update(len(batch))
+    bar.close()
+    return out
+
+
+def pseudo_label(doc: Doc, spans: Sequence[Span], scores: numpy.ndarray, threshold: float, low_confidence: str = "missing") -> Tuple[Doc, int, int]:
+    """A gold-like Doc with the tokens of ``doc``: the spans scoring at least ``threshold``
+    as entities, the others missing (or O with ``low_confidence = "outside"``), the rest O.
+    Returns it with the numbers of kept and dropped entities."""
+    keep = numpy.asarray(scores) >= threshold
+    ref = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+    kept = [Span(ref, s.start, s.end, label=s.label_) for s, k in zip(spans, keep) if k]
+    dropped = [Span(ref, s.start, s.end) for s, k in zip(spans, keep) if not k]
+    if low_confidence == "missing":
+        ref.set_ents(kept, missing=dropped, default="outside")
+    else:
+        ref.set_ents(kept, default="outside")
+    return ref, len(kept), len(dropped)
+
+
+def label_pool(
+    nlp: Language,
+    items: Sequence[PoolItem],
+    threshold: float,
+    *,
+    low_confidence: str = "missing",
+    keep_empty: bool = False,
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    progress: bool = True,
+) -> Tuple[List[Doc], Dict[str, int]]:
+    """Pseudo-labelled Docs of the pool and counts: pool sentences, sentences kept, entities
+    predicted, kept and dropped."""
+    docs, counts = [], {"pool_sentences": len(items), "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0}
+    for doc, spans, scores in scored_entities(nlp, pool_docs(nlp, items), component, beam_width, progress=progress):
+        ref, n_kept, n_dropped = pseudo_label(doc, spans, scores, threshold, low_confidence)
+        counts["predicted_entities"] += len(spans)
+        counts["dropped_entities"] += n_dropped
+        if n_kept or keep_empty:
+            docs.append(ref)
+            counts["kept_entities"] += n_kept
+    counts["pseudo_sentences"] = len(docs)
+    return docs, counts
+
+
+# ---------------------------------------------------------------------------------------------
+# Training rounds
+
+
+def train_config(config_path: PathLike, output_dir: Path, overrides: Dict[str, Any], gpu_id: int = -1) -> Path:
+    """``spacy train`` in-process: the config with ``overrides`` trained into
+    ``output_dir``; returns ``output_dir / "model-best"``."""
+    from spacy.training.initialize import init_nlp
+    from spacy.training.loop import train as train_loop
+    from spacy.util import load_config
+
+    config = load_config(config_path, overrides=overrides, interpolate=False)
+    nlp = init_nlp(config, use_gpu=gpu_id)
+    train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
+    return output_dir / "model-best"
+
+
+def dev_scores(nlp: Language, dev: PathLike) -> Dict[str, Optional[float]]:
+    """Entity precision, recall and F1 of ``nlp`` on the gold Docs of ``dev``."""
+    examples = [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d) for d in read_docs(dev, nlp.vocab)]
+    scores = nlp.evaluate(examples)
+    return {k: (float(scores[k]) if scores.get(k) is not None else None) for k in ("ents_f", "ents_p", "ents_r")}
+
+
+def _set_train_path(config_file: Path, train_path: Path) -> None:
+    from spacy.util import load_config
+
+    if config_file.exists():
+        config = load_config(config_file, interpolate=False)
+        config["paths"]["train"] = str(train_path)
+        config.to_disk(config_file)
+
+
+def previous_run(output_dir: Path) -> List[Path]:
+    """The files and folders of a self-training run in ``output_dir``."""
+    if output_dir.exists() and not output_dir.is_dir():
+        raise DataError(f"{output_dir}: exists and is not a folder")
+    found = output_dir.iterdir() if output_dir.exists() else []
+    return sorted(p for p in found if p.name == "rounds.jsonl" or p.name.startswith(("round-", ".round-")))
+
+
+def self_train(
+    config_path: PathLike,
+    output_dir: PathLike,
+    *,
+    train: PathLike,
+    dev: PathLike,
+    pool: PathLike,
+    rounds: int = 2,
+    threshold: float = 0.9,
+    teacher: Optional[PathLike] = None,
+    low_confidence: str = "missing",
+    keep_empty: bool = False,
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    overrides: Optional[Dict[str, Any]] = None,
+    gpu_id: int = -1,
+    overwrite: bool = False,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
+) -> List[Dict[str, Any]]:
+    """Run round 0 (the teacher) and ``rounds`` self-training rounds; returns the records
+    written to ``rounds.jsonl``. Every input is checked before anything is trained; a
+    previous run in ``output_dir`` is refused, or removed with ``overwrite``."""
+    import spacy
+    from spacy.util import load_config
+
+    config_path, output_dir = Path(config_path), Path(output_dir)
+    if rounds < 1:
+        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
+    if not 0.0 <= threshold <= 1.0:
+        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
+    if low_confidence not in LOW_CONFIDENCE:
+        raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {low_confidence!r}")
+    if beam_width < 2:
+        raise DataError(f"--beam-width: expected 2 or more, got {beam_width}")
+    if not config_path.is_file():
+        raise DataError(f"{config_path}: no such config file")
+    for path in (train, dev) + ((teacher,) if teacher is not None else ()):
+        if not Path(path).exists():
+            raise DataError(f"{path}: no such file or folder")
+    previous = previous_run(output_dir)
+    if previous and not overwrite:
+        names = ", ".join(p.name for p in previous)
+        raise DataError(f"{output_dir}: already holds a self-training run ({names}); choose another output folder or overwrite it")
+    items = read_pool(pool)
+    gold = read_docs(train, Vocab())
+    overrides = dict(overrides or {})
+    overrides["paths.dev"] = str(dev)
+    try:  # bad overrides fail now, not after round 0
+        load_config(config_path, overrides={**overrides, "paths.train": str(train)}, interpolate=False)
+    except ConfigValidationError as err:
+        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
+        raise DataError(f"{config_path}: {problems or err.title}") from None
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    first_teacher = None
+    if teacher is not None:
+        first_teacher = spacy.load(teacher)
+        find_recognizer(first_teacher, component)
+
+    for path in previous:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    records: List[Dict[str, Any]] = []
+
+    def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
+        """Build round k in a hidden folder, rename it when complete (a given teacher leaves
+        it empty: nothing to keep), then add its line to rounds.jsonl."""
+        partial = output_dir / f".round-{k}.partial"
+        if partial.exists():
+            shutil.rmtree(partial)
+        partial.mkdir()
+        try:
+            record = body(partial)
+            if any(partial.iterdir()):
+                os.replace(partial, output_dir / f"round-{k}")
+        finally:
+            if partial.exists():
+                shutil.rmtree(partial)
+        with (output_dir / "rounds.jsonl").open("a", encoding="utf8") as f:
+            f.write(json.dumps(record) + "\n")
+        records.append(record)
+        dev_f = record["dev"]["ents_f"]
+        log(f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1")
+
+    # round 0: the teacher
+    def round_zero(partial: Path) -> Dict[str, Any]:
+        start = time.perf_counter()
+        if teacher is not None:
+            log(f"round 0: the teacher is {teacher}")
+            model, trained = str(teacher), None
+        else:
+            log(f"round 0: training {config_path} on the {len(gold)} gold sentences of {train}")
+            train_config(config_path, partial, {**overrides, "paths.train": str(train)}, gpu_id)
+            model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
+        nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
+        find_recognizer(nlp, component)
+        return {
+            "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
+            "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
+            "train_sentences": len(gold), "dev": dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
+        }
+
+    run_round(0, round_zero)
+    for k in range(1, rounds + 1):
+        def round_k(partial: Path, k: int = k) -> Dict[str, Any]:
+            teacher_path = records[-1]["model"]
+            log(f"round {k}/{rounds}: labelling {len(items)} pool sentences with {teacher_path} (threshold {threshold})")
+            start = time.perf_counter()
+            nlp = spacy.load(teacher_path)
+            pseudo, counts = label_pool(
+                nlp, items, threshold, low_confidence=low_confidence, keep_empty=keep_empty,
+                component=component, beam_width=beam_width, progress=progress,
+            )
+            label_seconds = time.perf_counter() - start
+            log(
+                f"round {k}/{rounds}: kept {counts['kept_entities']} of {counts['predicted_entities']} predicted entities "
+                f"in {counts['pseudo_sentences']} sentences; training on {len(gold)} gold + {len(pseudo)} pseudo-labelled sentences"
+            )
+            if pseudo:
+                write_docs(partial / "pseudo.spacy", pseudo)
+            train_path = partial / "train.spacy"
+            write_docs(train_path, list(read_docs(train, nlp.vocab)) + pseudo)
+            start = time.perf_counter()
+            train_config(config_path, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
+            train_seconds = time.perf_counter() - start
+            # the saved configs name the training file where it will be once the round is complete
+            final_train = output_dir / f"round-{k}" / "train.spacy"
+            for saved in ("model-best", "model-last"):
+                _set_train_path(partial / saved / "config.cfg", final_train)
+            best = spacy.load(partial / "model-best")
+            return {
+                "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
+                "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
+                "train_file": str(final_train), "dev": dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
+            }
+
+        run_round(k, round_k)
+    return records

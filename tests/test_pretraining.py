@@ -1,0 +1,95 @@
+"""Pretraining: the merged config names the encoder to pretrain, `spacy pretrain` runs on it,
+and `spacy train` loads the weights through [initialize] init_tok2vec (which spaCy ignores
+while [pretraining] is empty, the reason for the merge)."""
+from pathlib import Path
+
+import pytest
+import spacy
+import srsly
+from spacy.tokens import Doc, DocBin
+from spacy.training.initialize import init_nlp
+from spacy.training.pretrain import get_tok2vec_ref, pretrain
+from spacy.util import load_config
+from typer.testing import CliRunner
+
+from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.data.columns import DataError
+from spacy_auc_ner.training.pretraining import pretraining_config
+from toy_data import TOY
+
+from conftest import full_configs_dir  # noqa: E402
+
+CONFIGS = Path(__file__).parents[1] / "configs"
+FULL_CONFIGS = full_configs_dir()  # the methods' full configs, assembled
+CHARACTERS = CONFIGS / "pretrain" / "characters.cfg"
+runner = CliRunner()
+
+
+@pytest.fixture
+def data(tmp_path):
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=w, ents=t) for w, t in TOY]).to_disk(tmp_path / "train.spacy")
+    srsly.write_jsonl(tmp_path / "raw.jsonl", [{"text": " ".join(w)} for w, _ in TOY * 4])
+    return tmp_path
+
+
+@pytest.mark.parametrize("base,component,layer,pipeline", [
+    ("ova_auc.cfg", "auc_ner", "tok2vec", ["auc_ner"]),
+    ("bilstm_crf.cfg", "auc_ner", "tok2vec", ["auc_ner"]),
+    ("spacy_ner.cfg", "tok2vec", "", ["tok2vec", "ner"]),
+])
+def test_merged_config_names_the_encoder(base, component, layer, pipeline):
+    config = pretraining_config(FULL_CONFIGS / base, CHARACTERS)
+    assert config["pretraining"]["component"] == component and config["pretraining"]["layer"] == layer
+    assert config["nlp"]["pipeline"] == pipeline
+    assert config["pretraining"]["objective"]["@architectures"] == "spacy.PretrainCharacters.v1"
+    assert config["corpora"]["pretrain"]["path"] == "${paths.raw_text}"
+    assert config["initialize"]["init_tok2vec"] == "${paths.init_tok2vec}"
+    original = load_config(FULL_CONFIGS / base, interpolate=False)
+    assert config["training"]["max_steps"] == original["training"]["max_steps"]
+    if component == "tok2vec":
+        # spaCy's ner: the same encoder block, moved into a tok2vec pipe the ner listens to
+        assert config["components"]["tok2vec"]["model"] == original["components"]["ner"]["model"]["tok2vec"]
+        assert config["components"]["ner"]["model"]["tok2vec"] == {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}
+
+
+def _weights(nlp, config):
+    return get_tok2vec_ref(nlp, config["pretraining"]).to_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("base", ["ova_auc.cfg", "spacy_ner.cfg"])
+def test_spacy_pretrain_then_init_tok2vec_loads_the_weights(data, base):
+    merged = data / "pretrain.cfg"
+    result = runner.invoke(app, ["pretrain-config", str(FULL_CONFIGS / base), str(CHARACTERS), str(merged)])
+    assert result.exit_code == 0, result.output
+    overrides = {"paths.raw_text": str(data / "raw.jsonl"), "pretraining.max_epochs": 1, "paths.train": str(data / "train.spacy"), "paths.dev": str(data / "train.spacy")}
+    config = load_config(merged, overrides=overrides, interpolate=False)
+    (data / "weights").mkdir()
+    pretrain(config.interpolate(), data / "weights", silent=True)
+    weights = (data / "weights" / "model-last.bin").read_bytes()
+    assert (data / "weights" / "model0.bin").exists()
+
+    trained = init_nlp(load_config(merged, overrides={**overrides, "paths.init_tok2vec": str(data / "weights" / "model-last.bin")}, interpolate=False))
+    assert _weights(trained, config) == weights
+    fresh = init_nlp(load_config(merged, overrides=overrides, interpolate=False))
+    assert _weights(fresh, config) != weights
+    # the same weights through a base config with its empty [pretraining] are silently ignored
+    base_config = load_config(FULL_CONFIGS / base, overrides={k: v for k, v in overrides.items() if k in ("paths.train", "paths.dev")}, interpolate=False)
+    base_config["paths"]["init_tok2vec"] = str(data / "weights" / "model-last.bin")
+    if base == "ova_auc.cfg":
+        ignored = init_nlp(base_config)
+        assert ignored.get_pipe("auc_ner").model.get_ref("tok2vec").to_bytes() != weights
+
+
+def test_vectors_fragment_and_errors(tmp_path):
+    config = pretraining_config(FULL_CONFIGS / "ova_auc.cfg", CONFIGS / "pretrain" / "vectors.cfg")
+    assert config["pretraining"]["objective"]["@architectures"] == "spacy.PretrainVectors.v1"
+    with pytest.raises(DataError, match="no pipe 'tagger'"):
+        pretraining_config(FULL_CONFIGS / "ova_auc.cfg", CHARACTERS, component="tagger")
+    (tmp_path / "empty.cfg").write_text("[paths]\nraw_text = null\n")
+    with pytest.raises(DataError, match=r"empty\.cfg: has no \[pretraining\] block"):
+        pretraining_config(FULL_CONFIGS / "ova_auc.cfg", tmp_path / "empty.cfg")
+    result = runner.invoke(app, ["pretrain-config", str(tmp_path / "none.cfg"), str(CHARACTERS), str(tmp_path / "out.cfg")])
+    assert result.exit_code == 1 and result.stderr.strip() == f"Error: {tmp_path / 'none.cfg'}: no such config file"
+    assert not (tmp_path / "out.cfg").exists()

@@ -1,0 +1,295 @@
+"""Self-training: the pool readers and writer, confidences from auc_ner and spaCy's ner,
+pseudo-labels by hand, the rounds end to end, one-line errors and nothing partial written."""
+import json
+import random
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from typer.testing import CliRunner
+
+from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
+from spacy_auc_ner.training import self_training
+from spacy_auc_ner.training.readers import create_low_resource
+from spacy_auc_ner.training.self_training import (
+    label_pool,
+    pseudo_label,
+    read_pool,
+    scored_entities,
+    self_train,
+    write_pool,
+)
+from toy_data import TOY, make_examples
+
+from conftest import full_configs_dir  # noqa: E402
+
+CONFIGS = Path(__file__).parents[1] / "configs"
+FULL_CONFIGS = full_configs_dir()  # the methods' full configs, assembled
+runner = CliRunner()
+# a handful of steps on a small encoder: the plumbing, not the accuracy
+SMALL = {
+    "training.max_steps": 12, "training.eval_frequency": 6,
+    "components.ner.model.tok2vec.embed.width": 32, "components.ner.model.tok2vec.encode.width": 32,
+    "components.ner.model.tok2vec.encode.depth": 1,
+}
+
+
+def _one_line_error(result):
+    assert result.exit_code != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """Tiny auc_ner and spaCy ner pipelines fitted to the toy corpus."""
+    pipelines = {}
+    for factory in ("auc_ner", "ner"):
+        nlp = spacy.blank("en")
+        nlp.add_pipe(factory)
+        examples = make_examples(nlp)
+        optimizer = nlp.initialize(lambda: examples)
+        rng = random.Random(0)
+        for _ in range(25):
+            rng.shuffle(examples)
+            nlp.update(examples, sgd=optimizer)
+        pipelines[factory] = nlp
+    return pipelines
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """train (the toy corpus x 4), dev (the toy corpus) and a .txt pool."""
+    vocab = spacy.blank("en").vocab
+    docs = [Doc(vocab, words=w, ents=t) for w, t in TOY]
+    DocBin(docs=docs * 4).to_disk(tmp_path / "train.spacy")
+    DocBin(docs=docs).to_disk(tmp_path / "dev.spacy")
+    (tmp_path / "pool.txt").write_text("Aspirin treats colon cancer in Rome .\n\nJohn Smith met Mary in Paris\nNothing here\n")
+    return tmp_path
+
+
+# -- the pool ---------------------------------------------------------------------------------
+
+
+def test_read_pool_formats(tmp_path):
+    (tmp_path / "p.txt").write_text("one text\n\n  \ntwo texts here\n")
+    assert read_pool(tmp_path / "p.txt") == ["one text", "two texts here"]
+    (tmp_path / "p.jsonl").write_text('{"text": "a b"}\n\n{"text": "c", "meta": 1}\n')
+    assert read_pool(tmp_path / "p.jsonl") == ["a b", "c"]
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=["Flu", "here"], spaces=[True, False], ents=["B-D", "O"])]).to_disk(tmp_path / "p.spacy")
+    assert read_pool(tmp_path / "p.spacy") == [(["Flu", "here"], [True, False])]  # annotation dropped
+
+
+@pytest.mark.parametrize("name,text,message", [
+    ("bad.jsonl", '{"text": "ok"}\n{"text": \n', r"bad\.jsonl:2: not a JSON line"),
+    ("bad.jsonl", '{"text": "ok"}\n\n["a"]\n', r'bad\.jsonl:3: expected a JSON object with a "text" string'),
+    ("bad.jsonl", '{"txt": "a"}\n', r'bad\.jsonl:1: expected a JSON object with a "text" string'),
+    ("empty.txt", "\n  \n", r"empty\.txt: the pool holds no text"),
+    ("pool.csv", "a\n", r"pool\.csv: an unlabeled pool must be a \.txt, \.jsonl or \.spacy file"),
+])
+def test_read_pool_errors_name_file_and_line(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(DataError, match=message):
+        read_pool(tmp_path / name)
+
+
+def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
+    nlp = spacy.blank("en")
+    source = tmp_path / "numbered.spacy"
+    DocBin(docs=[Doc(nlp.vocab, words=[f"s{i}", "has", "Flu"], ents=["O", "O", "B-D"]) for i in range(20)]).to_disk(source)
+    drawn = {eg.reference.text for eg in create_low_resource(str(source), n=5, seed=3)(nlp)}
+    n = write_pool(source, tmp_path / "pool.spacy", size=5, seed=3)
+    docs = read_docs(tmp_path / "pool.spacy", nlp.vocab)
+    assert n == len(docs) == 15
+    assert not any(doc.ents for doc in docs) and all(t.ent_iob_ == "" for doc in docs for t in doc)
+    texts = {doc.text for doc in docs}
+    assert not texts & drawn and len(texts | drawn) == 20
+    # --limit: the first sentences after the draw in its seeded order, written in corpus order
+    order = list(range(20))
+    random.Random(3).shuffle(order)
+    write_pool(source, tmp_path / "pool.jsonl", size=5, seed=3, limit=4)
+    lines = [json.loads(line)["text"] for line in (tmp_path / "pool.jsonl").read_text().splitlines()]
+    assert lines == [f"s{i} has Flu" for i in sorted(order[5:9])]
+    write_pool(source, tmp_path / "pool.txt", size=0, seed=3)
+    assert len(read_pool(tmp_path / "pool.txt")) == 20
+    with pytest.raises(DataError, match="a draw of 20 sentences leaves none of its 20 for the pool"):
+        write_pool(source, tmp_path / "none.txt", size=20, seed=0)
+    assert not (tmp_path / "none.txt").exists()
+
+
+def test_pool_command(tmp_path, corpus):
+    result = runner.invoke(app, ["pool", str(corpus / "train.spacy"), str(tmp_path / "p.jsonl"), "--size", "5", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert len(read_pool(tmp_path / "p.jsonl")) == 15
+    line = _one_line_error(runner.invoke(app, ["pool", str(corpus / "train.spacy"), str(tmp_path / "p.tsv"), "--size", "5"]))
+    assert line == f"Error: {tmp_path / 'p.tsv'}: the pool is written as .spacy, .jsonl or .txt"
+
+
+# -- confidences and pseudo-labels ------------------------------------------------------------
+
+
+def test_pseudo_label_by_hand(tmp_path):
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words="Aspirin treats breast cancer in Paris".split())
+    spans = [doc[2:4], doc[5:6]]
+    spans[0].label_, spans[1].label_ = "Disease", "LOC"
+    ref, kept, dropped = pseudo_label(doc, spans, numpy.asarray([0.95, 0.5]), threshold=0.9)
+    assert (kept, dropped) == (1, 1)
+    assert [t.ent_iob_ + t.ent_type_ for t in ref] == ["O", "O", "BDisease", "IDisease", "O", ""]
+    write_docs(tmp_path / "pseudo.spacy", [ref])  # as a round writes them: missing stays missing
+    assert [t.ent_iob_ for t in read_docs(tmp_path / "pseudo.spacy", vocab)[0]] == ["O", "O", "B", "I", "O", ""]
+    ref, _, _ = pseudo_label(doc, spans, numpy.asarray([0.95, 0.5]), threshold=0.9, low_confidence="outside")
+    assert [t.ent_iob_ for t in ref] == ["O", "O", "B", "I", "O", "O"]
+    ref, kept, dropped = pseudo_label(doc, spans, numpy.asarray([0.95, 0.9]), threshold=0.9)
+    assert (kept, dropped) == (2, 0) and [e.text for e in ref.ents] == ["breast cancer", "Paris"]
+
+
+def test_auc_ner_confidences_are_its_span_scores(trained):
+    nlp = trained["auc_ner"]
+    docs = [nlp.make_doc(t) for t in ("Aspirin treats colon cancer in Rome .", "John Smith lives in Berlin")]
+    out = scored_entities(nlp, docs, progress=False)
+    for (doc, spans, scores), text in zip(out, ("Aspirin treats colon cancer in Rome .", "John Smith lives in Berlin")):
+        again = nlp(text)
+        assert [(s.start, s.end, s.label_) for s in spans] == [(e.start, e.end, e.label_) for e in again.ents]
+        assert numpy.allclose(scores, again.spans["auc_ner"].attrs["scores"])
+        assert len(spans) and ((scores >= 0) & (scores <= 1)).all()
+
+
+def test_spacy_ner_confidences_come_from_the_beam(trained):
+    nlp = trained["ner"]
+    texts = ["Aspirin treats colon cancer in Rome .", "John Smith lives in Berlin", "Nothing to see"]
+    out = scored_entities(nlp, [nlp.make_doc(t) for t in texts], progress=False)
+    for (doc, spans, scores), text in zip(out, texts):
+        assert [(s.start, s.end, s.label_) for s in spans] == [(e.start, e.end, e.label_) for e in nlp(text).ents]  # greedy entities
+        assert ((scores >= 0) & (scores <= 1)).all()
+    assert sum(len(s) for _, s, _ in out) >= 2
+    # the fitted model is sure of the entities it was trained on
+    assert out[1][2].min() > 0.5
+    with pytest.raises(DataError, match="no auc_ner or ner pipe"):
+        scored_entities(spacy.blank("en"), [], progress=False)
+
+
+def test_label_pool_counts_and_keep_empty(trained):
+    nlp = trained["auc_ner"]
+    items = ["John Smith lives in Berlin", "Nothing to see here", (["Colon", "cancer", "is", "rare"], [True, True, True, False])]
+    docs, counts = label_pool(nlp, items, threshold=0.0, progress=False)
+    predicted = sum(len(nlp(t if isinstance(t, str) else " ".join(t[0])).ents) for t in items)
+    assert counts["predicted_entities"] == predicted == counts["kept_entities"]
+    assert counts["pseudo_sentences"] == len(docs) == sum(1 for d in docs if d.ents)
+    docs_all, counts_all = label_pool(nlp, items, threshold=0.0, keep_empty=True, progress=False)
+    assert len(docs_all) == 3 and counts_all["pool_sentences"] == 3
+    none, c = label_pool(nlp, items, threshold=1.01, progress=False)
+    assert none == [] and c["kept_entities"] == 0 and c["dropped_entities"] == predicted
+
+
+# -- the rounds -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_self_train_rounds_end_to_end(corpus):
+    out = corpus / "st"
+    records = self_train(FULL_CONFIGS / "spacy_ner.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
+                         pool=corpus / "pool.txt", rounds=2, threshold=0.0, overrides=SMALL, progress=False)
+    assert [r["round"] for r in records] == [0, 1, 2]
+    lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
+    assert lines == records
+    assert sorted(p.name for p in out.iterdir()) == ["round-0", "round-1", "round-2", "rounds.jsonl"]
+    for r in records:
+        assert (Path(r["model"]) / "meta.json").exists() and 0.0 <= r["dev"]["ents_f"] <= 1.0
+    assert records[1]["teacher"] == records[0]["model"] and records[2]["teacher"] == records[1]["model"]
+    r1 = records[1]
+    assert r1["pool_sentences"] == 3 and r1["train_sentences"] == 20 + r1["pseudo_sentences"]
+    train_docs = read_docs(out / "round-1" / "train.spacy", spacy.blank("en").vocab)
+    assert len(train_docs) == r1["train_sentences"]
+    # the saved config names the round's training file where it now is
+    saved = spacy.util.load_config(out / "round-1" / "model-best" / "config.cfg", interpolate=False)
+    assert saved["paths"]["train"] == str(out / "round-1" / "train.spacy")
+
+
+def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkeypatch, trained):
+    teacher = corpus / "teacher"
+    trained["auc_ner"].to_disk(teacher)
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError("training failed")
+
+    monkeypatch.setattr(self_training, "train_config", failing)
+    out = corpus / "st"
+    with pytest.raises(RuntimeError, match="training failed"):
+        self_train(FULL_CONFIGS / "ova_auc.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
+                   pool=corpus / "pool.txt", rounds=2, threshold=0.5, teacher=teacher, progress=False)
+    # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
+    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
+    (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
+    assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
+    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
+    with pytest.raises(DataError, match="already holds a self-training run"):
+        self_train(FULL_CONFIGS / "ova_auc.cfg", out, **kwargs)
+    (out / "round-3").mkdir()
+    with pytest.raises(RuntimeError, match="training failed"):
+        self_train(FULL_CONFIGS / "ova_auc.cfg", out, overwrite=True, **kwargs)
+    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
+    assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--threshold", "1.5"], "--threshold: expected a confidence in [0, 1], got 1.5"),
+    (["--rounds", "0"], "--rounds: expected 1 or more, got 0"),
+    (["--low-confidence", "drop"], "--low-confidence: expected one of missing, outside, got 'drop'"),
+])
+def test_self_train_command_errors(corpus, args, message):
+    base = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+            "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt")]
+    assert _one_line_error(runner.invoke(app, base + args)) == f"Error: {message}"
+    assert not (corpus / "out").exists()
+
+
+def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus):
+    (corpus / "out").mkdir()
+    (corpus / "out" / "rounds.jsonl").write_text("")
+    base = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+            "--dev", str(corpus / "dev.spacy")]
+    line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.txt")]))
+    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it"
+    (corpus / "pool.jsonl").write_text('{"text": "a"}\nnot json\n')
+    base[2] = str(corpus / "out2")
+    line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.jsonl")]))
+    assert line.startswith(f"Error: {corpus / 'pool.jsonl'}:2: not a JSON line")
+    assert not (corpus / "out2").exists()
+
+
+@pytest.mark.slow
+def test_self_train_command_with_a_model_and_overrides(corpus, trained):
+    teacher = corpus / "teacher"
+    trained["ner"].to_disk(teacher)
+    args = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+            "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt"), "--model", str(teacher),
+            "--rounds", "1", "--threshold", "0.5"]
+    for key, value in SMALL.items():
+        args += [f"--{key}", str(value)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.strip().splitlines()]
+    assert [r[0] for r in rows] == ["round 0", "round 1"] and rows[0][-1] == str(teacher)
+    saved = spacy.util.load_config(corpus / "out" / "round-1" / "model-best" / "config.cfg")
+    assert saved["training"]["max_steps"] == 12
+
+
+def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeypatch):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", progress=False)
+    with pytest.raises(DataError, match=r"spacy_ner\.cfg: \[trainingx.max_steps\] not a section value that can be overridden"):
+        self_train(FULL_CONFIGS / "spacy_ner.cfg", corpus / "out", overrides={"trainingx.max_steps": 3}, **kwargs)
+    blank = corpus / "blank"
+    spacy.blank("en").to_disk(blank)
+    with pytest.raises(DataError, match=r"the pipeline \(no pipes\) has no auc_ner or ner pipe"):
+        self_train(FULL_CONFIGS / "spacy_ner.cfg", corpus / "out", teacher=blank, **kwargs)
+    assert not (corpus / "out").exists()
+
