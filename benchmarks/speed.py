@@ -1,7 +1,7 @@
 """Training and inference speed of every auc_ner scheme and strategy against spaCy's `ner`.
 
-Same data, same CPU tok2vec (the configs in configs/), same batches, same process, measured
-in one run; prints a markdown table with ratios to spaCy's `ner`.
+Same data, same CPU tok2vec (every method assembled onto configs/base_cpu.cfg), same batches,
+same process, measured in one run; prints a markdown table with ratios to spaCy's `ner`.
 
     python benchmarks/speed.py --train corpus/ncbi_disease/train.spacy \
         --test corpus/ncbi_disease/test.spacy --n-train 500 --epochs 3
@@ -19,20 +19,19 @@ from pathlib import Path
 
 import spacy
 from spacy.training import Corpus
-from spacy.util import load_config, load_model_from_config, minibatch
+from spacy.util import load_model_from_config, minibatch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.study.methods import METHODS  # noqa: E402
+from spacy_auc_ner.study.methods import method_config  # noqa: E402
 
-DEFAULT_METHODS = ["spacy_ner", "ova_auc", "ova_auc_grouped", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"]
+# ova_auc_all: every classifier every step; ova_auc: Algorithm 1 (grouped); ova_auc_sampled: Algorithm 2
+DEFAULT_METHODS = ["spacy_ner", "ova_auc_all", "ova_auc", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"]
 
 
 def build(method_name: str, configs: Path, train_examples):
-    method = METHODS[method_name]
-    overrides = {k: v for k, v in method.overrides.items()}
-    config = load_config(method.config_path(configs), overrides=overrides, interpolate=True)
+    config = method_config(method_name, "cpu", configs).interpolate()
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     spacy.util.fix_random_seed(0)
     optimizer = nlp.initialize(lambda: train_examples)
@@ -67,7 +66,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", type=Path, required=True, help="training corpus (.spacy)")
     parser.add_argument("--test", type=Path, required=True, help="inference corpus (.spacy)")
-    parser.add_argument("--configs", type=Path, default=ROOT / "configs")
+    parser.add_argument("--configs", type=Path, default=ROOT / "configs", help="folder of the bases and methods/")
     parser.add_argument("--n-train", type=int, default=500, help="training sentences (first n)")
     parser.add_argument("--epochs", type=int, default=3, help="timed epochs after one warm-up epoch")
     parser.add_argument("--batch-words", type=int, default=1000)

@@ -4,10 +4,11 @@ Everything is registered through entry points (see pyproject.toml); importing th
 also registers it, for use without installation.
 
 Layers, each importing only from those before it:
-``labels``/``ml`` (array maths, CRF, decoding, architectures) -> ``losses`` -> ``schemes`` ->
-``pipeline`` (the auc_ner pipe, update strategies, scorer) -> ``data`` (column files,
-corpora, statistics) -> ``training`` (registered readers, sampling, partitions) ->
-``study`` (methods, specs, runner, reports) -> ``cli``.
+``labels`` (the BIO layout, gold extraction) -> ``ml`` (activations, CRF, decoding,
+architectures) -> ``losses`` -> ``schemes`` -> ``pipeline`` (the auc_ner pipe, update
+strategies, scorer) -> ``data`` (column files, corpora, statistics) -> ``training``
+(registered readers, sampling, partitions) -> ``study`` (methods, specs, runner, reports)
+-> ``cli``.
 """
 from .pipeline import component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401

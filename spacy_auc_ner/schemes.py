@@ -1,119 +1,90 @@
-"""Label encodings: BIO labels from entity types, gold extraction, and each scheme's targets.
+"""The component schemes: how the ``auc_ner`` pipe lays out its output columns, turns gold BIO
+labels into targets, combines the loss over those columns, and decodes scores into entities.
 
-Gold BIO labels are indexed as O = 0, B-t = 1 + 2t, I-t = 2 + 2t for the sorted entity types
-t. A gold index of -1 means "no gold here" (misaligned token, missing annotation, a label the
-component was not initialised with): such tokens get no gradient.
+- ``ova``: one sigmoid classifier per BIO label, prediction by maximum confidence (eq. 2 of
+  the OVA-AUC paper); default loss the AUC margin.
+- ``two_task``: AUC-2T's entity-token and beginning-token classifiers, trained with
+  AUC_en + lambda AUC_be, plus, when the corpus has more than one entity type, a softmax type
+  head trained on the gold entity tokens; decoded by Algorithm 1 of the AUC-2T paper.
+- ``softmax``: exclusive BIO classes under a softmax (the CE baseline).
+- ``crf``: the BIO emission scores of a linear-chain CRF whose transitions are the CRF loss's
+  learned parameters; decoded by Viterbi.
+
+Each scheme names its default loss as a config block (so the pipeline's config can record
+it) and its default decoder. Label indices come from :mod:`spacy_auc_ner.labels`.
 """
-from functools import cached_property
-from typing import Iterable, List, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
 import numpy
-from spacy.attrs import ENT_IOB, ENT_TYPE
 from spacy.training import Example
-from thinc.types import Floats2d
+from thinc.api import Ops
+from thinc.backends import get_array_ops
+from thinc.types import Floats1d, Floats2d, Ints1d
 
-from .losses.base import log_softmax, sigmoid
+from .labels import LabelSet, label_is_begin, label_type
+from .losses import SoftmaxCE, TokenLoss, Truth
+from .losses.base import LossOutput
+from .losses.crf import END, START, TRANS
+from .ml.activations import log_sigmoid, log_softmax, sigmoid
+from .ml.crf import bio_constraints, posteriors
+from .ml.decoding import Spans, greedy_bio, no_spans, two_task_spans, viterbi_bio
 
-MISSING = -1
-# spaCy's ENT_IOB codes
-_IOB_MISSING, _IOB_I, _IOB_O, _IOB_B = 0, 1, 2, 3
-
-
-class LabelSet:
-    """The entity types and the BIO labels built from them."""
-
-    def __init__(self, types: Iterable[str]):
-        self.types: Tuple[str, ...] = tuple(sorted(set(types)))
-        self.bio: Tuple[str, ...] = ("O",) + tuple(
-            f"{prefix}-{t}" for t in self.types for prefix in ("B", "I")
-        )
-        self._index = {label: i for i, label in enumerate(self.bio)}
-
-    def __len__(self) -> int:
-        return len(self.bio)
-
-    @cached_property
-    def bio_type(self) -> numpy.ndarray:
-        """(n_bio,) entity type index of each BIO label, -1 for O."""
-        return numpy.asarray([-1] + [t for t in range(len(self.types)) for _ in "BI"], dtype="i")
-
-    @cached_property
-    def bio_begin(self) -> numpy.ndarray:
-        return numpy.asarray([False] + [p == "B" for _ in self.types for p in "BI"])
-
-    @cached_property
-    def _hash_lookup(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        from spacy.strings import get_string_id
-
-        hashes = numpy.asarray([get_string_id(t) for t in self.types], dtype="uint64")
-        order = numpy.argsort(hashes)
-        return hashes[order], order.astype("i")
-
-    def gold(self, examples: Sequence[Example]) -> numpy.ndarray:
-        """(N,) gold BIO index of every predicted token of the examples, -1 where missing."""
-        parts = [self._gold_one(eg) for eg in examples]
-        return numpy.concatenate(parts) if parts else numpy.zeros((0,), dtype="i")
-
-    def _gold_one(self, eg: Example) -> numpy.ndarray:
-        x, y = eg.predicted, eg.reference
-        if len(x) == 0:
-            return numpy.zeros((0,), dtype="i")
-        if len(x) == len(y) and _is_identity(eg):
-            return self._from_arrays(y.to_array([ENT_IOB, ENT_TYPE]))
-        # Tokenisations differ: let spaCy project the gold entities onto predicted tokens.
-        lookup = {"O": 0}
-        for label, i in self._index.items():
-            if label != "O":
-                lookup["U" + label[1:] if label[0] == "B" else "L" + label[1:]] = i
-                lookup[label] = i
-        return numpy.asarray([lookup.get(t, MISSING) if t else MISSING for t in eg.get_aligned_ner()], dtype="i")
-
-    def _from_arrays(self, arr: numpy.ndarray) -> numpy.ndarray:
-        iob = arr[:, 0].astype("i")
-        hashes, order = self._hash_lookup
-        type_hash = arr[:, 1].astype("uint64")
-        if len(hashes):
-            pos = numpy.minimum(numpy.searchsorted(hashes, type_hash), len(hashes) - 1)
-            known = hashes[pos] == type_hash
-            type_idx = order[pos]
-        else:
-            known = numpy.zeros(len(iob), dtype=bool)
-            type_idx = numpy.zeros(len(iob), dtype="i")
-        gold = numpy.full(len(iob), MISSING, dtype="i")
-        gold[iob == _IOB_O] = 0
-        is_b = (iob == _IOB_B) & known
-        is_i = (iob == _IOB_I) & known
-        gold[is_b] = 1 + 2 * type_idx[is_b]
-        gold[is_i] = 2 + 2 * type_idx[is_i]
-        return gold
+DECODERS = ("greedy", "viterbi")
 
 
-def _is_identity(eg: Example) -> bool:
-    x2y = eg.alignment.x2y
-    lengths = numpy.asarray(x2y.lengths)
-    if not (lengths == 1).all():
-        return False
-    return bool((numpy.asarray(x2y.data).ravel() == numpy.arange(len(lengths))).all())
+class Targets(NamedTuple):
+    """A batch's gold as the scheme's (N, K) 0/1 targets and the (N,) token mask, 0 where
+    the gold is missing (such tokens get no gradient)."""
 
-
-def entity_types_of(examples: Iterable[Example]) -> List[str]:
-    return sorted({ent.label_ for eg in examples for ent in eg.reference.ents})
+    Y: Floats2d
+    mask: Floats1d
 
 
 class Scheme:
-    """How a scheme lays out its output columns and builds its targets."""
+    """The ``ova`` scheme, and the defaults the others build on."""
 
     name = "ova"
+    # True when the columns are independent sigmoid classifiers, False for a softmax
     multilabel = True
+    # the column of the O label, -1 when there is none
+    o_column = 0
+    default_loss: Dict = {"@losses": "spacy_auc_ner.AUCMargin.v1"}
+    default_decoder = "greedy"
 
     def columns(self, labels: LabelSet) -> List[str]:
+        """The output column names, one score per token each."""
         return list(labels.bio)
 
-    def targets(self, gold, labels: LabelSet, xp) -> Floats2d:
-        """(N, K) 0/1 targets from (N,) gold BIO indices (rows of -1 are all zero; the
-        component masks them)."""
+    def loss_columns(self, labels: LabelSet) -> int:
+        """How many columns (the first ones) the configured loss scores; its learned
+        parameters are laid out per column of these."""
+        return len(self.columns(labels))
+
+    def targets(self, gold: Ints1d, labels: LabelSet, xp) -> Floats2d:
+        """(N, K) 0/1 targets from (N,) gold BIO indices (rows of MISSING are all zero; the
+        mask leaves them out)."""
         K = len(self.columns(labels))
         return (gold[:, None] == xp.arange(K)[None, :]).astype("f")
+
+    def gold(self, examples: Sequence[Example], labels: LabelSet, ops: Ops) -> Targets:
+        """The targets and mask of the examples' predicted tokens, on the ops' device."""
+        gold = ops.asarray1i(labels.gold(examples))
+        return Targets(self.targets(gold, labels, ops.xp), (gold >= 0).astype("f"))
+
+    def get_loss(
+        self,
+        loss: TokenLoss,
+        scores: Floats2d,
+        gold: Targets,
+        column_weights: Floats1d,
+        lengths: Ints1d,
+        params: Optional[Dict[str, Floats2d]],
+        step: int,
+    ) -> LossOutput:
+        """The loss of the (N, K) scores of a batch and its gradients (scores, and the
+        loss's learned parameters)."""
+        truth = Truth(gold.Y, gold.mask, column_weights, lengths, self.multilabel, params, self.o_column, step)
+        return loss(scores, truth)
 
     def bio_probabilities(self, scores: Floats2d, labels: LabelSet) -> Floats2d:
         """(N, n_bio) confidence of each BIO label, for decoding and span scores."""
@@ -121,19 +92,36 @@ class Scheme:
 
     def bio_log_scores(self, scores: Floats2d, labels: LabelSet) -> Floats2d:
         """(N, n_bio) per-token log-scores of the BIO labels, for Viterbi decoding."""
-        return _xp(scores).log(_xp(scores).maximum(self.bio_probabilities(scores, labels), 1e-30))
+        xp = get_array_ops(scores).xp
+        return xp.log(xp.maximum(self.bio_probabilities(scores, labels), 1e-30))
+
+    def decode(
+        self,
+        scores: Floats2d,
+        lengths: numpy.ndarray,
+        labels: LabelSet,
+        decoder: str,
+        params: Optional[Dict[str, Floats2d]] = None,
+    ) -> Spans:
+        """The entity spans of a batch from its concatenated (N, K) scores; none when the
+        component has no entity type."""
+        if not labels.types:
+            return no_spans()
+        return self.decode_spans(scores, lengths, labels, decoder, params)
+
+    def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
+        if decoder == "viterbi":
+            log_scores = self.bio_log_scores(scores, labels)
+            return viterbi_bio(log_scores, lengths, labels.bio_type, labels.bio_begin)
+        probs = get_array_ops(scores).to_numpy(self.bio_probabilities(scores, labels))
+        return greedy_bio(probs, labels.bio_type, labels.bio_begin, lengths)
 
 
 class OVAScheme(Scheme):
     """One sigmoid classifier per BIO label; prediction by maximum confidence (eq. 2)."""
 
-    name = "ova"
-    multilabel = True
-
     def bio_log_scores(self, scores, labels):
-        """log sigmoid(s) = -log(1 + exp(-s)), computed stably."""
-        xp = _xp(scores)
-        return (xp.minimum(scores, 0) - xp.log1p(xp.exp(-xp.abs(scores)))).astype(scores.dtype)
+        return log_sigmoid(scores)
 
 
 class SoftmaxScheme(Scheme):
@@ -141,26 +129,49 @@ class SoftmaxScheme(Scheme):
 
     name = "softmax"
     multilabel = False
+    default_loss = {"@losses": "spacy_auc_ner.SoftmaxCE.v1"}
 
     def bio_probabilities(self, scores, labels):
-        return _xp(scores).exp(log_softmax(scores))
+        return get_array_ops(scores).xp.exp(log_softmax(scores))
 
     def bio_log_scores(self, scores, labels):
         return log_softmax(scores)
 
 
 class CRFScheme(SoftmaxScheme):
-    """BIO emission scores of a linear-chain CRF (transitions live in the model's head)."""
+    """BIO emission scores of a linear-chain CRF; the transition, start and end scores are
+    the CRF loss's learned parameters."""
 
     name = "crf"
+    default_loss = {"@losses": "spacy_auc_ner.CRFLoss.v1"}
+    default_decoder = "viterbi"
+
+    def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
+        """Viterbi path (or per-token posterior argmax) under the learned transitions; span
+        scores are the mean posterior probability of the chosen labels."""
+        trans, start, end = params[TRANS], params[START], params[END]
+        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        probs = posteriors(scores, lengths, trans, start, end, constraints)
+        if decoder == "viterbi":
+            return viterbi_bio(scores, lengths, labels.bio_type, labels.bio_begin, probs, trans, start, end)
+        return greedy_bio(get_array_ops(probs).to_numpy(probs), labels.bio_type, labels.bio_begin, lengths)
 
 
 class TwoTaskScheme(Scheme):
     """AUC-2T: an entity-token column, a beginning-token column and, when the corpus has more
-    than one entity type, one softmax column per type (trained on gold entity tokens)."""
+    than one entity type, one softmax column per type (trained on gold entity tokens).
+
+    `two_task_lambda` weighs the beginning task, AUC_en + lambda AUC_be (eq. 5 of the AUC-2T
+    paper); `threshold` is Algorithm 1's decision threshold on both probabilities.
+    """
 
     name = "two_task"
-    multilabel = True
+    o_column = -1
+
+    def __init__(self, two_task_lambda: float = 100.0, threshold: float = 0.5):
+        self.two_task_lambda = float(two_task_lambda)
+        self.threshold = float(threshold)
+        self.type_loss = SoftmaxCE()
 
     def columns(self, labels: LabelSet) -> List[str]:
         cols = ["ENTITY", "BEGIN"]
@@ -168,25 +179,46 @@ class TwoTaskScheme(Scheme):
             cols += [f"TYPE-{t}" for t in labels.types]
         return cols
 
+    def loss_columns(self, labels: LabelSet) -> int:
+        return 2
+
     def targets(self, gold, labels: LabelSet, xp) -> Floats2d:
         K = len(self.columns(labels))
         Y = xp.zeros((gold.shape[0], K), dtype="f")
         Y[:, 0] = gold > 0
-        Y[:, 1] = (gold > 0) & (gold % 2 == 1)
+        Y[:, 1] = label_is_begin(gold)
         if K > 2:
-            type_idx = (gold - 1) // 2
-            Y[:, 2:] = (type_idx[:, None] == xp.arange(K - 2)[None, :]) & (gold[:, None] > 0)
+            Y[:, 2:] = label_type(gold)[:, None] == xp.arange(K - 2)[None, :]
         return Y
 
+    def get_loss(self, loss, scores, gold: Targets, column_weights, lengths, params, step) -> LossOutput:
+        """AUC_en + lambda AUC_be over the first two columns (by the configured loss), plus
+        the type head's softmax cross entropy over the gold entity tokens."""
+        xp = get_array_ops(scores).xp
+        task_weights = xp.asarray([1.0, self.two_task_lambda], dtype="f") * column_weights[:2]
+        truth = Truth(gold.Y[:, :2], gold.mask, task_weights, lengths, True, params, self.o_column, step)
+        out = loss(scores[:, :2], truth)
+        d_scores = xp.zeros_like(scores)
+        d_scores[:, :2] = out.d_scores
+        total = out.loss
+        if scores.shape[1] > 2:
+            type_mask = gold.mask * gold.Y[:, 0]
+            type_truth = Truth(gold.Y[:, 2:], type_mask, column_weights[2:], lengths, False, None, -1, step)
+            type_out = self.type_loss(scores[:, 2:], type_truth)
+            d_scores[:, 2:] = type_out.d_scores
+            total += type_out.loss
+        return out._replace(d_scores=d_scores, loss=total)
+
     def type_log_probs(self, scores, labels: LabelSet):
-        xp = _xp(scores)
+        """(N, n_types) log-probabilities of the type head; (N, 1) zeros for a single type."""
+        xp = get_array_ops(scores).xp
         if len(labels.types) <= 1:
             return xp.zeros((scores.shape[0], 1), dtype="f")
         return log_softmax(scores[:, 2:])
 
     def bio_probabilities(self, scores, labels):
         """p(B-t) = p_en p_be p_t, p(I-t) = p_en (1 - p_be) p_t, p(O) = 1 - p_en."""
-        xp = _xp(scores)
+        xp = get_array_ops(scores).xp
         p = sigmoid(scores[:, :2])
         p_type = xp.exp(self.type_log_probs(scores, labels))
         out = xp.zeros((scores.shape[0], len(labels.bio)), dtype="f")
@@ -195,17 +227,21 @@ class TwoTaskScheme(Scheme):
         out[:, 2::2] = (p[:, 0] * (1.0 - p[:, 1]))[:, None] * p_type
         return out
 
+    def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
+        if decoder == "viterbi":
+            return super().decode_spans(scores, lengths, labels, decoder, params)
+        to_numpy = get_array_ops(scores).to_numpy
+        p = to_numpy(sigmoid(scores[:, :2]))
+        type_lp = to_numpy(self.type_log_probs(scores, labels))
+        return two_task_spans(p[:, 0], p[:, 1], type_lp, lengths, self.threshold)
 
-def _xp(arr):
-    from thinc.backends import get_array_ops
 
-    return get_array_ops(arr).xp
+COMPONENT_SCHEMES = {s.name: s for s in (OVAScheme, SoftmaxScheme, TwoTaskScheme, CRFScheme)}
 
 
-SCHEMES = {s.name: s for s in (OVAScheme(), SoftmaxScheme(), TwoTaskScheme(), CRFScheme())}
-
-
-def get_scheme(name: str) -> Scheme:
-    if name not in SCHEMES:
-        raise ValueError(f"[scheme] unknown scheme {name!r}; choose one of {', '.join(SCHEMES)}")
-    return SCHEMES[name]
+def make_scheme(name: str, *, two_task_lambda: float = 100.0, threshold: float = 0.5) -> Scheme:
+    """The scheme called `name` with the component's settings; KeyError for an unknown name
+    (the component turns it into a config error)."""
+    if name == "two_task":
+        return TwoTaskScheme(two_task_lambda=two_task_lambda, threshold=threshold)
+    return COMPONENT_SCHEMES[name]()

@@ -108,6 +108,14 @@ def test_bad_input_is_one_line_naming_file_and_line(tmp_path, text, scheme, mess
     assert "\n" not in str(err.value)
 
 
+def test_lines_end_only_at_cr_or_lf(tmp_path):
+    """str.splitlines() also cut lines at \\x85, \\u2028, \\x1c...: a token holding one broke its line."""
+    text = "a\u2028b\tB-X\nc\x85d\tI-X\r\ne\x1cf\tO\r\n\r\ng\tB-Y\n"
+    sents = read_columns(_write(tmp_path, text))
+    assert [list(s.tokens) for s in sents] == [["a\u2028b", "c\x85d", "e\x1cf"], ["g"]]
+    assert _labels(sents) == [["B-X", "I-X", "O"], ["B-Y"]]
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         read_columns(tmp_path / "nope.tsv")

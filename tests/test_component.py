@@ -1,6 +1,7 @@
 import numpy
 import pytest
 import spacy
+import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
 
@@ -8,7 +9,7 @@ from spacy_auc_ner.pipeline.component import AUCNER
 
 from toy_data import TOY, make_examples
 
-SCHEMES = [
+PIPE_CONFIGS = [
     {"scheme": "ova"},
     {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "mode": "batch"}},
     {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "alpha_update": "pesg"}},
@@ -17,6 +18,7 @@ SCHEMES = [
     {"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 2}},
     {"scheme": "softmax"},
     {"scheme": "two_task"},
+    {"scheme": "crf"},
 ]
 
 
@@ -32,12 +34,19 @@ def train(config, n_iter=40, data=TOY, seed=0):
     return nlp, examples, losses
 
 
-@pytest.mark.parametrize("config", SCHEMES)
+def ents(doc):
+    return [(e.start, e.end, e.label_) for e in doc.ents]
+
+
+@pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_every_scheme_learns_the_toy_corpus(config):
     nlp, examples, losses = train(config)
     assert numpy.isfinite(losses["auc_ner"])
     scores = nlp.evaluate(examples)
     assert scores["ents_f"] > 0.9, scores
+    # the memorised sentences come back with their entities
+    n_exact = sum(ents(nlp(eg.reference.text)) == ents(eg.reference) for eg in examples)
+    assert n_exact >= len(examples) - 1
     assert scores["ents_seqeval_micro_f"] == pytest.approx(scores["ents_f"])
     doc = nlp("John Smith lives in Berlin")
     group = doc.spans["auc_ner"]
@@ -76,15 +85,44 @@ def test_initialize_with_labels_from_init_labels(toy_examples):
     assert ner2.labels == ("Disease", "LOC", "ORG", "PER")
 
 
-def test_no_entities_at_all_is_a_clear_error(nlp):
+@pytest.mark.parametrize("scheme", ["ova", "two_task", "softmax", "crf"])
+def test_no_entities_at_all_trains_with_a_warning_and_predicts_nothing(scheme):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("auc_ner", config={"scheme": scheme})
+    data = [(w, ["O"] * len(w)) for w, _ in TOY]
+    examples = make_examples(nlp, data)
+    with pytest.warns(UserWarning, match=r"no entity labels.*\[initialize.components.auc_ner\] labels"):
+        optimizer = nlp.initialize(lambda: examples)
+    assert ner.labels == () and ner.label_data == []
+    for _ in range(3):
+        assert numpy.isfinite(nlp.update(examples, sgd=optimizer)["auc_ner"])
+    docs = list(nlp.pipe(["Mary met Anna in Rome .", ""]))
+    assert [d.ents for d in docs] == [(), ()]
+    assert len(docs[0].spans["auc_ner"]) == 0
+
+
+def test_labels_of_the_initialize_block_win_over_the_data(toy_examples, tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("auc_ner")
+    nlp.initialize(lambda: toy_examples)
+    path = tmp_path / "auc_ner.json"
+    srsly.write_json(path, nlp.get_pipe("auc_ner").label_data)  # what `spacy init labels` writes
+    config = nlp.config.copy()
+    config["initialize"]["components"]["auc_ner"] = {"labels": {"@readers": "spacy.read_labels.v1", "path": str(path)}}
+    nlp2 = spacy.util.load_model_from_config(config, auto_fill=True)
+    no_entities = make_examples(nlp2, [(w, ["O"] * len(w)) for w, _ in TOY])
+    nlp2.initialize(lambda: no_entities)
+    assert nlp2.get_pipe("auc_ner").labels == ("Disease", "LOC", "PER")
+
+
+def test_labels_that_are_not_a_list_of_types_name_the_initialize_key(toy_examples):
+    nlp = spacy.blank("en")
     ner = nlp.add_pipe("auc_ner")
-    words = ["nothing", "here"]
-    examples = [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["O", "O"]))]
-    with pytest.raises(ValueError, match="no entity labels"):
-        nlp.initialize(lambda: examples)
+    with pytest.raises(ValueError, match=r"^\[initialize.components.auc_ner.labels\] must be a list of entity types"):
+        ner.initialize(lambda: toy_examples, labels={"moves": ["B-PER"]})
 
 
-@pytest.mark.parametrize("config", SCHEMES)
+@pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
     nlp, _, _ = train(config, n_iter=2)
     ner = nlp.get_pipe("auc_ner")
@@ -152,7 +190,7 @@ def test_grouped_makes_one_optimizer_step_per_prefix_group():
     assert calls.count(W_key) == 3
 
 
-@pytest.mark.parametrize("config", [SCHEMES[0], SCHEMES[6], SCHEMES[7]])
+@pytest.mark.parametrize("config", [PIPE_CONFIGS[0], PIPE_CONFIGS[6], PIPE_CONFIGS[7], PIPE_CONFIGS[8]])
 def test_serialization_round_trip(tmp_path, config):
     nlp, _, _ = train(config, n_iter=15)
     texts = ["Aspirin treats breast cancer in Paris .", "Mary met Anna in Rome ."]
@@ -167,21 +205,50 @@ def test_serialization_round_trip(tmp_path, config):
     for a, b in zip(scores_before, [d.spans["auc_ner"].attrs["scores"] for d in nlp2.pipe(texts)]):
         assert numpy.allclose(a, b)
     h1, h2 = nlp.get_pipe("auc_ner").model.get_ref("output"), ner2.model.get_ref("output")
-    assert numpy.allclose(h1.get_param("dam_alpha"), h2.get_param("dam_alpha"))
+    assert h1.param_names == h2.param_names
+    for name in h1.param_names:
+        assert numpy.array_equal(h1.get_param(name), h2.get_param(name))
+    assert nlp2.config["components"]["auc_ner"] == nlp.config["components"]["auc_ner"]
     assert ner2.cfg["n_updates"] == nlp.get_pipe("auc_ner").cfg["n_updates"] == 15
     b = nlp.get_pipe("auc_ner").to_bytes()
     ner3 = spacy.blank("en").add_pipe("auc_ner", config=config).from_bytes(b)
     assert ner3.labels == ner2.labels
 
 
-def test_bad_settings_are_refused():
-    nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):
-        nlp.add_pipe("auc_ner", config={"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1"}})
-    with pytest.raises(ValueError, match="only applies to scheme 'ova'"):
-        nlp.add_pipe("auc_ner", name="x", config={"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}})
-    with pytest.raises(ValueError, match="unknown decoder"):
-        nlp.add_pipe("auc_ner", name="y", config={"decoder": "beam"})
+AUC = "spacy_auc_ner.AUCMargin.v1"
+BAD_SETTINGS = [
+    ({"scheme": "crf2"}, "scheme", "unknown scheme 'crf2'"),
+    ({"decoder": "beam"}, "decoder", "unknown decoder 'beam'"),
+    ({"scheme": "two_task", "threshold": 2.0}, "threshold", "must be in (0, 1), not 2.0"),
+    ({"threshold": 0.0}, "threshold", "must be in (0, 1)"),
+    ({"two_task_lambda": -1.0}, "two_task_lambda", "must be a finite number >= 0"),
+    ({"spans_key": ""}, "spans_key", "must be a non-empty string"),
+    ({"scheme": "softmax", "loss": {"@losses": AUC}}, "loss", "AUCMargin.v1 cannot train scheme 'softmax'"),
+    ({"loss": {"@losses": AUC, "margin": 0.0}}, "loss.margin", "must be > 0, not 0.0"),
+    ({"loss": {"@losses": AUC, "mode": "online"}}, "loss.mode", "must be 'learned' or 'batch'"),
+    ({"loss": {"@losses": AUC, "alpha_update": "sgd"}}, "loss.alpha_update", "must be 'ascent' or 'pesg'"),
+    ({"loss": {"@losses": AUC, "alpha_lr": -0.1}}, "loss.alpha_lr", "must be > 0"),
+    ({"loss": {"@losses": "spacy_auc_ner.Compositional.v1", "k": 0}}, "loss.k", "must be >= 1, not 0"),
+    ({"loss": {"@losses": "spacy_auc_ner.Compositional.v1", "auc": {"@losses": AUC, "margin": -1.0}}}, "loss.auc.margin", "must be > 0"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.MoM.v1", "lam": 1.5}}, "loss.lam", "must be in [0, 1], not 1.5"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.MoM.v1", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": -1.0}}}, "loss.loss.gamma", "must be >= 0"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "rate": 0.0}}, "loss.rate", "must be in (0, 1]"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "temperature": 0.0}}, "loss.temperature", "must be > 0"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "level": "span"}}, "loss.level", "must be 'token' or 'batch'"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.WeightedCE.v1", "beta": 0.5}}, "loss.beta", "must be >= 1"),
+    ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.MoM.v1"}}, "loss.loss", "SoftmaxCE.v1 cannot train scheme 'ova'"),
+    ({"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "strategy", "only applies to scheme 'ova'"),
+    ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 0}}, "strategy.m", "must be >= 1, not 0"),
+]
+
+
+@pytest.mark.parametrize("config, key, message", BAD_SETTINGS, ids=[k for _, k, _ in BAD_SETTINGS])
+def test_bad_settings_are_refused_naming_the_full_config_key(config, key, message):
+    with pytest.raises(ValueError) as err:
+        spacy.blank("en").add_pipe("auc_ner", name="ner", config=config)
+    text = str(err.value)
+    assert text.startswith(f"[components.ner.{key}] ") and message in text, text
+    assert "\n" not in text
 
 
 def test_hidden_layer_head_trains_and_round_trips(tmp_path):
@@ -216,3 +283,66 @@ def test_get_loss_leaves_the_learned_loss_parameters_alone(alpha_update):
         assert numpy.array_equal(head.get_param(k), value)
     for k, grad in grads.items():
         assert numpy.array_equal(head.get_grad(k), grad)
+
+
+@pytest.mark.parametrize(
+    "scheme, loss, decoder",
+    [("ova", AUC, "greedy"), ("two_task", AUC, "greedy"), ("softmax", "spacy_auc_ner.SoftmaxCE.v1", "greedy"), ("crf", "spacy_auc_ner.CRFLoss.v1", "viterbi")],
+)
+def test_the_config_names_the_loss_and_decoder_a_null_setting_resolved_to(tmp_path, scheme, loss, decoder):
+    nlp, _, _ = train({"scheme": scheme}, n_iter=1)
+    settings = nlp.config["components"]["auc_ner"]
+    assert settings["loss"]["@losses"] == loss and settings["decoder"] == decoder
+    if loss == AUC:  # filled with the loss's defaults
+        assert settings["loss"]["margin"] == 1.0 and settings["loss"]["mode"] == "learned"
+    nlp.to_disk(tmp_path / "pipe")
+    saved = spacy.util.load_config(tmp_path / "pipe" / "config.cfg")["components"]["auc_ner"]
+    assert saved["loss"]["@losses"] == loss and saved["decoder"] == decoder
+    texts = ["Mary met Anna in Rome .", "Colon cancer is rare"]
+    assert [ents(d) for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [ents(d) for d in nlp.pipe(texts)]
+
+
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        ({"scheme": "ova"}, {"dam_a": (7,), "dam_b": (7,), "dam_alpha": (7,)}),
+        ({"scheme": "ova", "loss": {"@losses": AUC, "mode": "batch"}}, {}),
+        ({"scheme": "two_task"}, {"dam_a": (2,), "dam_b": (2,), "dam_alpha": (2,)}),
+        ({"scheme": "softmax"}, {}),
+        ({"scheme": "crf"}, {"crf_trans": (7, 7), "crf_start": (7,), "crf_end": (7,)}),
+        ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.Compositional.v1"}}, {"dam_a": (7,), "dam_b": (7,), "dam_alpha": (7,)}),
+    ],
+)
+def test_the_head_holds_the_parameters_the_loss_declares(config, expected):
+    nlp, _, _ = train(config, n_iter=0)
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    assert {n: head.get_param(n).shape for n in head.param_names} == {"W": head.get_param("W").shape, "b": head.get_param("b").shape, **expected}
+    assert head.get_param("b").shape == (len(nlp.get_pipe("auc_ner").columns),)
+    if "dam_a" in expected:
+        assert (head.get_param("dam_a") == 1).all() and (head.get_param("dam_b") == 0).all()
+
+
+def test_a_pipeline_loaded_with_another_loss_is_a_clear_error(tmp_path):
+    nlp, _, _ = train({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}, n_iter=1)
+    nlp.to_disk(tmp_path / "pipe")
+    with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\] spacy_auc_ner.AUCMargin.v1 learns dam_a .* trained with another loss"):
+        spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": {"@losses": AUC}}}})
+
+
+def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
+    model = {
+        "@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2",
+        "hidden_width": 8,
+        "tok2vec": {
+            "@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 300,
+            "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None,
+        },
+    }
+    nlp, _, losses = train({"scheme": "crf", "model": model}, n_iter=3)
+    assert numpy.isfinite(losses["auc_ner"])
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    assert set(head.param_names) == {"W", "b", "crf_trans", "crf_start", "crf_end"}
+    assert abs(head.get_param("crf_trans")).sum() > 0  # trained from 0
+    nlp.to_disk(tmp_path / "pipe")
+    texts = ["Mary met Anna in Rome ."]
+    assert [ents(d) for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [ents(d) for d in nlp.pipe(texts)]

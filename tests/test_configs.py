@@ -1,28 +1,247 @@
-"""The CPU configs compare methods fairly: one encoder and one training setup for all."""
+"""Configs: a base per encoder family, a short partial config per method, one assembly.
+
+Every method assembles onto both bases and builds; the method files hold only what makes the
+method (no shared block, no restated factory default); every method keeps the base's encoder
+and training setup (a fair comparison); `spacy-auc-ner config` writes what `spacy train` reads,
+fails in one line and leaves no partial file.
+"""
+import inspect
 from pathlib import Path
 
 import pytest
-from spacy.util import load_config, load_model_from_config
+import spacy
+from spacy.language import Language
+from spacy.util import load_config, load_model_from_config, registry
+from typer.testing import CliRunner
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-CPU = sorted(p.name for p in CONFIGS.glob("*.cfg") if not p.name.endswith("_trf.cfg"))
-REFERENCE = load_config(CONFIGS / "ova_auc.cfg", interpolate=False)
+from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.study.methods import (
+    ENCODERS, MethodError, RENAMED, assemble, base_path, describe, method_config, method_names, method_path,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+METHODS = method_names(CONFIGS)
+# the method names of the papers, of the README's tables and of the studies
+PAPER_METHODS = {
+    "ce", "spacy_ner", "ova_auc", "ova_auc_all", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce_2t",
+    "two_task_comauc", "crf", "bilstm_crf", "mom", "focal", "dice", "weighted_ce", "negative_sampling_uniform",
+    "negative_sampling_weighted",
+}
+SHARED_TOP = {"paths", "system", "corpora", "training", "pretraining", "initialize"}
 
 
-def _component(cfg):
+def _pipe(cfg):
     return cfg["components"][cfg["nlp"]["pipeline"][0]]
 
 
-@pytest.mark.parametrize("name", CPU)
-def test_cpu_configs_share_encoder_training_and_corpora(name):
-    cfg = load_config(CONFIGS / name, interpolate=False)
-    assert cfg["training"] == REFERENCE["training"]
-    assert cfg["corpora"] == REFERENCE["corpora"]
-    assert cfg["nlp"]["batch_size"] == REFERENCE["nlp"]["batch_size"]
-    assert _component(cfg)["model"]["tok2vec"] == _component(REFERENCE)["model"]["tok2vec"]
+def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
+    assert PAPER_METHODS <= set(METHODS)
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted(ENCODERS.values())
+    assert not set(RENAMED) & set(METHODS)
+    assert all(describe(m, CONFIGS) for m in METHODS)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.cfg")))
-def test_every_config_builds(name):
-    nlp = load_model_from_config(load_config(CONFIGS / name, overrides={"paths.transformer": "unused"} if name.endswith("_trf.cfg") else {}), auto_fill=True, validate=True)
-    assert nlp.pipe_names
+@pytest.mark.parametrize("encoder", sorted(ENCODERS))
+@pytest.mark.parametrize("name", METHODS)
+def test_every_method_builds_on_every_encoder(name, encoder):
+    cfg = method_config(name, encoder, CONFIGS, {"paths.transformer": "unused"} if encoder == "trf" else None)
+    nlp = load_model_from_config(cfg, auto_fill=True, validate=True)
+    assert nlp.pipe_names == cfg["nlp"]["pipeline"] and len(nlp.pipe_names) == 1
+
+
+@pytest.mark.parametrize("encoder", sorted(ENCODERS))
+@pytest.mark.parametrize("name", METHODS)
+def test_every_method_shares_the_bases_encoder_training_and_corpora(name, encoder):
+    base = load_config(base_path(encoder, CONFIGS), interpolate=False)
+    cfg = method_config(name, encoder, CONFIGS)
+    for section in SHARED_TOP - {"initialize"}:
+        assert cfg[section] == base[section], section
+    assert cfg["nlp"]["batch_size"] == base["nlp"]["batch_size"]
+    assert _pipe(cfg)["model"]["tok2vec"] == _pipe(base)["model"]["tok2vec"]
+    if cfg["nlp"]["pipeline"] == ["auc_ner"] and name != "bilstm_crf":
+        # the architecture is named once, in the base
+        assert _pipe(cfg)["model"]["@architectures"] == _pipe(base)["model"]["@architectures"]
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_method_files_hold_only_what_makes_the_method(name):
+    cfg = load_config(method_path(name, CONFIGS), interpolate=False)
+    assert not set(cfg) & SHARED_TOP
+    assert set(cfg.get("nlp", {})) <= {"pipeline"}
+    for pipe, block in cfg["components"].items():
+        assert "tok2vec" not in block.get("model", {}), "the encoder belongs to the bases"
+        assert "spans_key" not in block
+        # auc_ner's factory default is the package scorer; spaCy's ner names it to be scored alike
+        assert "scorer" not in block or (pipe == "ner" and block["scorer"] == {"@scorers": "spacy_auc_ner.entity_scorer.v1"})
+    n_lines = sum(1 for line in method_path(name, CONFIGS).read_text().splitlines() if line and not line.startswith("#"))
+    assert n_lines <= 14
+
+
+def _restated_defaults(block, defaults, where):
+    """Leaf settings of `block` equal to `defaults` (a factory's default config or a registered
+    function's signature defaults), recursing into sub-blocks of the same function."""
+    found = []
+    for key, value in block.items():
+        if key.startswith("@"):
+            continue
+        if isinstance(value, dict):
+            promise = next((k for k in value if k.startswith("@")), None)
+            if promise is None:
+                continue
+            func = getattr(registry, promise[1:]).get(value[promise])
+            params = {k: p.default for k, p in inspect.signature(func).parameters.items() if p.default is not inspect.Parameter.empty}
+            found += _restated_defaults(value, params, f"{where}.{key}")
+        elif key in defaults and defaults[key] == value:
+            found.append(f"{where}.{key} = {value!r}")
+    return found
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_method_files_restate_no_factory_default(name):
+    spacy.blank("en")  # registers spaCy's own factories
+    cfg = load_config(method_path(name, CONFIGS), interpolate=False)
+    found = []
+    for pipe, block in cfg["components"].items():
+        defaults = Language.get_factory_meta(block.get("factory", pipe)).default_config
+        found += _restated_defaults(block, defaults, f"components.{pipe}")
+    assert not found, f"{name}: lines that restate a default: {found}"
+
+
+def test_restated_default_check_can_fail(tmp_path):
+    defaults = Language.get_factory_meta("auc_ner").default_config
+    block = {"scheme": "ova", "threshold": 0.5, "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "margin": 1.0, "mode": "batch"}}
+    assert _restated_defaults(block, defaults, "c") == ["c.scheme = 'ova'", "c.threshold = 0.5", "c.loss.margin = 1.0"]
+
+
+def test_spacy_ner_replaces_the_pipe_and_keeps_the_encoder():
+    cpu = method_config("spacy_ner", "cpu", CONFIGS)
+    assert cpu["nlp"]["pipeline"] == ["ner"] and set(cpu["components"]) == {"ner"}
+    assert "auc_ner" not in cpu["initialize"]["components"]
+    assert cpu["components"]["ner"]["model"]["tok2vec"] == _pipe(method_config("ce", "cpu", CONFIGS))["model"]["tok2vec"]
+    trf = method_config("spacy_ner", "trf", CONFIGS)
+    assert trf["components"]["ner"]["model"]["tok2vec"]["@architectures"] == "spacy-transformers.Tok2VecTransformer.v3"
+    bilstm = method_config("bilstm_crf", "trf", CONFIGS)
+    assert bilstm["components"]["auc_ner"]["model"]["@architectures"] == "spacy_auc_ner.BiLSTMTokenScorer.v2"
+    assert bilstm["components"]["auc_ner"]["model"]["tok2vec"]["name"] == "${paths.transformer}"
+
+
+def test_the_papers_algorithms_are_the_named_methods():
+    strategy = lambda name: _pipe(method_config(name, "cpu", CONFIGS)).get("strategy", {}).get("@misc")  # noqa: E731
+    assert strategy("ova_auc") == "spacy_auc_ner.GroupedByPrefix.v1"  # Algorithm 1
+    assert strategy("ova_auc_sampled") == "spacy_auc_ner.SampledClassifiers.v1"  # Algorithm 2
+    assert strategy("ova_auc_all") is None  # the factory default: every classifier every step
+    ce_2t = _pipe(method_config("ce_2t", "cpu", CONFIGS))
+    assert ce_2t["scheme"] == "two_task" and ce_2t["loss"]["@losses"] == "spacy_auc_ner.BinaryCE.v1"
+
+
+def test_overrides_apply_last_and_a_wrong_section_is_named(tmp_path):
+    cfg = method_config("ce", "cpu", CONFIGS, {"training.max_steps": 7, "corpora.train": {"@readers": "spacy.Corpus.v1", "path": "x"}})
+    assert cfg["training"]["max_steps"] == 7 and cfg["corpora"]["train"] == {"@readers": "spacy.Corpus.v1", "path": "x"}
+    with pytest.raises(MethodError, match=r"ce.cfg: overrides \['nope.x'\]"):
+        method_config("ce", "cpu", CONFIGS, {"nope.x": 1})
+
+
+def test_unknown_renamed_and_transformer_names_point_to_the_method():
+    with pytest.raises(MethodError, match="unknown method 'nope'; known: bilstm_crf, ce"):
+        method_path("nope", CONFIGS)
+    with pytest.raises(MethodError, match="renamed: it is now 'ova_auc'"):
+        method_path("ova_auc_grouped", CONFIGS)
+    with pytest.raises(MethodError, match="the method 'ce' on encoder 'trf'"):
+        method_path("ce_trf", CONFIGS)
+    with pytest.raises(MethodError, match="unknown encoder 'gpu'"):
+        base_path("gpu", CONFIGS)
+
+
+def _configs_dir_with(tmp_path, name, text):
+    folder = tmp_path / "configs"
+    (folder / "methods").mkdir(parents=True)
+    for base in ENCODERS.values():
+        (folder / base).write_text((CONFIGS / base).read_text())
+    (folder / "methods" / f"{name}.cfg").write_text(text)
+    return folder
+
+
+def test_config_command_writes_what_spacy_reads(tmp_path):
+    runner = CliRunner()
+    out = runner.invoke(app, ["config", "ova_auc", "--output", str(tmp_path / "ova_auc.cfg"), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    written = load_config(tmp_path / "ova_auc.cfg", interpolate=False)
+    assert written == method_config("ova_auc", "cpu", CONFIGS)
+    assert (tmp_path / "ova_auc.cfg").read_text().startswith("# Written by `spacy-auc-ner config ova_auc --encoder cpu`")
+    listed = runner.invoke(app, ["config", "--list", "--configs-dir", str(CONFIGS)])
+    assert listed.exit_code == 0 and "ova_auc_sampled\tOVA-AUC-MAML (Algorithm 2" in listed.output
+
+
+def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
+    configs = _configs_dir_with(tmp_path, "ova_auc", (CONFIGS / "methods" / "ova_auc.cfg").read_text())
+    (configs / "methods" / "spacy_ner.cfg").write_text((CONFIGS / "methods" / "spacy_ner.cfg").read_text())
+    out = CliRunner().invoke(app, ["config", "--all", "--output", str(tmp_path / "full"), "--configs-dir", str(configs)])
+    assert out.exit_code == 0, out.output
+    names = sorted(p.name for p in (tmp_path / "full").iterdir())
+    assert names == ["ova_auc.cfg", "ova_auc_trf.cfg", "spacy_ner.cfg", "spacy_ner_trf.cfg"]
+    trf = load_config(tmp_path / "full" / "ova_auc_trf.cfg", interpolate=False)
+    assert trf == method_config("ova_auc", "trf", CONFIGS)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["nope"], "Error: unknown method 'nope'; known: "),
+        (["ce", "--encoder", "gpu"], "Error: unknown encoder 'gpu'; choose one of cpu, trf"),
+        (["--all"], "Error: --all writes one file per method and encoder: give an --output folder"),
+        ([], "Error: name one method, or give --all"),
+    ],
+)
+def test_config_command_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+    target = tmp_path / "out.cfg"
+    out = CliRunner().invoke(app, ["config", *args, "--output", str(target), "--configs-dir", str(CONFIGS)] if args != ["--all"] else ["config", "--all", "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 1
+    lines = [line for line in out.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(message), out.output
+    assert not target.exists() and not list(tmp_path.iterdir())
+
+
+def test_a_wrong_key_in_a_method_file_is_named_and_nothing_is_written(tmp_path):
+    configs = _configs_dir_with(tmp_path, "typo", "[components]\n\n[components.auc_ner]\nschme = \"softmax\"\n")
+    target = tmp_path / "out" / "typo.cfg"
+    out = CliRunner().invoke(app, ["config", "typo", "--output", str(target), "--configs-dir", str(configs)])
+    assert out.exit_code == 1
+    (line,) = [line for line in out.output.splitlines() if line.strip()]
+    assert str(configs / "methods" / "typo.cfg") in line and "schme" in line
+    assert not target.exists()
+    broken = _configs_dir_with(tmp_path / "b", "broken", "[components.auc_ner]\nscheme = \"softmax\"\n")
+    with pytest.raises(MethodError, match=r"broken.cfg: \[components.auc_ner\] Section 'components' is not defined"):
+        method_config("broken", "cpu", broken)
+    malformed = _configs_dir_with(tmp_path / "m", "malformed", "[components]\nscheme softmax\n")
+    with pytest.raises(MethodError, match=r"malformed.cfg: .*\[line 2\]: 'scheme softmax"):
+        method_config("malformed", "cpu", malformed)
+
+
+def test_all_writes_nothing_when_one_method_fails(tmp_path):
+    configs = _configs_dir_with(tmp_path, "typo", "[components]\n\n[components.auc_ner]\nscheme = \"nope\"\n")
+    (configs / "methods" / "ce.cfg").write_text((CONFIGS / "methods" / "ce.cfg").read_text())
+    out = CliRunner().invoke(app, ["config", "--all", "--output", str(tmp_path / "full"), "--configs-dir", str(configs)])
+    assert out.exit_code == 1 and "typo.cfg" in out.output
+    assert not (tmp_path / "full").exists()
+
+
+def test_a_pipeline_without_its_block_is_refused(tmp_path):
+    configs = _configs_dir_with(tmp_path, "lost", "[nlp]\npipeline = [\"tagger\"]\n")
+    with pytest.raises(MethodError, match="pipeline names 'tagger' but neither the method nor base_cpu.cfg has"):
+        assemble(configs / "base_cpu.cfg", configs / "methods" / "lost.cfg")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["ova_auc", "spacy_ner"])
+def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
+    """What README tells a user: write the config, then `spacy train` it."""
+    from spacy.cli.train import train
+
+    out = CliRunner().invoke(app, ["config", name, "--output", str(tmp_path / f"{name}.cfg"), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    overrides = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
+                 "training.max_steps": 4, "training.eval_frequency": 2}
+    train(tmp_path / f"{name}.cfg", tmp_path / "model", overrides=overrides)
+    nlp = spacy.load(tmp_path / "model" / "model-last")
+    assert nlp.pipe_names == [name == "spacy_ner" and "ner" or "auc_ner"]

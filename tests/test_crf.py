@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spacy_auc_ner.labels import bio_layout
 from spacy_auc_ner.ml.crf import (
     bio_constraints,
-    bio_layout,
     constrain,
     crf_nll,
     forward_backward,
@@ -200,19 +200,19 @@ def test_crf_loss_is_mean_sentence_nll_with_param_gradients():
     rng = numpy.random.default_rng(6)
     K, lengths = 5, [3, 0, 2, 2]
     scores = rng.normal(size=(7, K)).astype("f")
-    params = {k: rng.normal(size=s).astype("f") for k, s in (("trans", (K, K)), ("start", K), ("end", K))}
+    params = {k: rng.normal(size=s).astype("f") for k, s in (("crf_trans", (K, K)), ("crf_start", K), ("crf_end", K))}
     gold = [B0, I0, O, O, B1, -1, -1]  # the last sentence has no known label
     out = CRFLoss()(scores, crf_truth(gold, lengths, K, params))
     E, mask = pad(scores, numpy.asarray(lengths))
     c = bio_constraints(*bio_layout(K))
     expected = crf_nll(
         E.astype("f8"), mask, pad(numpy.asarray(gold)[:, None], numpy.asarray(lengths))[0][:, :, 0] * mask - ~mask,
-        *constrain(*(params[k].astype("f8") for k in ("trans", "start", "end")), c),
+        *constrain(*(params[k].astype("f8") for k in ("crf_trans", "crf_start", "crf_end")), c),
     ).nll
     assert out.loss == pytest.approx(expected.sum() / 2, rel=1e-5)
     assert out.d_scores.shape == scores.shape and out.d_scores.dtype == scores.dtype
     assert (out.d_scores[5:] == 0).all()
-    assert set(out.d_params) == {"trans", "start", "end"} and out.d_params["trans"].shape == (K, K)
+    assert set(out.d_params) == {"crf_trans", "crf_start", "crf_end"} and out.d_params["crf_trans"].shape == (K, K)
     eps = 1e-3
     for i in [(0, B0), (1, I0), (4, O)]:
         plus, minus = scores.astype("f8"), scores.astype("f8")
@@ -224,7 +224,7 @@ def test_crf_loss_is_mean_sentence_nll_with_param_gradients():
 
 def test_crf_loss_empty_inputs():
     K = 3
-    params = {"trans": numpy.zeros((K, K), "f"), "start": numpy.zeros(K, "f"), "end": numpy.zeros(K, "f")}
+    params = {"crf_trans": numpy.zeros((K, K), "f"), "crf_start": numpy.zeros(K, "f"), "crf_end": numpy.zeros(K, "f")}
     out = CRFLoss()(numpy.zeros((0, K), "f"), crf_truth([], [0, 0], K, params))
     assert out.loss == 0.0 and out.d_scores.shape == (0, K)
     out = CRFLoss()(numpy.ones((2, K), "f"), crf_truth([-1, -1], [2], K, params))

@@ -1,4 +1,4 @@
-"""End to end: `spacy train` with the shipped crf and bilstm_crf configs on a tiny corpus,
+"""End to end: `spacy train` with the crf and bilstm_crf methods' configs on a tiny corpus,
 and identical predictions after a save and load."""
 import importlib.util
 from pathlib import Path
@@ -7,6 +7,8 @@ import pytest
 import spacy
 from spacy.cli.train import train
 from spacy.tokens import DocBin
+
+from spacy_auc_ner.study.methods import method_config
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 SENTENCES = [
@@ -46,14 +48,16 @@ def predictions(nlp):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config, extra", [("crf.cfg", []), ("bilstm_crf.cfg", ["--components.auc_ner.model.hidden_width", "16"])])
-def test_spacy_train_and_round_trip(tmp_path, config, extra):
+@pytest.mark.parametrize("method, extra", [("crf", []), ("bilstm_crf", ["--components.auc_ner.model.hidden_width", "16"])])
+def test_spacy_train_and_round_trip(tmp_path, method, extra):
     corpus = write_corpus(tmp_path / "train.spacy")
     out = tmp_path / "model"
     args = ["--paths.train", str(corpus), "--paths.dev", str(corpus), *SMALL, *extra]
     overrides = {k.lstrip("-"): v for k, v in zip(args[::2], args[1::2])}
     overrides = {k: (int(v) if v.isdigit() else v) for k, v in overrides.items()}
-    train(CONFIGS / config, out, overrides=overrides)
+    config = tmp_path / f"{method}.cfg"
+    method_config(method, "cpu", CONFIGS).to_disk(config, interpolate=False)
+    train(config, out, overrides=overrides)
     nlp = spacy.load(out / "model-last")
     ner = nlp.get_pipe("auc_ner")
     assert ner.cfg["scheme"] == "crf" and ner.cfg["decoder"] == "viterbi"

@@ -156,16 +156,19 @@ def test_weighted_ce_rejects_wrong_number_of_counts():
 
 
 def test_config_errors():
-    with pytest.raises(ValueError, match="gamma"):
-        Focal(gamma=-1)
-    with pytest.raises(ValueError, match="delta"):
-        Dice(delta=0)
-    with pytest.raises(ValueError, match="level"):
-        Dice(level="sentence")
-    with pytest.raises(ValueError, match="form"):
-        WeightedCE(form="sqrt")
-    with pytest.raises(ValueError, match="beta"):
-        WeightedCE(form="log", beta=0.5)
+    key = "components.ner.loss"
+    for loss, setting in [
+        (Focal(gamma=-1), "gamma"),
+        (Dice(alpha=-1), "alpha"),
+        (Dice(delta=0), "delta"),
+        (Dice(level="sentence"), "level"),
+        (WeightedCE(form="sqrt"), "form"),
+        (WeightedCE(form="log", beta=0.5), "beta"),
+    ]:
+        with pytest.raises(ValueError, match=rf"^\[{key}.{setting}\] must "):
+            loss.validate(key)
+    for loss in (Focal(), Dice(), WeightedCE()):
+        loss.validate(key)
     with pytest.raises(ValueError, match=r"\[components.ner.loss\].*two_task"):
         WeightedCE().check_scheme("two_task", "components.ner.loss")
 

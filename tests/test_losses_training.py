@@ -5,6 +5,7 @@ import numpy
 import pytest
 import spacy
 from spacy.training import Example
+from thinc.api import ConfigValidationError
 
 TEXTS = [
     ("Aspirin treats headache in adults .", [(0, 7, "DRUG"), (15, 23, "DISEASE")]),
@@ -37,6 +38,9 @@ CASES = {
     "wce_inverse": ("softmax", {"@losses": "spacy_auc_ner.WeightedCE.v1"}),
     "wce_log_ova": ("ova", {"@losses": "spacy_auc_ner.WeightedCE.v1", "form": "log", "beta": 2.0}),
     "mom_softmax": ("softmax", {"@losses": "spacy_auc_ner.MoM.v1", "lam": 0.2}),
+    "mom_softmax_mean": ("softmax", {"@losses": "spacy_auc_ner.MoM.v1", "o_term": "mean"}),
+    "auc_libauc_two_task": ("two_task", {"@losses": "spacy_auc_ner.AUCMargin.v1", "weighting": "libauc"}),
+    "auc_libauc_ova_pesg": ("ova", {"@losses": "spacy_auc_ner.AUCMargin.v1", "weighting": "libauc", "alpha_update": "pesg"}),
     "mom_ova_auc": ("ova", {"@losses": "spacy_auc_ner.MoM.v1", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1"}}),
     "ns_uniform": ("softmax", {"@losses": "spacy_auc_ner.NegativeSampling.v1"}),
     "ns_weighted_ova": ("ova", {"@losses": "spacy_auc_ner.NegativeSampling.v1", "distribution": "weighted",
@@ -84,9 +88,23 @@ def test_trains_without_nan(case):
     ],
 )
 def test_refused_schemes_name_the_config_key(scheme, loss, message):
-    with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\]") as err:
+    with pytest.raises(ValueError, match=r"^\[components.auc_ner.loss(\.loss)?\] ") as err:
         make_nlp(scheme, loss)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "loss, key",
+    [
+        ({"@losses": "spacy_auc_ner.AUCMargin.v1", "weighting": "prior"}, "weighting"),
+        ({"@losses": "spacy_auc_ner.MoM.v1", "o_term": "sentence"}, "o_term"),
+        ({"@losses": "spacy_auc_ner.NegativeSampling.v1", "distribution": "topk"}, "distribution"),
+    ],
+)
+def test_bad_setting_names_the_config_key(loss, key):
+    with pytest.raises(ConfigValidationError) as err:
+        make_nlp("ova", loss)
+    assert f"auc_ner.loss -> {key}" in str(err.value)
 
 
 def test_compositional_phase_survives_to_disk(tmp_path):
@@ -113,16 +131,18 @@ def test_weighted_ce_weights_come_back_after_loading(tmp_path):
     numpy.testing.assert_allclose(spacy.load(tmp_path / "pipe").get_pipe("auc_ner").loss.weights, weights)
 
 
-LOSS_CONFIGS = ["comauc_2t", "comauc_ova", "dice", "focal", "mom", "negative_sampling", "weighted_ce"]
+LOSS_CONFIGS = ["two_task_comauc", "ova_comauc", "dice", "focal", "mom", "negative_sampling_uniform", "weighted_ce"]
 
 
 @pytest.mark.parametrize("name", LOSS_CONFIGS)
 def test_example_configs_load(name):
     from pathlib import Path
 
-    from spacy.util import load_config, load_model_from_config
+    from spacy.util import load_model_from_config
 
-    path = Path(__file__).parents[1] / "configs" / f"{name}.cfg"
-    nlp = load_model_from_config(load_config(path), auto_fill=True)
+    from spacy_auc_ner.study.methods import method_config
+
+    config = method_config(name, "cpu", Path(__file__).parents[1] / "configs").interpolate()
+    nlp = load_model_from_config(config, auto_fill=True)
     pipe = nlp.get_pipe("auc_ner")
     assert pipe.loss.name.split(".")[1] in {"Compositional", "Dice", "Focal", "MoM", "NegativeSampling", "WeightedCE"}

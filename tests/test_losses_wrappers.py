@@ -20,26 +20,56 @@ def softmax_row(row):
 
 
 def params():
-    return {"a": numpy.asarray([0.9, 0.8, 0.7]), "b": numpy.asarray([0.1, 0.2, 0.3]), "alpha": numpy.asarray([0.5, 0.1, 1.5])}
+    return {"dam_a": numpy.asarray([0.9, 0.8, 0.7]), "dam_b": numpy.asarray([0.1, 0.2, 0.3]), "dam_alpha": numpy.asarray([0.5, 0.1, 1.5])}
 
 
 # ---- MoM -------------------------------------------------------------------------------
 def test_mom_softmax_value_by_hand():
+    # 5 tokens, 3 of them gold O: the O-term is their NLL sum over the 5 tokens (the paper's
+    # common denominator), i.e. their mean times the O share 3/5; "mean" is their plain mean
     truth = make_truth(GOLD, 3, multilabel=False)
-    out = MoM(SoftmaxCE(), lam=0.3)(SCORES, truth)
     nll = [-math.log(softmax_row(SCORES[i])[GOLD[i]]) for i in range(5)]
     all_tokens = sum(nll) / 5
-    o_tokens = (nll[0] + nll[2] + nll[4]) / 3
-    assert out.loss == pytest.approx(0.3 * all_tokens + 0.7 * o_tokens, rel=1e-10)
+    o_sum = nll[0] + nll[2] + nll[4]
+    out = MoM(SoftmaxCE(), lam=0.3)(SCORES, truth)
+    assert out.loss == pytest.approx(0.3 * all_tokens + 0.7 * o_sum / 5, rel=1e-10)
+    assert out.loss == pytest.approx(0.3 * all_tokens + 0.7 * (3 / 5) * (o_sum / 3), rel=1e-10)
+    mean = MoM(SoftmaxCE(), lam=0.3, o_term="mean")(SCORES, truth)
+    assert mean.loss == pytest.approx(0.3 * all_tokens + 0.7 * o_sum / 3, rel=1e-10)
 
 
+def test_mom_is_the_papers_equations_up_to_a_common_scale():
+    # eqs. 1-3 as printed: per sentence lambda/M sum_i l_i + (1 - lambda)/M sum_{y_i = O} l_i,
+    # M the longest sentence of the data (a constant), averaged over the N sentences. Ours is
+    # the same balance of token sums over Z tokens, so ours * Z / (N M) is the paper's value,
+    # for whatever split of the tokens into sentences; the o_term "mean" form is not.
+    lam, lengths = 0.175, [2, 3]  # lambda of BERT on CoNLL 2003 (Table 2)
+    M, N, Z = max(lengths), len(lengths), sum(lengths)
+    nll = [-math.log(softmax_row(SCORES[i])[GOLD[i]]) for i in range(5)]
+    paper = 0.0
+    for sentence in ([0, 1], [2, 3, 4]):
+        L = sum(nll[i] for i in sentence) / M
+        L_mom = sum(nll[i] for i in sentence if GOLD[i] == 0) / M
+        paper += (lam * L + (1 - lam) * L_mom) / N
+    truth = make_truth(GOLD, 3, lengths=lengths, multilabel=False)
+    ours = MoM(SoftmaxCE(), lam=lam)(SCORES, truth).loss
+    assert ours * Z / (N * M) == pytest.approx(paper, rel=1e-12)
+    mean = MoM(SoftmaxCE(), lam=lam, o_term="mean")(SCORES, truth).loss
+    assert mean * Z / (N * M) != pytest.approx(paper, rel=1e-3)
+
+
+@pytest.mark.parametrize("o_term", ["share", "mean"])
 @pytest.mark.parametrize(
     "inner, multilabel",
     [(SoftmaxCE(), False), (Focal(2.0), False), (BinaryCE(), True), (Dice(), True), (Focal(1.0), True)],
 )
-def test_mom_gradient_finite_differences(inner, multilabel):
+def test_mom_gradient_finite_differences(inner, multilabel, o_term):
+    # mask weights 1, 1, .5, 1, 0: the O share (1 + .5) / 3.5 is a weighted share
     truth = make_truth(GOLD, 3, mask=[1, 1, 0.5, 1, 0], multilabel=multilabel)
-    check_score_grad(MoM(inner, lam=0.25), SCORES, truth)
+    out = check_score_grad(MoM(inner, lam=0.25, o_term=o_term), SCORES, truth)
+    share = 1.5 / 3.5 if o_term == "share" else 1.0
+    o_only = inner(SCORES, truth.with_mask(numpy.asarray([1, 0, 0.5, 0, 0.0])))
+    assert out.loss == pytest.approx(0.25 * inner(SCORES, truth).loss + 0.75 * share * o_only.loss, rel=1e-12)
 
 
 def test_mom_lambda_one_is_the_inner_loss():
@@ -54,22 +84,25 @@ def test_mom_combines_auc_parameter_gradients():
     out = MoM(auc, lam=0.4)(SCORES, truth)
     full = auc(SCORES, truth)
     o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0]))
-    for k in ("a", "b", "alpha"):
-        numpy.testing.assert_allclose(out.d_params[k], 0.4 * full.d_params[k] + 0.6 * o_only.d_params[k])
+    for k in ("dam_a", "dam_b", "dam_alpha"):  # O share 3/5
+        numpy.testing.assert_allclose(out.d_params[k], 0.4 * full.d_params[k] + 0.6 * 0.6 * o_only.d_params[k])
     # and they are the true gradients of the MoM value
-    fd = numeric_grad(lambda a: MoM(auc, lam=0.4)(SCORES, make_truth(GOLD, 3, params=dict(p, a=a))).loss, p["a"])
-    numpy.testing.assert_allclose(out.d_params["a"], fd, rtol=1e-6, atol=1e-9)
-    assert MoM(auc).param_names == ("a", "b", "alpha")
+    fd = numeric_grad(lambda a: MoM(auc, lam=0.4)(SCORES, make_truth(GOLD, 3, params=dict(p, dam_a=a))).loss, p["dam_a"])
+    numpy.testing.assert_allclose(out.d_params["dam_a"], fd, rtol=1e-6, atol=1e-9)
+    assert MoM(auc).param_names == ("dam_a", "dam_b", "dam_alpha")
 
 
 def test_mom_pesg_new_alpha_is_the_weighted_average():
     auc = AUCMargin(alpha_update="pesg")
     truth = make_truth(GOLD, 3, params=params())
-    full = auc(SCORES, truth).new_params["alpha"]
-    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0])).new_params["alpha"]
+    full = auc(SCORES, truth).new_params["dam_alpha"]
+    o_only = auc(SCORES, truth.with_mask(truth.mask * truth.targets[:, 0])).new_params["dam_alpha"]
+    out = MoM(auc, lam=0.4, o_term="mean")(SCORES, truth)
+    numpy.testing.assert_allclose(out.new_params["dam_alpha"], 0.4 * full + 0.6 * o_only)
+    # with the O share 3/5 in the O-term's weight: weights .4 and .36, renormalised
     out = MoM(auc, lam=0.4)(SCORES, truth)
-    numpy.testing.assert_allclose(out.new_params["alpha"], 0.4 * full + 0.6 * o_only)
-    assert (out.new_params["alpha"] >= 0).all()
+    numpy.testing.assert_allclose(out.new_params["dam_alpha"], (0.4 * full + 0.36 * o_only) / 0.76)
+    assert (out.new_params["dam_alpha"] >= 0).all()
 
 
 def test_mom_schemes_and_errors():
@@ -78,10 +111,14 @@ def test_mom_schemes_and_errors():
     assert MoM(Focal()).schemes == ("softmax", "ova")
     with pytest.raises(ValueError, match=r"\[components.ner.loss\] spacy_auc_ner.MoM.v1 cannot train scheme 'two_task'"):
         MoM(BinaryCE()).check_scheme("two_task", "components.ner.loss")
-    with pytest.raises(ValueError, match="SoftmaxCE.v1 cannot train scheme 'ova'"):
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.loss\] spacy_auc_ner.SoftmaxCE.v1 cannot train scheme 'ova'"):
         MoM(SoftmaxCE()).check_scheme("ova", "components.ner.loss")
-    with pytest.raises(ValueError, match="lam"):
-        MoM(SoftmaxCE(), lam=1.5)
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.lam\] must be in \[0, 1\], not 1.5$"):
+        MoM(SoftmaxCE(), lam=1.5).validate("components.ner.loss")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.o_term\] must be 'share' or 'mean', not 'sentence'$"):
+        MoM(SoftmaxCE(), o_term="sentence").validate("components.ner.loss")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.loss.gamma\] must be >= 0"):
+        MoM(Focal(gamma=-1.0)).validate("components.ner.loss")
 
 
 def test_wrappers_pass_initialize_on():
@@ -117,28 +154,31 @@ def test_compositional_uses_bce_and_auc_by_hand():
         out = check_score_grad(loss, SCORES, truth)
         assert out.loss == pytest.approx(inner(SCORES, truth).loss, rel=1e-12)
     assert make_truth(GOLD, 3, step=1).step == 1
-    assert loss.param_names == ("a", "b", "alpha")
+    assert loss.param_names == ("dam_a", "dam_b", "dam_alpha")
     assert loss(SCORES, make_truth(GOLD, 3, params=p, step=0)).d_params is None
-    assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"a", "b", "alpha"}
+    assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"dam_a", "dam_b", "dam_alpha"}
 
 
 def test_compositional_schemes():
     assert Compositional(BinaryCE(), AUCMargin()).schemes == ("ova", "two_task")
     with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):
         Compositional(BinaryCE(), AUCMargin()).check_scheme("softmax")
-    with pytest.raises(ValueError, match="k must be"):
-        Compositional(BinaryCE(), AUCMargin(), k=0)
+    with pytest.raises(ValueError, match=r"^\[loss.k\] must be >= 1, not 0$"):
+        Compositional(BinaryCE(), AUCMargin(), k=0).validate()
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.auc.margin\] must be > 0"):
+        Compositional(BinaryCE(), AUCMargin(margin=0.0), k=1).validate("components.ner.loss")
 
 
 @pytest.mark.parametrize(
     "make, multilabel",
     [
         (lambda: MoM(SoftmaxCE()), False),
+        (lambda: MoM(SoftmaxCE(), o_term="mean"), False),
         (lambda: MoM(Focal()), True),
         (lambda: MoM(AUCMargin(mode="batch")), True),
         (lambda: Compositional(BinaryCE(), AUCMargin(mode="batch")), True),
     ],
-    ids=["mom_ce", "mom_focal_ova", "mom_auc", "comauc"],
+    ids=["mom_ce", "mom_ce_mean", "mom_focal_ova", "mom_auc", "comauc"],
 )
 def test_no_nan_on_degenerate_batches(make, multilabel):
     for step in (0, 1):

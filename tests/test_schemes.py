@@ -1,62 +1,109 @@
+"""The component schemes: targets, default loss and decoder, the two_task loss terms by hand,
+and decoding with no entity type."""
+import math
+
 import numpy
 import pytest
-from spacy.tokens import Doc
-from spacy.training import Example
+from _loss_checks import make_truth
 
-from spacy_auc_ner.schemes import MISSING, LabelSet, get_scheme
+from spacy_auc_ner.labels import MISSING, LabelSet
+from spacy_auc_ner.losses import AUCMargin, BinaryCE, SoftmaxCE, Truth
+from spacy_auc_ner.schemes import COMPONENT_SCHEMES, Targets, TwoTaskScheme, make_scheme
 
-
-def test_bio_layout():
-    labels = LabelSet(["PER", "LOC"])
-    assert labels.types == ("LOC", "PER")
-    assert labels.bio == ("O", "B-LOC", "I-LOC", "B-PER", "I-PER")
-    assert labels.bio_type.tolist() == [-1, 0, 0, 1, 1]
-    assert labels.bio_begin.tolist() == [False, True, False, True, False]
-
-
-def test_gold_same_tokenisation(nlp):
-    labels = LabelSet(["LOC", "PER"])
-    words = "John lives in New York".split()
-    eg = Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["B-PER", "O", "O", "B-LOC", "I-LOC"]))
-    assert labels.gold([eg]).tolist() == [3, 0, 0, 1, 2]
-
-
-def test_gold_missing_and_unseen_labels(nlp):
-    labels = LabelSet(["LOC"])
-    words = "John lives in Rome".split()
-    # ORG is unknown to the component, None is missing annotation: both get no gold
-    ref = Doc(nlp.vocab, words=words, ents=["B-ORG", None, "O", "B-LOC"])
-    eg = Example(Doc(nlp.vocab, words=words), ref)
-    assert labels.gold([eg]).tolist() == [MISSING, MISSING, 0, 1]
-
-
-def test_gold_different_tokenisation(nlp):
-    labels = LabelSet(["LOC"])
-    ref = Doc(nlp.vocab, words=["in", "New", "York"], spaces=[True, True, False], ents=["O", "B-LOC", "I-LOC"])
-    pred = Doc(nlp.vocab, words=["in", "New York"], spaces=[True, False])
-    gold = labels.gold([Example(pred, ref)])
-    assert gold.tolist() == [0, 1]  # one predicted token covering a whole entity: B-LOC (U-LOC)
+LABELS = LabelSet(["LOC", "PER"])
+GOLD = numpy.asarray([0, 1, 2, 3, MISSING])
 
 
 def test_targets():
-    labels = LabelSet(["LOC", "PER"])
-    gold = numpy.asarray([0, 1, 2, 3, MISSING])
-    Y = get_scheme("ova").targets(gold, labels, numpy)
+    Y = make_scheme("ova").targets(GOLD, LABELS, numpy)
     assert Y.tolist() == [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 0]]
-    two = get_scheme("two_task")
-    assert two.columns(labels) == ["ENTITY", "BEGIN", "TYPE-LOC", "TYPE-PER"]
-    Y2 = two.targets(gold, labels, numpy)
+    two = make_scheme("two_task")
+    assert two.columns(LABELS) == ["ENTITY", "BEGIN", "TYPE-LOC", "TYPE-PER"]
+    Y2 = two.targets(GOLD, LABELS, numpy)
     assert Y2.tolist() == [[0, 0, 0, 0], [1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 0, 1], [0, 0, 0, 0]]
-    assert get_scheme("two_task").columns(LabelSet(["Disease"])) == ["ENTITY", "BEGIN"]
+    assert two.columns(LabelSet(["Disease"])) == ["ENTITY", "BEGIN"]
+    assert two.targets(numpy.asarray([0, 1, 2]), LabelSet(["Disease"]), numpy).tolist() == [[0, 0], [1, 1], [1, 0]]
+
+
+def test_defaults_per_scheme():
+    assert sorted(COMPONENT_SCHEMES) == ["crf", "ova", "softmax", "two_task"]
+    defaults = {name: (make_scheme(name).default_loss["@losses"], make_scheme(name).default_decoder) for name in COMPONENT_SCHEMES}
+    assert defaults == {
+        "ova": ("spacy_auc_ner.AUCMargin.v1", "greedy"),
+        "two_task": ("spacy_auc_ner.AUCMargin.v1", "greedy"),
+        "softmax": ("spacy_auc_ner.SoftmaxCE.v1", "greedy"),
+        "crf": ("spacy_auc_ner.CRFLoss.v1", "viterbi"),
+    }
+    assert [make_scheme(n).loss_columns(LABELS) for n in ("ova", "two_task", "softmax", "crf")] == [5, 2, 5, 5]
+    with pytest.raises(KeyError):
+        make_scheme("crf2")
+
+
+def test_two_task_loss_is_auc_en_plus_lambda_auc_be_plus_the_type_head():
+    rng = numpy.random.default_rng(0)
+    scores = rng.normal(size=(5, 4))
+    Y = make_scheme("two_task").targets(GOLD, LABELS, numpy).astype("f8")
+    mask = (GOLD >= 0).astype("f8")
+    lengths = numpy.asarray([5], "i")
+    scheme = TwoTaskScheme(two_task_lambda=3.0)
+    out = scheme.get_loss(AUCMargin(mode="batch"), scores, Targets(Y, mask), numpy.ones(4), lengths, None, 0)
+    # by hand from the single-column losses
+    auc = AUCMargin(mode="batch")
+    column = lambda k: auc(scores[:, k : k + 1], make_truth(numpy.where(mask > 0, 1 - Y[:, k], -1), 1)).loss  # noqa: E731
+    logp = scores[:, 2:] - numpy.log(numpy.exp(scores[:, 2:]).sum(axis=1, keepdims=True))
+    entity = (mask * Y[:, 0]) > 0
+    type_ce = -(Y[entity, 2:] * logp[entity]).sum() / entity.sum()
+    assert out.loss == pytest.approx(column(0) + 3.0 * column(1) + type_ce, rel=1e-9)
+    # the type head's gradient only on gold entity tokens
+    assert (out.d_scores[~entity, 2:] == 0).all() and (out.d_scores[entity, 2:] != 0).all()
+
+
+def test_two_task_parameters_and_lambda_reach_the_loss():
+    scores = numpy.random.default_rng(1).normal(size=(5, 4))
+    Y = make_scheme("two_task").targets(GOLD, LABELS, numpy).astype("f8")
+    mask = (GOLD >= 0).astype("f8")
+    params = {"dam_a": numpy.asarray([0.9, 0.8]), "dam_b": numpy.asarray([0.1, 0.2]), "dam_alpha": numpy.asarray([0.3, 0.4])}
+    scheme = TwoTaskScheme(two_task_lambda=2.0)
+    out = scheme.get_loss(AUCMargin(), scores, Targets(Y, mask), numpy.ones(4), numpy.asarray([5]), params, 0)
+    # the loss's parameters cover the two task columns only
+    assert set(out.d_params) == set(params) and all(v.shape == (2,) for v in out.d_params.values())
+    # lambda weighs the BEGIN column: the same as a loss with column weights (1, lambda)
+    untyped = Targets(Y[:, :2], mask)
+    got = scheme.get_loss(BinaryCE(), scores[:, :2], untyped, numpy.ones(2), numpy.asarray([5]), None, 0).loss
+    expected = BinaryCE()(scores[:, :2], Truth(Y[:, :2], mask, numpy.asarray([1.0, 2.0]), numpy.asarray([5]), True)).loss
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_softmax_and_ova_losses_see_the_whole_row():
+    scores = numpy.random.default_rng(2).normal(size=(5, 5))
+    targets = Targets(make_scheme("softmax").targets(GOLD, LABELS, numpy).astype("f8"), (GOLD >= 0).astype("f8"))
+    out = make_scheme("softmax").get_loss(SoftmaxCE(), scores, targets, numpy.ones(5), numpy.asarray([5]), None, 0)
+    logp = scores - numpy.log(numpy.exp(scores).sum(axis=1, keepdims=True))
+    assert out.loss == pytest.approx(-sum(logp[i, GOLD[i]] for i in range(4)) / 4)
 
 
 def test_two_task_bio_probabilities_sum_to_one():
-    labels = LabelSet(["LOC", "PER"])
     scores = numpy.random.default_rng(0).normal(size=(6, 4)).astype("f")
-    p = get_scheme("two_task").bio_probabilities(scores, labels)
+    p = make_scheme("two_task").bio_probabilities(scores, LABELS)
     assert numpy.allclose(p.sum(axis=1), 1.0, atol=1e-5)
 
 
-def test_unknown_scheme():
-    with pytest.raises(ValueError, match="unknown scheme 'crf2'"):
-        get_scheme("crf2")
+@pytest.mark.parametrize("name", ["ova", "two_task", "softmax", "crf"])
+@pytest.mark.parametrize("decoder", ["greedy", "viterbi"])
+def test_no_entity_type_decodes_to_nothing(name, decoder):
+    labels = LabelSet([])
+    scheme = make_scheme(name)
+    K = len(scheme.columns(labels))
+    scores = numpy.full((4, K), 5.0, dtype="f")  # every column confident
+    params = {"crf_trans": numpy.zeros((K, K), "f"), "crf_start": numpy.zeros(K, "f"), "crf_end": numpy.zeros(K, "f")}
+    spans = scheme.decode(scores, numpy.asarray([3, 1]), labels, decoder, params)
+    assert spans.start.size == 0 and spans.score.dtype == numpy.float32
+
+
+def test_threshold_is_the_two_task_decision_threshold():
+    labels = LabelSet(["X"])
+    p_en, p_be = 0.7, 0.9
+    scores = numpy.asarray([[math.log(p_en / (1 - p_en)), math.log(p_be / (1 - p_be))]], dtype="f")
+    lengths = numpy.asarray([1])
+    assert TwoTaskScheme(threshold=0.5).decode(scores, lengths, labels, "greedy").start.tolist() == [0]
+    assert TwoTaskScheme(threshold=0.8).decode(scores, lengths, labels, "greedy").start.tolist() == []

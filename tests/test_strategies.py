@@ -32,3 +32,13 @@ def test_strategies_refuse_other_schemes():
     with pytest.raises(ValueError, match="only applies to scheme 'ova'"):
         GroupedByPrefix().check_scheme("two_task")
     UpdateStrategy().check_scheme("softmax")
+
+
+def test_settings_are_checked_under_the_given_key():
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.m\] must be >= 1, not 0$"):
+        SampledClassifiers(m=0).validate("components.ner.strategy")
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.seed\] must be >= 0"):
+        SampledClassifiers(m=2, seed=-1).validate("components.ner.strategy")
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy\] 'sampled' picks OVA classifiers"):
+        SampledClassifiers(m=2).check_scheme("crf", "components.ner.strategy")
+    SampledClassifiers(m=1).validate()

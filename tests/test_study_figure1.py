@@ -5,11 +5,11 @@ from pathlib import Path
 import numpy
 import pytest
 from spacy.training.initialize import init_nlp
-from spacy.util import load_config
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.study import study_app
 from spacy_auc_ner.study.figure1 import confusion_shares, gold_vs_best_other, ova_token_probabilities, plot_figure1
+from spacy_auc_ner.study.methods import method_config
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
@@ -33,13 +33,13 @@ def test_gold_vs_best_other_by_hand():
 
 def _init(config_name, corpora):
     overrides = {"paths.train": str(corpora / "toy" / "train.spacy"), "paths.dev": str(corpora / "toy" / "dev.spacy")}
-    return init_nlp(load_config(ROOT / "configs" / config_name, overrides=overrides, interpolate=False))
+    return init_nlp(method_config(config_name, "cpu", ROOT / "configs", overrides))
 
 
 def test_figure1_from_ova_pipelines(tmp_path):
     corpora = write_toy_corpus(tmp_path / "corpus")
     test = corpora / "toy" / "test.spacy"
-    nlp = _init("ova_bce.cfg", corpora)  # initialised, untrained: the geometry is what is tested
+    nlp = _init("ova_bce", corpora)  # initialised, untrained: the geometry is what is tested
     probs, gold, columns = ova_token_probabilities(nlp, test)
     n_tokens = sum(len(t.split()) for t, _ in SENTENCES)
     assert probs.shape == (n_tokens, 7) and columns[0] == "O" and len(columns) == 7
@@ -48,7 +48,7 @@ def test_figure1_from_ova_pipelines(tmp_path):
     assert gold.tolist() == expected
     # the same figure through the CLI, from models on disk
     nlp.to_disk(tmp_path / "bce")
-    _init("ova_auc.cfg", corpora).to_disk(tmp_path / "auc")
+    _init("ova_auc", corpora).to_disk(tmp_path / "auc")
     out = CliRunner().invoke(
         study_app, ["figure1", f"AUC={tmp_path / 'auc'}", f"BCE={tmp_path / 'bce'}", "--data", str(test), "--out", str(tmp_path / "fig1")]
     )
@@ -59,7 +59,7 @@ def test_figure1_from_ova_pipelines(tmp_path):
 
 def test_figure1_refuses_a_softmax_pipeline(tmp_path):
     corpora = write_toy_corpus(tmp_path / "corpus")
-    nlp = _init("softmax.cfg", corpora)
+    nlp = _init("ce", corpora)
     with pytest.raises(ValueError, match="Figure 1 needs an OVA pipeline"):
         ova_token_probabilities(nlp, corpora / "toy" / "test.spacy")
     with pytest.raises(ValueError, match="has no component 'ner'"):

@@ -53,10 +53,11 @@ def test_tiny_real_cell_end_to_end(tmp_path):
     (row,) = read_results(out)
     assert outcome.ok == 1, row.get("traceback")
     scores = row["scores"]
-    for key in ("ents_f", "ents_p", "ents_r", "ents_seqeval_micro_f", "ents_seqeval_macro_f", "train_seconds"):
+    for key in ("ents_f", "ents_p", "ents_r", "ents_untyped_f", "ents_seqeval_micro_f", "ents_seqeval_macro_f", "train_seconds"):
         assert isinstance(scores[key], float), key
     assert 0.0 <= scores["ents_seqeval_micro_f"] <= 1.0
+    assert scores["ents_untyped_f"] >= scores["ents_f"]
     assert set(scores["ents_per_type"]) <= {"Disease", "LOC", "PER"}
     assert scores["test_words"] == sum(len(t.split()) for t, _ in __import__("study_toy_corpus").SENTENCES)
-    assert row["config"] == "softmax.cfg" and row["overrides"]["corpora.train"]["n"] == 5
+    assert row["config"] == "ce.cfg" and row["encoder"] == "cpu" and row["overrides"]["corpora.train"]["n"] == 5
     assert callable(run_cell)

@@ -98,7 +98,7 @@ def test_report_cli(tmp_path):
     assert "| ce | 27.5 ± 6.2 |" in out.output  # macro = micro / 2 in the made-up rows
     assert (tmp_path / "res_report" / "report.md").exists()
     missing = runner.invoke(study_app, ["report", str(tmp_path / "nothing.jsonl")])
-    assert missing.exit_code == 2 and "no results rows" in missing.output
+    assert missing.exit_code == 1 and "no results rows" in missing.output
 
 
 def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):

@@ -94,13 +94,38 @@ def test_a_second_writer_is_refused(tmp_path):
             run_study(_cells(), out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
 
 
-def test_ray_without_the_extra_is_a_clear_error(tmp_path):
-    try:
-        import ray  # noqa: F401
+@pytest.mark.parametrize("second_path", ["symlink", "hardlink", "symlinked folder"])
+def test_a_second_path_to_the_same_results_file_meets_the_same_lock(tmp_path, second_path):
+    """Issue 13.5: the lock was a sibling file named after the path given, so a symlink to the
+    results file got its own lock and both studies trained every cell."""
+    real = tmp_path / "results" / "r.jsonl"
+    real.parent.mkdir()
+    real.touch()
+    if second_path == "symlink":
+        other = tmp_path / "link.jsonl"
+        other.symlink_to(real)
+    elif second_path == "hardlink":
+        other = tmp_path / "hard.jsonl"
+        os.link(real, other)
+    else:
+        (tmp_path / "elsewhere").symlink_to(real.parent)
+        other = tmp_path / "elsewhere" / "r.jsonl"
+    with ResultsWriter(real):
+        with pytest.raises(StudyError, match="another study is writing "):
+            run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert read_results(real) == []
+    outcome = run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)  # lock released
+    assert outcome.ok == 8 and len(read_results(real)) == 8
 
-        pytest.skip("ray is installed")
-    except ImportError:
-        pass
+
+def test_results_file_that_cannot_be_written_is_a_study_error(tmp_path):
+    (tmp_path / "blocker").write_text("")
+    with pytest.raises(StudyError, match="blocker/r.jsonl: cannot write the results file"):
+        run_study(_cells(), tmp_path / "blocker" / "r.jsonl", workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+
+
+def test_ray_without_the_extra_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     with pytest.raises(StudyError, match=r"pip install 'spacy-auc-ner\[ray\]'"):
         run_study(_cells(), tmp_path / "r.jsonl", use_ray=True, runner="study_fake_cells:instant_cell", **QUIET)
 
@@ -167,41 +192,3 @@ def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
     assert (outcome.ok, outcome.failed) == (1, 1)
     failed = [r for r in read_results(out) if r["status"] == "failed"]
     assert failed[0]["error"].startswith("SystemExit: 1 (spaCy stopped")
-
-
-def test_ray_dispatch_through_a_stand_in_ray(tmp_path, monkeypatch):
-    """The Ray path with a stand-in module: cells go through ray.remote(...).remote(...).future()."""
-    import types
-    from concurrent.futures import Future
-
-    calls = {}
-
-    def init(**kwargs):
-        calls["init"] = kwargs
-
-    def remote(**options):
-        calls["options"] = options
-
-        def wrap(fn):
-            class Handle:
-                def remote(self, *args):
-                    class Ref:
-                        def future(self):
-                            future = Future()
-                            future.set_result(fn(*args))
-                            return future
-
-                    return Ref()
-
-            return Handle()
-
-        return wrap
-
-    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(init=init, remote=remote))
-    cells = _cells()
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, use_ray=True, ray_address="auto", workers=4,
-                        runner="study_fake_cells:instant_cell", **QUIET)
-    assert outcome.ok == len(cells) and len(read_results(out)) == len(cells)
-    assert calls["init"]["address"] == "auto" and calls["init"]["runtime_env"]["env_vars"]["OMP_NUM_THREADS"] == "1"
-    assert calls["options"] == {"num_cpus": 1, "num_gpus": 0.0}

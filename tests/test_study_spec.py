@@ -1,11 +1,12 @@
-"""Study specs: expansion into cells, stable ids, the training-set overrides, clear errors."""
+"""Study specs: expansion into cells, stable ids, methods on an encoder's base, clear errors.
+(The training-set blocks themselves are tested in test_training_sets.py.)"""
 from pathlib import Path
 
 import pytest
 import yaml
-from spacy.util import load_config
 
-from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec, training_set_overrides
+from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
 
 ROOT = Path(__file__).parents[1]
 STUDIES = ROOT / "studies"
@@ -21,7 +22,8 @@ def test_preset_spec_expands_to_the_issue_grid():
     spec = load_spec(STUDIES / "preset_cpu.yaml")
     cells = spec.cells()
     assert len(cells) == 5 * 3 * 3
-    assert {c.method for c in cells} == {"ce", "spacy_ner", "ova_auc", "ova_bce", "two_task_auc"}
+    assert {c.method for c in cells} == {"ce", "spacy_ner", "ova_auc_all", "ova_bce", "two_task_auc"}
+    assert {c.describe()["encoder"] for c in cells} == {"cpu"}
     assert sorted({c.size for c in cells}) == [50, 100, 200]
     assert len({c.id for c in cells}) == len(cells)
     assert {c.train for c in cells} == {str(Path("corpus/ncbi_disease/train.spacy"))}
@@ -32,10 +34,12 @@ def test_preset_spec_expands_to_the_issue_grid():
 @pytest.mark.parametrize("name", ["paper_lowres.yaml", "paper_imbalance.yaml"])
 def test_paper_specs_parse(name):
     spec = load_spec(STUDIES / name)
-    assert spec.partitions == 10 and spec.gpu_id == 0
+    assert spec.partitions == 10 and spec.gpu_id == 0 and spec.encoder == "trf"
     assert "conll2003" in spec.corpora
+    assert {"ova_auc", "ova_auc_sampled"} <= {m.name for m in spec.methods}  # Algorithms 1 and 2
     cell = spec.cells()[0]
     assert cell.overrides["paths.transformer"] == "bert-base-cased"
+    assert cell.describe()["encoder"] == "trf" and cell.base_config == str(Path("configs/base_trf.cfg"))
 
 
 def test_cell_ids_are_stable_and_track_what_is_trained():
@@ -47,6 +51,8 @@ def test_cell_ids_are_stable_and_track_what_is_trained():
     assert moved[0].train == str(Path("/elsewhere/toy/train.spacy"))
     changed = parse_spec(_spec(overrides={"training.max_steps": 5})).cells()
     assert not {c.id for c in changed} & {c.id for c in a}
+    on_trf = parse_spec(_spec(encoder="trf")).cells()
+    assert not {c.id for c in on_trf} & {c.id for c in a}
 
 
 def test_same_partition_same_training_sample_across_methods():
@@ -58,24 +64,12 @@ def test_same_partition_same_training_sample_across_methods():
     assert by[("ce", 10, 0)].overrides["corpora.train"]["seed"] == 0
 
 
-def test_training_set_overrides_per_setting():
-    low = training_set_overrides("lowres", size=50, value=None, seed=3)["corpora.train"]
-    assert low == {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.train}", "n": 50, "seed": 3}
-    assert training_set_overrides("lowres", size=None, value=None, seed=3) == {}
-    imb = training_set_overrides("imbalance", size=100, value=0.02, seed=1)["corpora.train"]
-    assert imb["@readers"] == "spacy_auc_ner.EntityRatio.v1" and (imb["n"], imb["ratio"], imb["seed"]) == (100, 0.02, 1)
-    miss = training_set_overrides("missing", size=None, value=0.3, seed=2)["corpora.train"]
-    assert miss["@readers"] == "spacy_auc_ner.MaskedEntities.v1" and miss["p"] == 0.3
-    assert miss["corpus"] == {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"}
-    res = training_set_overrides("resampling", size=50, value="sCR", seed=0)["corpora.train"]
-    assert res == {"@readers": "spacy_auc_ner.Resampled.v1", "method": "sCR", "corpus": low | {"seed": 0}}
-    assert training_set_overrides("resampling", size=50, value="none", seed=3)["corpora.train"] == low
-
-
 def test_overrides_load_into_a_spacy_config():
     spec = parse_spec(_spec(setting="missing", sizes=[10], mask_p=[0.5], dev_size=7), configs_dir=ROOT / "configs")
     cell = spec.cells()[0]
-    config = load_config(cell.config, overrides=cell.overrides, interpolate=False)
+    config = cell.training_config()
+    assert config["components"]["auc_ner"]["scheme"] == "softmax"  # ce on the CPU base
+    assert config["training"] == method_config("ce", "cpu", ROOT / "configs")["training"]
     train = config["corpora"]["train"]
     assert train["@readers"] == "spacy_auc_ner.MaskedEntities.v1"
     assert train["corpus"]["@readers"] == "spacy_auc_ner.LowResource.v1" and train["corpus"]["n"] == 10
@@ -83,15 +77,25 @@ def test_overrides_load_into_a_spacy_config():
     assert config["system"]["seed"] == 0
 
 
-def test_methods_by_name_base_or_config():
+def test_methods_by_name_base_or_config(tmp_path):
+    configs = ROOT / "configs"
     spec = parse_spec(_spec(methods=[
         "ova_auc_sampled",
         {"name": "auc_m3", "base": "ova_auc_sampled", "overrides": {"components.auc_ner.strategy.m": 3}},
         {"name": "mine", "config": "my.cfg", "overrides": {"training.dropout": 0.2}},
-    ]), configs_dir="cfgs")
+    ], encoder="trf"), configs_dir=configs)
     sampled, m3, mine = spec.methods
-    assert sampled.overrides["components.auc_ner.strategy.m"] == 2 and m3.overrides["components.auc_ner.strategy.m"] == 3
-    assert m3.config == str(Path("cfgs/ova_auc.cfg")) and mine.config == str(Path("cfgs/my.cfg"))
+    assert sampled.overrides == {} and m3.overrides == {"components.auc_ner.strategy.m": 3}
+    assert sampled.config == m3.config == str(configs / "methods" / "ova_auc_sampled.cfg")
+    assert sampled.base_config == m3.base_config == str(configs / "base_trf.cfg")
+    assert mine.config == "my.cfg" and mine.base_config is None  # a full config of the user's, as given
+    cells = {c.method: c for c in spec.cells() if c.partition == 0 and c.size == 10}
+    strategy = cells["auc_m3"].training_config()["components"]["auc_ner"]["strategy"]
+    assert strategy == {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 3}
+    assert cells["auc_m3"].training_config()["paths"]["transformer"] == "bert-base-cased"
+    (tmp_path / "my.cfg").write_text(method_config("ce", "cpu", configs).to_str(interpolate=False))
+    mine_cell = parse_spec(_spec(methods=[{"name": "mine", "config": str(tmp_path / "my.cfg")}])).cells()[0]
+    assert mine_cell.training_config()["corpora"]["train"]["n"] == 10 and mine_cell.describe()["encoder"] is None
 
 
 def test_imbalance_and_resampling_values():
@@ -110,7 +114,10 @@ def test_imbalance_and_resampling_values():
         ({"sizes": None}, "sizes: a lowres study needs"),
         ({"sizes": [10, "x"]}, "sizes: 'x' is not a positive"),
         ({"sizes": [10, 10]}, "sizes: 10 is listed twice"),
-        ({"methods": ["nope"]}, "methods[0]: unknown method 'nope'"),
+        ({"methods": ["nope"]}, "methods[0]: unknown method 'nope'; known: "),
+        ({"methods": ["ova_auc_grouped"]}, "methods[0]: unknown method 'ova_auc_grouped' (renamed: it is now 'ova_auc')"),
+        ({"methods": [{"name": "x", "base": "ce_trf"}]}, "the method 'ce' on encoder 'trf'"),
+        ({"encoder": "gpu"}, "encoder: 'gpu' is not one of cpu, trf"),
         ({"methods": [{"name": "a", "config": "a.cfg", "base": "ce"}]}, "not both"),
         ({"methods": [{"name": "ce", "colour": 1}]}, "methods[0] (ce): unknown key(s) colour"),
         ({"methods": ["ce", "ce"]}, "methods: 'ce' is listed twice"),
@@ -158,7 +165,7 @@ def test_every_preset_cell_loads_as_a_spacy_config():
         if cell.method in seen:
             continue
         seen.add(cell.method)
-        config = load_config(cell.config, overrides=cell.overrides, interpolate=False)
+        config = cell.training_config()
         assert config["corpora"]["train"]["@readers"] == "spacy_auc_ner.LowResource.v1"
         assert config["training"]["max_steps"] == 600
     assert len(seen) == 5
@@ -176,10 +183,10 @@ def test_cli_dry_run_and_spec_errors(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"corpora": ["x"], "methods": ["nope"], "sizes": [1]}))
     out = runner.invoke(study_app, ["run", str(bad)])
-    assert out.exit_code == 2 and "error: " in out.output and "unknown method 'nope'" in out.output
+    assert out.exit_code == 1 and "Error: " in out.output and "unknown method 'nope'" in out.output
     missing_files = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--corpora-dir", str(tmp_path),
                                               "--results", str(tmp_path / "r.jsonl")])
-    assert missing_files.exit_code == 2 and "train file" in missing_files.output
+    assert missing_files.exit_code == 1 and "train file" in missing_files.output
     assert not (tmp_path / "r.jsonl").exists()
 
 
@@ -196,3 +203,20 @@ def test_subset_of_a_grid_shares_the_whole_grids_ids():
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes"])
     with pytest.raises(SpecError, match="sizes: 'x' is not a positive"):
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[x]"])
+
+
+@pytest.mark.parametrize("path", sorted(STUDIES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_study_spec_expands_and_its_methods_build(path):
+    from spacy.util import load_model_from_config
+
+    spec = load_spec(path, configs_dir=ROOT / "configs")
+    cells = spec.cells()
+    assert len({c.id for c in cells}) == len(cells)
+    first = {}
+    for cell in cells:
+        first.setdefault(cell.method, cell)
+    assert set(first) == {m.name for m in spec.methods}
+    for cell in first.values():
+        nlp = load_model_from_config(cell.training_config().merge({"paths": {"transformer": "unused"}}) if spec.encoder == "trf"
+                                     else cell.training_config(), auto_fill=True, validate=True)
+        assert nlp.pipe_names

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.training import Example
 
-from spacy_auc_ner.ml.crf import bio_constraints, bio_layout
+from spacy_auc_ner.labels import LabelSet, bio_layout
+from spacy_auc_ner.ml.crf import bio_constraints
 from spacy_auc_ner.ml.decoding import greedy_bio, viterbi_bio
-from spacy_auc_ner.schemes import LabelSet, get_scheme
+from spacy_auc_ner.schemes import make_scheme
 
 LABELS = LabelSet(["LOC", "PER"])  # O, B-LOC, I-LOC, B-PER, I-PER
 
@@ -90,7 +91,7 @@ def test_viterbi_equals_brute_force(seed, n):
 )
 def test_decoded_tags_are_always_valid_bio(seed, scheme, n_types, lengths):
     labels = LabelSet([f"T{i}" for i in range(n_types)])
-    sch = get_scheme(scheme)
+    sch = make_scheme(scheme)
     scores = numpy.random.default_rng(seed).normal(scale=4.0, size=(sum(lengths), len(sch.columns(labels))))
     log_scores = sch.bio_log_scores(scores.astype("f"), labels)
     assert numpy.isfinite(log_scores).all()
@@ -112,15 +113,15 @@ def test_decoded_tags_are_always_valid_bio(seed, scheme, n_types, lengths):
 def test_log_scores_per_scheme():
     labels = LabelSet(["A"])
     s = numpy.asarray([[0.0, 2.0, -3.0]], "f")
-    ova = get_scheme("ova").bio_log_scores(s, labels)
+    ova = make_scheme("ova").bio_log_scores(s, labels)
     assert ova == pytest.approx(numpy.log(1 / (1 + numpy.exp(-s))), abs=1e-6)
-    soft = get_scheme("softmax").bio_log_scores(s, labels)
+    soft = make_scheme("softmax").bio_log_scores(s, labels)
     assert soft == pytest.approx(s - numpy.log(numpy.exp(s).sum()), abs=1e-6)
     # two_task: p_en = sigmoid(0) = 0.5, p_be = sigmoid(2): log p(O), log p(B), log p(I)
-    two = get_scheme("two_task").bio_log_scores(numpy.asarray([[0.0, 2.0]], "f"), labels)
+    two = make_scheme("two_task").bio_log_scores(numpy.asarray([[0.0, 2.0]], "f"), labels)
     p_be = 1 / (1 + numpy.exp(-2.0))
     assert two == pytest.approx(numpy.log([[0.5, 0.5 * p_be, 0.5 * (1 - p_be)]]), abs=1e-6)
-    assert numpy.isfinite(get_scheme("ova").bio_log_scores(numpy.asarray([[-200.0, 200.0, 0.0]], "f"), labels)).all()
+    assert numpy.isfinite(make_scheme("ova").bio_log_scores(numpy.asarray([[-200.0, 200.0, 0.0]], "f"), labels)).all()
 
 
 def tiny_examples(nlp):

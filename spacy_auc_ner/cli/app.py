@@ -1,5 +1,6 @@
 """The ``spacy-auc-ner`` command line: corpus conversion, statistics, low-resource partitions
-and fetching the known corpora. Each command is a thin shell over the package's functions."""
+and fetching the known corpora. Each command is a thin shell over the package's functions;
+expected failures end it with one ``Error:`` line (:mod:`.errors`)."""
 import json
 import sys
 from pathlib import Path
@@ -7,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from ..data.columns import SCHEMES, DataError
+from ..data.columns import TAG_SCHEMES, DataError
+from .errors import one_line_errors
 from .lowres import lowres_app
 from .study import study_app
 
@@ -24,11 +26,6 @@ app.add_typer(study_app, name="study")
 app.add_typer(lowres_app)  # pool, self-train, pretrain-config
 
 
-def _fail(err: Exception) -> None:
-    typer.echo(f"Error: {err}", err=True)
-    raise typer.Exit(1)
-
-
 def _ints(text: str, option: str) -> List[int]:
     try:
         values = [int(x) for x in text.replace(" ", ",").split(",") if x]
@@ -40,10 +37,11 @@ def _ints(text: str, option: str) -> List[int]:
 
 
 @app.command()
+@one_line_errors
 def convert(
     input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated)."),
     output_path: Path = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder gets INPUT_STEM.spacy."),
-    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(SCHEMES)}."),
+    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
     untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
@@ -54,17 +52,15 @@ def convert(
     """
     from ..data.columns import read_columns, write_sentences
 
-    try:
-        sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
-        if output_path.is_dir():
-            output_path = output_path / f"{input_path.stem}.spacy"
-        n = write_sentences(output_path, sentences)
-    except DataError as err:
-        _fail(err)
+    sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
+    if output_path.is_dir():
+        output_path = output_path / f"{input_path.stem}.spacy"
+    n = write_sentences(output_path, sentences)
     typer.echo(f"Wrote {n} sentences to {output_path}", err=True)
 
 
 @app.command()
+@one_line_errors
 def stats(
     paths: List[str] = typer.Argument(..., help="Corpus folders (with train/dev/test .spacy or .tsv), files, or known corpus names."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of markdown tables."),
@@ -80,21 +76,19 @@ def stats(
     from ..data.statistics import corpus_statistics, to_markdown
 
     results = []
-    try:
-        for p in paths:
-            path = Path(p)
-            if not path.exists() and p in CORPORA:
-                found = locate(p, data_dir)
-                if found is None:
-                    raise DataError(f"{p}: no local copy found; fetch it with 'spacy-auc-ner corpus get {p} DIR'")
-                path = found
-            results.append(corpus_statistics(path, name=path.name if path.is_dir() else None, base=base))
-    except (DataError, ValueError) as err:
-        _fail(err)
+    for p in paths:
+        path = Path(p)
+        if not path.exists() and p in CORPORA:
+            found = locate(p, data_dir)
+            if found is None:
+                raise DataError(f"{p}: no local copy found; fetch it with 'spacy-auc-ner corpus get {p} DIR'")
+            path = found
+        results.append(corpus_statistics(path, name=path.name if path.is_dir() else None, base=base))
     typer.echo(json.dumps(results, indent=2) if as_json else to_markdown(results))
 
 
 @app.command()
+@one_line_errors
 def partition(
     input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
     output_dir: Path = typer.Argument(..., help="Folder for the partitions and manifest.json."),
@@ -112,19 +106,66 @@ def partition(
     """
     from ..training.partitions import write_partitions
 
-    try:
-        size_list = _ints(sizes, "--sizes")
-        if partitions < 1:
-            raise DataError(f"--partitions: expected a positive integer, got {partitions}")
-        if fmt not in ("spacy", "tsv"):
-            raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
-        manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
-    except DataError as err:
-        _fail(err)
+    size_list = _ints(sizes, "--sizes")
+    if partitions < 1:
+        raise DataError(f"--partitions: expected a positive integer, got {partitions}")
+    if fmt not in ("spacy", "tsv"):
+        raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
+    manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
     typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
 
 
+@app.command()
+@one_line_errors
+def config(
+    name: Optional[str] = typer.Argument(None, help="Method: a file name of CONFIGS_DIR/methods/ (e.g. ova_auc); leave out with --all or --list."),
+    encoder: str = typer.Option("cpu", "--encoder", "-e", help="Encoder family: cpu (configs/base_cpu.cfg) or trf (configs/base_trf.cfg)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
+    all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders to the --output folder: NAME.cfg and NAME_trf.cfg."),
+    list_methods: bool = typer.Option(False, "--list", help="List the methods with what each is, and stop."),
+    configs_dir: Path = typer.Option(Path("configs"), "--configs-dir", help="Folder of the bases and methods/."),
+):
+    """Write the full training config of a method: its partial config merged onto the base of
+    the encoder, ready for `spacy train`.
+
+    The config is built (not trained) before it is written, so a wrong key in a method file
+    stops here with one line naming the file; nothing is written on an error.
+    """
+    from ..data.files import write_text
+    from ..study.methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path
+
+    if list_methods:
+        for method in method_names(configs_dir):
+            typer.echo(f"{method}\t{describe(method, configs_dir)}")
+        return
+    if all_methods == (name is not None):
+        raise MethodError("name one method, or give --all (with an --output folder)")
+    if all_methods and output is None:
+        raise MethodError("--all writes one file per method and encoder: give an --output folder")
+    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] if all_methods else [(name, encoder)]
+    texts = {}
+    for method, enc in jobs:
+        cfg = method_config(method, enc, configs_dir)
+        where = f"{method_path(method, configs_dir)} on {base_path(enc, configs_dir)}"
+        check_config(cfg, where)
+        header = (
+            f"# Written by `spacy-auc-ner config {method} --encoder {enc}` from {base_path(enc, configs_dir)}\n"
+            f"# and {method_path(method, configs_dir)}: edit those, not this file.\n"
+            f"# {describe(method, configs_dir)}\n"
+        )
+        filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
+        texts[filename] = header + cfg.to_str(interpolate=False) + "\n"
+    if output is None:
+        typer.echo("".join(texts.values()), nl=False)
+        return
+    targets = {output / f: t for f, t in texts.items()} if all_methods else {output: next(iter(texts.values()))}
+    for path, text in targets.items():
+        write_text(path, text)
+    typer.echo(f"Wrote {len(texts)} config(s) to {output}", err=True)
+
+
 @corpus_app.command("get")
+@one_line_errors
 def corpus_get(
     name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),
     output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
@@ -138,15 +179,13 @@ def corpus_get(
     """
     from ..data.corpora import get_corpus
 
-    try:
-        summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
-    except DataError as err:
-        _fail(err)
+    summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
     counts = ", ".join(f"{s} {f['sentences']}" for s, f in summary["files"].items())
     typer.echo(f"{name} from {summary['origin']}: {counts} sentences -> {output_dir}", err=True)
 
 
 @corpus_app.command("list")
+@one_line_errors
 def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to look in first.")):
     """List the known corpora and where a local copy was found."""
     from ..data.corpora import CORPORA, locate

@@ -8,11 +8,14 @@ from typing import List, Optional
 
 import typer
 
+from .errors import fail, one_line_errors
+
 study_app = typer.Typer(
     name="study",
     help="Grids of training runs (methods x sizes x partitions): run them, report them, plot them.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
 
 
@@ -21,6 +24,7 @@ def _err(msg: str) -> None:
 
 
 @study_app.command("run")
+@one_line_errors
 def run_command(
     spec: Path = typer.Argument(..., help="Study spec (YAML), e.g. studies/preset_cpu.yaml"),
     results: Optional[Path] = typer.Option(
@@ -42,40 +46,38 @@ def run_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
     """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell."""
-    from ..study.runner import StudyError, plan, read_results, run_study
-    from ..study.spec import SpecError, load_spec
+    from ..study.runner import plan, read_results, run_study
+    from ..study.spec import load_spec
 
-    try:
-        study = load_spec(
-            spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
-            set_values=set_values, only_corpora=corpus,
-        )
-        cells = study.cells()
-        results = results or Path("results") / f"{study.name}.jsonl"
-        if dry_run:
-            todo = plan(cells, read_results(results), retry_failed=retry_failed)
-            for cell in todo:
-                typer.echo(cell.id)
-            _err(f"{len(todo)} of {len(cells)} cells to run -> {results}")
-            return
-        cell_runner = runner or study.runner
-        if cell_runner is None:
-            study.check_files()
-        outcome = run_study(
-            cells,
-            results,
-            workers=workers,
-            runner=cell_runner,
-            retry_failed=retry_failed,
-            threads_per_worker=threads_per_worker,
-            use_ray=ray,
-            ray_address=ray_address,
-            progress=progress,
-            log=None if progress else _err,
-        )
-    except (SpecError, StudyError) as err:
-        _err(f"error: {err}")
-        raise typer.Exit(2)
+    study = load_spec(
+        spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
+        set_values=set_values, only_corpora=corpus,
+    )
+    study.check_tuning()  # a grid key no method's config has: refused before any training
+    cells = study.cells()
+    results = results or Path("results") / f"{study.name}.jsonl"
+    if dry_run:
+        todo = plan(cells, read_results(results), retry_failed=retry_failed)
+        for cell in todo:
+            typer.echo(cell.id)
+        trials = sum(1 for c in todo if c.tuning is not None)
+        _err(f"{len(todo)} of {len(cells)} cells to run" + (f" ({trials} tuning trials)" if study.tune else "") + f" -> {results}")
+        return
+    cell_runner = runner or study.runner
+    if cell_runner is None:
+        study.check_files()
+    outcome = run_study(
+        cells,
+        results,
+        workers=workers,
+        runner=cell_runner,
+        retry_failed=retry_failed,
+        threads_per_worker=threads_per_worker,
+        use_ray=ray,
+        ray_address=ray_address,
+        progress=progress,
+        log=None if progress else _err,
+    )
     _err(
         f"{study.name}: {outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} already done "
         f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
@@ -85,10 +87,11 @@ def run_command(
 
 
 @study_app.command("report")
+@one_line_errors
 def report_command(
     results: Path = typer.Argument(..., help="JSONL results file written by 'study run'"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: <results without .jsonl>_report)"),
-    metric: str = typer.Option("ents_seqeval_micro_f", "--metric", help="Score to report (any key of the results' scores)"),
+    metric: Optional[str] = typer.Option(None, "--metric", help="Score to report, any number in the rows' scores (default: the spec's metric with --spec, else ents_seqeval_micro_f), e.g. ents_untyped_f"),
     baseline: str = typer.Option("ce", "--baseline", help="Method the paired t-tests compare against ('' for none)"),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
@@ -100,29 +103,29 @@ def report_command(
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
     from ..study.report import write_report
+    from ..study.spec import DEFAULT_METRIC
 
     if not 0 < confidence < 1:
-        _err(f"error: --confidence must lie in (0, 1), not {confidence}")
-        raise typer.Exit(2)
+        fail(f"--confidence must lie in (0, 1), not {confidence}")
     out = out or results.with_name(results.stem + "_report")
-    try:
-        cell_ids = None
-        if spec is not None:
-            from ..study.spec import load_spec
+    cell_ids = None
+    if spec is not None:
+        from ..study.spec import load_spec
 
-            cell_ids = [c.id for c in load_spec(spec, set_values=set_values, only_corpora=corpus).cells()]
-        report = write_report(
-            results, out, metric=metric, baseline=baseline or None, confidence=confidence,
-            title=title, plots=plots, cell_ids=cell_ids, warn=_err,
-        )
-    except (FileNotFoundError, ValueError) as err:
-        _err(f"error: {err}")
-        raise typer.Exit(2)
+        study = load_spec(spec, set_values=set_values, only_corpora=corpus)
+        cell_ids = [c.id for c in study.cells()]
+        metric = metric or study.metric
+    metric = metric or DEFAULT_METRIC
+    report = write_report(
+        results, out, metric=metric, baseline=baseline or None, confidence=confidence,
+        title=title, plots=plots, cell_ids=cell_ids, warn=_err,
+    )
     typer.echo(report["markdown"])
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
 
 
 @study_app.command("figure1")
+@one_line_errors
 def figure1_command(
     models: List[str] = typer.Argument(..., help="TITLE=MODEL_PATH pairs, e.g. AUC=training/ova_auc/model-best BCE=training/ova_bce/model-best"),
     data: Path = typer.Option(..., "--data", "-d", help="Gold corpus (.spacy), e.g. the test split"),
@@ -136,17 +139,11 @@ def figure1_command(
     for item in models:
         title, sep, path = item.partition("=")
         if not sep or not title or not path:
-            _err(f"error: {item!r} is not TITLE=MODEL_PATH")
-            raise typer.Exit(2)
+            fail(f"{item!r} is not TITLE=MODEL_PATH")
         pairs.append((title, path))
     if not data.exists():
-        _err(f"error: {data} not found")
-        raise typer.Exit(2)
-    try:
-        shares = figure1(pairs, data, out, pipe_name)
-    except (ValueError, OSError) as err:
-        _err(f"error: {err}")
-        raise typer.Exit(2)
+        fail(f"{data}: no such file")
+    shares = figure1(pairs, data, out, pipe_name)
     for title, s in shares.items():
         typer.echo(f"{title}: " + ", ".join(f"{k} {v:.1%}" for k, v in s.items()))
     _err(f"wrote {out.with_suffix('.png')} and {out.with_suffix('.svg')}")

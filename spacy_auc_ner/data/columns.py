@@ -8,19 +8,16 @@ line that names the file and the line.
 """
 import re
 from pathlib import Path
-from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-import numpy
+from .files import DataError, PathLike, atomic_output
 
-PathLike = Union[str, Path]
-SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
+TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
 DOCSTART = "-DOCSTART-"
 _TAG = re.compile(r"^([BIESLU])-(\S.*)$")
 _UNTYPED = frozenset("BIESLU")
-
-
-class DataError(ValueError):
-    """Bad input data or settings: the message is one line naming the file and line (or key)."""
+# str.splitlines() would also end a line inside a token at \x1c, \x85, \u2028 and the like
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class Sentence(NamedTuple):
@@ -72,8 +69,8 @@ def parse_columns(
     untyped_type: Optional[str] = None,
 ) -> List[Sentence]:
     """:func:`read_columns` on text already read; ``path`` names it in errors."""
-    if scheme not in SCHEMES:
-        raise DataError(f"{path}: unknown label scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if scheme not in TAG_SCHEMES:
+        raise DataError(f"{path}: unknown label scheme {scheme!r}; choose one of {', '.join(TAG_SCHEMES)}")
     raw = _parse(text, path, token_column, label_column, untyped_type)
     if not raw:
         raise DataError(f"{path}: no sentences found (empty file, or only blank and -DOCSTART- lines)")
@@ -88,7 +85,7 @@ def _parse(text: str, path: PathLike, token_column: int, label_column: int, unty
     current = _RawSentence([], [], [])
     n_fields = None
     first_line = 0
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(_LINE_END.split(text), start=1):
         fields = line.split("\t") if "\t" in line else line.split()
         fields = [f.strip() for f in fields]
         if not any(fields) or fields[0] == DOCSTART:
@@ -220,8 +217,11 @@ _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 
 
 def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
-    """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence."""
-    Path(path).write_text(columns_text(sentences), encoding="utf-8")
+    """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence
+    (atomically: the file is whole or not there)."""
+    text = columns_text(sentences)
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def columns_text(sentences: Iterable[Sentence]) -> str:
@@ -231,17 +231,6 @@ def columns_text(sentences: Iterable[Sentence]) -> str:
         lines.extend(f"{tok}\t{lab}" for tok, lab in zip(s.tokens, s.labels))
         lines.append("")
     return "\n".join(lines) + ("\n" if lines else "")
-
-
-def label_arrays(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
-    """Flatten BIO labels: (prefix code per token: 0 O, 1 B, 2 I), (type index per token, -1
-    for O), and the sorted types. Used by statistics, resampling and the ratio generator."""
-    labels = [lab for s in sentences for lab in s.labels]
-    types = sorted({lab[2:] for lab in labels if lab != "O"})
-    index = {t: i for i, t in enumerate(types)}
-    prefix = numpy.fromiter(({"O": 0, "B": 1, "I": 2}[lab[0]] for lab in labels), dtype="i", count=len(labels))
-    type_idx = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i", count=len(labels))
-    return prefix, type_idx, types
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,8 +249,9 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
 
 def doc_to_sentence(doc, line: int = 0) -> Sentence:
     """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
-    labels = tuple(f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc)
-    return Sentence(tuple(t.text for t in doc), labels, line)
+    from ..pipeline.scoring import doc_bio_tags
+
+    return Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), line)
 
 
 def is_docbin(path: PathLike) -> bool:
@@ -304,8 +294,8 @@ def write_docs(path: PathLike, docs: Iterable) -> int:
     for doc in docs:
         db.add(doc)
         n += 1
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    db.to_disk(path)
+    with atomic_output(path) as tmp:
+        db.to_disk(tmp)
     return n
 
 
@@ -316,6 +306,5 @@ def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:
         from spacy.vocab import Vocab
 
         return write_docs(path, sentences_to_docs(sentences, Vocab()))
-    path.parent.mkdir(parents=True, exist_ok=True)
     write_columns(path, sentences)
     return len(sentences)

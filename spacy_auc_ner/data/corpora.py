@@ -12,6 +12,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .columns import DataError, Sentence, columns_text, parse_columns, sentences_to_docs, write_columns, write_docs
 
+# the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
 ENV_VAR = "SPACY_AUC_NER_DATA"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
@@ -194,7 +195,6 @@ def get_corpus(
         if digest != source.sha256[split]:
             warnings.append(f"{name}/{split}: content differs from the reference copy (sha256 {digest[:12]}..., expected {source.sha256[split][:12]}...)")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = {}
     for split, sents in splits.items():
         path = out_dir / f"{split}.{fmt}"

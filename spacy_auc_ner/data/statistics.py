@@ -5,9 +5,9 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from .columns import DataError, Sentence, label_arrays, read_sentences
-
-SPLITS = ("train", "dev", "test")
+from .columns import DataError, Sentence, read_sentences
+from .corpora import SPLITS
+from .entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
 
@@ -26,24 +26,23 @@ def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> 
 
 def split_statistics(sentences: Sequence[Sentence], base: float = 2.0) -> dict:
     """The statistics of one split."""
-    prefix, type_idx, types = label_arrays(sentences)
-    lengths = numpy.asarray([len(s.tokens) for s in sentences], dtype="i8")
-    n_tokens = int(lengths.sum())
-    sent_of_token = numpy.repeat(numpy.arange(len(lengths)), lengths)
-    with_entity = numpy.bincount(sent_of_token, weights=(prefix > 0).astype("f8"), minlength=len(lengths)) > 0
-    type_tokens = numpy.bincount(type_idx[type_idx >= 0], minlength=len(types))
-    mentions = numpy.bincount(type_idx[prefix == 1], minlength=len(types))
+    gold = EntityArrays.from_sentences(sentences)
+    prefix, types = gold.prefix, gold.types
+    n_tokens = int(gold.lengths.sum())
+    with_entity = gold.entity_tokens() > 0
+    type_tokens = gold.type_tokens()
+    mentions = gold.mentions()
     r = rareness(type_tokens, n_tokens, base) if types else numpy.zeros(0)
     pct = lambda x: round(100.0 * float(x) / max(n_tokens, 1), 2)  # noqa: E731
     return {
         "sentences": len(sentences),
         "tokens": n_tokens,
-        "entities": int((prefix == 1).sum()),
+        "entities": int(mentions.sum()),
         "types": types,
-        "B%": pct((prefix == 1).sum()),
-        "I%": pct((prefix == 2).sum()),
-        "O%": pct((prefix == 0).sum()),
-        "sent_with_entity%": round(100.0 * float(with_entity.mean()), 1) if len(lengths) else 0.0,
+        "B%": pct((prefix == PREFIX_B).sum()),
+        "I%": pct((prefix == PREFIX_I).sum()),
+        "O%": pct((prefix == PREFIX_O).sum()),
+        "sent_with_entity%": round(100.0 * float(with_entity.mean()), 1) if len(with_entity) else 0.0,
         "per_type": {
             t: {"tokens": int(type_tokens[i]), "entities": int(mentions[i]), "token%": pct(type_tokens[i]), "r": round(float(r[i]), 3)}
             for i, t in enumerate(types)

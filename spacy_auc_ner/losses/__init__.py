@@ -1,6 +1,6 @@
 """Registered token losses; see :mod:`spacy_auc_ner.losses.base` for the interface."""
 from .auc import AUCMargin, make_auc_margin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth
+from .base import LossOutput, LossParam, LossWrapper, TokenLoss, Truth
 from .compositional import Compositional, make_compositional
 from .crf import CRFLoss, make_crf_loss
 from .crossentropy import BinaryCE, SoftmaxCE, make_binary_ce, make_softmax_ce
@@ -18,6 +18,7 @@ __all__ = [
     "Dice",
     "Focal",
     "LossOutput",
+    "LossParam",
     "LossWrapper",
     "MoM",
     "NegativeSampling",

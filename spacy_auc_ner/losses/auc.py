@@ -6,19 +6,45 @@ paper, eq. 3 of the AUC-2T paper, with the data means in the margin term as liba
     L_k = mean_pos (h - a_k)^2 + mean_neg (h - b_k)^2
           + 2 alpha_k (m - mean_pos h + mean_neg h) - alpha_k^2
 
-minimised over the network, a_k and b_k, maximised over alpha_k >= 0. The total is the sum of
-L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
+minimised over the network, a_k and b_k, maximised over alpha_k >= 0 (the loss keeps alpha
+there: a projection after each optimizer step, or PESG's closed-form step). The total is the
+sum of L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
 the variance term of the side it has: the margin term needs both, so it is dropped, and alpha
 gets no gradient there.
+
+``weighting`` says how the terms are weighted against the class prior. "mean" (the default)
+is the form above: each class's terms are means over that class, the prior-free objective
+(LibAUC's AUCMLoss ``version='v2'``). "libauc" is the form of Yuan et al. 2021 and LibAUC's
+default AUCMLoss (``version='v1'``), with p the share of positives:
+
+    F = (1-p) (h - a)^2 I[y=1] + p (h - b)^2 I[y=0]
+        + 2 alpha (p (1-p) m + p h I[y=0] - (1-p) h I[y=1]) - p (1-p) alpha^2,
+
+averaged over all tokens, with p = n_pos / (n_pos + n_neg) of the batch (LibAUC's ``auto``
+mode; masked tokens count by their weight). As mean over all tokens of h I[y=1] is
+p mean_pos h (and alike for the negatives), this is exactly p_k (1 - p_k) L_k, column by
+column: the same saddle point, gradients scaled by p_k (1 - p_k), and a column whose batch
+has one class only contributes nothing (p (1 - p) = 0, as in LibAUC). With rare entity
+classes p (1 - p) ~ p, so "libauc" weighs each column by its positive share. PESG's
+closed-form alpha step (``alpha_update = "pesg"``) is LibAUC's, which has no p in it, and is
+the same under both weightings. The papers print the prior-free form (class-conditional
+expectations in OVA-AUC eq. 1 and AUC-2T eq. 3); the AUC-2T paper says its code was modified
+from libauc, whose default is the p-weighted one, hence both.
 """
 from typing import Literal
 
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, Truth, TokenLoss, empty_output, masked_counts, safe_inverse, sigmoid
+from ..ml.activations import sigmoid
+from .base import LossOutput, LossParam, Truth, TokenLoss, empty_output, masked_counts, require, safe_inverse
 
-AUC_PARAMS = ("a", "b", "alpha")
+# a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
+# that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0
+# while Adam moves a by ~lr per step. alpha starts at 0, its lower bound.
+AUC_PARAMS = (LossParam("dam_a", 1, 1.0), LossParam("dam_b", 1, 0.0), LossParam("dam_alpha", 1, 0.0))
+A, B, ALPHA = (p.name for p in AUC_PARAMS)
+WEIGHTINGS = ("mean", "libauc")
 
 
 class AUCMargin(TokenLoss):
@@ -31,18 +57,30 @@ class AUCMargin(TokenLoss):
         mode: Literal["learned", "batch"] = "learned",
         alpha_update: Literal["ascent", "pesg"] = "ascent",
         alpha_lr: float = 0.1,
+        weighting: Literal["mean", "libauc"] = "mean",
     ):
-        if mode not in ("learned", "batch"):
-            raise ValueError(f"[loss] mode must be 'learned' or 'batch', not {mode!r}")
-        if alpha_update not in ("ascent", "pesg"):
-            raise ValueError(f"[loss] alpha_update must be 'ascent' or 'pesg', not {alpha_update!r}")
-        if margin <= 0:
-            raise ValueError(f"[loss] margin must be > 0, not {margin}")
         self.margin = float(margin)
         self.mode = mode
         self.alpha_update = alpha_update
         self.alpha_lr = float(alpha_lr)
-        self.param_names = AUC_PARAMS if mode == "learned" else ()
+        self.weighting = weighting
+        self.params = AUC_PARAMS if mode == "learned" else ()
+
+    def validate(self, key: str = "loss") -> None:
+        require(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
+        require(
+            self.alpha_update in ("ascent", "pesg"),
+            f"{key}.alpha_update",
+            f"must be 'ascent' or 'pesg', not {self.alpha_update!r}",
+        )
+        require(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
+        require(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
+        require(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
+
+    def finish_update(self, store) -> None:
+        """Projection of alpha's ascent step onto alpha >= 0."""
+        if self.mode == "learned":
+            store.set_param(ALPHA, get_array_ops(store.get_param(ALPHA)).xp.maximum(store.get_param(ALPHA), 0.0))
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -65,17 +103,17 @@ class AUCMargin(TokenLoss):
         else:
             if truth.params is None:
                 raise ValueError(
-                    "AUCMargin(mode='learned') needs the head's a, b, alpha parameters "
+                    "AUCMargin(mode='learned') needs its learned a, b, alpha "
                     "(Truth.params); use mode='batch' to train without them"
                 )
-            a, b, alpha = (truth.params[k] for k in AUC_PARAMS)
+            a, b, alpha = (truth.params[k] for k in (A, B, ALPHA))
         gap = m - mean_pos + mean_neg
         per_column = (
             (pos * (h - a) ** 2).sum(axis=0) * inv_pos
             + (neg * (h - b) ** 2).sum(axis=0) * inv_neg
             + both * (2.0 * alpha * gap - alpha**2)
         )
-        weights = truth.columns
+        weights = truth.columns * self.prior_weights(n_pos, n_neg)
         loss = float((weights * per_column).sum())
         d_h = (
             pos * (2.0 * (h - a) * inv_pos)
@@ -89,15 +127,24 @@ class AUCMargin(TokenLoss):
         d_b = weights * has_neg * -2.0 * (mean_neg - b)
         ascent = weights * both * (2.0 * gap - 2.0 * alpha)
         if self.alpha_update == "ascent":
-            return LossOutput(d_scores, loss, {"a": d_a, "b": d_b, "alpha": -ascent})
+            return LossOutput(d_scores, loss, {A: d_a, B: d_b, ALPHA: -ascent})
         # PESG's closed-form dual step, with a and b in place of the batch means.
         step = 2.0 * (m + b - a) - 2.0 * alpha
         active = (weights > 0) * both
         new_alpha = xp.where(active > 0, xp.maximum(0.0, alpha + self.alpha_lr * step), alpha)
         zero = xp.zeros_like(alpha)
         return LossOutput(
-            d_scores, loss, {"a": d_a, "b": d_b, "alpha": zero}, {"alpha": new_alpha.astype(alpha.dtype)}
+            d_scores, loss, {A: d_a, B: d_b, ALPHA: zero}, {ALPHA: new_alpha.astype(alpha.dtype)}
         )
+
+    def prior_weights(self, n_pos, n_neg):
+        """(K,) factor on each column's L_k: 1 ("mean"), or p (1 - p) with p the positive
+        share of the column's (masked) tokens ("libauc")."""
+        xp = get_array_ops(n_pos).xp
+        if self.weighting == "mean":
+            return xp.ones_like(n_pos)
+        p = n_pos * safe_inverse(xp, n_pos + n_neg)
+        return p * (1.0 - p)
 
 
 @registry.losses("spacy_auc_ner.AUCMargin.v1")
@@ -106,8 +153,12 @@ def make_auc_margin(
     mode: str = "learned",
     alpha_update: str = "ascent",
     alpha_lr: float = 0.1,
+    weighting: Literal["mean", "libauc"] = "mean",
 ) -> AUCMargin:
-    """Deep AUC margin loss. mode "learned": a, b, alpha are parameters of the head, saved
-    with the pipeline (alpha by gradient ascent with projection onto alpha >= 0, or by PESG's
-    closed-form step with `alpha_lr`). mode "batch": a, b, alpha at their batch optima."""
-    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr)
+    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
+    the model's head and saved with the pipeline (alpha by gradient ascent with projection
+    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
+    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
+    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
+    positive share."""
+    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr, weighting=weighting)

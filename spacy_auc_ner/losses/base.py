@@ -2,19 +2,43 @@
 
 A loss sees the raw scores (logits) of all tokens of a batch, one column per classifier or
 class, and a :class:`Truth` that says what the gold is and which tokens and columns count in
-this step. It returns the loss value and the gradient with respect to the scores, plus, for
-losses with learned parameters of their own (the AUC margin's a, b and alpha), the gradients
-of those. Losses never loop over tokens or labels: everything goes through ``ops.xp`` so the
-same code runs on numpy and cupy.
+this step. It returns the loss value and the gradient with respect to the scores. A loss with
+learned parameters of its own (the AUC margin's a, b and alpha, the CRF's transitions)
+declares them (:class:`LossParam`): the model's head creates them, the training optimizer
+updates them from the gradients the loss returns, ``nlp.to_disk`` saves them, and the loss
+keeps its own update rules (closed-form steps, projections). Losses never loop over tokens or
+labels: everything goes through ``ops.xp`` so the same code runs on numpy and cupy.
+
+A loss does not know where it sits in a config, so it checks its settings when the component
+tells it (:meth:`TokenLoss.validate`), and every error names the full key, e.g.
+``[components.auc_ner.loss.margin]``.
 """
 from dataclasses import dataclass, replace
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple
 
+from thinc.api import Model
 from thinc.backends import get_array_ops
 from thinc.types import Floats1d, Floats2d, Ints1d
 
-# The schemes of the component; a loss lists those it can train.
-SCHEMES = ("ova", "softmax", "two_task", "crf")
+
+def require(ok: bool, key: str, message: str) -> None:
+    """Raise a one-line ValueError naming the config `key` unless `ok`. Written as a positive
+    condition, so NaN settings (for which every comparison is False) are refused too."""
+    if not ok:
+        raise ValueError(f"[{key}] {message}")
+
+
+class LossParam(NamedTuple):
+    """A learned parameter declared by a loss: for a loss over K columns it has shape
+    (K,) * ndim and starts at `init` everywhere. The name is the parameter's name on the
+    model's head, so it says which loss it belongs to (``dam_alpha``, ``crf_trans``)."""
+
+    name: str
+    ndim: int
+    init: float
+
+    def shape(self, n_columns: int) -> Tuple[int, ...]:
+        return (n_columns,) * self.ndim
 
 
 @dataclass(frozen=True)
@@ -31,8 +55,8 @@ class Truth:
     lengths: (D,) tokens per doc, summing to N (for per-sentence sampling).
     multilabel: True when the K columns are independent binary classifiers (sigmoid),
         False when they are exclusive classes (softmax).
-    params: learned per-column loss parameters owned by the model's head (for the AUC
-        margin: "a", "b", "alpha", each (K,)), or None.
+    params: the loss's learned parameters by name (for the AUC margin "dam_a", "dam_b",
+        "dam_alpha", each (K,)), or None.
     o_column: index of the gold-`O` column, or -1 when there is none.
     step: number of training updates made so far (schedules, seeds).
     seed: base seed for losses that sample.
@@ -72,9 +96,10 @@ class TokenLoss:
     ``get_grad``/``get_loss`` give one each) over a :class:`Truth`."""
 
     name = "loss"
-    schemes: Tuple[str, ...] = SCHEMES
-    # Names of learned per-column parameters the loss reads from Truth.params.
-    param_names: Tuple[str, ...] = ()
+    # The component schemes the loss can train; every loss lists its own.
+    schemes: Tuple[str, ...] = ()
+    # The learned parameters the loss reads from Truth.params.
+    params: Tuple[LossParam, ...] = ()
 
     def __call__(self, scores: Floats2d, truth: Truth) -> LossOutput:
         raise NotImplementedError
@@ -85,17 +110,41 @@ class TokenLoss:
     def get_loss(self, scores: Floats2d, truth: Truth) -> float:
         return self(scores, truth).loss
 
+    @property
+    def param_names(self) -> Tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def validate(self, key: str = "loss") -> None:
+        """Raise a one-line error naming `key` and the setting when a setting is invalid.
+        `key` is where the loss sits in the config, e.g. "components.auc_ner.loss"."""
+
+    def check_scheme(self, scheme: str, key: str = "loss") -> None:
+        """Raise a clear error when this loss cannot train `scheme`."""
+        require(
+            scheme in self.schemes,
+            key,
+            f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.schemes)}",
+        )
+
     def initialize(self, class_counts: Floats1d) -> None:
         """Called once by the component with the (K,) gold counts of each column over the
         training data, for losses that weight classes by frequency."""
 
-    def check_scheme(self, scheme: str, where: str = "loss") -> None:
-        """Raise a clear error when this loss cannot train `scheme`."""
-        if scheme not in self.schemes:
-            raise ValueError(
-                f"[{where}] {self.name} cannot train scheme '{scheme}'; it supports: "
-                f"{', '.join(self.schemes)}"
-            )
+    def read_params(self, store: Model) -> Optional[Dict[str, Floats2d]]:
+        """The current values of the declared parameters, held by `store` (the head), or
+        None for a loss without parameters."""
+        return {p.name: store.get_param(p.name) for p in self.params} or None
+
+    def apply_update(self, store: Model, out: LossOutput) -> None:
+        """Hand one step's parameter updates to `store`: gradients for the training
+        optimizer's next step, closed-form values (PESG's alpha) set at once."""
+        for name, grad in (out.d_params or {}).items():
+            store.inc_grad(name, grad)
+        for name, value in (out.new_params or {}).items():
+            store.set_param(name, value)
+
+    def finish_update(self, store: Model) -> None:
+        """After each optimizer step: constraints on the parameters (projections)."""
 
 
 def masked_counts(truth: Truth) -> Tuple[Floats2d, Floats2d, Floats1d, Floats1d]:
@@ -109,19 +158,6 @@ def masked_counts(truth: Truth) -> Tuple[Floats2d, Floats2d, Floats1d, Floats1d]
 def safe_inverse(xp, counts):
     """1/counts where counts > 0, else 0 (so empty sets contribute nothing, never NaN)."""
     return xp.where(counts > 0, 1.0 / xp.maximum(counts, 1e-12), 0.0).astype(counts.dtype)
-
-
-def sigmoid(scores: Floats2d) -> Floats2d:
-    xp = get_array_ops(scores).xp
-    # exp of a non-positive number only: no overflow warnings for large |scores|
-    e = xp.exp(-xp.abs(scores))
-    return xp.where(scores >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(scores.dtype)
-
-
-def log_softmax(scores: Floats2d) -> Floats2d:
-    xp = get_array_ops(scores).xp
-    shifted = scores - scores.max(axis=1, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def empty_output(scores: Floats2d) -> LossOutput:
@@ -156,29 +192,42 @@ def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> Los
 
 
 class LossWrapper(TokenLoss):
-    """A loss built on other losses: it trains the schemes all of them support (and its own
-    ``own_schemes``), reads the learned parameters any of them reads, and passes
-    ``initialize`` on."""
+    """A loss built on other losses, given by their config names (``loss``, ``ce``, ``auc``):
+    it trains the schemes all of them support (and its own ``own_schemes``), declares every
+    parameter any of them declares, and passes validation, ``initialize`` and the parameter
+    update rules on."""
 
-    own_schemes: Tuple[str, ...] = SCHEMES
+    own_schemes: Tuple[str, ...] = ()
 
-    def __init__(self, *inner: TokenLoss):
-        self.inner = tuple(inner)
+    def __init__(self, **inner: TokenLoss):
+        self.inner = inner
         self.schemes = tuple(
-            s for s in self.own_schemes if all(s in loss.schemes for loss in self.inner)
+            s for s in self.own_schemes if all(s in loss.schemes for loss in inner.values())
         )
-        names = [n for loss in self.inner for n in loss.param_names]
-        self.param_names = tuple(dict.fromkeys(names))
+        declared = {p.name: p for loss in inner.values() for p in loss.params}
+        self.params = tuple(declared.values())
+
+    def validate(self, key: str = "loss") -> None:
+        self.validate_own(key)
+        for name, loss in self.inner.items():
+            loss.validate(f"{key}.{name}")
+
+    def validate_own(self, key: str) -> None:
+        """The wrapper's own settings (the inner losses check theirs)."""
+
+    def check_scheme(self, scheme: str, key: str = "loss") -> None:
+        require(
+            scheme in self.own_schemes,
+            key,
+            f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",
+        )
+        for name, loss in self.inner.items():
+            loss.check_scheme(scheme, f"{key}.{name}")
 
     def initialize(self, class_counts: Floats1d) -> None:
-        for loss in self.inner:
+        for loss in self.inner.values():
             loss.initialize(class_counts)
 
-    def check_scheme(self, scheme: str, where: str = "loss") -> None:
-        if scheme not in self.own_schemes:
-            raise ValueError(
-                f"[{where}] {self.name} cannot train scheme '{scheme}'; it supports: "
-                f"{', '.join(self.own_schemes)}"
-            )
-        for loss in self.inner:
-            loss.check_scheme(scheme, where)
+    def finish_update(self, store: Model) -> None:
+        for loss in self.inner.values():
+            loss.finish_update(store)

@@ -14,7 +14,7 @@ from typing import Optional
 from spacy.util import registry
 
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, require
 from .crossentropy import BinaryCE
 
 
@@ -23,12 +23,13 @@ class Compositional(LossWrapper):
     own_schemes = ("ova", "two_task")
 
     def __init__(self, ce: TokenLoss, auc: TokenLoss, k: int = 1):
-        if k < 1:
-            raise ValueError(f"[loss] k must be >= 1, not {k}")
-        super().__init__(ce, auc)
+        super().__init__(ce=ce, auc=auc)
         self.ce = ce
         self.auc = auc
         self.k = int(k)
+
+    def validate_own(self, key: str) -> None:
+        require(self.k >= 1, f"{key}.k", f"must be >= 1, not {self.k}")
 
     def phase(self, step: int) -> str:
         """"ce" for steps 0..k-1, "auc" for k..2k-1, and so on."""

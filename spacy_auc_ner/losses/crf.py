@@ -1,17 +1,20 @@
 """The linear-chain CRF objective: mean negative log-likelihood of the gold BIO sequences.
 
 The scores are the emissions of the BIO labels (scheme ``crf``); the transition, start and
-end scores are learned parameters of the model's head, read from ``Truth.params`` and
-updated through ``LossOutput.d_params``. Invalid BIO moves are impossible (-inf), so the
+end scores are the loss's learned parameters (created on the model's head, zero at first),
+read from ``Truth.params`` and updated through ``LossOutput.d_params``. Invalid BIO moves are impossible (-inf), so the
 model never spends probability on them.
 """
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from ..ml.crf import bio_constraints, bio_layout, constrain, crf_nll, pad, unpad
-from .base import LossOutput, TokenLoss, Truth
+from ..labels import bio_layout
+from ..ml.crf import bio_constraints, constrain, crf_nll, pad, unpad
+from .base import LossOutput, LossParam, TokenLoss, Truth
 
-CRF_PARAMS = ("trans", "start", "end")
+# transition scores trans[i, j] (label i then j), start and end scores; zero at first
+CRF_PARAMS = (LossParam("crf_trans", 2, 0.0), LossParam("crf_start", 1, 0.0), LossParam("crf_end", 1, 0.0))
+TRANS, START, END = (p.name for p in CRF_PARAMS)
 
 
 class CRFLoss(TokenLoss):
@@ -20,18 +23,18 @@ class CRFLoss(TokenLoss):
 
     name = "spacy_auc_ner.CRFLoss.v1"
     schemes = ("crf",)
-    param_names = CRF_PARAMS
+    params = CRF_PARAMS
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         xp = get_array_ops(scores).xp
         K = scores.shape[1]
         if truth.params is None:
-            raise ValueError("CRFLoss needs the head's trans, start and end parameters (Truth.params)")
-        zero = {k: xp.zeros_like(truth.params[k]) for k in CRF_PARAMS}
+            raise ValueError("CRFLoss needs its learned trans, start and end scores (Truth.params)")
+        zero = {k: xp.zeros_like(truth.params[k]) for k in (TRANS, START, END)}
         if scores.shape[0] == 0:
             return LossOutput(xp.zeros_like(scores), 0.0, zero)
         constraints = bio_constraints(*bio_layout(K))
-        trans, start, end = constrain(*(truth.params[k] for k in CRF_PARAMS), constraints)
+        trans, start, end = constrain(*(truth.params[k] for k in (TRANS, START, END)), constraints)
         gold_flat = xp.where(truth.mask > 0, truth.targets.argmax(axis=1), -1)[:, None]
         E, mask = pad(scores, truth.lengths)
         gold = pad(gold_flat.astype("i"), truth.lengths)[0][:, :, 0]
@@ -42,7 +45,7 @@ class CRFLoss(TokenLoss):
             return LossOutput(xp.zeros_like(scores), 0.0, zero)
         out = crf_nll(E, mask, gold, trans, start, end, xp.full(E.shape[0], 1.0 / n, dtype=scores.dtype))
         d_scores = unpad(out.d_E, mask).astype(scores.dtype)
-        d_params = {"trans": out.d_trans, "start": out.d_start, "end": out.d_end}
+        d_params = {TRANS: out.d_trans, START: out.d_start, END: out.d_end}
         return LossOutput(d_scores, float(out.nll.sum()), {k: v.astype(scores.dtype) for k, v in d_params.items()})
 
 

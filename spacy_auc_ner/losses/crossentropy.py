@@ -2,7 +2,8 @@
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, Truth, TokenLoss, empty_output, log_softmax, safe_inverse, sigmoid
+from ..ml.activations import log_softmax, sigmoid
+from .base import LossOutput, Truth, TokenLoss, empty_output, safe_inverse
 
 
 class BinaryCE(TokenLoss):

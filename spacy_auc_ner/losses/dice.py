@@ -22,7 +22,8 @@ from typing import Literal
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, TokenLoss, Truth, empty_output, log_softmax, safe_inverse, sigmoid
+from ..ml.activations import log_softmax, sigmoid
+from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
 from .focal import _pow
 
 
@@ -31,15 +32,14 @@ class Dice(TokenLoss):
     schemes = ("ova", "softmax", "two_task")
 
     def __init__(self, alpha: float = 0.01, delta: float = 0.01, level: Literal["token", "batch"] = "batch"):
-        if alpha < 0:
-            raise ValueError(f"[loss] alpha must be >= 0, not {alpha}")
-        if delta <= 0:
-            raise ValueError(f"[loss] delta must be > 0 (it keeps the ratio finite), not {delta}")
-        if level not in ("token", "batch"):
-            raise ValueError(f"[loss] level must be 'token' or 'batch', not {level!r}")
         self.alpha = float(alpha)
         self.delta = float(delta)
         self.level = level
+
+    def validate(self, key: str = "loss") -> None:
+        require(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
+        require(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
+        require(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -15,7 +15,8 @@ exactly those losses.
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, TokenLoss, Truth, empty_output, log_softmax, safe_inverse, sigmoid
+from ..ml.activations import log_sigmoid, log_softmax, sigmoid
+from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
 
 
 class Focal(TokenLoss):
@@ -23,9 +24,10 @@ class Focal(TokenLoss):
     schemes = ("ova", "softmax", "two_task")
 
     def __init__(self, gamma: float = 2.0):
-        if gamma < 0:
-            raise ValueError(f"[loss] gamma must be >= 0, not {gamma}")
         self.gamma = float(gamma)
+
+    def validate(self, key: str = "loss") -> None:
+        require(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -62,7 +64,7 @@ def binary_focal(scores, targets, gamma: float):
     z = sign * scores
     p_t = sigmoid(z)
     q = sigmoid(-z)  # 1 - p_t, without cancellation
-    log_p_t = -(xp.maximum(-z, 0) + xp.log1p(xp.exp(-xp.abs(z))))  # log sigmoid(z)
+    log_p_t = log_sigmoid(z)
     q_gamma = _pow(xp, q, gamma)
     loss = -q_gamma * log_p_t
     grad = sign * (gamma * p_t * q_gamma * log_p_t - q_gamma * q)

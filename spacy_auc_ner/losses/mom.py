@@ -1,45 +1,81 @@
-"""MoM (majority or minority) learning, Nemoto et al.: any token loss plus the same loss over
-the tokens whose gold label is `O` only,
+"""MoM (majority or minority) learning, Nemoto et al. (``mom-learning.txt``): any token loss
+plus the same loss over the tokens whose gold label is `O`, so that predicting an entity on an
+`O` token costs extra (a pseudo-binary O-vs-entity task on top of the usual one).
 
-    L_MoM = lambda L(all tokens) + (1 - lambda) L(gold-O tokens),
+The paper, for sentence n of a dataset of N sentences, M "the number of tokens in the longest
+sentence in the dataset":
 
-so that predicting an entity on an `O` token costs extra: a pseudo-binary O-vs-entity task on
-top of the usual one. Each term is normalised as the inner loss normalises (for the cross
-entropies: the mean over the tokens of that term). Needs an `O` column (``softmax``, ``ova``).
+    L_MoM(y, p) = 1/M sum_{i: y_i = O} l(y_i, p_i)                            (1)
+    L_sentence  = lambda L(y, p) + (1 - lambda) L_MoM(y, p)                    (2)
+    L_model     = 1/N sum_n L_sentence                                          (3)
+
+(eq. 1 prints a leading minus with l a loss; we read l as the loss itself.) The O-term
+divides its sum by M, a constant, like the conventional term L over all tokens: it is not a
+mean over the O tokens. Per sentence with a constant M and then per dataset, both terms are
+token sums over one common denominator N M, so the paper's lambda weighs the sum over the O
+tokens against the sum over all tokens. Our inner losses are means over the batch's tokens,
+sum / Z with Z the masked token count (a common Z too: the overall scale differs from the
+paper's by Z / (N M), which the learning rate absorbs, and the balance between the terms does
+not change), so the default ``o_term = "share"`` is
+
+    L = lambda L(all tokens) + (1 - lambda) (Z_O / Z) L(gold-O tokens),
+
+Z_O / Z the share of gold-O tokens among the masked tokens of the batch. For losses that are
+a mean over the masked tokens (cross entropies, focal, token-level dice) this is exactly
+lambda sum_all l / Z + (1 - lambda) sum_O l / Z, so the paper's lambda values (Table 2:
+0.041-0.446, 0.175 for BERT on CoNLL 2003) carry over; for other inner losses the O-term is
+their value on the O tokens scaled by the O share alike. ``o_term = "mean"`` is the earlier
+form, the O-term as the inner loss's mean over the O tokens: it weighs that term 1/share
+(about 1.2 at 82 % O tokens, CoNLL 2003) more than the paper, so its lambda differs. Needs an
+`O` column (``softmax``, ``ova``).
 """
-from typing import Optional
+from typing import Literal, Optional
 
 from spacy.util import registry
+from thinc.backends import get_array_ops
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require, safe_inverse, weighted_sum
 from .crossentropy import SoftmaxCE
+
+O_TERMS = ("share", "mean")
 
 
 class MoM(LossWrapper):
     name = "spacy_auc_ner.MoM.v1"
     own_schemes = ("softmax", "ova")
 
-    def __init__(self, loss: TokenLoss, lam: float = 0.2):
-        if not 0.0 <= lam <= 1.0:
-            raise ValueError(f"[loss] lam must be in [0, 1], not {lam}")
-        super().__init__(loss)
+    def __init__(self, loss: TokenLoss, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"):
+        super().__init__(loss=loss)
         self.loss = loss
         self.lam = float(lam)
+        self.o_term = o_term
+
+    def validate_own(self, key: str) -> None:
+        require(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
+        require(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
             return empty_output(scores)
         if truth.o_column < 0:
             raise ValueError(f"[loss] {self.name} needs an O column; the scheme has none")
-        o_mask = truth.mask * truth.targets[:, truth.o_column]
+        xp = get_array_ops(scores).xp
+        o_mask = (truth.mask * truth.targets[:, truth.o_column]).astype(truth.mask.dtype)
         full = self.loss(scores, truth)
-        majority = self.loss(scores, truth.with_mask(o_mask.astype(truth.mask.dtype)))
-        return weighted_sum([full, majority], [self.lam, 1.0 - self.lam])
+        majority = self.loss(scores, truth.with_mask(o_mask))
+        weight = 1.0 - self.lam
+        if self.o_term == "share":
+            weight *= float(o_mask.sum() * safe_inverse(xp, truth.mask.sum()))
+        return weighted_sum([full, majority], [self.lam, weight])
 
 
 @registry.losses("spacy_auc_ner.MoM.v1")
-def make_mom(loss: Optional[TokenLoss] = None, lam: float = 0.2) -> MoM:
-    """MoM learning: lam * loss(all tokens) + (1 - lam) * loss(gold-O tokens). `loss` is any
-    token loss for the scheme (default softmax cross entropy). The paper tuned lam in
-    0.04-0.45 for sequence labelling; the default 0.2 is about the median of its choices."""
-    return MoM(loss if loss is not None else SoftmaxCE(), lam=lam)
+def make_mom(
+    loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"
+) -> MoM:
+    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
+    the gold-O share of the batch's tokens, so that both terms divide by the same token count
+    as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
+    for the scheme (default softmax cross entropy). The paper tuned lam per dataset and
+    model, 0.041-0.446 (median of its sequence-labelling choices 0.21); the default 0.2."""
+    return MoM(loss if loss is not None else SoftmaxCE(), lam=lam, o_term=o_term)

@@ -16,7 +16,7 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, TokenLoss, Truth, empty_output
+from .base import LossOutput, TokenLoss, Truth, empty_output, require
 from .crossentropy import BinaryCE, SoftmaxCE
 
 
@@ -38,15 +38,15 @@ class WeightedCE(TokenLoss):
     schemes = ("ova", "softmax")
 
     def __init__(self, form: Literal["inverse", "log"] = "inverse", beta: float = 1.0):
-        if form not in ("inverse", "log"):
-            raise ValueError(f"[loss] form must be 'inverse' or 'log', not {form!r}")
-        if beta < 1.0:
-            raise ValueError(f"[loss] beta must be >= 1 (so that weights are >= 0), not {beta}")
         self.form = form
         self.beta = float(beta)
         self.weights: Optional[object] = None
         self._softmax = SoftmaxCE()
         self._binary = BinaryCE()
+
+    def validate(self, key: str = "loss") -> None:
+        require(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
+        require(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
 
     def initialize(self, class_counts) -> None:
         self.weights = class_weights(class_counts, self.form, self.beta)

@@ -1,23 +1,36 @@
 """Registered architectures: a token encoder followed by a linear classifier head.
 
-The head owns, beside each output column's weights, that column's learned loss parameters:
-the AUC margin's a, b and alpha (``dam_a``, ``dam_b``, ``dam_alpha``), and the CRF's
-transition, start and end scores (``crf_trans`` (nO, nO), ``crf_start``, ``crf_end``; zero
-and untouched unless the CRF loss trains them). Keeping them as
-parameters of the model means the training optimizer updates them and ``nlp.to_disk`` saves
-them, with no special casing in the component.
+The head holds each output column's weights and bias and, beside them, the learned
+parameters the component's loss declares (the AUC margin's ``dam_a``, ``dam_b``,
+``dam_alpha``; the CRF's ``crf_trans``, ``crf_start``, ``crf_end``): the component writes
+their shapes and initial values into the head's ``loss_params`` attribute before the model is
+initialised, the head creates them, the training optimizer updates them and ``nlp.to_disk``
+saves them, with no special casing in the component.
+
+The v1 architectures' head created every loss parameter of the package whatever the loss
+(:data:`V1_LOSS_PARAMS`); they stay registered, so pipelines saved with them load and train.
 """
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import LSTM, Maxout, Model, chain, glorot_uniform_init, with_array, with_padded
 from thinc.types import Floats2d
 
-HEAD_PARAMS = ("W", "b", "dam_a", "dam_b", "dam_alpha", "crf_trans", "crf_start", "crf_end")
+# attribute of the head: {parameter name: [shape, initial value]}, set by the component
+LOSS_PARAMS_ATTR = "loss_params"
+# the v1 head's fixed loss parameters: name -> (ndim, initial value), shape (nO,) * ndim
+V1_LOSS_PARAMS: Dict[str, Tuple[int, float]] = {
+    "dam_a": (1, 1.0),
+    "dam_b": (1, 0.0),
+    "dam_alpha": (1, 0.0),
+    "crf_trans": (2, 0.0),
+    "crf_start": (1, 0.0),
+    "crf_end": (1, 0.0),
+}
 
 
-@registry.architectures("spacy_auc_ner.TokenScorer.v1")
+@registry.architectures("spacy_auc_ner.TokenScorer.v2")
 def build_token_scorer(
     tok2vec: Model[List[Doc], List[Floats2d]],
     nO: Optional[int] = None,
@@ -27,8 +40,24 @@ def build_token_scorer(
     """One raw score (logit) per token and output column. The component sets `nO` from its
     labels and scheme, so leave it unset in configs. `hidden_width` > 0 puts a maxout layer
     (with layer normalisation) between encoder and head, the capacity spaCy's own `ner`
-    has above its tok2vec; 0 keeps the head linear."""
-    head = build_classifier_head(nO)
+    has above its tok2vec; 0 keeps the head linear. The head holds the learned parameters
+    of the component's loss."""
+    return _token_scorer(tok2vec, build_classifier_head(nO), hidden_width, maxout_pieces)
+
+
+@registry.architectures("spacy_auc_ner.TokenScorer.v1")
+def build_token_scorer_v1(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    nO: Optional[int] = None,
+    hidden_width: int = 0,
+    maxout_pieces: int = 3,
+) -> Model[List[Doc], List[Floats2d]]:
+    """TokenScorer.v2 with the v1 head, which holds every loss parameter of v1 whatever the
+    loss. Kept to load pipelines saved with it; new configs use v2."""
+    return _token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, maxout_pieces)
+
+
+def _token_scorer(tok2vec, head, hidden_width: int, maxout_pieces: int):
     if hidden_width > 0:
         hidden = Maxout(nO=hidden_width, nP=maxout_pieces, normalize=True)
         model = chain(tok2vec, with_array(chain(hidden, head)))
@@ -39,7 +68,7 @@ def build_token_scorer(
     return model
 
 
-@registry.architectures("spacy_auc_ner.BiLSTMTokenScorer.v1")
+@registry.architectures("spacy_auc_ner.BiLSTMTokenScorer.v2")
 def build_bilstm_token_scorer(
     tok2vec: Model[List[Doc], List[Floats2d]],
     hidden_width: int = 128,
@@ -52,12 +81,28 @@ def build_bilstm_token_scorer(
     own (numpy/cupy), which infers its input width at initialisation, so it sits on any
     encoder, transformers included. Its weight dropout is `dropout` until training sets the
     pipeline's dropout rate on every layer."""
+    return _bilstm_token_scorer(tok2vec, build_classifier_head(nO), hidden_width, depth, dropout)
+
+
+@registry.architectures("spacy_auc_ner.BiLSTMTokenScorer.v1")
+def build_bilstm_token_scorer_v1(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    hidden_width: int = 128,
+    depth: int = 1,
+    dropout: float = 0.0,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], List[Floats2d]]:
+    """BiLSTMTokenScorer.v2 with the v1 head (every loss parameter of v1 whatever the
+    loss). Kept to load pipelines saved with it; new configs use v2."""
+    return _bilstm_token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, depth, dropout)
+
+
+def _bilstm_token_scorer(tok2vec, head, hidden_width: int, depth: int, dropout: float):
     if hidden_width < 1 or depth < 1:
         raise ValueError(
             f"[model] BiLSTMTokenScorer needs hidden_width >= 1 and depth >= 1, not {hidden_width} and {depth}"
         )
     lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
-    head = build_classifier_head(nO)
     model = chain(tok2vec, _skip_empty(with_padded(lstm), 2 * hidden_width), with_array(head))
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("lstm", lstm)
@@ -96,13 +141,18 @@ def _skip_empty_forward(model: Model, Xs: List[Floats2d], is_train: bool):
     return Ys, backprop
 
 
-def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None) -> Model[Floats2d, Floats2d]:
+def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None, *, v1: bool = False) -> Model[Floats2d, Floats2d]:
+    """Linear scores Y = X W^T + b, plus the loss parameters of ``attrs["loss_params"]``
+    (created at initialisation; with `v1`, also those of :data:`V1_LOSS_PARAMS` the loss does
+    not declare)."""
+    params = ["W", "b"] + (list(V1_LOSS_PARAMS) if v1 else [])
     return Model(
         "classifier_head",
         _head_forward,
-        init=_head_init,
+        init=_head_init_v1 if v1 else _head_init,
         dims={"nO": nO, "nI": nI},
-        params={name: None for name in HEAD_PARAMS},
+        params={name: None for name in params},
+        attrs={LOSS_PARAMS_ATTR: {}},
     )
 
 
@@ -127,10 +177,14 @@ def _head_init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d]
         model.set_dim("nO", Y.shape[1])
     nO, nI = model.get_dim("nO"), model.get_dim("nI")
     model.set_param("W", glorot_uniform_init(model.ops, (nO, nI)))
-    for name in ("b", "dam_b", "dam_alpha", "crf_start", "crf_end"):
-        model.set_param(name, model.ops.alloc1f(nO))
-    model.set_param("crf_trans", model.ops.alloc2f(nO, nO))
-    # a and b start at the class means of a perfect scorer under margin 1 (h = 1 on
-    # positives, 0 on negatives); at a = 0 the positives' variance term would pin all
-    # scores to 0 while Adam moves a by ~lr per step.
-    model.set_param("dam_a", model.ops.alloc1f(nO) + 1.0)
+    model.set_param("b", model.ops.alloc1f(nO))
+    for name, (shape, init) in model.attrs[LOSS_PARAMS_ATTR].items():
+        model.set_param(name, model.ops.alloc(tuple(shape), dtype="f") + init)
+
+
+def _head_init_v1(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None) -> None:
+    _head_init(model, X, Y)
+    nO = model.get_dim("nO")
+    for name, (ndim, init) in V1_LOSS_PARAMS.items():
+        if name not in model.attrs[LOSS_PARAMS_ATTR]:
+            model.set_param(name, model.ops.alloc((nO,) * ndim, dtype="f") + init)

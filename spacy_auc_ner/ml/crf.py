@@ -8,7 +8,7 @@ sentences and labels through the arrays' own module (numpy or cupy), so the same
 on GPU. Forbidden BIO moves enter as -inf scores (:func:`constrain`), so no probability mass
 and no Viterbi path ever uses them; every function here is NaN-free with them.
 """
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional
 
 import numpy
 from thinc.backends import get_array_ops
@@ -24,19 +24,9 @@ class BIOConstraints(NamedTuple):
     end: numpy.ndarray
 
 
-def bio_layout(n_labels: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Entity type (-1 for O) and is-B flag of each of the K labels laid out as
-    :class:`~spacy_auc_ner.schemes.LabelSet` does: O, then B-t, I-t per type."""
-    if n_labels < 1 or n_labels % 2 != 1:
-        raise ValueError(f"a BIO label set has 1 + 2 * n_types labels, not {n_labels}")
-    n_types = (n_labels - 1) // 2
-    types = numpy.asarray([-1] + [t for t in range(n_types) for _ in "BI"], dtype="i")
-    begin = numpy.asarray([False] + [p == "B" for _ in range(n_types) for p in "BI"])
-    return types, begin
-
-
 def bio_constraints(bio_type, bio_begin) -> BIOConstraints:
-    """The valid BIO moves: I-X only after B-X or I-X (so never after O, B-Y or I-Y, and never
+    """The valid BIO moves between labels laid out as :func:`spacy_auc_ner.labels.bio_layout`
+    gives them: I-X only after B-X or I-X (so never after O, B-Y or I-Y, and never
     first); everything else is allowed, any label may end a sentence."""
     bio_type = numpy.asarray(bio_type)
     is_inside = (bio_type >= 0) & ~numpy.asarray(bio_begin, dtype=bool)

@@ -24,6 +24,12 @@ class Spans(NamedTuple):
     score: numpy.ndarray
 
 
+def no_spans() -> Spans:
+    """A batch without entities."""
+    empty = numpy.zeros((0,), dtype="i")
+    return Spans(empty, empty, empty, empty, numpy.zeros((0,), dtype="f"))
+
+
 def doc_starts(lengths: numpy.ndarray) -> numpy.ndarray:
     """(N,) True at the first token of each doc."""
     lengths = numpy.asarray(lengths, dtype="i")

@@ -1,9 +1,16 @@
-"""The ``auc_ner`` trainable pipe: glue between spaCy and the schemes, losses and decoders.
+"""The ``auc_ner`` trainable pipe: spaCy's glue around a scheme, a loss and a decoder.
 
-Scores are computed by the model (encoder + classifier head), the loss by a registered token
-loss over the whole batch at once, and entities by a vectorised decoder. See README.md for
-the settings.
+Shaped like spaCy's own trainable components (``tagger.pyx``, ``spancat.py``): ``predict``
+gives the model's per-token scores, ``set_annotations`` decodes them into entities,
+``update`` is begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the
+one place that turns gold into gradients. What depends on the scheme (output columns,
+targets, how the loss covers the columns, decoding, the default loss and decoder) lives in
+:mod:`spacy_auc_ner.schemes`; the loss's learned parameters live on the model's head, which
+creates them from the loss's declaration, and the loss keeps their update rules. See
+README.md for the settings.
 """
+import math
+import warnings
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -12,20 +19,22 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
-from thinc.types import Floats2d
+from thinc.types import Floats1d, Floats2d
 
-from ..ml.crf import bio_constraints, posteriors
-from ..ml.decoding import Spans, greedy_bio, two_task_spans, viterbi_bio
-from ..losses import AUCMargin, CRFLoss, SoftmaxCE, TokenLoss, Truth
-from ..losses.base import sigmoid
-from ..schemes import LabelSet, TwoTaskScheme, entity_types_of, get_scheme
+from ..labels import LabelSet, entity_types_of
+from ..losses import TokenLoss
+from ..losses.base import require
+from ..ml.architectures import LOSS_PARAMS_ATTR
+from ..ml.decoding import Spans
+from ..schemes import COMPONENT_SCHEMES, DECODERS, Targets, make_scheme
 from .strategies import UpdateStrategy
 
 DEFAULT_MODEL_CONFIG = """
 [model]
-@architectures = "spacy_auc_ner.TokenScorer.v1"
+@architectures = "spacy_auc_ner.TokenScorer.v2"
 
 [model.tok2vec]
 @architectures = "spacy.Tok2Vec.v2"
@@ -45,17 +54,6 @@ window_size = 1
 maxout_pieces = 3
 """
 DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
-
-# Learned loss parameters on the head (AUC margin, CRF transitions), by the loss's names.
-_PARAM_KEYS = {
-    "a": "dam_a",
-    "b": "dam_b",
-    "alpha": "dam_alpha",
-    "trans": "crf_trans",
-    "start": "crf_start",
-    "end": "crf_end",
-}
-DECODERS = ("greedy", "viterbi")
 
 
 @Language.factory(
@@ -93,14 +91,18 @@ def make_auc_ner(
         beginning-token classifiers, plus a type head on multi-type corpora), "softmax" or
         "crf" (a linear-chain CRF over BIO labels with learned transition scores).
     loss: a registered token loss; null picks the scheme's default (AUC margin for ova and
-        two_task, softmax cross entropy for softmax, CRF log-likelihood for crf).
+        two_task, softmax cross entropy for softmax, CRF log-likelihood for crf), which
+        ``initialize`` writes into the pipeline's config.
     strategy: which OVA classifiers each step trains (all, grouped, sampled).
     two_task_lambda: weight of the beginning-token loss, AUC_en + lambda AUC_be.
     decoder: "greedy" (per-token decision, BIO repair; for crf the per-token posterior) or
         "viterbi" (the best valid BIO sequence under the per-token log-scores, plus the
-        transitions for crf); null picks viterbi for crf, greedy otherwise.
-    threshold: two_task decision threshold on the entity and beginning probabilities.
+        transitions for crf); null picks viterbi for crf, greedy otherwise, and
+        ``initialize`` writes the choice into the pipeline's config.
+    threshold: two_task decision threshold on the entity and beginning probabilities, in (0, 1).
     spans_key: doc.spans key that receives the entities with their scores.
+
+    Every setting is checked here, before training, and an error names its full config key.
     """
     return AUCNER(
         nlp.vocab,
@@ -133,32 +135,25 @@ class AUCNER(TrainablePipe):
         spans_key: str = "auc_ner",
         scorer: Optional[Callable] = None,
     ):
+        key = f"components.{name}"
+        _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.scheme = get_scheme(scheme)
-        if loss is None and self.scheme.name == "crf":
-            loss = CRFLoss()
-        elif loss is None:
-            loss = SoftmaxCE() if self.scheme.multilabel is False else AUCMargin()
-        loss.check_scheme(scheme, f"components.{name}.loss")
-        self.loss = loss
+        self.scheme = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
+        self.loss = loss if loss is not None else registry.resolve({"loss": dict(self.scheme.default_loss)})["loss"]
+        self.loss.validate(f"{key}.loss")
+        self.loss.check_scheme(scheme, f"{key}.loss")
         self.strategy = strategy if strategy is not None else UpdateStrategy()
-        self.strategy.check_scheme(scheme)
-        if decoder is None:
-            decoder = "viterbi" if self.scheme.name == "crf" else "greedy"
-        if decoder not in DECODERS:
-            raise ValueError(f"[components.{name}.decoder] unknown decoder {decoder!r}; use 'greedy' or 'viterbi'")
-        if two_task_lambda < 0:
-            raise ValueError(f"[components.{name}.two_task_lambda] must be >= 0, not {two_task_lambda}")
-        self.type_loss = SoftmaxCE()
+        self.strategy.validate(f"{key}.strategy")
+        self.strategy.check_scheme(scheme, f"{key}.strategy")
         self.scorer = scorer
         self._optimizer: Optional[Optimizer] = None
         self.cfg: Dict = {
             "labels": [],
             "scheme": scheme,
             "two_task_lambda": float(two_task_lambda),
-            "decoder": decoder,
+            "decoder": decoder if decoder is not None else self.scheme.default_decoder,
             "threshold": float(threshold),
             "spans_key": spans_key,
             "n_updates": 0,
@@ -172,6 +167,7 @@ class AUCNER(TrainablePipe):
 
     @property
     def label_data(self) -> List[str]:
+        """The entity types, as `spacy init labels` saves them for [initialize.components.*.labels]."""
         return list(self.labels)
 
     @property
@@ -211,30 +207,7 @@ class AUCNER(TrainablePipe):
         lengths = numpy.asarray([s.shape[0] for s in scores], dtype="i")
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
-        labels = self.label_set
-        if self.scheme.name == "crf":
-            return self._decode_crf(flat, lengths)
-        if self.cfg["decoder"] == "viterbi":
-            log_scores = self.scheme.bio_log_scores(flat, labels)
-            return viterbi_bio(log_scores, lengths, labels.bio_type, labels.bio_begin)
-        if isinstance(self.scheme, TwoTaskScheme):
-            p = ops.to_numpy(sigmoid(flat[:, :2]))
-            type_lp = ops.to_numpy(self.scheme.type_log_probs(flat, labels))
-            return two_task_spans(p[:, 0], p[:, 1], type_lp, lengths, self.cfg["threshold"])
-        probs = ops.to_numpy(self.scheme.bio_probabilities(flat, labels))
-        return greedy_bio(probs, labels.bio_type, labels.bio_begin, lengths)
-
-    def _decode_crf(self, emissions, lengths) -> Spans:
-        """Viterbi path (or per-token posterior argmax) under the learned transitions; span
-        scores are the mean posterior probability of the chosen labels."""
-        head = self.model.get_ref("output")
-        labels = self.label_set
-        trans, start, end = (head.get_param(k) for k in ("crf_trans", "crf_start", "crf_end"))
-        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
-        probs = posteriors(emissions, lengths, trans, start, end, constraints)
-        if self.cfg["decoder"] == "viterbi":
-            return viterbi_bio(emissions, lengths, labels.bio_type, labels.bio_begin, probs, trans, start, end)
-        return greedy_bio(self.model.ops.to_numpy(probs), labels.bio_type, labels.bio_begin, lengths)
+        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], self._loss_params())
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d]) -> None:
         docs = list(docs)
@@ -269,7 +242,7 @@ class AUCNER(TrainablePipe):
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
-        targets = self._targets(examples)  # once per batch, whatever the plan
+        gold = self.scheme.gold(examples, self.label_set, self.model.ops)  # once per batch, whatever the plan
         # Language.update passes sgd=None and the training loop calls finish_update after;
         # strategies with several steps per batch use the optimizer seen last.
         optimizer = sgd if sgd not in (None, False) else self._optimizer
@@ -277,10 +250,8 @@ class AUCNER(TrainablePipe):
         set_dropout_rate(self.model, drop)
         for i, column_weights in enumerate(plan):
             scores, backprop = self.model.begin_update(docs)
-            loss, d_scores, param_updates = self._loss(scores, targets, self.model.ops.asarray1f(column_weights))
+            loss, d_scores = self.get_loss(examples, scores, gold=gold, column_weights=column_weights, learn=True)
             backprop(d_scores)
-            for out, start, end in param_updates:
-                self._apply_param_updates(out, start, end)
             losses[self.name] += loss
             if i < len(plan) - 1 and optimizer is not None:
                 self.finish_update(optimizer)
@@ -289,83 +260,45 @@ class AUCNER(TrainablePipe):
         self.cfg["n_updates"] += 1
         return losses
 
-    def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]):
-        """Loss and gradient of the scores of `examples` (all classifiers). Pure: the learned
-        loss parameters are read, not updated."""
-        examples = list(examples)
-        validate_examples(examples, "AUCNER.get_loss")
-        weights = self.model.ops.xp.ones(len(self.columns), dtype="f")
-        loss, d_scores, _ = self._loss(scores, self._targets(examples), weights)
-        return loss, d_scores
+    def get_loss(
+        self,
+        examples: Iterable[Example],
+        scores: List[Floats2d],
+        *,
+        gold: Optional[Targets] = None,
+        column_weights: Optional[Floats1d] = None,
+        learn: bool = False,
+    ):
+        """Loss and gradient of `scores`, the model's output for the examples' predicted docs.
 
-    def _targets(self, examples: Sequence[Example]):
-        """(N, K) targets and (N,) mask (0 where gold is missing) of the examples' tokens."""
-        gold = self.model.ops.asarray1i(self.label_set.gold(examples))
-        return self.scheme.targets(gold, self.label_set, self.model.ops.xp), (gold >= 0).astype("f")
-
-    def _loss(self, scores: List[Floats2d], targets, column_weights):
-        """Loss, score gradients and the learned-parameter updates to apply, as
-        (LossOutput, first column, end column) triples."""
+        gold: the examples' targets when the caller has built them already (``update``
+            builds them once per batch). column_weights: (K,) weights of the output columns
+            this step trains (update strategies; default all). learn: also hand the loss's
+            learned parameters their gradients and closed-form steps, as backprop does for
+            the weights (training); without it nothing is written.
+        """
         ops = self.model.ops
-        xp = ops.xp
+        if gold is None:
+            examples = list(examples)
+            validate_examples(examples, "AUCNER.get_loss")
+            gold = self.scheme.gold(examples, self.label_set, ops)
+        weights = ops.xp.ones(len(self.columns), dtype="f") if column_weights is None else ops.asarray1f(column_weights)
         lengths = ops.asarray1i([s.shape[0] for s in scores])
         flat = ops.flatten(scores)
-        if xp.isnan(flat.sum()):
-            raise ValueError(f"[{self.name}] NaN in the model's scores; lower the learning rate")
-        Y, mask = targets
+        if ops.xp.isnan(flat.sum()):
+            raise ValueError(f"[{self.name}] NaN in the model's scores; lower [training.optimizer.learn_rate]")
         head = self.model.get_ref("output")
-        params = (
-            {k: head.get_param(_PARAM_KEYS[k]) for k in self.loss.param_names}
-            if self.loss.param_names
-            else None
+        out = self.scheme.get_loss(
+            self.loss, flat, gold, weights, lengths, self.loss.read_params(head), self.cfg["n_updates"]
         )
-        step = self.cfg["n_updates"]
-        o_column = 0 if self.scheme.name != "two_task" else -1
-        if isinstance(self.scheme, TwoTaskScheme):
-            lam = self.cfg["two_task_lambda"]
-            task_weights = xp.asarray([1.0, lam], dtype="f") * column_weights[:2]
-            truth = Truth(Y[:, :2], mask, task_weights, lengths, True, _sub(params, 0, 2), o_column, step)
-            out = self.loss(flat[:, :2], truth)
-            d_flat = xp.zeros_like(flat)
-            d_flat[:, :2] = out.d_scores
-            loss = out.loss
-            if flat.shape[1] > 2:
-                type_mask = mask * Y[:, 0]
-                type_truth = Truth(Y[:, 2:], type_mask, column_weights[2:], lengths, False, None, -1, step)
-                type_out = self.type_loss(flat[:, 2:], type_truth)
-                d_flat[:, 2:] = type_out.d_scores
-                loss += type_out.loss
-            param_updates = [(out, 0, 2)]
-        else:
-            truth = Truth(Y, mask, column_weights, lengths, self.scheme.multilabel, params, o_column, step)
-            out = self.loss(flat, truth)
-            d_flat = out.d_scores
-            loss = out.loss
-            param_updates = [(out, 0, flat.shape[1])]
-        return float(loss), ops.unflatten(d_flat, lengths), param_updates
-
-    def _apply_param_updates(self, out, start: int, end: int) -> None:
-        head = self.model.get_ref("output")
-        xp = self.model.ops.xp
-        for k, grad in (out.d_params or {}).items():
-            if grad.shape == head.get_param(_PARAM_KEYS[k]).shape:
-                head.inc_grad(_PARAM_KEYS[k], grad)
-                continue
-            full = xp.zeros(head.get_dim("nO"), dtype="f")
-            full[start:end] = grad
-            head.inc_grad(_PARAM_KEYS[k], full)
-        for k, value in (out.new_params or {}).items():
-            param = head.get_param(_PARAM_KEYS[k]).copy()
-            param[start:end] = value
-            head.set_param(_PARAM_KEYS[k], param)
+        if learn:
+            self.loss.apply_update(head, out)
+        return float(out.loss), ops.unflatten(out.d_scores, lengths)
 
     def finish_update(self, sgd: Optimizer) -> None:
         self._optimizer = sgd
         super().finish_update(sgd)
-        head = self.model.get_ref("output")
-        if head.has_param("dam_alpha"):
-            # projection of the ascent step onto alpha >= 0
-            head.set_param("dam_alpha", self.model.ops.xp.maximum(head.get_param("dam_alpha"), 0.0))
+        self.loss.finish_update(self.model.get_ref("output"))
 
     def initialize(
         self,
@@ -374,14 +307,27 @@ class AUCNER(TrainablePipe):
         nlp: Optional[Language] = None,
         labels: Optional[Sequence[str]] = None,
     ) -> None:
+        """Labels from `labels` ([initialize.components.<name>] labels: a list, or the file
+        `spacy init labels` writes) or else from the data; the model's output columns and the
+        loss's learned parameters from them. With no entity type at all, a warning: the
+        pipeline trains and predicts no entities."""
         validate_get_examples(get_examples, "AUCNER.initialize")
-        types = list(labels) if labels is not None else entity_types_of(get_examples())
+        if labels is not None:
+            require(
+                not isinstance(labels, (str, dict)) and all(isinstance(t, str) for t in labels),
+                f"initialize.components.{self.name}.labels",
+                f"must be a list of entity types (as 'spacy init labels' writes it for {self.name}), not {labels!r}",
+            )
+            types = list(labels)
+        else:
+            types = entity_types_of(get_examples())
         for label in types:
             self.add_label(label)
         if not self.labels:
-            raise ValueError(
-                f"[{self.name}] no entity labels: the training data has no entities and no "
-                "labels were given ([initialize.components.{self.name}.labels])"
+            warnings.warn(
+                f"[{self.name}] no entity labels: the training data has no entities and "
+                f"[initialize.components.{self.name}] labels gives none, so the pipeline will "
+                "predict no entities"
             )
         doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
         if not doc_sample:
@@ -390,19 +336,34 @@ class AUCNER(TrainablePipe):
         n_columns = len(self.columns)
         if head.has_dim("nO") and head.get_dim("nO") != n_columns:
             raise ValueError(
-                f"[{self.name}] the model has nO={head.get_dim('nO')} but scheme "
+                f"[components.{self.name}.model.nO] is {head.get_dim('nO')} but scheme "
                 f"'{self.scheme.name}' with {len(self.labels)} types needs {n_columns}; leave nO unset"
             )
         head.set_dim("nO", n_columns)
+        n_loss = self.scheme.loss_columns(self.label_set)
+        head.attrs[LOSS_PARAMS_ATTR] = {p.name: [list(p.shape(n_loss)), p.init] for p in self.loss.params}
         self.model.initialize(X=doc_sample)
         counts = numpy.zeros(n_columns, dtype="f")
         for batch in _batched(get_examples(), 256):
-            gold = self.model.ops.asarray1i(self.label_set.gold(batch))
-            Y = self.scheme.targets(gold, self.label_set, self.model.ops.xp)
-            counts += self.model.ops.to_numpy(Y[gold >= 0].sum(axis=0))
+            gold = self.scheme.gold(batch, self.label_set, self.model.ops)
+            counts += self.model.ops.to_numpy((gold.Y * gold.mask[:, None]).sum(axis=0))
         self.cfg["class_counts"] = counts.tolist()
         self.cfg["n_updates"] = 0
         self.loss.initialize(self.model.ops.asarray1f(counts))
+        if nlp is not None and self.name in nlp.component_names:
+            self._record_defaults(nlp.get_pipe_config(self.name))
+
+    def _record_defaults(self, config: Config) -> None:
+        """Write the loss and decoder that null settings resolved to into the pipeline's
+        config, so ``nlp.config`` and a saved pipeline name them. (A factory cannot: spaCy
+        stores the component's config after the factory returns.)"""
+        if config.get("loss") is None:
+            config["loss"] = registry.fill({"loss": dict(self.scheme.default_loss)})["loss"]
+        if config.get("decoder") is None:
+            config["decoder"] = self.cfg["decoder"]
+
+    def _loss_params(self) -> Optional[Dict[str, Floats2d]]:
+        return self.loss.read_params(self.model.get_ref("output"))
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
         out = super().from_bytes(bytes_data, exclude=exclude)
@@ -417,10 +378,42 @@ class AUCNER(TrainablePipe):
     def _after_load(self) -> None:
         if self.cfg.get("class_counts") is not None:
             self.loss.initialize(self.model.ops.asarray1f(self.cfg["class_counts"]))
+        head = self.model.get_ref("output")
+        if not head.has_param("W"):
+            return  # saved before initialisation
+        n_loss = self.scheme.loss_columns(self.label_set)
+        for p in self.loss.params:
+            shape = p.shape(n_loss)
+            value = head.get_param(p.name) if head.has_param(p.name) else None
+            if value is not None and value.shape != shape and value.ndim == len(shape) == 1 and value.shape[0] > shape[0]:
+                # a v1 head: one value per output column, of which the loss used the first
+                head.set_param(p.name, value[: shape[0]].copy())
+            elif value is None or value.shape != shape:
+                raise ValueError(
+                    f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
+                    f"which the saved model does not hold: it was trained with another loss"
+                )
 
 
-def _sub(params, start, end):
-    return None if params is None else {k: v[start:end] for k, v in params.items()}
+def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str) -> None:
+    """The component's own settings; the loss and the strategy check theirs."""
+    require(
+        scheme in COMPONENT_SCHEMES,
+        f"{key}.scheme",
+        f"unknown scheme {scheme!r}; choose one of {', '.join(COMPONENT_SCHEMES)}",
+    )
+    require(
+        decoder is None or decoder in DECODERS,
+        f"{key}.decoder",
+        f"unknown decoder {decoder!r}; use 'greedy' or 'viterbi' (or null: the scheme's default)",
+    )
+    require(
+        0.0 <= two_task_lambda < math.inf,
+        f"{key}.two_task_lambda",
+        f"must be a finite number >= 0, not {two_task_lambda}",
+    )
+    require(0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold}")
+    require(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
 
 
 def _batched(items: Iterable, size: int):

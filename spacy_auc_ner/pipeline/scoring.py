@@ -1,18 +1,47 @@
-"""Scores: spaCy's NER scorer names (ents_p/r/f, ents_per_type) plus seqeval entity F1.
+"""Entity scores: spaCy's NER scorer names, the same without entity types, and seqeval's.
 
-seqeval runs in strict mode with the IOB2 scheme (an entity counts only when its boundaries
-and type match exactly), micro and macro averaged, reported as ``ents_seqeval_*``.
+- ``ents_p/r/f``, ``ents_per_type``: spaCy's ``get_ner_prf`` (a predicted entity is right
+  when its span and type are a gold entity's; predictions over tokens with missing gold
+  annotation are neither right nor wrong).
+- ``ents_untyped_p/r/f``: the same matching with the type ignored: a predicted span is right
+  when its boundaries are a gold entity's, whatever either's type. The AUC-2T paper scores
+  CoNLL 2003 this way (its Table 2). With one entity type it equals ``ents_*``; it is never
+  below it.
+- ``ents_seqeval_{micro,macro}_{p,r,f}``: seqeval in strict mode with the IOB2 scheme on the
+  predicted tokens (gold projected onto them; misaligned or missing gold counts as O). Macro
+  averages over the types found in gold or prediction.
+
+Every score is a float in [0, 1], never None or NaN, whatever the data: precision with no
+predicted entity, recall with no gold entity, F1 when P + R = 0 and a macro average over no
+type are 0 (the arithmetic of spaCy's ``PRFScore`` and of seqeval with ``zero_division=0``);
+``ents_per_type`` is ``{}`` when there is no entity at all. So ``spacy evaluate --output``
+can always write its JSON, and a dev set without entities trains without errors or warnings.
 """
 from typing import Any, Callable, Dict, Iterable, List
 
-from seqeval.metrics import f1_score, precision_score, recall_score
-from seqeval.scheme import IOB2
 from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
 
+# Every scalar score of `score_entities`, with what it measures (study reports name them so).
+METRICS: Dict[str, str] = {
+    "ents_p": "entity precision (spaCy scorer)",
+    "ents_r": "entity recall (spaCy scorer)",
+    "ents_f": "entity F1 (spaCy scorer)",
+    "ents_untyped_p": "entity precision without types (span boundaries only)",
+    "ents_untyped_r": "entity recall without types (span boundaries only)",
+    "ents_untyped_f": "entity F1 without types (span boundaries only)",
+    **{
+        f"ents_seqeval_{avg}_{m}": f"entity {name} (seqeval strict IOB2, {avg})"
+        for avg in ("micro", "macro")
+        for m, name in (("p", "precision"), ("r", "recall"), ("f", "F1"))
+    },
+}
+
 
 def doc_bio_tags(doc) -> List[str]:
+    """The entities of a Doc as IOB2 tag strings, one per token ("B-X", "I-X", "O");
+    tokens with missing entity annotation are "O"."""
     return [f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc]
 
 
@@ -29,28 +58,83 @@ def gold_bio_tags(example: Example) -> List[str]:
     return tags
 
 
+def prf(prefix: str, tp: int, fp: int, fn: int) -> Dict[str, float]:
+    """``{prefix}_p/r/f`` from counts; 0 where a denominator is 0."""
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {f"{prefix}_p": p, f"{prefix}_r": r, f"{prefix}_f": f}
+
+
+def typed_scores(examples: List[Example]) -> Dict[str, Any]:
+    """spaCy's ents_p/r/f and ents_per_type, with 0 and {} where spaCy gives None (no
+    entity predicted or gold)."""
+    scores = get_ner_prf(examples)
+    if scores["ents_f"] is None:
+        scores = {**prf("ents", 0, 0, 0), "ents_per_type": {}}
+    return scores
+
+
+def untyped_scores(examples: List[Example]) -> Dict[str, float]:
+    """ents_untyped_p/r/f: spaCy's matching (see `get_ner_prf`) on span boundaries alone."""
+    from spacy.attrs import ENT_IOB
+
+    tp = fp = fn = 0
+    for eg in examples:
+        if not eg.y.has_annotation("ENT_IOB"):
+            continue
+        golds = {(e.start, e.end) for e in eg.y.ents}
+        annotated = eg.y.to_array(ENT_IOB) != 0
+        x2y = eg.alignment.x2y
+        for ent in eg.x.ents:
+            indices = x2y[ent.start : ent.end]
+            if not len(indices):
+                continue
+            start, end = int(indices[0]), int(indices[-1]) + 1
+            if not annotated[start:end].all():  # over missing gold: neither right nor wrong
+                continue
+            if (start, end) in golds:
+                tp += 1
+                golds.remove((start, end))
+            else:
+                fp += 1
+        fn += len(golds)
+    return prf("ents_untyped", tp, fp, fn)
+
+
 def seqeval_scores(y_true: List[List[str]], y_pred: List[List[str]]) -> Dict[str, float]:
-    """Strict IOB2 seqeval precision, recall and F1, micro and macro averaged."""
+    """Strict IOB2 seqeval precision, recall and F1, micro and macro averaged; macro over no
+    entity type is 0 (seqeval's own macro average would be NaN, with a numpy warning)."""
+    from seqeval.metrics.v1 import precision_recall_fscore_support
+    from seqeval.scheme import IOB2
+
+    pairs = [(t, p) for t, p in zip(y_true, y_pred) if t or p]  # seqeval refuses empty input
+    if not pairs:
+        return {f"ents_seqeval_{avg}_{m}": 0.0 for avg in ("micro", "macro") for m in "prf"}
+    y_true, y_pred = [list(t) for t, _ in pairs], [list(p) for _, p in pairs]
     out: Dict[str, float] = {}
-    for avg in ("micro", "macro"):
-        kw = dict(mode="strict", scheme=IOB2, average=avg, zero_division=0)
-        out[f"ents_seqeval_{avg}_p"] = float(precision_score(y_true, y_pred, **kw))
-        out[f"ents_seqeval_{avg}_r"] = float(recall_score(y_true, y_pred, **kw))
-        out[f"ents_seqeval_{avg}_f"] = float(f1_score(y_true, y_pred, **kw))
+    kw = dict(mode="strict", scheme=IOB2, zero_division=0)
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="micro", **kw)
+    out.update(ents_seqeval_micro_p=float(p), ents_seqeval_micro_r=float(r), ents_seqeval_micro_f=float(f))
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average=None, **kw)
+    for name, per_type in (("p", p), ("r", r), ("f", f)):
+        out[f"ents_seqeval_macro_{name}"] = float(per_type.mean()) if len(per_type) else 0.0
     return out
 
 
 def score_entities(examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+    """Every score of this module (see the module docstring) for the examples."""
     examples = list(examples)
-    scores = get_ner_prf(examples, **kwargs)
+    scores = typed_scores(examples)
+    scores.update(untyped_scores(examples))
     y_true = [gold_bio_tags(eg) for eg in examples]
     y_pred = [doc_bio_tags(eg.predicted) for eg in examples]
-    if any(y_true):
-        scores.update(seqeval_scores(y_true, y_pred))
+    scores.update(seqeval_scores(y_true, y_pred))
     return scores
 
 
 @registry.scorers("spacy_auc_ner.entity_scorer.v1")
 def make_entity_scorer() -> Callable:
-    """spaCy's entity P/R/F (ents_f, ents_per_type) plus strict-IOB2 seqeval micro and macro."""
+    """spaCy's entity P/R/F (ents_f, ents_per_type), the same without types
+    (ents_untyped_f) and strict-IOB2 seqeval micro and macro; never None or NaN."""
     return score_entities

@@ -17,19 +17,28 @@ import numpy
 
 from spacy.util import registry
 
+from ..losses.base import require
+
 
 class UpdateStrategy:
+    """Every classifier at every step (``all``); the base of the other strategies."""
+
     name = "all"
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         return [numpy.ones(len(columns), dtype="f")]
 
-    def check_scheme(self, scheme: str) -> None:
-        if scheme != "ova" and self.name != "all":
-            raise ValueError(
-                f"[strategy] '{self.name}' picks OVA classifiers and only applies to scheme "
-                f"'ova', not '{scheme}'; use spacy_auc_ner.AllClassifiers.v1"
-            )
+    def validate(self, key: str = "strategy") -> None:
+        """Raise a one-line error naming `key` (where the strategy sits in the config) and
+        the setting when a setting is invalid."""
+
+    def check_scheme(self, scheme: str, key: str = "strategy") -> None:
+        require(
+            scheme == "ova" or self.name == "all",
+            key,
+            f"'{self.name}' picks OVA classifiers and only applies to scheme 'ova', not "
+            f"'{scheme}'; use spacy_auc_ner.AllClassifiers.v1",
+        )
 
 
 class GroupedByPrefix(UpdateStrategy):
@@ -44,10 +53,12 @@ class SampledClassifiers(UpdateStrategy):
     name = "sampled"
 
     def __init__(self, m: int, seed: int = 0):
-        if m < 1:
-            raise ValueError(f"[strategy] m must be >= 1, not {m}")
         self.m = m
         self.seed = seed
+
+    def validate(self, key: str = "strategy") -> None:
+        require(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
+        require(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         K = len(columns)

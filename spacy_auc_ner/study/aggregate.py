@@ -3,14 +3,17 @@
 Each summary holds the mean and Student-t confidence interval of a metric over the
 partitions that succeeded, and a paired t-test against the baseline method over the
 partitions both succeeded on (the same training sentences, so the noise of the sample cancels).
+Tuning trials are left out of the summaries (selection data, not evidence); a tuned summary
+carries the grid point its group chose, and `compute` counts what every method cost, trials
+included.
 """
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .runner import latest_rows
+from .spec import DEFAULT_METRIC
 from .stats import PairedTest, Summary, paired_t_test, summarize
 
-DEFAULT_METRIC = "ents_seqeval_micro_f"
 Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value
 
 
@@ -27,6 +30,7 @@ class MethodResult:
     vs_baseline: Optional[PairedTest] = None
     failed: int = 0
     per_type: Dict[str, float] = field(default_factory=dict)  # mean F1 per entity type
+    tuned: Optional[Dict[str, Any]] = None  # the chosen grid point, its dev score and metric
 
     @property
     def key(self) -> Key:
@@ -52,6 +56,7 @@ class MethodResult:
             if t is None
             else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t, "p_value": t.p_value},
             "per_type_f": self.per_type,
+            "tuned": self.tuned,
         }
 
 
@@ -70,8 +75,15 @@ def aggregate(
 ) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
     (the baseline first). Two cells with the same coordinates but different ids (a spec
-    whose overrides changed between runs) keep the later row, with a warning."""
-    latest = list(latest_rows(rows).values())
+    whose overrides changed between runs) keep the later row, with a warning. Tuning trials
+    are selection data, not results: they are left out. Finished rows without the metric
+    (scored before it existed) are left out, with a warning."""
+    latest = [row for row in latest_rows(rows).values() if not row.get("tuning")]
+    unscored = [r["cell_id"] for r in latest if r["status"] == "ok" and _metric(r, metric) is None]
+    if unscored:
+        if warn is not None:
+            warn(f"{len(unscored)} finished cell(s) have no score {metric!r} and are left out (e.g. {unscored[0]}); rerun them to include them")
+        latest = [r for r in latest if r["cell_id"] not in set(unscored)]
     seen: Dict[tuple, str] = {}
     groups: Dict[Tuple[Key, str], Dict[str, Any]] = {}
     method_order: List[str] = []
@@ -80,7 +92,7 @@ def aggregate(
         method = row["method"]
         if method not in method_order:
             method_order.append(method)
-        group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}})
+        group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}, "tuned": []})
         value = _metric(row, metric) if row["status"] == "ok" else None
         if value is None:
             group["failed"] += 1
@@ -90,6 +102,8 @@ def aggregate(
             warn(f"{row['cell_id']} replaces {seen[coords]} (same cell, other overrides); pass --spec to report one spec's cells")
         seen[coords] = row["cell_id"]
         group["scores"][int(row["partition"])] = value
+        if isinstance(row.get("tuned"), dict):
+            group["tuned"].append(row["tuned"])
         for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():
             if isinstance(prf, dict) and isinstance(prf.get("f"), (int, float)):
                 group["types"].setdefault(ent_type, []).append(float(prf["f"]))
@@ -112,6 +126,7 @@ def aggregate(
                 summary=summary,
                 failed=group["failed"],
                 per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
+                tuned=_chosen(group["tuned"]),
             )
         )
     by_key = {(r.key, r.method): r for r in results}
@@ -124,6 +139,67 @@ def aggregate(
             r.vs_baseline = paired_t_test([r.scores[p] for p in shared], [base.scores[p] for p in shared])
     results.sort(key=lambda r: (_sort_key(r.key), method_order.index(r.method)))
     return results
+
+
+def _chosen(tuned: Sequence[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The group's choice: every partition of a group trains with the same point, unless the
+    trials changed between runs (then ``varies`` lists the points seen)."""
+    if not tuned:
+        return None
+    points = []
+    for t in tuned:
+        if t.get("point") not in points:
+            points.append(t.get("point"))
+    first = dict(tuned[0])
+    if len(points) > 1:
+        first["varies"] = points
+    return first
+
+
+@dataclass
+class Compute:
+    """What a method cost on a corpus: trainings and their summed wall seconds (each cell's own
+    time in its worker), tuning trials and reported cells apart; every recorded run counts,
+    failed ones and reruns included."""
+
+    corpus: str
+    method: str
+    tuning_runs: int = 0
+    tuning_seconds: float = 0.0
+    reported_runs: int = 0
+    reported_seconds: float = 0.0
+
+    @property
+    def runs(self) -> int:
+        return self.tuning_runs + self.reported_runs
+
+    @property
+    def seconds(self) -> float:
+        return self.tuning_seconds + self.reported_seconds
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"corpus": self.corpus, "method": self.method, "tuning_runs": self.tuning_runs,
+                "tuning_seconds": self.tuning_seconds, "reported_runs": self.reported_runs,
+                "reported_seconds": self.reported_seconds, "runs": self.runs, "seconds": self.seconds}
+
+
+def compute(rows: Sequence[Dict[str, Any]]) -> List[Compute]:
+    """Per corpus and method (in order of first appearance): trainings and seconds. A reported
+    cell refused because its tuning failed trained nothing and is not counted."""
+    out: Dict[Tuple[str, str], Compute] = {}
+    for row in rows:
+        if str(row.get("error", "")).startswith("tuning: "):
+            continue
+        c = out.setdefault((row["corpus"], row["method"]), Compute(row["corpus"], row["method"]))
+        seconds = row.get("seconds")
+        seconds = float(seconds) if isinstance(seconds, (int, float)) else 0.0
+        if row.get("tuning"):
+            c.tuning_runs += 1
+            c.tuning_seconds += seconds
+        else:
+            c.reported_runs += 1
+            c.reported_seconds += seconds
+    return list(out.values())
 
 
 def _sort_key(key: Key):

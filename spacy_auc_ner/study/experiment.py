@@ -1,9 +1,9 @@
 """Train one config on given corpora and evaluate it on a held-out split.
 
-The unit of work of the benchmarks and of the study: `spacy train` semantics (dev-set early
-stopping, the best model kept), then scoring of the best model on the test split with the
-same scorer for every pipeline (spaCy's entity P/R/F and strict-IOB2 seqeval), whatever
-component produced the entities.
+The unit of work of a study cell: `spacy train` semantics (dev-set early stopping, the best
+model kept), then scoring of the best model on the test split with the same scorer for every
+pipeline (spaCy's entity P/R/F and strict-IOB2 seqeval), whatever component produced the
+entities.
 """
 import json
 import os
@@ -17,30 +17,37 @@ import spacy
 from spacy.training import Corpus, Example
 from spacy.training.initialize import init_nlp
 from spacy.training.loop import train as train_loop
-from spacy.util import load_config
+from spacy.util import load_config, load_config_from_str
+from thinc.api import Config
 
+from ..data.files import PathLike
 from ..pipeline.scoring import score_entities
 
-PathLike = Union[str, Path]
 
 
 def train_and_evaluate(
-    config_path: PathLike,
+    config: Union[Config, PathLike],
     *,
     train: PathLike,
     dev: PathLike,
-    test: PathLike,
+    test: Optional[PathLike],
     overrides: Optional[Dict[str, Any]] = None,
     output_dir: Optional[PathLike] = None,
     gpu_id: int = -1,
     quiet: bool = True,
 ) -> Dict[str, Any]:
-    """Train `config_path` (with `overrides`) on `train`, early-stop on `dev`, score the
-    best model on `test`. Returns test scores plus timing and the best dev score."""
+    """Train `config` (a config or its file, with `overrides`) on `train`, early-stop on
+    `dev`, score the best model on `test` (None: no test scores, for tuning). Returns test
+    scores plus timing, the best dev score (``dev_score``: early stopping's ents_f) and
+    ``dev_scores``: every score of the same scorer on the dev corpus early stopping used, to
+    select runs on."""
     all_overrides = dict(overrides or {})
     all_overrides.setdefault("paths.train", str(train))
     all_overrides.setdefault("paths.dev", str(dev))
-    config = load_config(config_path, overrides=all_overrides, interpolate=False)
+    if isinstance(config, Config):
+        config = load_config_from_str(config.to_str(interpolate=False), overrides=all_overrides, interpolate=False)
+    else:
+        config = load_config(config, overrides=all_overrides, interpolate=False)
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,12 +69,27 @@ def train_and_evaluate(
         best_path = out / "model-best"
         meta = json.loads((best_path / "meta.json").read_text(encoding="utf8"))
         best = spacy.load(best_path)
-    result = evaluate(best, test)
+    result = evaluate(best, test) if test is not None else {}
     result.update(
         train_seconds=train_seconds,
         dev_score=meta.get("performance", {}).get("ents_f"),
+        dev_scores=dev_scores(best, config),
     )
     return result
+
+
+def dev_scores(nlp, config) -> Dict[str, float]:
+    """The numeric scores of `score_entities` on the config's dev corpus (``[training]
+    dev_corpus``, e.g. a fixed sample of the dev file): the same scorer for every pipeline, so
+    a run can be chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
+    from spacy.util import resolve_dot_names
+
+    interpolated = config.interpolate()
+    (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["dev_corpus"]])
+    examples = list(corpus(nlp))
+    docs = nlp.pipe(eg.predicted for eg in examples)
+    scores = score_entities([Example(doc, eg.reference) for doc, eg in zip(docs, examples)])
+    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def evaluate(nlp, path: PathLike) -> Dict[str, Any]:

@@ -6,11 +6,13 @@ put tokens in the lower right corner; the lower left (nobody claims the token) a
 (two classifiers claim it) are the confusion areas. One panel per trained pipeline (AUC, BCE).
 """
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-PathLike = Union[str, Path]
+from ..data.files import PathLike, atomic_output
+from ..labels import label_prefix
+
 
 
 def gold_vs_best_other(probs: numpy.ndarray, gold: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
@@ -51,7 +53,7 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
     `corpus_path` (.spacy), the gold BIO label indices (N,) and the K column names."""
     from spacy.training import Corpus, Example
 
-    from ..losses.base import sigmoid
+    from ..ml.activations import sigmoid
 
     if pipe_name not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {pipe_name!r} (it has {', '.join(nlp.pipe_names)})")
@@ -96,14 +98,13 @@ def plot_figure1(
     import matplotlib.pyplot as plt
 
     out_stem = Path(out_stem)
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
     rng = numpy.random.default_rng(seed)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.2), squeeze=False)
     for ax, (title, p_gold, p_other, gold) in zip(axes.flat, panels):
         idx = numpy.arange(len(gold))
         if len(idx) > max_points:
             idx = numpy.sort(rng.choice(idx, max_points, replace=False))
-        kinds = numpy.where(gold[idx] == 0, "O", numpy.where(gold[idx] % 2 == 1, "B", "I"))
+        kinds = label_prefix(gold[idx])
         for kind, c in (("O", "tab:gray"), ("B", "tab:blue"), ("I", "tab:orange")):
             sel = idx[kinds == kind]
             ax.scatter(p_gold[sel], p_other[sel], s=4, alpha=0.35, color=c, label=f"gold {kind}", rasterized=True)
@@ -120,7 +121,8 @@ def plot_figure1(
     written = []
     for fmt in formats:
         path = out_stem.with_suffix(f".{fmt}")
-        fig.savefig(path, dpi=150)
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=150, format=fmt)
         written.append(path)
     plt.close(fig)
     return written

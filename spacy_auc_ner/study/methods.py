@@ -1,91 +1,196 @@
-"""Named methods: a training config plus overrides, the vocabulary of benchmarks and studies.
+"""Named methods: a short partial config per method, assembled onto a base config per encoder.
 
-Each method names one of the configs in the ``configs/`` folder and the config overrides that
-turn it into the method, so that every method shares the encoder, data and training settings
-of its config and differs only where it says.
+``configs/base_cpu.cfg`` and ``configs/base_trf.cfg`` hold what every method shares on an
+encoder family: the nlp settings, the ``auc_ner`` pipe with its architecture and encoder, the
+corpora, the training and initialize blocks. ``configs/methods/<name>.cfg`` holds only what
+makes method ``<name>`` (its scheme, loss, strategy, decoder...), without the lines that restate
+a factory default. The method's name is its file name, in studies, benchmarks and configs alike.
+
+spaCy has no config include, so a full training config is assembled with spaCy's own merge,
+``Config.merge`` (the method's values over the base's; a block that names another registered
+function replaces the base's block instead of merging into it), plus two rules that keep every
+method on the base's encoder:
+
+1. a pipe that the method's ``[nlp] pipeline`` does not name is dropped, with its
+   ``[initialize.components]`` block (``spacy_ner`` puts spaCy's ``ner`` in place of ``auc_ner``);
+2. every pipe whose model names no ``tok2vec`` gets the base's encoder (``bilstm_crf`` replaces
+   the model block, ``spacy_ner`` the pipe; both keep the encoder of the base).
+
+Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
+``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
+writes it to a file for ``spacy train``, and the study runner trains it in process.
 """
-from dataclasses import dataclass, field
+import re
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional
 
+from confection import ConfigValidationError
+from spacy.util import load_config, load_config_from_str, load_model_from_config
+from thinc.api import Config
 
-@dataclass(frozen=True)
-class Method:
-    name: str
-    config: str
-    overrides: Dict[str, Any] = field(default_factory=dict)
-    description: str = ""
+from ..data.files import PathLike
 
-    def config_path(self, configs_dir: Union[str, Path]) -> Path:
-        path = Path(configs_dir) / self.config
-        if not path.exists():
-            raise FileNotFoundError(f"method '{self.name}': config {path} not found (configs_dir={configs_dir})")
-        return path
-
-
-_STRATEGY = "components.auc_ner.strategy.@misc"
-
-METHODS: Dict[str, Method] = {
-    m.name: m
-    for m in [
-        Method("ce", "softmax.cfg", description="softmax cross entropy over BIO labels"),
-        Method("spacy_ner", "spacy_ner.cfg", description="spaCy's built-in transition-based ner"),
-        Method("ova_auc", "ova_auc.cfg", description="OVA, deep AUC margin loss, all classifiers per step"),
-        Method(
-            "ova_auc_grouped",
-            "ova_auc.cfg",
-            {_STRATEGY: "spacy_auc_ner.GroupedByPrefix.v1"},
-            "OVA-AUC, Algorithm 1: one step per B/I/O group",
-        ),
-        Method(
-            "ova_auc_sampled",
-            "ova_auc.cfg",
-            {_STRATEGY: "spacy_auc_ner.SampledClassifiers.v1", "components.auc_ner.strategy.m": 2},
-            "OVA-AUC, Algorithm 2: m = 2 sampled classifiers per step",
-        ),
-        Method(
-            "ova_auc_batch",
-            "ova_auc.cfg",
-            {"components.auc_ner.loss.mode": "batch"},
-            "OVA-AUC with a, b, alpha at their batch optima",
-        ),
-        Method(
-            "ova_auc_viterbi",
-            "ova_auc.cfg",
-            {"components.auc_ner.decoder": "viterbi"},
-            "OVA-AUC decoded by BIO-constrained Viterbi",
-        ),
-        Method(
-            "ova_auc_batch_viterbi",
-            "ova_auc.cfg",
-            {"components.auc_ner.loss.mode": "batch", "components.auc_ner.decoder": "viterbi"},
-            "OVA-AUC, batch-optimal a, b, alpha, Viterbi decoding",
-        ),
-        Method("ce_viterbi", "softmax.cfg", {"components.auc_ner.decoder": "viterbi"}, "softmax CE, Viterbi decoding"),
-        Method("ova_bce", "ova_bce.cfg", description="OVA, binary cross entropy per classifier"),
-        Method("two_task_auc", "two_task_auc.cfg", description="AUC-2T, lambda = 100"),
-        Method("two_task_comauc", "comauc_2t.cfg", description="COMAUC-2T: BCE and AUC steps alternating"),
-        Method("ova_comauc", "comauc_ova.cfg", description="COMAUC on OVA: BCE and AUC steps alternating"),
-        Method("crf", "crf.cfg", description="linear-chain CRF, BIO-constrained Viterbi"),
-        Method("bilstm_crf", "bilstm_crf.cfg", description="BiLSTM-CRF"),
-        Method("focal", "focal.cfg", description="softmax focal loss, gamma 2"),
-        Method("dice", "dice.cfg", description="self-adjusting dice loss"),
-        Method("wce_inverse", "weighted_ce.cfg", description="weighted CE, inverse class frequency"),
-        Method("wce_log", "weighted_ce.cfg", {"components.auc_ner.loss.form": "log"}, "weighted CE, log10((s - s_k)/s_k + beta)"),
-        Method("mom", "mom.cfg", description="MoM learning on softmax CE, lambda 0.2"),
-        Method("ns_uniform", "negative_sampling.cfg", description="softmax CE on entity tokens + uniformly sampled negatives"),
-        Method(
-            "ns_weighted",
-            "negative_sampling.cfg",
-            {"components.auc_ner.loss.distribution": "weighted"},
-            "softmax CE on entity tokens + negatives weighted by uncertainty and missampling",
-        ),
-    ]
+DEFAULT_CONFIGS_DIR = Path("configs")
+METHODS_FOLDER = "methods"
+# encoder family -> its base config in the configs folder
+ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
+# old method or config names -> today's (so that an old command line gets a pointer, not a guess)
+RENAMED: Dict[str, str] = {
+    "softmax": "ce",
+    "ova_auc_grouped": "ova_auc",
+    "ova_auc_batch": "ova_auc_all_batch",
+    "ova_auc_viterbi": "ova_auc_all_viterbi",
+    "ova_auc_batch_viterbi": "ova_auc_all_batch_viterbi",
+    "comauc_2t": "two_task_comauc",
+    "comauc_ova": "ova_comauc",
+    "wce_inverse": "weighted_ce",
+    "wce_log": "weighted_ce_log",
+    "ns_uniform": "negative_sampling_uniform",
+    "ns_weighted": "negative_sampling_weighted",
+    "negative_sampling": "negative_sampling_uniform",
 }
 
 
-def get_method(name: str, extra: Optional[Dict[str, Method]] = None) -> Method:
-    table = {**METHODS, **(extra or {})}
-    if name not in table:
-        raise KeyError(f"unknown method {name!r}; known: {', '.join(sorted(table))}")
-    return table[name]
+class MethodError(ValueError):
+    """A method or base that cannot be found or assembled; the message is one line naming the file."""
+
+
+def methods_dir(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    return Path(configs_dir) / METHODS_FOLDER
+
+
+def method_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
+    """Every method of the configs folder: the file names of ``methods/*.cfg``."""
+    return sorted(p.stem for p in methods_dir(configs_dir).glob("*.cfg"))
+
+
+def base_path(encoder: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    """The base config of an encoder family ('cpu' or 'trf')."""
+    if encoder not in ENCODERS:
+        raise MethodError(f"unknown encoder {encoder!r}; choose one of {', '.join(ENCODERS)}")
+    path = Path(configs_dir) / ENCODERS[encoder]
+    if not path.exists():
+        raise MethodError(f"{path}: base config not found (run from the project folder or name the configs folder)")
+    return path
+
+
+def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    """``configs/methods/<name>.cfg``; an unknown name fails with the known ones (and the new
+    name of a renamed method)."""
+    path = methods_dir(configs_dir) / f"{name}.cfg"
+    if path.exists():
+        return path
+    known = method_names(configs_dir)
+    if not known:
+        raise MethodError(f"{methods_dir(configs_dir)}: no method configs found (run from the project folder or name the configs folder)")
+    hint = ""
+    if name in RENAMED:
+        hint = f" (renamed: it is now {RENAMED[name]!r})"
+    elif name.endswith("_trf") and name[: -len("_trf")] in known:
+        hint = f" (the transformer variant is the method {name[: -len('_trf')]!r} on encoder 'trf')"
+    raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}")
+
+
+def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
+    """The first sentence of the comment that opens the method's file: what the method is."""
+    words = []
+    for line in method_path(name, configs_dir).read_text(encoding="utf8").splitlines():
+        if not line.startswith("#"):
+            break
+        words.append(line.lstrip("#").strip())
+    text = " ".join(words)
+    end = re.search(r"(?<! al)\.(\s|$)", text)
+    return text[: end.start() + 1] if end else text
+
+
+def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """The full training config of the partial config `method` on the base config `base`, with
+    `overrides` (dotted keys) applied last. Not interpolated: ``${paths.train}`` stays a variable."""
+    base_cfg = _read(base)
+    method_cfg = _read(method)
+    config = base_cfg.merge(method_cfg)
+    pipeline = list(config.get("nlp", {}).get("pipeline", []))
+    encoder = _encoder_of(base_cfg)
+    components = config.get("components", {})
+    for name in list(components):
+        if name not in pipeline:
+            del components[name]
+    init_components = config.get("initialize", {}).get("components", {})
+    for name in list(init_components):
+        if name not in pipeline:
+            del init_components[name]
+    for name in pipeline:
+        if name not in components:
+            raise MethodError(f"{method}: [nlp] pipeline names {name!r} but neither the method nor {Path(base).name} has [components.{name}]")
+        model = components[name].setdefault("model", {})
+        if isinstance(model, dict) and "tok2vec" not in model and encoder is not None:
+            model["tok2vec"] = Config(encoder).copy()
+    config = Config(_ordered_like(config, base_cfg), section_order=base_cfg.section_order)
+    if overrides:
+        try:
+            config = load_config_from_str(config.to_str(interpolate=False), overrides=overrides, interpolate=False)
+        except ConfigValidationError as err:
+            raise MethodError(f"{method}: overrides {sorted(overrides)}: {_one_line(err)}") from None
+    return config
+
+
+def method_config(
+    name: str,
+    encoder: str = "cpu",
+    configs_dir: PathLike = DEFAULT_CONFIGS_DIR,
+    overrides: Optional[Dict[str, Any]] = None,
+) -> Config:
+    """The full training config of the named method on an encoder family."""
+    return assemble(base_path(encoder, configs_dir), method_path(name, configs_dir), overrides)
+
+
+def check_config(config: Config, where: str) -> None:
+    """Build the pipeline of `config` (without training or initialising it) so that a wrong key
+    or value in a method file fails at assembly, with a one-line error naming `where`."""
+    try:
+        load_model_from_config(config, auto_fill=True, validate=True)
+    except ConfigValidationError as err:
+        raise MethodError(f"{where}: {_one_line(err)}") from None
+    except (ValueError, KeyError, TypeError) as err:
+        raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
+
+
+def _read(path: PathLike) -> Config:
+    try:
+        return load_config(path, interpolate=False)
+    except ConfigValidationError as err:
+        raise MethodError(f"{path}: {_one_line(err)}") from None
+    except OSError as err:
+        raise MethodError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def _encoder_of(base: Config) -> Optional[Dict[str, Any]]:
+    """The ``model.tok2vec`` block of the base's first pipe that has one."""
+    for name in base.get("nlp", {}).get("pipeline", []):
+        model = base.get("components", {}).get(name, {}).get("model", {})
+        if isinstance(model, dict) and isinstance(model.get("tok2vec"), dict):
+            return model["tok2vec"]
+    return None
+
+
+def _ordered_like(merged: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
+    """`merged` with its keys in the base's order, the method's new keys after them, so that
+    the written config reads like the base."""
+    keys = [k for k in base if k in merged] + [k for k in merged if k not in base]
+    out = {}
+    for key in keys:
+        value = merged[key]
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            value = _ordered_like(value, base[key])
+        out[key] = value
+    return out
+
+
+def _one_line(err: ConfigValidationError) -> str:
+    """A confection validation error as one line: ``[section.key] message; ...`` (or, for a
+    malformed file, the parser's message squeezed onto one line)."""
+    parts = []
+    for e in getattr(err, "errors", None) or []:
+        loc = ".".join(str(p) for p in e.get("loc", []))
+        parts.append(f"[{loc}] {e.get('msg', '')}".strip())
+    return "; ".join(parts) if parts else " ".join(str(err).split())

@@ -1,17 +1,18 @@
-"""A study's report: markdown tables (mean ± 95% CI, paired tests against the baseline),
-a JSON summary, and plots in the style of the papers (F1 against the setting's axis with
-confidence bands, one panel per corpus), as PNG and SVG.
+"""A study's report: markdown tables (mean ± 95% CI, paired tests against the baseline;
+for a tuned study the values each method chose and its dev score; the compute every method
+spent, tuning included), a JSON summary, and plots in the style of the papers (F1 against the
+setting's axis with confidence bands, one panel per corpus), as PNG and SVG.
 """
-import json
 import math
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
-from .aggregate import DEFAULT_METRIC, MethodResult, aggregate
+from ..data.files import PathLike, atomic_output, write_json, write_text
+from ..pipeline.scoring import METRICS
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
 from .runner import latest_rows, read_results
 
-PathLike = Union[str, Path]
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
     "imbalance": "entity tokens in the training set (%)",
@@ -19,11 +20,6 @@ AXIS_LABELS = {
     "resampling": "resampling method",
 }
 PLOT_STEMS = {"lowres": "f1_vs_size", "imbalance": "f1_vs_share", "missing": "f1_vs_mask_p", "resampling": "f1_by_resampler"}
-METRIC_NAMES = {
-    "ents_seqeval_micro_f": "entity F1 (seqeval strict IOB2, micro)",
-    "ents_seqeval_macro_f": "entity F1 (seqeval strict IOB2, macro)",
-    "ents_f": "entity F1 (spaCy scorer)",
-}
 SIGNIFICANCE = 0.05
 
 
@@ -63,15 +59,17 @@ def markdown_report(
     baseline: Optional[str] = "ce",
     failures: Sequence[Dict[str, Any]] = (),
     title: Optional[str] = None,
+    costs: Sequence[Compute] = (),
 ) -> str:
     """Markdown: per panel a table of mean ± CI (▲/▼ where a paired t-test against the
-    baseline gives p < 0.05) and a table of paired differences with their p-values."""
+    baseline gives p < 0.05), a table of paired differences with their p-values and, when
+    tuned, the chosen values; then the compute per method (`costs`)."""
     if not results:
         return f"# {title or 'Study report'}\n\nNo results yet.\n"
     metric = results[0].metric
     lines = [f"# {title or 'Study report'}", ""]
     lines.append(
-        f"Metric: {METRIC_NAMES.get(metric, metric)}, in %. Cells: mean ± half width of the 95% "
+        f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
         f"Student-t confidence interval over the training partitions (n = partitions that finished)."
     )
     if baseline:
@@ -93,6 +91,16 @@ def markdown_report(
             lines.append(f"Paired difference to `{baseline}` (points of F1, two-sided p-value, pairs):")
             lines.append("")
             lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
+        tuned = [r.tuned for r in panel if r.tuned]
+        if tuned:
+            lines.append(
+                f"Chosen values (grid point with the best mean dev {tuned[0].get('metric')} over "
+                f"{tuned[0].get('partitions')} tuning partition(s), never reported; its dev score in %):"
+            )
+            lines.append("")
+            lines += _method_table(methods, columns, lambda m, c: _tuned_text(cell.get((m, c))))
+    if costs:
+        lines += _compute_lines(costs)
     if failures:
         lines += [f"## Failed cells ({len(failures)})", ""]
         for row in failures[:20]:
@@ -118,6 +126,44 @@ def _summary_text(r: Optional[MethodResult]) -> str:
     return text
 
 
+def _tuned_text(r: Optional[MethodResult]) -> str:
+    if r is None or not r.tuned:
+        return "–"
+    t = r.tuned
+    point = t.get("point") or {}
+    names = [k.rsplit(".", 1)[-1] for k in point]
+    text = ", ".join(f"{n if names.count(n) == 1 else k}={_value_text(v)}" for n, k, v in zip(names, point, point.values()))
+    if isinstance(t.get("dev_score"), (int, float)):
+        text += f" (dev {_pct(t['dev_score'])})"
+    if t.get("varies"):
+        text += f" (varies: {len(t['varies'])} points across partitions)"
+    return text
+
+
+def _value_text(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _compute_lines(costs: Sequence[Compute]) -> List[str]:
+    """One row per corpus and method: trainings and summed seconds, tuning included."""
+    lines = [
+        "## Compute per method",
+        "",
+        "Trainings (tuning trials + reported cells; every recorded run, failed ones and reruns "
+        "included) and the wall seconds of those runs summed (with N parallel workers the study "
+        "itself takes about 1/N of that):",
+        "",
+        "| corpus | method | trainings | tuning | reported | seconds | tuning s | reported s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in costs:
+        lines.append(
+            f"| {c.corpus} | {c.method} | {c.runs} | {c.tuning_runs} | {c.reported_runs} | "
+            f"{c.seconds:.0f} | {c.tuning_seconds:.0f} | {c.reported_seconds:.0f} |"
+        )
+    return lines + [""]
+
+
 def _diff_text(r: Optional[MethodResult]) -> str:
     if r is None or r.vs_baseline is None:
         return "–"
@@ -138,7 +184,6 @@ def plot_results(
     import matplotlib.pyplot as plt
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written: List[Path] = []
     by_setting: "OrderedDict[str, List[MethodResult]]" = OrderedDict()
     for r in results:
@@ -169,7 +214,8 @@ def plot_results(
         fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
         for fmt in formats:
             path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
-            fig.savefig(path, dpi=150, bbox_inches="tight")
+            with atomic_output(path) as tmp:
+                fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
             written.append(path)
         plt.close(fig)
     return written
@@ -243,19 +289,22 @@ def write_report(
         rows = [r for r in rows if r["cell_id"] in wanted]
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
+    if not any(isinstance((r.get("scores") or {}).get(metric), (int, float)) for r in rows):
+        found = sorted({k for r in rows for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
+        raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
+    costs = compute(rows)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     text = markdown_report(
-        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}"
+        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}",
+        costs=costs,
     )
-    (out_dir / "report.md").write_text(text, encoding="utf8")
-    (out_dir / "summary.json").write_text(
-        json.dumps([s.to_dict() for s in summaries], indent=2, default=str), encoding="utf8"
-    )
+    write_text(out_dir / "report.md", text)
+    write_json(out_dir / "summary.json", [s.to_dict() for s in summaries])
+    write_json(out_dir / "compute.json", [c.to_dict() for c in costs])
     written = plot_results(summaries, out_dir) if plots and summaries else []
-    return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures}
+    return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures, "compute": costs}
 
 
 def _method_table(methods, columns, text) -> List[str]:

@@ -4,7 +4,8 @@ Only the parent process writes the results: one JSON line per finished cell, flu
 fsynced, so a killed study loses at most the cells in flight and a rerun skips every cell
 whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
 error and the tail of its traceback, and the study goes on; failed cells are retried on the
-next run unless told otherwise.
+next run unless told otherwise. In a tuned study the reported cells of a group wait until its
+tuning trials have rows; the runner then merges the chosen grid point (`study/tuning.py`).
 """
 import importlib
 import json
@@ -22,9 +23,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from ..data.files import PathLike, os_error_text
 from .spec import Cell
+from .tuning import TuningError, resolve, trial_ids
 
-PathLike = Union[str, Path]
 CellFunction = Callable[[Cell], Dict[str, Any]]
 DEFAULT_RUNNER = "spacy_auc_ner.study.runner:run_cell"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -36,15 +38,15 @@ class StudyError(RuntimeError):
 
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
-    """The real cell: train the cell's config on its training set, score it on the test split."""
+    """The real cell: train the cell's config on its training set, score it on the test split
+    (a tuning trial: on the dev split only; it is never scored on test)."""
     from .experiment import train_and_evaluate
 
     return train_and_evaluate(
-        cell.config,
+        cell.training_config(),
         train=cell.train,
         dev=cell.dev,
-        test=cell.test,
-        overrides=cell.overrides,
+        test=None if cell.tuning is not None else cell.test,
         gpu_id=cell.gpu_id,
     )
 
@@ -139,16 +141,24 @@ def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 
 class ResultsWriter:
-    """Appends rows durably (flush + fsync per row) while holding an exclusive lock."""
+    """Appends rows durably (flush + fsync per row) while holding an exclusive lock on the
+    results file itself: on its inode, so a second path to the same file (a symlink, a
+    hard link, a symlinked folder) meets the same lock."""
 
     def __init__(self, path: PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _acquire_lock(self.path)
-        needs_newline = self.path.exists() and self.path.stat().st_size > 0 and not _ends_with_newline(self.path)
-        self._file = self.path.open("a", encoding="utf8")
-        if needs_newline:  # a line cut short by a kill: start afresh on the next line
-            self._file.write("\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf8")
+        except OSError as err:
+            raise StudyError(f"{self.path}: cannot write the results file ({os_error_text(err)})") from None
+        try:
+            _lock(self._file, self.path)
+        except BaseException:
+            self._file.close()
+            raise
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._file.write("\n")  # a line cut short by a kill: start afresh on the next line
 
     def append(self, row: Dict[str, Any]) -> None:
         self._file.write(json.dumps(row, sort_keys=True) + "\n")
@@ -156,9 +166,7 @@ class ResultsWriter:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        self._file.close()
-        if self._lock is not None:
-            self._lock.close()
+        self._file.close()  # releases the lock
 
     def __enter__(self):
         return self
@@ -173,19 +181,18 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def _acquire_lock(path: Path):
+def _lock(handle, path: Path) -> None:
+    """An exclusive flock on the open results file, or StudyError when another run holds it."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no protection against two writers
-        return None
-    lock_path = path.with_name(path.name + ".lock")
-    handle = lock_path.open("w")
+        return
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        handle.close()
-        raise StudyError(f"another study is writing {path} (lock {lock_path} is held)") from None
-    return handle
+        real = path.resolve()
+        where = f"{path}" if real == path.absolute() else f"{path} (the file {real})"
+        raise StudyError(f"another study is writing {where}; wait for it or write to another results file") from None
 
 
 # ---- executors ----------------------------------------------------------------------------
@@ -237,7 +244,13 @@ def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
 
 
 class _RayExecutor:
-    """Ships cells to a Ray cluster; corpora and configs must be at the same paths there."""
+    """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
+    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else Ray's own
+    choice (``RAY_ADDRESS``, a cluster ``ray start`` began on this machine, else a new local
+    one, stopped at the end; a joined cluster is only left). Each cell gets
+    ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
+    and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
+    corpora and the configs must be at the same paths on every node."""
 
     def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
         try:
@@ -247,21 +260,22 @@ class _RayExecutor:
                 "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
             ) from None
         self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(address=address or None, log_to_driver=False)
         env = {k: str(threads) for k in _THREAD_VARS}
         env["TOKENIZERS_PARALLELISM"] = "false"
-        ray.init(
-            address=address or None,
-            runtime_env={"env_vars": env},
-            ignore_reinit_error=True,
-            log_to_driver=False,
+        self._remote = ray.remote(execute_cell).options(
+            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
         )
-        self._remote = ray.remote(num_cpus=threads, num_gpus=gpus_per_cell)(execute_cell)
 
     def submit(self, fn, cell: Cell, runner) -> Future:
         return self._remote.remote(cell, runner).future()
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        pass
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
 
 
 # ---- the study loop -----------------------------------------------------------------------
@@ -315,12 +329,13 @@ def run_study(
     start = time.perf_counter()
     writer = ResultsWriter(results)  # takes the lock before reading what is done
     try:
-        todo = plan(cells, read_results(results, warn=log), retry_failed=retry_failed)
+        rows = read_results(results, warn=log)
+        todo = plan(cells, rows, retry_failed=retry_failed)
         skipped = len(cells) - len(todo)
         if log is not None and skipped:
             log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
         ok, failed = _run_cells(
-            todo, writer, workers=workers, runner=runner, threads=threads_per_worker,
+            todo, writer, rows=rows, workers=workers, runner=runner, threads=threads_per_worker,
             ray_address=ray_address, use_ray=use_ray, progress=progress, log=log,
         )
     finally:
@@ -336,14 +351,16 @@ def _make_executor(workers, threads, use_ray, ray_address, gpu):
     return _process_pool(workers, threads)
 
 
-def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, progress, log):
+def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log):
     from tqdm.auto import tqdm
 
     if not todo:
         return 0, 0
     capacity = max(1, workers)
-    pending = list(reversed(todo))  # pop() from the end keeps the study's order
+    pending = list(reversed(todo))  # the end of the list is the next cell: keeps the study's order
     running: Dict[Future, Cell] = {}
+    latest = latest_rows(rows)  # what tuned cells choose from, kept current as rows come in
+    unfinished = {c.id for c in todo}
     ok = failed = 0
     bar = tqdm(total=len(todo), unit="cell", disable=not progress, dynamic_ncols=True, file=sys.stderr)
     say = (lambda msg: bar.write(msg, file=sys.stderr)) if log is None else log
@@ -355,10 +372,15 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
     def record(row):
         nonlocal ok, failed
         writer.append(row)
+        unfinished.discard(row["cell_id"])
+        prev = latest.get(row["cell_id"])
+        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
+            latest[row["cell_id"]] = row
         if row["status"] == "ok":
             ok += 1
-            f1 = (row.get("scores") or {}).get("ents_f")
-            f1_text = f"ents_f={f1:.3f} " if isinstance(f1, (int, float)) else ""
+            scores = row.get("scores") or {}
+            name, f1 = ("dev ents_f", scores.get("dev_score")) if row.get("tuning") else ("ents_f", scores.get("ents_f"))
+            f1_text = f"{name}={f1:.3f} " if isinstance(f1, (int, float)) else ""
             say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f}s")
         else:
             failed += 1
@@ -370,11 +392,23 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
         executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
         try:
             while pending or running:
-                while pending and len(running) < capacity:
-                    cell = pending.pop()
+                while len(running) < capacity:
+                    cell = _next_ready(pending, unfinished)
+                    if cell is None and pending and not running:  # cannot happen: trials never wait
+                        cell = pending.pop()
+                    if cell is None:
+                        break
+                    if cell.selection is not None:
+                        try:
+                            cell = resolve(cell, latest)
+                        except TuningError as err:
+                            record(_lost_row(cell, f"tuning: {err}"))
+                            continue
                     future = executor.submit(execute_cell, cell, runner)
                     running[future] = cell
                     status()
+                if not running:
+                    continue  # every pending cell was just recorded as failed
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 broken = False
                 for future in done:
@@ -385,7 +419,8 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
                         broken = True
                         row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
                     except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
-                        row = _lost_row(cell, f"{type(err).__name__}: {err}")
+                        first_line = (str(err).strip().splitlines() or [""])[0]
+                        row = _lost_row(cell, f"the cell did not come back ({type(err).__name__}: {first_line})")
                     record(row)
                 if broken:  # every cell in flight went down with the pool: record them, start afresh
                     for future, cell in list(running.items()):
@@ -401,6 +436,15 @@ def _run_cells(todo, writer, *, workers, runner, threads, ray_address, use_ray, 
         finally:
             bar.close()
     return ok, failed
+
+
+def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
+    """Take the next cell whose tuning trials (if any) all have a row in this run; None when
+    every pending cell waits for a trial still pending or running."""
+    for i in range(len(pending) - 1, -1, -1):
+        if not any(cid in unfinished for cid in trial_ids(pending[i])):
+            return pending.pop(i)
+    return None
 
 
 def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:

@@ -1,22 +1,32 @@
 """Study specs: a YAML grid of corpora x methods x setting values x partitions, expanded to cells.
 
-A cell is one training run. Its training set is described as spaCy config overrides of
-``[corpora.train]`` (see `training_set_overrides`, the one place that knows the reader names),
-so every method of a partition trains on the same sampled sentences and differences are paired.
-Each cell has a stable id (readable fields plus a hash of the config and its overrides) under
-which the runner records it and by which a rerun skips what is done.
+A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
+base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
+training set is the override of ``[corpora.train]`` built by
+`spacy_auc_ner.training.sets.training_set_config`, so every method of a partition trains on
+the same sampled sentences and differences are paired.
+Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
+which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
+block adds tuning trials (cells too, see `study/tuning.py` for the protocol) whose dev scores
+choose the values its reported cells train with.
 """
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
 import yaml
+from spacy.util import load_config
+from thinc.api import Config
 
-from .methods import METHODS
+from ..data.corpora import SPLITS
+from ..data.files import PathLike
+from ..pipeline.scoring import METRICS
+from ..training.sets import dev_set_config, training_set_config
+from .methods import ENCODERS, MethodError, assemble, method_path
+from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
 
-PathLike = Union[str, Path]
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
 SETTINGS: Dict[str, Optional[str]] = {
@@ -27,12 +37,13 @@ SETTINGS: Dict[str, Optional[str]] = {
 }
 # how a setting's value is named in cell ids and results
 VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resampling": "resampler"}
-SPLITS = ("train", "dev", "test")
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
-    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size",
-    "shares", "mask_p", "resamplers", "notes",
+    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
+    "shares", "mask_p", "resamplers", "notes", "tune", "metric",
 }
+# the score a study's tables show unless its spec names another (`metric:`)
+DEFAULT_METRIC = "ents_seqeval_micro_f"
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
@@ -41,55 +52,15 @@ class SpecError(ValueError):
     """A study spec that cannot be expanded; the message names the file and the key."""
 
 
-def training_set_overrides(
-    setting: str, *, size: Optional[int], value: Any, seed: int
-) -> Dict[str, Any]:
-    """Config overrides that build one cell's training set from ``${paths.train}``.
-
-    lowres: `size` sentences sampled with `seed`; imbalance: `size` sentences whose entity
-    tokens make up the share `value`; missing: entity annotations dropped with probability
-    `value`; resampling: the sentences resampled by method `value` ("none": as sampled).
-    `size` None means the whole training file.
-    """
-    if size is None:
-        sample: Dict[str, Any] = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"}
-    else:
-        sample = {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.train}", "n": size, "seed": seed}
-    if setting == "lowres":
-        train = sample
-    elif setting == "imbalance":
-        train = {
-            "@readers": "spacy_auc_ner.EntityRatio.v1",
-            "path": "${paths.train}",
-            "n": size,
-            "ratio": value,
-            "seed": seed,
-        }
-    elif setting == "missing":
-        train = {"@readers": "spacy_auc_ner.MaskedEntities.v1", "corpus": sample, "p": value, "seed": seed}
-    elif setting == "resampling":
-        train = sample if value == "none" else {"@readers": "spacy_auc_ner.Resampled.v1", "corpus": sample, "method": value}
-    else:
-        raise ValueError(f"unknown setting {setting!r}")
-    if train is sample and size is None:
-        return {}
-    return {"corpora.train": train}
-
-
-def dev_set_overrides(dev_size: Optional[int], seed: int) -> Dict[str, Any]:
-    """A fixed sample of the dev file (same for every cell), to make evaluation cheaper."""
-    if dev_size is None:
-        return {}
-    return {
-        "corpora.dev": {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.dev}", "n": dev_size, "seed": seed}
-    }
-
-
 @dataclass
 class MethodSpec:
+    """A method of a study: `config` is a method file assembled onto `base_config`, or, when
+    `base_config` is None, a full training config of the user's."""
+
     name: str
     config: str
     overrides: Dict[str, Any] = field(default_factory=dict)
+    base_config: Optional[str] = None
 
 
 @dataclass
@@ -102,7 +73,7 @@ class Cell:
     setting: str
     size: Optional[int]
     value: Any
-    partition: int
+    partition: Optional[int]  # None for a tuning trial (see `tuning`)
     seed: int
     config: str
     overrides: Dict[str, Any]
@@ -110,15 +81,22 @@ class Cell:
     dev: str
     test: str
     gpu_id: int = -1
+    base_config: Optional[str] = None
     id: str = ""
+    # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
+    tuning: Optional[Dict[str, Any]] = None
+    # a reported cell of a tuned study: the grid points, the ids of their trials and the
+    # selection metric; the runner adds "chosen" when it merges the chosen point
+    selection: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
         if not self.id:
             self.id = cell_id(self)
 
     def describe(self) -> Dict[str, Any]:
-        """The fields a results row carries to identify the cell."""
-        return {
+        """The fields a results row carries to identify the cell (a tuning trial's row also
+        has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
+        row = {
             "cell_id": self.id,
             "study": self.study,
             "corpus": self.corpus,
@@ -128,21 +106,43 @@ class Cell:
             "value": self.value,
             "partition": self.partition,
             "seed": self.seed,
+            "encoder": encoder_of(self.base_config),
         }
+        if self.tuning is not None:
+            row["tuning"] = self.tuning
+        if self.selection is not None and "chosen" in self.selection:
+            row["tuned"] = self.selection["chosen"]
+        return row
+
+    def training_config(self) -> Config:
+        """The cell's full training config: its method assembled onto its base (or its own
+        full config), with the cell's overrides; not interpolated."""
+        if self.base_config is None:
+            return load_config(self.config, overrides=self.overrides, interpolate=False)
+        return assemble(self.base_config, self.config, self.overrides)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
 def cell_id(cell: Cell) -> str:
-    """Readable fields plus a hash of what the run trains (config file name and overrides).
+    """Readable fields plus a hash of what the run trains (method or config file name, base
+    config name, overrides).
 
     Paths are left out so that moving the corpora or configs does not invalidate results;
-    changing an override does, so that stale results are never mistaken for new ones.
+    changing an override or the encoder does, so that stale results are never mistaken for new
+    ones (and rows written before methods had their own files, under other keys, never match).
+    A tuned reported cell's hash covers its grid and selection metric (not the chosen values,
+    which its trials decide); a trial's overrides hold its grid point and tuning seed.
     """
-    payload = json.dumps(
-        {"config": Path(cell.config).name, "overrides": cell.overrides}, sort_keys=True, default=str
-    )
+    content: Dict[str, Any] = {
+        "method_config": Path(cell.config).name,
+        "base_config": Path(cell.base_config).name if cell.base_config else None,
+        "overrides": cell.overrides,
+    }
+    if cell.selection is not None:
+        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
+    payload = json.dumps(content, sort_keys=True, default=str)
     digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
     parts = [cell.corpus, cell.method]
     if cell.size is not None:
@@ -150,8 +150,18 @@ def cell_id(cell: Cell) -> str:
     value_name = VALUE_NAMES[cell.setting]
     if value_name is not None:
         parts.append(f"{value_name}={_fmt(cell.value)}")
-    parts.append(f"p{cell.partition}")
+    if cell.tuning is not None:
+        parts += [f"tune{cell.tuning['partition']}", point_label(cell.tuning["point"])]
+    else:
+        parts.append(f"p{cell.partition}")
     return "/".join(parts) + "#" + digest
+
+
+def encoder_of(base_config: Optional[str]) -> Optional[str]:
+    """The encoder family of a base config file (None for a full config of the user's)."""
+    if base_config is None:
+        return None
+    return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)
 
 
 def _fmt(value: Any) -> str:
@@ -169,62 +179,137 @@ class StudySpec:
     partitions: int
     seed: int = 0
     overrides: Dict[str, Any] = field(default_factory=dict)
+    encoder: str = "cpu"
     gpu_id: int = -1
     runner: Optional[str] = None
     dev_size: Optional[int] = None
     description: str = ""
     source: str = "<spec>"
+    tune: Optional[TuneSpec] = None
+    metric: str = DEFAULT_METRIC
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
-        for the first partition rather than all partitions of a few sizes."""
+        for the first partition rather than all partitions of a few sizes. A tuned study's
+        trials come first, each group's grid together; its reported cells wait for them."""
         out = []
         for partition in range(self.partitions):
             seed = self.seed + partition
             for corpus, paths in self.corpora.items():
                 for size in self.sizes:
                     for value in self.values:
+                        train = training_set_config(self.setting, size, value, seed)
+                        dev = dev_set_config(self.dev_size, self.seed)
                         for method in self.methods:
-                            overrides = {
-                                **method.overrides,
-                                **self.overrides,
-                                **paths.get("overrides", {}),
-                                "system.seed": seed,
-                                **dev_set_overrides(self.dev_size, self.seed),
-                                **training_set_overrides(self.setting, size=size, value=value, seed=seed),
-                            }
-                            out.append(
-                                Cell(
-                                    study=self.name,
-                                    corpus=corpus,
-                                    method=method.name,
-                                    setting=self.setting,
-                                    size=size,
-                                    value=value,
-                                    partition=partition,
-                                    seed=seed,
-                                    config=method.config,
-                                    overrides=overrides,
-                                    train=str(paths["train"]),
-                                    dev=str(paths["dev"]),
-                                    test=str(paths["test"]),
-                                    gpu_id=self.gpu_id,
-                                )
-                            )
+                            out.append(self._cell(corpus, paths, size, value, method, partition, seed))
+        if self.tune is None:
+            return out
+        return self._tuning_trials() + [self._with_selection(cell) for cell in out]
+
+    def _cell(self, corpus, paths, size, value, method, partition, seed, tuning=None) -> "Cell":
+        dev = dev_set_config(self.dev_size, self.seed)
+        overrides = {
+            **method.overrides,
+            **self.overrides,
+            **paths.get("overrides", {}),
+            "system.seed": seed,
+            **({"corpora.dev": dev} if dev is not None else {}),
+            "corpora.train": training_set_config(self.setting, size, value, seed),
+            **(tuning["point"] if tuning else {}),
+        }
+        return Cell(
+            study=self.name,
+            corpus=corpus,
+            method=method.name,
+            setting=self.setting,
+            size=size,
+            value=value,
+            partition=partition,
+            seed=seed,
+            config=method.config,
+            overrides=overrides,
+            train=str(paths["train"]),
+            dev=str(paths["dev"]),
+            test=str(paths["test"]),
+            gpu_id=self.gpu_id,
+            base_config=method.base_config,
+            tuning=tuning,
+        )
+
+    def _tuning_trials(self) -> List["Cell"]:
+        """Per corpus x size x value x method: every grid point on every tuning partition."""
+        assert self.tune is not None
+        out = []
+        for corpus, paths in self.corpora.items():
+            for size in self.sizes:
+                for value in self.values:
+                    for method in self.methods:
+                        for t, seed in enumerate(self.tune.seeds(self.seed)):
+                            for point in self.tune.points():
+                                tuning = {"partition": t, "point": point}
+                                out.append(self._cell(corpus, paths, size, value, method, None, seed, tuning))
         return out
+
+    def _with_selection(self, cell: "Cell") -> "Cell":
+        """A reported cell that trains with the grid point its group's trials choose."""
+        assert self.tune is not None
+        points = self.tune.points()
+        trials = [
+            [
+                self._cell(
+                    cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
+                    self._method(cell.method), None, seed, {"partition": t, "point": point},
+                ).id
+                for t, seed in enumerate(self.tune.seeds(self.seed))
+            ]
+            for point in points
+        ]
+        selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
+        return Cell(**{**cell.to_dict(), "id": "", "selection": selection})
+
+    def _method(self, name: str) -> MethodSpec:
+        return next(m for m in self.methods if m.name == name)
 
     def check_files(self) -> None:
         """Fail before any training when a config or corpus file is missing."""
         problems = []
         for method in self.methods:
-            if not Path(method.config).exists():
-                problems.append(f"method {method.name!r}: config {method.config} not found")
+            for path in filter(None, (method.config, method.base_config)):
+                if not Path(path).exists():
+                    problems.append(f"method {method.name!r}: config {path} not found")
         for corpus, paths in self.corpora.items():
             for split in SPLITS:
                 if not Path(paths[split]).exists():
                     problems.append(f"corpus {corpus!r}: {split} file {paths[split]} not found")
         if problems:
             raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+    def check_tuning(self) -> None:
+        """Fail before any training when a grid key names nothing in a method's config, as
+        assembled for its cells (the method's config file with the cell's overrides).
+        Methods whose config file is missing are left to `check_files`."""
+        if self.tune is None:
+            return
+        from .tuning import grid_key_problems
+
+        configs = {}
+        for cell in self.cells():
+            if cell.tuning is not None or cell.method in configs or not Path(cell.config).exists():
+                continue
+            base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
+            plain = Cell(**{**cell.to_dict(), "id": "", "overrides": base, "selection": None})
+            configs[cell.method] = (cell.config, _filled(plain.training_config()))
+        problems = grid_key_problems(self.tune, configs)
+        if problems:
+            raise SpecError(f"{self.source}: " + "; ".join(problems))
+
+
+def _filled(config: Config) -> Config:
+    """The config as spaCy fills it (the factories' defaults written out): method files leave
+    out lines that restate a default, yet a grid may still set them."""
+    from spacy.util import load_model_from_config
+
+    return load_model_from_config(config, auto_fill=True, validate=False).config
 
 
 def load_spec(
@@ -294,7 +379,10 @@ def parse_spec(
     corpora_dir = Path(corpora_dir if corpora_dir is not None else data.get("corpora_dir", "corpus"))
     configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", "configs"))
     corpora = _parse_corpora(data.get("corpora"), corpora_dir, fail)
-    methods = _parse_methods(data.get("methods"), configs_dir, fail)
+    encoder = data.get("encoder", "cpu")
+    if encoder not in ENCODERS:
+        fail(f"encoder: {encoder!r} is not one of {', '.join(ENCODERS)} (the bases {', '.join(ENCODERS.values())} of configs_dir)")
+    methods = _parse_methods(data.get("methods"), configs_dir, encoder, fail)
 
     sizes = data.get("sizes")
     if sizes is None:
@@ -341,7 +429,14 @@ def parse_spec(
     runner = data.get("runner")
     if runner is not None and (not isinstance(runner, str) or ":" not in runner):
         fail(f"runner: {runner!r} is not a 'module:function' path")
+    metric = data.get("metric", DEFAULT_METRIC)
+    if metric not in METRICS:
+        fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
     spec_gpu = data.get("gpu_id", -1)
+    default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
+    tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
+    if tune is not None and partitions > TUNE_SEED_OFFSET:
+        fail(f"partitions: at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
     return StudySpec(
         name=str(name),
         setting=setting,
@@ -352,11 +447,14 @@ def parse_spec(
         partitions=partitions,
         seed=seed,
         overrides=dict(overrides),
+        encoder=encoder,
         gpu_id=int(gpu_id if gpu_id is not None else spec_gpu),
         runner=runner,
         dev_size=dev_size,
         description=str(data.get("description", "")),
+        metric=metric,
         source=source,
+        tune=tune,
     )
 
 
@@ -406,9 +504,11 @@ def _parse_corpora(raw: Any, corpora_dir: Path, fail) -> Dict[str, Dict[str, Any
     return out
 
 
-def _parse_methods(raw: Any, configs_dir: Path, fail) -> List[MethodSpec]:
+def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[MethodSpec]:
+    """Methods by name (a file of configs_dir/methods/, on the spec's encoder), by a named
+    `base` method with the study's own `overrides`, or by a full `config` file of the user's."""
     if not isinstance(raw, list) or not raw:
-        fail(f"methods: a non-empty list of method names or {{name, config|base, overrides}} entries is expected")
+        fail(f"methods: a non-empty list of method names or {{name, base|config, overrides}} entries is expected")
     out: List[MethodSpec] = []
     for i, entry in enumerate(raw):
         if isinstance(entry, str):
@@ -423,17 +523,14 @@ def _parse_methods(raw: Any, configs_dir: Path, fail) -> List[MethodSpec]:
         if not isinstance(overrides, dict):
             fail(f"methods[{i}] ({name}).overrides: a mapping of config keys is expected")
         if "config" in entry and "base" in entry:
-            fail(f"methods[{i}] ({name}): give either 'config' (a file in configs_dir) or 'base' (a method), not both")
+            fail(f"methods[{i}] ({name}): give either 'config' (a full config file) or 'base' (a method), not both")
         if "config" in entry:
-            config, base_overrides = str(entry["config"]), {}
-        else:
-            base = str(entry.get("base", name))
-            if base not in METHODS:
-                fail(
-                    f"methods[{i}]: unknown method {base!r}; known: {', '.join(sorted(METHODS))} "
-                    f"(or define it with 'config: <file.cfg>')"
-                )
-            config, base_overrides = METHODS[base].config, dict(METHODS[base].overrides)
-        out.append(MethodSpec(name, str(configs_dir / config), {**base_overrides, **overrides}))
+            out.append(MethodSpec(name, str(entry["config"]), dict(overrides)))
+            continue
+        try:
+            method_file = method_path(str(entry.get("base", name)), configs_dir)
+        except MethodError as err:
+            fail(f"methods[{i}]: {err} (or define it with 'config: <file.cfg>')")
+        out.append(MethodSpec(name, str(method_file), dict(overrides), base_config=str(configs_dir / ENCODERS[encoder])))
     _check_unique([m.name for m in out], "methods", fail)
     return out

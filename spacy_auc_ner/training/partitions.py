@@ -1,15 +1,17 @@
 """Low-resource training sets on disk: sizes x partitions drawn from one corpus, with a JSON
-manifest. Partition p of size n holds exactly what ``LowResource.v1`` (or ``EntityRatio.v1``)
-yields with n and seed + p, so files and readers are interchangeable."""
-import json
+manifest. Partition p of size n holds exactly what its manifest entry's ``reader`` block (the
+``[corpora.train]`` block of `training_set_config`: ``LowResource.v1``, or ``EntityRatio.v1``)
+yields, so files and readers are interchangeable."""
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-import numpy
 from tqdm import tqdm
 
-from ..data.columns import DataError, label_arrays, read_sentences, write_sentences
+from ..data.columns import DataError, read_sentences, write_sentences
+from ..data.entity_arrays import EntityArrays
+from ..data.files import write_json
 from .readers import draw_entity_ratio, draw_indices
+from .sets import training_set_config
 
 
 def write_partitions(
@@ -30,25 +32,21 @@ def write_partitions(
     if too_big:
         raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
     if entity_percent is not None:
-        lengths = numpy.asarray([len(s.tokens) for s in sentences])
-        prefix, _, _ = label_arrays(sentences)
-        ents = numpy.bincount(numpy.repeat(numpy.arange(len(lengths)), lengths), weights=(prefix > 0).astype("f8"), minlength=len(lengths))
+        gold = EntityArrays.from_sentences(sentences)
+        lengths, ents = gold.lengths, gold.entity_tokens()
     entries: List[dict] = []
     for n in sizes:
         for p in range(partitions):
             entry = {"size": n, "partition": p, "seed": seed + p, "path": f"n{n}-p{p}.{fmt}"}
             if entity_percent is None:
                 entry["sentence_ids"] = draw_indices(len(sentences), n, seed + p, where=input_path)
-                entry["reader"] = {"@readers": "spacy_auc_ner.LowResource.v1", "n": n, "seed": seed + p}
+                entry["reader"] = training_set_config("lowres", n, None, seed + p, path=str(input_path))
             else:
                 ids, reached = draw_entity_ratio(lengths, ents, n, entity_percent, seed + p, tolerance, where=input_path)
                 entry["sentence_ids"], entry["entity_percent"] = ids, round(reached, 4)
-                entry["reader"] = {
-                    "@readers": "spacy_auc_ner.EntityRatio.v1", "n": n, "percent": entity_percent,
-                    "seed": seed + p, "tolerance": tolerance,
-                }
+                share = entity_percent / 100.0
+                entry["reader"] = {**training_set_config("imbalance", n, share, seed + p, path=str(input_path)), "tolerance": tolerance}
             entries.append(entry)
-    output_dir.mkdir(parents=True, exist_ok=True)
     for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
         write_sentences(output_dir / entry["path"], [sentences[i] for i in entry["sentence_ids"]])
     manifest = {
@@ -60,5 +58,5 @@ def write_partitions(
         "entity_percent": entity_percent,
         "files": entries,
     }
-    (output_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    write_json(output_dir / "manifest.json", manifest, indent=1)
     return manifest

@@ -31,18 +31,18 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH, SPACY
+from spacy.attrs import ORTH, SPACY
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
 from ..data.columns import DataError, read_docs
-from .resampling import METHODS, VARIANTS, frequencies, rareness, type_counts
+from ..data.entity_arrays import EntityArrays
+from .resampling import METHODS, VARIANTS, frequencies, rareness
 
 Reader = Callable[[Language], Iterable[Example]]
 logger = logging.getLogger(__name__)
-_IOB_I, _IOB_B = 1, 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,23 +66,9 @@ def _example(nlp: Language, reference: Doc) -> Example:
     return Example(Doc(nlp.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist()), reference)
 
 
-def entity_arrays(examples: Sequence[Example]) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
-    """Sentence lengths (S,), the flat type index of every gold token (N,; -1 when not an
-    entity token or missing) and the sorted entity types, from the reference Docs."""
-    lengths = numpy.asarray([len(eg.reference) for eg in examples], dtype="i8")
-    if not len(examples) or lengths.sum() == 0:
-        return lengths, numpy.zeros((0,), dtype="i8"), []
-    arr = numpy.concatenate([eg.reference.to_array([ENT_IOB, ENT_TYPE]).reshape(-1, 2) for eg in examples])
-    is_ent = (arr[:, 0] == _IOB_B) | (arr[:, 0] == _IOB_I)
-    hashes, inverse = numpy.unique(arr[:, 1][is_ent], return_inverse=True)
-    strings = examples[0].reference.vocab.strings
-    names = [strings[int(h)] for h in hashes]
-    order = numpy.argsort(names)
-    rank = numpy.empty_like(order)
-    rank[order] = numpy.arange(len(order))
-    type_index = numpy.full(len(arr), -1, dtype="i8")
-    type_index[is_ent] = rank[inverse.ravel()]
-    return lengths, type_index, sorted(names)
+def gold_arrays(examples: Sequence[Example]) -> EntityArrays:
+    """The gold entities of the examples' reference Docs as flat arrays."""
+    return EntityArrays.from_docs(eg.reference for eg in examples)
 
 
 def _report(text: str) -> None:
@@ -154,11 +140,10 @@ class EntityRatioCorpus:
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         examples = _load(nlp, self.path, self.corpus, "EntityRatio.v1")
-        lengths, type_index, _ = entity_arrays(examples)
-        ent = numpy.bincount(numpy.repeat(numpy.arange(len(lengths)), lengths), weights=(type_index >= 0).astype("f8"), minlength=len(lengths))
+        gold = gold_arrays(examples)
         where = self.path or "corpus"
         self.indices, self.reached = draw_entity_ratio(
-            lengths, ent, self.n, self.percent, self.seed, self.tolerance, where=where
+            gold.lengths, gold.entity_tokens(), self.n, self.percent, self.seed, self.tolerance, where=where
         )
         if not self._reported:
             _report(f"EntityRatio: {self.n} sentences of {where} with {self.reached:.2f}% entity tokens (target {self.percent}%)")
@@ -316,14 +301,13 @@ class ResampledCorpus:
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         examples = list(self.corpus(nlp))
-        lengths, type_index, types = entity_arrays(examples)
+        gold = gold_arrays(examples)
+        types = gold.types
         if self.rareness is None:
-            totals = numpy.bincount(type_index[type_index >= 0], minlength=len(types))
-            r = rareness(totals, int(lengths.sum()), self.base) if types else numpy.zeros(0)
+            r = rareness(gold.type_tokens(), int(gold.lengths.sum()), self.base) if types else numpy.zeros(0)
             self.types, self.rareness = types, dict(zip(types, r.tolist()))
         r = numpy.asarray([self.rareness.get(t, 0.0) for t in types])
-        counts = type_counts(lengths, type_index, len(types))
-        self.frequencies = frequencies(counts, lengths, r, self.method, self.variant)
+        self.frequencies = frequencies(gold.type_counts(), gold.lengths, r, self.method, self.variant)
         order = numpy.repeat(numpy.arange(len(examples)), self.frequencies).tolist()
         if self.shuffle:
             random.Random(self.seed).shuffle(order)

@@ -16,22 +16,13 @@ from typing import Sequence, Tuple
 
 import numpy
 
+from ..data.entity_arrays import type_counts
 from ..data.statistics import rareness
 
 METHODS = ("sC", "sCR", "sCRD", "nsCRD")
 VARIANTS = ("paper", "code")
 # ceil() tolerance, so that a value that is an integer up to float rounding is not pushed up
 _EPS = 1e-9
-
-
-def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
-    """(S, T) c(t, s) from sentence lengths and the flat (N,) type index of every token (-1
-    for O), as :func:`spacy_auc_ner.data.columns.label_arrays` gives it."""
-    lengths = numpy.asarray(lengths, dtype="i8")
-    sent = numpy.repeat(numpy.arange(len(lengths)), lengths)
-    is_ent = numpy.asarray(type_index) >= 0
-    flat = sent[is_ent] * n_types + numpy.asarray(type_index)[is_ent]
-    return numpy.bincount(flat, minlength=len(lengths) * n_types).reshape(len(lengths), n_types)
 
 
 def frequencies(

@@ -1,0 +1,54 @@
+"""Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1.
+
+Bad paths, permissions, malformed data, bad specs or options, a study lock held by another
+run: the package raises them as :class:`DataError`, :class:`SpecError`, :class:`StudyError`,
+``OSError`` or ``ValueError``, each with a message naming the file and line or the key, and
+:func:`one_line_errors` prints that message alone. Writers write whole files or nothing
+(:func:`spacy_auc_ner.data.files.atomic_output`), so a failed command leaves no partial
+output. Anything else is a bug and keeps its traceback; set ``SPACY_AUC_NER_TRACEBACK=1`` to
+see the traceback of an expected failure too.
+"""
+import functools
+import os
+import re
+from typing import Callable, NoReturn
+
+import typer
+
+from ..data.files import DataError, os_error_text
+from ..study.runner import StudyError
+from ..study.spec import SpecError
+
+EXIT_ERROR = 1  # an expected failure (also `study run --strict` when a cell failed)
+EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError)
+
+
+_NEWLINES = re.compile(r"\s*\n\s*")
+
+
+def error_text(err: BaseException) -> str:
+    """The error's message on one line."""
+    text = os_error_text(err) if isinstance(err, OSError) else str(err) or type(err).__name__
+    return _NEWLINES.sub(" ", text).strip()
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``Error: message`` (one line) to stderr and exit with `EXIT_ERROR`."""
+    one_line = _NEWLINES.sub(" ", message).strip()
+    typer.echo(f"Error: {one_line}", err=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def one_line_errors(command: Callable) -> Callable:
+    """Decorate a typer command so that expected failures end it through :func:`fail`."""
+
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except EXPECTED as err:
+            if os.environ.get("SPACY_AUC_NER_TRACEBACK"):
+                raise
+            fail(error_text(err))
+
+    return run

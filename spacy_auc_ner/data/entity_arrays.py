@@ -1,0 +1,91 @@
+"""The gold entities of a corpus as flat arrays, and the counts made from them.
+
+The one place that turns sentences into the numbers that corpus statistics (Table I), the
+entity-share draw (``EntityRatio.v1``, ``partition --entity-percent``) and sentence-level
+resampling count: per sentence its length, per token its BIO prefix and the index of its
+entity type. Built from column-file sentences or from Docs (through ``Doc.to_array``, no
+Token objects); a token with missing entity annotation counts as O.
+"""
+from typing import Iterable, List, NamedTuple, Sequence
+
+import numpy
+
+# prefix codes of `EntityArrays.prefix`
+PREFIX_O, PREFIX_B, PREFIX_I = 0, 1, 2
+# spaCy's ENT_IOB codes (0 is missing annotation)
+_IOB_I, _IOB_B = 1, 3
+
+
+class EntityArrays(NamedTuple):
+    """lengths (S,) tokens per sentence; prefix (N,) 0 O, 1 B, 2 I for every token of the
+    corpus in order; type_index (N,) index into ``types`` (-1 for O); types sorted."""
+
+    lengths: numpy.ndarray
+    prefix: numpy.ndarray
+    type_index: numpy.ndarray
+    types: List[str]
+
+    @classmethod
+    def from_sentences(cls, sentences: Sequence) -> "EntityArrays":
+        """From :class:`~spacy_auc_ner.data.columns.Sentence` tuples (BIO label strings)."""
+        labels = [lab for s in sentences for lab in s.labels]
+        types = sorted({lab[2:] for lab in labels if lab != "O"})
+        index = {t: i for i, t in enumerate(types)}
+        codes = {"O": PREFIX_O, "B": PREFIX_B, "I": PREFIX_I}
+        prefix = numpy.fromiter((codes[lab[0]] for lab in labels), dtype="i8", count=len(labels))
+        type_index = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i8", count=len(labels))
+        lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
+        return cls(lengths, prefix, type_index, types)
+
+    @classmethod
+    def from_docs(cls, docs: Iterable) -> "EntityArrays":
+        """From Docs: their ``ENT_IOB`` and ``ENT_TYPE`` arrays."""
+        from spacy.attrs import ENT_IOB, ENT_TYPE
+
+        docs = list(docs)
+        lengths = numpy.asarray([len(doc) for doc in docs], dtype="i8")
+        if int(lengths.sum()) == 0:
+            empty = numpy.zeros((0,), dtype="i8")
+            return cls(lengths, empty, empty.copy(), [])
+        arr = numpy.concatenate([doc.to_array([ENT_IOB, ENT_TYPE]).reshape(-1, 2) for doc in docs])
+        iob = arr[:, 0]
+        prefix = numpy.full(len(arr), PREFIX_O, dtype="i8")
+        prefix[iob == _IOB_B] = PREFIX_B
+        prefix[iob == _IOB_I] = PREFIX_I
+        is_ent = prefix != PREFIX_O
+        hashes, inverse = numpy.unique(arr[:, 1][is_ent], return_inverse=True)
+        strings = docs[0].vocab.strings
+        names = [strings[int(h)] for h in hashes]
+        order = numpy.argsort(names)
+        rank = numpy.empty_like(order)
+        rank[order] = numpy.arange(len(order))
+        type_index = numpy.full(len(arr), -1, dtype="i8")
+        type_index[is_ent] = rank[inverse.ravel()]
+        return cls(lengths, prefix, type_index, sorted(names))
+
+    def type_counts(self) -> numpy.ndarray:
+        """(S, T) c(t, s): tokens of entity type t in sentence s."""
+        return type_counts(self.lengths, self.type_index, len(self.types))
+
+    def entity_tokens(self) -> numpy.ndarray:
+        """(S,) entity tokens (B or I, any type) in each sentence."""
+        return self.type_counts().sum(axis=1)
+
+    def type_tokens(self) -> numpy.ndarray:
+        """(T,) tokens of each entity type in the corpus."""
+        return numpy.bincount(self.type_index[self.type_index >= 0], minlength=len(self.types))
+
+    def mentions(self) -> numpy.ndarray:
+        """(T,) entities (B tokens) of each type in the corpus."""
+        return numpy.bincount(self.type_index[self.prefix == PREFIX_B], minlength=len(self.types))
+
+
+def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
+    """(S, T) c(t, s) from sentence lengths (S,) and the flat (N,) type index of every token
+    (-1 for O): one bincount over sentence x type."""
+    lengths = numpy.asarray(lengths, dtype="i8")
+    type_index = numpy.asarray(type_index)
+    sentence = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    is_ent = type_index >= 0
+    flat = sentence[is_ent] * n_types + type_index[is_ent]
+    return numpy.bincount(flat, minlength=len(lengths) * n_types).reshape(len(lengths), n_types)

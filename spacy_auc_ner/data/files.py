@@ -1,0 +1,86 @@
+"""Paths, the one-line data error, and writing output files whole or not at all.
+
+Every file the package writes (``.spacy``, ``.tsv``, JSON manifests and summaries, reports,
+plots) goes through :func:`atomic_output`: the writer fills a temporary file in the target
+folder, which is renamed onto the target only when the writer finished. A failure (a bad
+input found half way, a full disk, a kill) leaves the target as it was, never half written,
+and an ``OSError`` (a folder that cannot be created, no permission) becomes one
+:class:`DataError` line naming the path.
+"""
+import json
+import math
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Union
+
+PathLike = Union[str, Path]
+
+
+class DataError(ValueError):
+    """Bad input data or settings: the message is one line naming the file and line (or key)."""
+
+
+def os_error_text(err: OSError) -> str:
+    """An OSError as one line: ``path: reason`` (``No such file or directory``, ...)."""
+    reason = err.strerror or type(err).__name__
+    if err.filename is not None and err.filename2 is not None:
+        return f"{err.filename} -> {err.filename2}: {reason}"
+    if err.filename is not None:
+        return f"{err.filename}: {reason}"
+    return str(err) or reason
+
+
+@contextmanager
+def atomic_output(path: PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path`` (same suffix, so writers that pick a format
+    from it still work); rename it onto ``path`` when the block ends without error, delete
+    it otherwise. Parent folders are created. OSErrors are raised as DataError."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+        os.close(fd)
+    except OSError as err:
+        raise DataError(f"{path}: cannot write here ({os_error_text(err)})") from None
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; give what open() would
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise DataError(f"{path}: cannot write ({os_error_text(err)})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: PathLike, text: str) -> None:
+    """Write a UTF-8 text file atomically."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: PathLike, data: Any, indent: int = 2) -> None:
+    """Write JSON (and a final newline) atomically. NaN and infinities, which JSON cannot
+    hold, are written as null."""
+    write_text(path, json.dumps(finite_or_none(data), indent=indent, allow_nan=False, default=str) + "\n")
+
+
+def finite_or_none(data: Any) -> Any:
+    """``data`` with every NaN or infinite float (in nested dicts, lists, tuples) as None."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite_or_none(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite_or_none(v) for v in data]
+    return data
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
