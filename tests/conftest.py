@@ -1,6 +1,4 @@
-import functools
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,16 +34,3 @@ def shared_corpus(name: str) -> Path:
         pytest.skip(f"corpus {name} not found under {SHARED_DATA} (set SPACY_AUC_NER_DATA to a folder with <corpus>/train.tsv)")
     return path
 
-
-@functools.lru_cache(maxsize=None)
-def full_configs_dir() -> Path:
-    """A temporary folder with the full training config of every CPU method, assembled from
-    configs/base_cpu.cfg and configs/methods/ as `spacy-auc-ner config` writes them (for tests
-    that hand a config file to a command)."""
-    from spacy_auc_ner.study.methods import method_config, method_names
-
-    repo_configs = Path(__file__).resolve().parents[1] / "configs"
-    out = Path(tempfile.mkdtemp(prefix="spacy_auc_ner_configs_"))
-    for name in method_names(repo_configs):
-        method_config(name, "cpu", repo_configs).to_disk(out / f"{name}.cfg")
-    return out

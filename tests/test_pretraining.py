@@ -14,15 +14,24 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError
+from spacy_auc_ner.study.methods import method_config
 from spacy_auc_ner.training.pretraining import pretraining_config
 from toy_data import TOY
 
-from conftest import full_configs_dir  # noqa: E402
-
 CONFIGS = Path(__file__).parents[1] / "configs"
-FULL_CONFIGS = full_configs_dir()  # the methods' full configs, assembled
 CHARACTERS = CONFIGS / "pretrain" / "characters.cfg"
 runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def full_configs(tmp_path_factory):
+    """The full training configs of some methods (`spacy-auc-ner config NAME`)."""
+    folder = tmp_path_factory.mktemp("configs")
+    paths = {}
+    for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):
+        paths[name] = folder / f"{name}.cfg"
+        method_config(name, "cpu", CONFIGS).to_disk(paths[name])
+    return paths
 
 
 @pytest.fixture
@@ -34,18 +43,18 @@ def data(tmp_path):
 
 
 @pytest.mark.parametrize("base,component,layer,pipeline", [
-    ("ova_auc.cfg", "auc_ner", "tok2vec", ["auc_ner"]),
-    ("bilstm_crf.cfg", "auc_ner", "tok2vec", ["auc_ner"]),
-    ("spacy_ner.cfg", "tok2vec", "", ["tok2vec", "ner"]),
+    ("ova_auc_all", "auc_ner", "tok2vec", ["auc_ner"]),
+    ("bilstm_crf", "auc_ner", "tok2vec", ["auc_ner"]),
+    ("spacy_ner", "tok2vec", "", ["tok2vec", "ner"]),
 ])
-def test_merged_config_names_the_encoder(base, component, layer, pipeline):
-    config = pretraining_config(FULL_CONFIGS / base, CHARACTERS)
+def test_merged_config_names_the_encoder(base, component, layer, pipeline, full_configs):
+    config = pretraining_config(full_configs[base], CHARACTERS)
     assert config["pretraining"]["component"] == component and config["pretraining"]["layer"] == layer
     assert config["nlp"]["pipeline"] == pipeline
     assert config["pretraining"]["objective"]["@architectures"] == "spacy.PretrainCharacters.v1"
     assert config["corpora"]["pretrain"]["path"] == "${paths.raw_text}"
     assert config["initialize"]["init_tok2vec"] == "${paths.init_tok2vec}"
-    original = load_config(FULL_CONFIGS / base, interpolate=False)
+    original = load_config(full_configs[base], interpolate=False)
     assert config["training"]["max_steps"] == original["training"]["max_steps"]
     if component == "tok2vec":
         # spaCy's ner: the same encoder block, moved into a tok2vec pipe the ner listens to
@@ -58,10 +67,10 @@ def _weights(nlp, config):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", ["ova_auc.cfg", "spacy_ner.cfg"])
-def test_spacy_pretrain_then_init_tok2vec_loads_the_weights(data, base):
+@pytest.mark.parametrize("base", ["ova_auc_all", "spacy_ner"])
+def test_spacy_pretrain_then_init_tok2vec_loads_the_weights(data, base, full_configs):
     merged = data / "pretrain.cfg"
-    result = runner.invoke(app, ["pretrain-config", str(FULL_CONFIGS / base), str(CHARACTERS), str(merged)])
+    result = runner.invoke(app, ["pretrain-config", str(full_configs[base]), str(CHARACTERS), str(merged)])
     assert result.exit_code == 0, result.output
     overrides = {"paths.raw_text": str(data / "raw.jsonl"), "pretraining.max_epochs": 1, "paths.train": str(data / "train.spacy"), "paths.dev": str(data / "train.spacy")}
     config = load_config(merged, overrides=overrides, interpolate=False)
@@ -75,21 +84,21 @@ def test_spacy_pretrain_then_init_tok2vec_loads_the_weights(data, base):
     fresh = init_nlp(load_config(merged, overrides=overrides, interpolate=False))
     assert _weights(fresh, config) != weights
     # the same weights through a base config with its empty [pretraining] are silently ignored
-    base_config = load_config(FULL_CONFIGS / base, overrides={k: v for k, v in overrides.items() if k in ("paths.train", "paths.dev")}, interpolate=False)
+    base_config = load_config(full_configs[base], overrides={k: v for k, v in overrides.items() if k in ("paths.train", "paths.dev")}, interpolate=False)
     base_config["paths"]["init_tok2vec"] = str(data / "weights" / "model-last.bin")
-    if base == "ova_auc.cfg":
+    if base == "ova_auc_all":
         ignored = init_nlp(base_config)
         assert ignored.get_pipe("auc_ner").model.get_ref("tok2vec").to_bytes() != weights
 
 
-def test_vectors_fragment_and_errors(tmp_path):
-    config = pretraining_config(FULL_CONFIGS / "ova_auc.cfg", CONFIGS / "pretrain" / "vectors.cfg")
+def test_vectors_fragment_and_errors(tmp_path, full_configs):
+    config = pretraining_config(full_configs["ova_auc_all"], CONFIGS / "pretrain" / "vectors.cfg")
     assert config["pretraining"]["objective"]["@architectures"] == "spacy.PretrainVectors.v1"
     with pytest.raises(DataError, match="no pipe 'tagger'"):
-        pretraining_config(FULL_CONFIGS / "ova_auc.cfg", CHARACTERS, component="tagger")
+        pretraining_config(full_configs["ova_auc_all"], CHARACTERS, component="tagger")
     (tmp_path / "empty.cfg").write_text("[paths]\nraw_text = null\n")
     with pytest.raises(DataError, match=r"empty\.cfg: has no \[pretraining\] block"):
-        pretraining_config(FULL_CONFIGS / "ova_auc.cfg", tmp_path / "empty.cfg")
+        pretraining_config(full_configs["ova_auc_all"], tmp_path / "empty.cfg")
     result = runner.invoke(app, ["pretrain-config", str(tmp_path / "none.cfg"), str(CHARACTERS), str(tmp_path / "out.cfg")])
     assert result.exit_code == 1 and result.stderr.strip() == f"Error: {tmp_path / 'none.cfg'}: no such config file"
     assert not (tmp_path / "out.cfg").exists()

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
+from spacy_auc_ner.study.methods import method_config
 from spacy_auc_ner.training import self_training
 from spacy_auc_ner.training.readers import create_low_resource
 from spacy_auc_ner.training.self_training import (
@@ -24,10 +25,7 @@ from spacy_auc_ner.training.self_training import (
 )
 from toy_data import TOY, make_examples
 
-from conftest import full_configs_dir  # noqa: E402
-
 CONFIGS = Path(__file__).parents[1] / "configs"
-FULL_CONFIGS = full_configs_dir()  # the methods' full configs, assembled
 runner = CliRunner()
 # a handful of steps on a small encoder: the plumbing, not the accuracy
 SMALL = {
@@ -42,6 +40,17 @@ def _one_line_error(result):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     return lines[0]
+
+
+@pytest.fixture(scope="module")
+def full_configs(tmp_path_factory):
+    """The full training configs of some methods (`spacy-auc-ner config NAME`)."""
+    folder = tmp_path_factory.mktemp("configs")
+    paths = {}
+    for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):
+        paths[name] = folder / f"{name}.cfg"
+        method_config(name, "cpu", CONFIGS).to_disk(paths[name])
+    return paths
 
 
 @pytest.fixture(scope="module")
@@ -191,9 +200,9 @@ def test_label_pool_counts_and_keep_empty(trained):
 
 
 @pytest.mark.slow
-def test_self_train_rounds_end_to_end(corpus):
+def test_self_train_rounds_end_to_end(corpus, full_configs):
     out = corpus / "st"
-    records = self_train(FULL_CONFIGS / "spacy_ner.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
+    records = self_train(full_configs["spacy_ner"], out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
                          pool=corpus / "pool.txt", rounds=2, threshold=0.0, overrides=SMALL, progress=False)
     assert [r["round"] for r in records] == [0, 1, 2]
     lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
@@ -211,7 +220,7 @@ def test_self_train_rounds_end_to_end(corpus):
     assert saved["paths"]["train"] == str(out / "round-1" / "train.spacy")
 
 
-def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkeypatch, trained):
+def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkeypatch, trained, full_configs):
     teacher = corpus / "teacher"
     trained["auc_ner"].to_disk(teacher)
     calls = []
@@ -223,7 +232,7 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     monkeypatch.setattr(self_training, "train_config", failing)
     out = corpus / "st"
     with pytest.raises(RuntimeError, match="training failed"):
-        self_train(FULL_CONFIGS / "ova_auc.cfg", out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
+        self_train(full_configs["ova_auc_all"], out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
                    pool=corpus / "pool.txt", rounds=2, threshold=0.5, teacher=teacher, progress=False)
     # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
     assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
@@ -231,10 +240,10 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
     kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
     with pytest.raises(DataError, match="already holds a self-training run"):
-        self_train(FULL_CONFIGS / "ova_auc.cfg", out, **kwargs)
+        self_train(full_configs["ova_auc_all"], out, **kwargs)
     (out / "round-3").mkdir()
     with pytest.raises(RuntimeError, match="training failed"):
-        self_train(FULL_CONFIGS / "ova_auc.cfg", out, overwrite=True, **kwargs)
+        self_train(full_configs["ova_auc_all"], out, overwrite=True, **kwargs)
     assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
     assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
 
@@ -244,17 +253,17 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     (["--rounds", "0"], "--rounds: expected 1 or more, got 0"),
     (["--low-confidence", "drop"], "--low-confidence: expected one of missing, outside, got 'drop'"),
 ])
-def test_self_train_command_errors(corpus, args, message):
-    base = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+def test_self_train_command_errors(corpus, args, message, full_configs):
+    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
             "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt")]
     assert _one_line_error(runner.invoke(app, base + args)) == f"Error: {message}"
     assert not (corpus / "out").exists()
 
 
-def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus):
+def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus, full_configs):
     (corpus / "out").mkdir()
     (corpus / "out" / "rounds.jsonl").write_text("")
-    base = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
             "--dev", str(corpus / "dev.spacy")]
     line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.txt")]))
     assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it"
@@ -266,10 +275,10 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus):
 
 
 @pytest.mark.slow
-def test_self_train_command_with_a_model_and_overrides(corpus, trained):
+def test_self_train_command_with_a_model_and_overrides(corpus, trained, full_configs):
     teacher = corpus / "teacher"
     trained["ner"].to_disk(teacher)
-    args = ["self-train", str(FULL_CONFIGS / "spacy_ner.cfg"), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
+    args = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
             "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt"), "--model", str(teacher),
             "--rounds", "1", "--threshold", "0.5"]
     for key, value in SMALL.items():
@@ -282,14 +291,14 @@ def test_self_train_command_with_a_model_and_overrides(corpus, trained):
     assert saved["training"]["max_steps"] == 12
 
 
-def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeypatch):
+def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeypatch, full_configs):
     monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
     kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", progress=False)
     with pytest.raises(DataError, match=r"spacy_ner\.cfg: \[trainingx.max_steps\] not a section value that can be overridden"):
-        self_train(FULL_CONFIGS / "spacy_ner.cfg", corpus / "out", overrides={"trainingx.max_steps": 3}, **kwargs)
+        self_train(full_configs["spacy_ner"], corpus / "out", overrides={"trainingx.max_steps": 3}, **kwargs)
     blank = corpus / "blank"
     spacy.blank("en").to_disk(blank)
     with pytest.raises(DataError, match=r"the pipeline \(no pipes\) has no auc_ner or ner pipe"):
-        self_train(FULL_CONFIGS / "spacy_ner.cfg", corpus / "out", teacher=blank, **kwargs)
+        self_train(full_configs["spacy_ner"], corpus / "out", teacher=blank, **kwargs)
     assert not (corpus / "out").exists()
 

@@ -9,14 +9,9 @@ from typing import Optional
 
 import typer
 
-from ..data.columns import DataError
-from .errors import error_text, fail, one_line_errors
+from .errors import one_line_errors
 
 lowres_app = typer.Typer(add_completion=False)
-
-
-def _fail(err: Exception) -> None:
-    fail(error_text(err))
 
 
 @lowres_app.command("pool")
@@ -35,10 +30,7 @@ def pool_command(
     """
     from ..training.self_training import write_pool
 
-    try:
-        n = write_pool(input_path, output_path, size, seed, limit)
-    except DataError as err:
-        _fail(err)
+    n = write_pool(input_path, output_path, size, seed, limit)
     typer.echo(f"Wrote {n} unlabeled sentences to {output_path}", err=True)
 
 
@@ -79,14 +71,11 @@ def self_train_command(
     from ..training.self_training import self_train
 
     overrides = parse_config_overrides(ctx.args)
-    try:
-        records = self_train(
-            config_path, output_dir, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold,
-            teacher=model, low_confidence=low_confidence, keep_empty=keep_empty, component=component,
-            beam_width=beam_width, overrides=overrides, gpu_id=gpu_id, overwrite=overwrite,
-        )
-    except DataError as err:
-        _fail(err)
+    records = self_train(
+        config_path, output_dir, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold,
+        teacher=model, low_confidence=low_confidence, keep_empty=keep_empty, component=component,
+        beam_width=beam_width, overrides=overrides, gpu_id=gpu_id, overwrite=overwrite,
+    )
     for r in records:
         f = r["dev"]["ents_f"]
         typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
@@ -95,7 +84,7 @@ def self_train_command(
 @lowres_app.command("pretrain-config")
 @one_line_errors
 def pretrain_config_command(
-    base: Path = typer.Argument(..., help="Training config whose tok2vec is pretrained, e.g. configs/spacy_ner.cfg."),
+    base: Path = typer.Argument(..., help="Full training config whose tok2vec is pretrained, e.g. configs/full/spacy_ner.cfg."),
     fragment: Path = typer.Argument(..., help="Pretraining settings: configs/pretrain/characters.cfg or configs/pretrain/vectors.cfg."),
     output_path: Path = typer.Argument(..., help="The merged config, for both 'spacy pretrain' and 'spacy train'."),
     component: Optional[str] = typer.Option(None, "--component", help="Pipe whose tok2vec to pretrain (default: found in the pipeline)."),
@@ -108,11 +97,9 @@ def pretrain_config_command(
     """
     from ..training.pretraining import pretraining_config
 
-    try:
-        config = pretraining_config(base, fragment, component)
-    except DataError as err:
-        _fail(err)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    config.to_disk(output_path)
+    from ..data.files import write_text
+
+    config = pretraining_config(base, fragment, component)
+    write_text(output_path, config.to_str(interpolate=False) + "\n")
     p = config["pretraining"]
     typer.echo(f"Wrote {output_path}: pretrains layer {p['layer'] or '(whole model)'!r} of pipe {p['component']!r}", err=True)

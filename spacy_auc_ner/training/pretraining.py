@@ -3,8 +3,8 @@ its tok2vec on raw text and ``spacy train`` can start from the weights.
 
 spaCy pretrains "the layer ``[pretraining] layer`` of the pipe ``[pretraining] component``"
 and, in ``spacy train``, loads ``[initialize] init_tok2vec`` into that same layer, but only
-when the config's ``[pretraining]`` block is filled: with the empty block of ``configs/*.cfg``
-the weights would be silently ignored. :func:`pretraining_config` therefore merges a fragment
+when the config's ``[pretraining]`` block is filled: with the empty block of
+``configs/base_cpu.cfg`` the weights would be silently ignored. :func:`pretraining_config` therefore merges a fragment
 (``configs/pretrain/characters.cfg``: ``[paths] raw_text``, ``[corpora.pretrain]`` and the
 ``[pretraining]`` block) into a base config, fills in spaCy's defaults (``spacy pretrain``
 does not) and names the component and layer:

@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
-import srsly
 from spacy.language import Language
 from spacy.pipeline import EntityRecognizer
-from spacy.tokens import Doc, DocBin, Span
+from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
 from thinc.api import ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
+from ..data.files import write_text
 from ..pipeline.component import AUCNER
 from .readers import draw_indices
 
@@ -122,21 +122,12 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
         raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
     rest = sorted(order[size:] if limit is None else order[size : size + limit])
     plain = [Doc(vocab, words=[t.text for t in docs[i]], spaces=[bool(t.whitespace_) for t in docs[i]]) for i in rest]
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output_path.with_name(f".{output_path.name}.partial")
-    try:
-        if output_path.suffix == ".spacy":
-            DocBin(attrs=["ORTH"], docs=plain, store_user_data=False).to_disk(tmp)
-        else:
-            texts = [doc.text.replace("\n", " ").strip() for doc in plain]
-            if output_path.suffix == ".jsonl":
-                srsly.write_jsonl(tmp, [{"text": t} for t in texts])
-            else:
-                tmp.write_text("".join(t + "\n" for t in texts), encoding="utf8")
-        os.replace(tmp, output_path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    if output_path.suffix == ".spacy":
+        write_docs(output_path, plain)  # no entity annotation to write: every token stays unannotated
+    else:
+        texts = [" ".join(doc.text.split()) for doc in plain]
+        lines = [json.dumps({"text": t}, ensure_ascii=False) for t in texts] if output_path.suffix == ".jsonl" else texts
+        write_text(output_path, "".join(line + "\n" for line in lines))
     return len(plain)
 
 
