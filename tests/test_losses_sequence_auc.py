@@ -5,6 +5,7 @@ settings under their full config keys, the component trains, and the saved pipel
 round-trips."""
 import itertools
 import math
+from pathlib import Path
 
 import numpy
 import pytest
@@ -288,3 +289,44 @@ def test_a_crf_pipeline_loaded_with_the_auc_term_is_a_clear_error(tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\] spacy_auc_ner.CRFWithAUC.v1 learns dam_a .* trained with another loss"):
         spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": CRF_AUC}}})
+
+
+# ---- the method files -----------------------------------------------------------------
+@pytest.mark.parametrize("encoder", ["cpu", "trf"])
+@pytest.mark.parametrize("name", ["crf_auc", "bilstm_crf_auc"])
+def test_methods_are_their_crf_method_with_the_auc_term(name, encoder):
+    from spacy_auc_ner.study.methods import method_config
+
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    cfg = method_config(name, encoder, configs)
+    plain = method_config(name.replace("_auc", ""), encoder, configs)
+    pipe, plain_pipe = cfg["components"]["auc_ner"], plain["components"]["auc_ner"]
+    assert pipe["loss"] == {"@losses": "spacy_auc_ner.CRFWithAUC.v1"}  # mu: the loss's default
+    assert {k: v for k, v in pipe.items() if k != "loss"} == {k: v for k, v in plain_pipe.items() if k != "loss"}
+    loss = registry.resolve({"loss": pipe["loss"]})["loss"]
+    assert loss.mu == 0.1 and isinstance(loss.auc, AUCMargin)
+
+
+@pytest.mark.slow
+def test_spacy_train_runs_crf_auc_and_round_trips(tmp_path, toy_corpus):
+    from spacy.cli.train import train as spacy_train
+
+    from spacy_auc_ner.study.methods import method_config
+
+    config = tmp_path / "crf_auc.cfg"
+    method_config("crf_auc", "cpu", Path(__file__).resolve().parents[1] / "configs").to_disk(config, interpolate=False)
+    overrides = {
+        "paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
+        "training.max_steps": 20, "training.eval_frequency": 10,
+        "components.auc_ner.model.tok2vec.embed.width": 32, "components.auc_ner.model.tok2vec.encode.width": 32,
+        "components.auc_ner.model.tok2vec.encode.depth": 1,
+    }
+    spacy_train(config, tmp_path / "model", overrides=overrides)
+    nlp = spacy.load(tmp_path / "model" / "model-last")
+    head = nlp.get_pipe("auc_ner").model.get_ref("output")
+    assert {"crf_trans", "dam_a", "dam_b", "dam_alpha"} <= set(head.param_names)
+    assert abs(head.get_param("crf_trans")).sum() > 0 and (head.get_param("dam_a") != 1).any()
+    texts = ["Aspirin treats breast cancer in Paris .", "Mary met Anna in Rome ."]
+    before = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "copy")
+    assert [[(e.start, e.end, e.label_) for e in d.ents] for d in spacy.load(tmp_path / "copy").pipe(texts)] == before
