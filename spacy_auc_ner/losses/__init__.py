@@ -8,12 +8,14 @@ from .dice import Dice, make_dice
 from .focal import Focal, make_focal
 from .mom import MoM, make_mom
 from .negative_sampling import NegativeSampling, make_negative_sampling
+from .sequence_auc import CRFWithAUC, make_crf_with_auc
 from .weighted import WeightedCE, make_weighted_ce
 
 __all__ = [
     "AUCMargin",
     "BinaryCE",
     "CRFLoss",
+    "CRFWithAUC",
     "Compositional",
     "Dice",
     "Focal",
@@ -30,6 +32,7 @@ __all__ = [
     "make_binary_ce",
     "make_compositional",
     "make_crf_loss",
+    "make_crf_with_auc",
     "make_dice",
     "make_focal",
     "make_mom",
