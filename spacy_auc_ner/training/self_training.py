@@ -96,6 +96,11 @@ def read_pool(path: PathLike) -> List[PoolItem]:
     return items
 
 
+def tokens_only(doc: Doc) -> Doc:
+    """A Doc with the tokens and spaces of ``doc`` and no annotation."""
+    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+
+
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
     """Unannotated Docs of the pool: texts through the pipeline's tokenizer, token lists as
     they are."""
@@ -121,7 +126,7 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
     if size >= len(docs):
         raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
     rest = sorted(order[size:] if limit is None else order[size : size + limit])
-    plain = [Doc(vocab, words=[t.text for t in docs[i]], spaces=[bool(t.whitespace_) for t in docs[i]]) for i in rest]
+    plain = [tokens_only(docs[i]) for i in rest]
     if output_path.suffix == ".spacy":
         write_docs(output_path, plain)  # no entity annotation to write: every token stays unannotated
     else:
@@ -193,7 +198,7 @@ def pseudo_label(doc: Doc, spans: Sequence[Span], scores: numpy.ndarray, thresho
     as entities, the others missing (or O with ``low_confidence = "outside"``), the rest O.
     Returns it with the numbers of kept and dropped entities."""
     keep = numpy.asarray(scores) >= threshold
-    ref = Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+    ref = tokens_only(doc)
     kept = [Span(ref, s.start, s.end, label=s.label_) for s, k in zip(spans, keep) if k]
     dropped = [Span(ref, s.start, s.end) for s, k in zip(spans, keep) if not k]
     if low_confidence == "missing":
@@ -247,7 +252,7 @@ def train_config(config_path: PathLike, output_dir: Path, overrides: Dict[str, A
 
 def dev_scores(nlp: Language, dev: PathLike) -> Dict[str, Optional[float]]:
     """Entity precision, recall and F1 of ``nlp`` on the gold Docs of ``dev``."""
-    examples = [Example(Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]), d) for d in read_docs(dev, nlp.vocab)]
+    examples = [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)]
     scores = nlp.evaluate(examples)
     return {k: (float(scores[k]) if scores.get(k) is not None else None) for k in ("ents_f", "ents_p", "ents_r")}
 
@@ -394,7 +399,7 @@ def self_train(
             if pseudo:
                 write_docs(partial / "pseudo.spacy", pseudo)
             train_path = partial / "train.spacy"
-            write_docs(train_path, list(read_docs(train, nlp.vocab)) + pseudo)
+            write_docs(train_path, gold + pseudo)
             start = time.perf_counter()
             train_config(config_path, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
             train_seconds = time.perf_counter() - start
