@@ -34,3 +34,18 @@ def shared_corpus(name: str) -> Path:
         pytest.skip(f"corpus {name} not found under {SHARED_DATA} (set SPACY_AUC_NER_DATA to a folder with <corpus>/train.tsv)")
     return path
 
+
+
+@pytest.fixture(scope="module")
+def full_configs(tmp_path_factory):
+    """The full training configs of some CPU methods, as `spacy-auc-ner config NAME` writes them
+    (for tests that hand a config file to a command)."""
+    from spacy_auc_ner.study.methods import method_config
+
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    folder = tmp_path_factory.mktemp("configs")
+    paths = {}
+    for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):
+        paths[name] = folder / f"{name}.cfg"
+        method_config(name, "cpu", configs).to_disk(paths[name])
+    return paths

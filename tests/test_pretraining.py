@@ -14,24 +14,12 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError
-from spacy_auc_ner.study.methods import method_config
 from spacy_auc_ner.training.pretraining import pretraining_config
 from toy_data import TOY
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 CHARACTERS = CONFIGS / "pretrain" / "characters.cfg"
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def full_configs(tmp_path_factory):
-    """The full training configs of some methods (`spacy-auc-ner config NAME`)."""
-    folder = tmp_path_factory.mktemp("configs")
-    paths = {}
-    for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):
-        paths[name] = folder / f"{name}.cfg"
-        method_config(name, "cpu", CONFIGS).to_disk(paths[name])
-    return paths
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """The registered readers: draws, the imbalance generator, masking, resampling, composition."""
 import os
-import random
 from collections import Counter
 from importlib.metadata import entry_points
 from pathlib import Path

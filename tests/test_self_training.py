@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
-from spacy_auc_ner.study.methods import method_config
 from spacy_auc_ner.training import self_training
 from spacy_auc_ner.training.readers import create_low_resource
 from spacy_auc_ner.training.self_training import (
@@ -40,17 +39,6 @@ def _one_line_error(result):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     return lines[0]
-
-
-@pytest.fixture(scope="module")
-def full_configs(tmp_path_factory):
-    """The full training configs of some methods (`spacy-auc-ner config NAME`)."""
-    folder = tmp_path_factory.mktemp("configs")
-    paths = {}
-    for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):
-        paths[name] = folder / f"{name}.cfg"
-        method_config(name, "cpu", CONFIGS).to_disk(paths[name])
-    return paths
 
 
 @pytest.fixture(scope="module")

@@ -198,8 +198,6 @@ class StudySpec:
             for corpus, paths in self.corpora.items():
                 for size in self.sizes:
                     for value in self.values:
-                        train = training_set_config(self.setting, size, value, seed)
-                        dev = dev_set_config(self.dev_size, self.seed)
                         for method in self.methods:
                             out.append(self._cell(corpus, paths, size, value, method, partition, seed))
         if self.tune is None:
@@ -508,7 +506,7 @@ def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[Meth
     """Methods by name (a file of configs_dir/methods/, on the spec's encoder), by a named
     `base` method with the study's own `overrides`, or by a full `config` file of the user's."""
     if not isinstance(raw, list) or not raw:
-        fail(f"methods: a non-empty list of method names or {{name, base|config, overrides}} entries is expected")
+        fail("methods: a non-empty list of method names or {name, base|config, overrides} entries is expected")
     out: List[MethodSpec] = []
     for i, entry in enumerate(raw):
         if isinstance(entry, str):
