@@ -16,11 +16,12 @@ from typing import Callable, NoReturn
 import typer
 
 from ..data.files import DataError, os_error_text
+from ..extras import MissingExtra
 from ..study.runner import StudyError
 from ..study.spec import SpecError
 
 EXIT_ERROR = 1  # an expected failure (also `study run --strict` when a cell failed)
-EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError)
+EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError, MissingExtra)
 
 
 _NEWLINES = re.compile(r"\s*\n\s*")

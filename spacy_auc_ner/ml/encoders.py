@@ -127,7 +127,11 @@ def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None)
 def load_encoder_objects(name: str, tokenizer_config: dict, transformer_config: dict, environ=None):
     """spacy-transformers' HFObjects (tokenizer, transformer, vocab) for the encoder `name`,
     or :class:`EncoderLoadError` naming what was tried."""
-    from spacy_transformers.layers.transformer_model import huggingface_from_pretrained
+    from ..extras import require
+
+    huggingface_from_pretrained = require(
+        "spacy_transformers.layers.transformer_model", "transformers", "a transformer encoder"
+    ).huggingface_from_pretrained
 
     resolved = resolve_encoder_name(name, environ)
     try:
@@ -158,7 +162,11 @@ def build_transformer_encoder(
     ``minilm``, ``$SPACY_AUC_NER_TRANSFORMER``) with a one-line error when it cannot be
     loaded. `frozen`: the transformer is not trained, and each sentence's output is computed
     once and reused (`cache_size` sentences kept; 0 recomputes every time)."""
-    from spacy_transformers.architectures import transformer_tok2vec_v3
+    from ..extras import require
+
+    transformer_tok2vec_v3 = require(
+        "spacy_transformers.architectures", "transformers", "spacy_auc_ner.TransformerEncoder.v1"
+    ).transformer_tok2vec_v3
     from spacy_transformers.layers import TransformerModel
 
     model = transformer_tok2vec_v3(

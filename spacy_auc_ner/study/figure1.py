@@ -92,9 +92,9 @@ def plot_figure1(
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
     """Scatter per panel (title, p_gold, p_other, gold): O, B- and I- tokens in three colours."""
-    import matplotlib
+    from ..extras import require
 
-    matplotlib.use("Agg", force=True)
+    require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     out_stem = Path(out_stem)

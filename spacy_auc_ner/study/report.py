@@ -178,9 +178,9 @@ def plot_results(
 ) -> List[Path]:
     """One figure per setting, one panel per corpus (x size for settings other than lowres):
     mean F1 against the setting's axis, with the confidence band."""
-    import matplotlib
+    from ..extras import require
 
-    matplotlib.use("Agg", force=True)
+    require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     out_dir = Path(out_dir)
