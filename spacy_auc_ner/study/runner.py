@@ -41,7 +41,10 @@ def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split
     (a tuning trial: on the dev split only; it is never scored on test)."""
     from .experiment import train_and_evaluate
+    from .training_extras import POOL_STEPS, run_cell_with_extras
 
+    if any(step in (cell.extras or {}) for step in POOL_STEPS):
+        return run_cell_with_extras(cell)
     return train_and_evaluate(
         cell.training_config(),
         train=cell.train,

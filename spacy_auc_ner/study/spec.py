@@ -25,6 +25,7 @@ from ..data.files import PathLike
 from ..pipeline.scoring import METRICS
 from ..training.sets import dev_set_config, training_set_config
 from .methods import ENCODERS, MethodError, assemble, method_path
+from .training_extras import POOL_STEPS, augmented_block, config_augment, hashable, parse_extras
 from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
 
 
@@ -44,7 +45,7 @@ _TOP_KEYS = {
 }
 # the score a study's tables show unless its spec names another (`metric:`)
 DEFAULT_METRIC = "ents_seqeval_micro_f"
-_METHOD_KEYS = {"name", "config", "base", "overrides", "description"}
+_METHOD_KEYS = {"name", "config", "base", "overrides", "description", "augment", "pretrain", "self_train"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
 
@@ -55,12 +56,14 @@ class SpecError(ValueError):
 @dataclass
 class MethodSpec:
     """A method of a study: `config` is a method file assembled onto `base_config`, or, when
-    `base_config` is None, a full training config of the user's."""
+    `base_config` is None, a full training config of the user's. `extras`: augmentation,
+    pretraining, self-training (`study/training_extras.py`)."""
 
     name: str
     config: str
     overrides: Dict[str, Any] = field(default_factory=dict)
     base_config: Optional[str] = None
+    extras: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,6 +91,8 @@ class Cell:
     # a reported cell of a tuned study: the grid points, the ids of their trials and the
     # selection metric; the runner adds "chosen" when it merges the chosen point
     selection: Optional[Dict[str, Any]] = None
+    # the method's training extras (augment, pretrain, self_train; see study/training_extras.py)
+    extras: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
         if not self.id:
@@ -112,6 +117,8 @@ class Cell:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
             row["tuned"] = self.selection["chosen"]
+        if self.extras:
+            row["extras"] = sorted(self.extras)
         return row
 
     def training_config(self) -> Config:
@@ -140,6 +147,8 @@ def cell_id(cell: Cell) -> str:
         "base_config": Path(cell.base_config).name if cell.base_config else None,
         "overrides": cell.overrides,
     }
+    if cell.extras:  # only then: the ids of cells without extras stay as they were
+        content["extras"] = hashable(cell.extras)
     if cell.selection is not None:
         content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
     payload = json.dumps(content, sort_keys=True, default=str)
@@ -206,13 +215,16 @@ class StudySpec:
 
     def _cell(self, corpus, paths, size, value, method, partition, seed, tuning=None) -> "Cell":
         dev = dev_set_config(self.dev_size, self.seed)
+        train = training_set_config(self.setting, size, value, seed)
+        if "augment" in method.extras:
+            train = augmented_block(train, method.extras["augment"], seed)
         overrides = {
             **method.overrides,
             **self.overrides,
             **paths.get("overrides", {}),
             "system.seed": seed,
             **({"corpora.dev": dev} if dev is not None else {}),
-            "corpora.train": training_set_config(self.setting, size, value, seed),
+            "corpora.train": train,
             **(tuning["point"] if tuning else {}),
         }
         return Cell(
@@ -232,6 +244,7 @@ class StudySpec:
             gpu_id=self.gpu_id,
             base_config=method.base_config,
             tuning=tuning,
+            extras=dict(method.extras) or None,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -381,6 +394,10 @@ def parse_spec(
     if encoder not in ENCODERS:
         fail(f"encoder: {encoder!r} is not one of {', '.join(ENCODERS)} (the bases {', '.join(ENCODERS.values())} of configs_dir)")
     methods = _parse_methods(data.get("methods"), configs_dir, encoder, fail)
+    for method in methods:
+        steps = sorted(set(method.extras) & set(POOL_STEPS))
+        if steps and setting != "lowres":
+            fail(f"methods ({method.name}): {' and '.join(steps)} take their unlabeled pool from the rest of a lowres draw; the {setting} setting has none")
 
     sizes = data.get("sizes")
     if sizes is None:
@@ -502,6 +519,14 @@ def _parse_corpora(raw: Any, corpora_dir: Path, fail) -> Dict[str, Dict[str, Any
     return out
 
 
+def _own_augment(config_file: str) -> Optional[Dict[str, Any]]:
+    """The augmentation a method's own config file applies to its training corpus (a study
+    replaces the corpus by its draw and puts the draw inside the same wrapper)."""
+    if not Path(config_file).is_file():
+        return None  # check_files reports it
+    return config_augment(load_config(config_file, interpolate=False))
+
+
 def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[MethodSpec]:
     """Methods by name (a file of configs_dir/methods/, on the spec's encoder), by a named
     `base` method with the study's own `overrides`, or by a full `config` file of the user's."""
@@ -523,12 +548,15 @@ def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[Meth
         if "config" in entry and "base" in entry:
             fail(f"methods[{i}] ({name}): give either 'config' (a full config file) or 'base' (a method), not both")
         if "config" in entry:
-            out.append(MethodSpec(name, str(entry["config"]), dict(overrides)))
-            continue
-        try:
-            method_file = method_path(str(entry.get("base", name)), configs_dir)
-        except MethodError as err:
-            fail(f"methods[{i}]: {err} (or define it with 'config: <file.cfg>')")
-        out.append(MethodSpec(name, str(method_file), dict(overrides), base_config=str(configs_dir / ENCODERS[encoder])))
+            config_file, base_config = str(entry["config"]), None
+        else:
+            try:
+                config_file = str(method_path(str(entry.get("base", name)), configs_dir))
+            except MethodError as err:
+                fail(f"methods[{i}]: {err} (or define it with 'config: <file.cfg>')")
+            base_config = str(configs_dir / ENCODERS[encoder])
+        own = None if "augment" in entry else _own_augment(config_file)
+        extras = parse_extras(entry, f"methods[{i}] ({name})", configs_dir, own, fail)
+        out.append(MethodSpec(name, config_file, dict(overrides), base_config=base_config, extras=extras))
     _check_unique([m.name for m in out], "methods", fail)
     return out

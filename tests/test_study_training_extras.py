@@ -1,0 +1,155 @@
+"""Training extras of study methods: augmentation around the draw, pretraining and
+self-training on the rest of the training split (study/training_extras.py)."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.util import load_config
+
+from spacy_auc_ner.data.columns import read_docs
+from spacy_auc_ner.study.methods import assemble
+from spacy_auc_ner.study.runner import read_results, run_study
+from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
+from spacy_auc_ner.study.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment
+from spacy_auc_ner.training.readers import draw_indices
+from spacy_auc_ner.training.self_training import write_pool
+
+ROOT = Path(__file__).parents[1]
+CONFIGS = ROOT / "configs"
+RECIPE = CONFIGS / "lowres_best.cfg"
+sys.path.insert(0, str(Path(__file__).parent))
+from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
+
+
+def _spec(methods, **extra):
+    data = {"name": "x", "corpora": ["toy"], "methods": methods, "sizes": [5], "partitions": 2, **extra}
+    return parse_spec(data, corpora_dir="corpus", configs_dir=CONFIGS)
+
+
+def test_augment_wraps_the_draw_with_the_cell_seed():
+    spec = _spec(["ce", {"name": "ce_aug", "base": "ce", "augment": {"copies": 2}}])
+    plain, aug = [c for c in spec.cells() if c.partition == 1]
+    draw = plain.overrides["corpora.train"]
+    block = aug.overrides["corpora.train"]
+    assert block == {"@readers": AUGMENTED, "copies": 2, "seed": 1, "corpus": draw}
+    assert aug.extras == {"augment": {"copies": 2}} and plain.extras is None
+    assert aug.id != plain.id and aug.describe()["extras"] == ["augment"]
+    assert "extras" not in plain.describe()
+
+
+def test_a_config_that_augments_keeps_its_wrapper_unless_told_not_to():
+    spec = _spec([
+        {"name": "recipe", "config": str(RECIPE)},
+        {"name": "recipe_no_augment", "config": str(RECIPE), "augment": False},
+        {"name": "recipe_one_copy", "config": str(RECIPE), "augment": {"copies": 1}},
+    ])
+    recipe, plain, one = [c for c in spec.cells() if c.partition == 0]
+    own = config_augment(load_config(RECIPE, interpolate=False))
+    assert own["copies"] == 3 and "seed" not in own and "corpus" not in own
+    assert recipe.overrides["corpora.train"]["@readers"] == AUGMENTED
+    assert recipe.overrides["corpora.train"]["corpus"] == plain.overrides["corpora.train"]
+    assert {k: recipe.overrides["corpora.train"][k] for k in own} == own
+    assert plain.overrides["corpora.train"]["@readers"] == "spacy_auc_ner.LowResource.v1"
+    assert one.overrides["corpora.train"]["copies"] == 1
+
+
+def test_cells_without_extras_keep_their_ids():
+    """Results recorded before extras existed still match: the campaign's first rows."""
+    rows = ROOT / "results" / "campaign_lowres.jsonl"
+    if not rows.exists():
+        pytest.skip("results/campaign_lowres.jsonl is not in this checkout")
+    recorded = {json.loads(line)["cell_id"] for line in rows.read_text(encoding="utf8").splitlines() if line.strip()}
+    spec = load_spec(ROOT / "studies" / "campaign_lowres.yaml", corpora_dir="corpus", configs_dir=CONFIGS)
+    ids = {c.id for c in spec.cells()}
+    assert recorded and recorded <= ids
+
+
+def test_pretrain_and_self_train_defaults_and_fragment():
+    spec = _spec([{"name": "st", "base": "crf", "pretrain": True, "self_train": {"rounds": 2}}])
+    extras = spec.cells()[0].extras
+    assert extras["self_train"] == {**SELF_TRAIN_DEFAULTS, "rounds": 2}
+    assert {k: v for k, v in extras["pretrain"].items() if k != "fragment"} == PRETRAIN_DEFAULTS
+    assert Path(extras["pretrain"]["fragment"]) == CONFIGS / "pretrain" / "characters.cfg"
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"augment": {"copy": 2}}, r"methods\[0\] \(m\)\.augment: unknown setting\(s\) copy"),
+        ({"augment": 3}, r"methods\[0\] \(m\)\.augment: a mapping"),
+        ({"pretrain": {"objective": "nope"}}, r"pretrain\.objective: 'nope' has no fragment"),
+        ({"pretrain": {"epochs": 0}}, r"pretrain\.epochs: 0 is not a positive"),
+        ({"self_train": {"pool": 0}}, r"self_train\.pool: 0 is not a positive"),
+        ({"self_train": {"threshold": 2}}, r"self_train\.threshold: 2 is not a confidence"),
+        ({"self_train": {"round": 1}}, r"self_train: unknown setting\(s\) round"),
+    ],
+)
+def test_bad_extras_are_one_line_errors(entry, message):
+    with pytest.raises(SpecError, match=message):
+        _spec([{"name": "m", "base": "ce", **entry}])
+
+
+def test_pool_steps_need_a_lowres_draw():
+    with pytest.raises(SpecError, match=r"self_train take their unlabeled pool from the rest of a lowres draw; the missing setting"):
+        parse_spec(
+            {"name": "x", "setting": "missing", "mask_p": [0.5], "corpora": ["toy"], "sizes": [5],
+             "methods": [{"name": "m", "base": "ce", "self_train": True}]},
+            corpora_dir="corpus", configs_dir=CONFIGS,
+        )
+
+
+def test_the_pool_is_the_rest_of_the_draw(tmp_path):
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    train = corpora / "toy" / "train.spacy"
+    n = write_pool(train, tmp_path / "pool.spacy", 5, 3)
+    docs = read_docs(train, spacy.blank("en").vocab)
+    drawn = set(draw_indices(len(docs), 5, 3))
+    rest = [d.text for i, d in enumerate(docs) if i not in drawn]
+    pool = read_docs(tmp_path / "pool.spacy", spacy.blank("en").vocab)
+    assert n == len(docs) - 5 == len(pool)
+    assert sorted(d.text for d in pool) == sorted(rest)
+    assert all(not d.ents for d in pool)
+
+
+def test_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
+    """configs/lowres_best.cfg is written out by hand for `spacy train`; outside its recipe
+    blocks it must stay what the base and the crf_auc method assemble to."""
+    recipe = load_config(RECIPE, interpolate=False)
+    method = assemble(CONFIGS / "base_cpu.cfg", CONFIGS / "methods" / "crf_auc.cfg", {})
+    for section in ("system", "nlp", "training", "initialize"):
+        assert recipe[section] == method[section], section
+    assert recipe["corpora"]["dev"] == method["corpora"]["dev"]
+    assert recipe["corpora"]["train"]["corpus"] == method["corpora"]["train"]
+    assert {k: v for k, v in recipe["paths"].items() if k != "raw_text"} == method["paths"]
+    model = dict(recipe["components"]["auc_ner"])
+    loss = model.pop("loss")
+    expected = dict(method["components"]["auc_ner"])
+    assert loss == {**expected.pop("loss"), "mu": 0.1}
+    assert model == expected
+    assert recipe["pretraining"]["component"] == "auc_ner" and recipe["pretraining"]["layer"] == "tok2vec"
+
+
+@pytest.mark.slow
+def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    spec = parse_spec(
+        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
+         "methods": [{"name": "recipe", "config": str(RECIPE), "augment": {"copies": 1},
+                      "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}}],
+         "overrides": {"training.max_steps": 6, "training.eval_frequency": 3}},
+        corpora_dir=corpora, configs_dir=CONFIGS,
+    )
+    out = tmp_path / "r.jsonl"
+    outcome = run_study(spec.cells(), out, workers=0, progress=False, log=lambda m: None)
+    (row,) = read_results(out)
+    assert outcome.ok == 1, row.get("traceback")
+    extras = row["scores"]["extras"]
+    assert extras["pool_sentences"] == 4
+    assert extras["pretrain_seconds"] > 0
+    assert [r["round"] for r in extras["rounds"]] == [0, 1]
+    assert extras["chosen_round"] in (0, 1)
+    assert row["scores"]["dev_score"] == extras["rounds"][extras["chosen_round"]]["dev_f"]
+    assert row["scores"]["test_words"] == sum(len(t.split()) for t, _ in SENTENCES)
+    assert row["extras"] == ["augment", "pretrain", "self_train"]
