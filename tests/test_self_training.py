@@ -15,6 +15,7 @@ from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.training import self_training
 from spacy_auc_ner.training.readers import create_low_resource
 from spacy_auc_ner.training.self_training import (
+    best_round,
     label_pool,
     pseudo_label,
     read_pool,
@@ -187,6 +188,16 @@ def test_label_pool_counts_and_keep_empty(trained):
 # -- the rounds -------------------------------------------------------------------------------
 
 
+def test_best_round_is_the_best_dev_f1_earliest_first():
+    rounds = lambda *fs: [{"dev": {"ents_f": f}} for f in fs]  # noqa: E731
+    assert best_round(rounds(0.2, 0.5, 0.4)) == 1
+    assert best_round(rounds(0.3, 0.3, 0.1)) == 0  # a tie keeps the teacher
+    assert best_round(rounds(None, 0.0)) == 0  # no score counts as 0
+    assert best_round(rounds(None, 0.1)) == 1
+    with pytest.raises(ValueError):
+        best_round([])
+
+
 @pytest.mark.slow
 def test_self_train_rounds_end_to_end(corpus, full_configs):
     out = corpus / "st"
@@ -195,7 +206,9 @@ def test_self_train_rounds_end_to_end(corpus, full_configs):
     assert [r["round"] for r in records] == [0, 1, 2]
     lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
     assert lines == records
-    assert sorted(p.name for p in out.iterdir()) == ["round-0", "round-1", "round-2", "rounds.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == ["model-best", "round-0", "round-1", "round-2", "rounds.jsonl"]
+    best = records[best_round(records)]["model"]
+    assert (out / "model-best" / "meta.json").read_text() == (Path(best) / "meta.json").read_text()
     for r in records:
         assert (Path(r["model"]) / "meta.json").exists() and 0.0 <= r["dev"]["ents_f"] <= 1.0
     assert records[1]["teacher"] == records[0]["model"] and records[2]["teacher"] == records[1]["model"]

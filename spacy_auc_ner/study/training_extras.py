@@ -149,7 +149,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     from spacy.training.pretrain import pretrain
 
     from ..training.pretraining import pretraining_config
-    from ..training.self_training import self_train, write_pool
+    from ..training.self_training import best_round, self_train, write_pool
     from .experiment import dev_scores, evaluate, train_and_evaluate
 
     extras = cell.extras or {}
@@ -182,7 +182,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
             result = train_and_evaluate(config, train=cell.train, dev=cell.dev, test=None if cell.tuning is not None else cell.test, gpu_id=cell.gpu_id)
             result["extras"] = info
             return result
-        model, config, rounds = _self_train_cell(cell, config, extras["self_train"], tmp, self_train)
+        model, config, rounds = _self_train_cell(cell, config, extras["self_train"], tmp, self_train, best_round)
         info.update(rounds)
         import spacy
 
@@ -197,7 +197,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
         return result
 
 
-def _self_train_cell(cell, config: Config, settings: Dict[str, Any], tmp: Path, self_train) -> Tuple[Path, Config, Dict[str, Any]]:
+def _self_train_cell(cell, config: Config, settings: Dict[str, Any], tmp: Path, self_train, best_round) -> Tuple[Path, Config, Dict[str, Any]]:
     """Self-train the cell's config: the draw and the dev sample written to files, the
     training corpus read from ``paths.train`` (each round's file, still augmented if the cell
     is); returns the best round's model, the config as its dev set resolves, the rounds."""
@@ -223,5 +223,4 @@ def _self_train_cell(cell, config: Config, settings: Dict[str, Any], tmp: Path, 
         {"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"], "pseudo_sentences": r["pseudo_sentences"], "train_seconds": r["train_seconds"]}
         for r in records
     ]
-    chosen = max(range(len(rounds)), key=lambda i: (rounds[i]["dev_f"] or 0.0, -i))
-    return Path(records[chosen]["model"]), config, {"rounds": rounds, "chosen_round": chosen}
+    return tmp / "self" / "model-best", config, {"rounds": rounds, "chosen_round": best_round(records)}

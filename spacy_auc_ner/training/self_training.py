@@ -21,7 +21,9 @@ model, while the entities themselves are the pipeline's usual greedy ones.
 ``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
 and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, dev scores, times). A round is built in a
 hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
-leaves finished rounds only.
+leaves finished rounds only. When all rounds are done, ``<output>/model-best`` is a copy of the
+pipeline of the round with the best dev F1 (`best_round`: chosen on dev, the earliest of equal
+rounds; a given teacher is a candidate too), as ``spacy train`` keeps its best model.
 """
 import json
 import os
@@ -266,12 +268,21 @@ def _set_train_path(config_file: Path, train_path: Path) -> None:
         config.to_disk(config_file)
 
 
+def best_round(records: Sequence[Dict[str, Any]]) -> int:
+    """The index of the round with the best dev F1 (no score counts as 0; the earliest of
+    equal rounds, so a pseudo-labelled round must beat its teacher to be kept)."""
+    if not records:
+        raise ValueError("no self-training round to choose from")
+    return max(range(len(records)), key=lambda i: (records[i]["dev"]["ents_f"] or 0.0, -i))
+
+
 def previous_run(output_dir: Path) -> List[Path]:
     """The files and folders of a self-training run in ``output_dir``."""
     if output_dir.exists() and not output_dir.is_dir():
         raise DataError(f"{output_dir}: exists and is not a folder")
     found = output_dir.iterdir() if output_dir.exists() else []
-    return sorted(p for p in found if p.name == "rounds.jsonl" or p.name.startswith(("round-", ".round-")))
+    names = ("rounds.jsonl", "model-best", ".model-best.partial")
+    return sorted(p for p in found if p.name in names or p.name.startswith(("round-", ".round-")))
 
 
 def self_train(
@@ -415,4 +426,9 @@ def self_train(
             }
 
         run_round(k, round_k)
+    best = best_round(records)
+    partial = output_dir / ".model-best.partial"
+    shutil.copytree(records[best]["model"], partial)
+    os.replace(partial, output_dir / "model-best")
+    log(f"model-best: round {best} (dev F1 {records[best]['dev']['ents_f'] or 0.0:.3f})")
     return records
