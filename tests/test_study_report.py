@@ -56,7 +56,8 @@ def test_lowres_report_tables_and_plots(tmp_path):
     # at 100 the pairs are (70, 70) and (73, 74): mean -0.5, t = -1 on 1 df, p = 0.5
     assert "| ce | 55.0 ± 12.4 | 72.0 ± 5.0 |" in md
     assert "| ova_auc | 65.0 ± 12.4 | 71.5 ± 19.1 (n=2, 1 failed) |" in md
-    assert "| ova_auc | +10.0 (p=0.074, n=3) | -0.5 (p=0.500, n=2) |" in md
+    # ratios of the means over the pairs: 65 / 55 = 1.18 and 71.5 / 72 = 0.99
+    assert "| ova_auc | +10.0 (×1.18, p=0.074, n=3) | -0.5 (×0.99, p=0.500, n=2) |" in md
     assert "| ce | 30.0 | " not in md and "| ce | 30.0 |" in md  # one partition: no interval
     assert "## Failed cells (1)" in md and "RuntimeError: out of memory" in md
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())

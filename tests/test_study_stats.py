@@ -81,10 +81,14 @@ def test_paired_t_test_by_hand():
     assert r.p_value == pytest.approx(1 - math.sqrt(12 / 14), abs=1e-9)
     flipped = paired_t_test([0.50, 0.55, 0.60], [0.60, 0.70, 0.65])
     assert flipped.t == pytest.approx(-r.t) and flipped.p_value == pytest.approx(r.p_value)
+    # ratio of the means: 0.65 / 0.55 and back
+    assert r.ratio == pytest.approx(0.65 / 0.55) and flipped.ratio == pytest.approx(0.55 / 0.65)
 
 
 def test_paired_t_test_degenerate():
     assert paired_t_test([0.5], [0.4]).p_value is None
+    assert paired_t_test([0.5], [0.4]).ratio == pytest.approx(1.25)
+    assert paired_t_test([0.5, 0.1], [0.0, 0.0]).ratio is None  # no ratio to a zero F1
     same = paired_t_test([0.5, 0.6], [0.5, 0.6])
     assert same.p_value == 1.0 and same.t == 0.0
     shifted = paired_t_test([0.6, 0.7], [0.5, 0.6])

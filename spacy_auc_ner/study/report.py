@@ -88,7 +88,7 @@ def markdown_report(
         lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
         compared = [m for m in methods if m != baseline and any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
         if baseline and compared:
-            lines.append(f"Paired difference to `{baseline}` (points of F1, two-sided p-value, pairs):")
+            lines.append(f"Paired difference to `{baseline}` (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs):")
             lines.append("")
             lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
         tuned = [r.tuned for r in panel if r.tuned]
@@ -169,7 +169,8 @@ def _diff_text(r: Optional[MethodResult]) -> str:
         return "–"
     t = r.vs_baseline
     p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
-    return f"{100 * t.mean_diff:+.1f} ({p}, n={t.n})"
+    ratio = "" if t.ratio is None else f"×{t.ratio:.2f}, "
+    return f"{100 * t.mean_diff:+.1f} ({ratio}{p}, n={t.n})"
 
 
 # ---- plots --------------------------------------------------------------------------------

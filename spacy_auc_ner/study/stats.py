@@ -126,6 +126,8 @@ class PairedTest:
     mean_diff: float
     t: Optional[float]
     p_value: Optional[float]  # two-sided; None when n < 2
+    # mean of a / mean of b over the pairs (None when b's mean is not positive): "1.3x the F1"
+    ratio: Optional[float] = None
 
 
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
@@ -137,14 +139,16 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     if n == 0:
         raise ValueError("paired_t_test: no pairs")
     mean = sum(diffs) / n
+    mean_b = sum(float(y) for y in b) / n
+    ratio = (sum(float(x) for x in a) / n) / mean_b if mean_b > 0 else None
     if n < 2:
-        return PairedTest(n, mean, None, None)
+        return PairedTest(n, mean, None, None, ratio)
     var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
     if var <= 0.0:
         # Identical differences: no noise, so either no effect at all or a certain one.
         if mean == 0.0:
-            return PairedTest(n, mean, 0.0, 1.0)
-        return PairedTest(n, mean, math.copysign(math.inf, mean), 0.0)
+            return PairedTest(n, mean, 0.0, 1.0, ratio)
+        return PairedTest(n, mean, math.copysign(math.inf, mean), 0.0, ratio)
     t = mean / math.sqrt(var / n)
     p = 2.0 * (1.0 - t_cdf(abs(t), n - 1))
-    return PairedTest(n, mean, t, min(1.0, max(0.0, p)))
+    return PairedTest(n, mean, t, min(1.0, max(0.0, p)), ratio)
