@@ -2,9 +2,11 @@
 
 For each `studies/campaign_*.yaml` whose results file `results/<name>.jsonl` exists: the study
 report (mean F1 with 95 % intervals, paired tests against CE, chosen tuning values, compute,
-plots) into `docs/evidence/<name>/`; then the verdict of every claim of `studies/claims.yaml`
-into `docs/evidence/verdicts.md`; then the generated blocks of README.md (see
-scripts/readme_tables.py). Run from the repository root: `python scripts/evidence.py` or
+plots) into `docs/evidence/<name>/`; the same for the recipe's ablation
+(`studies/lowres_recipe.yaml`, against spaCy's default `ner`) plus its README table
+(`docs/evidence/lowres_recipe/ablation.md`: ratios to spaCy's `ner`, paired tests, wall time);
+then the verdict of every claim of `studies/claims.yaml` into `docs/evidence/verdicts.md`;
+then the generated blocks of README.md (see scripts/readme_tables.py). Run from the repository root: `python scripts/evidence.py` or
 `spacy project run evidence`.
 """
 import subprocess
@@ -13,6 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "evidence"
+# the studies reported here besides the campaigns, with the baseline of their paired tests
+OTHER_STUDIES = {"lowres_recipe": "spacy_ner"}
 
 
 def run(*args: str) -> bool:
@@ -28,10 +32,11 @@ def status_table() -> str:
     from spacy_auc_ner.study.spec import load_spec
 
     lines = [
-        "| campaign | reported cells done | tuning trials done | failed | training hours recorded |",
+        "| study | reported cells done | tuning trials done | failed | training hours recorded |",
         "|---|---:|---:|---:|---:|",
     ]
-    for spec_path in sorted((ROOT / "studies").glob("campaign_*.yaml")):
+    specs = sorted((ROOT / "studies").glob("campaign_*.yaml")) + [ROOT / "studies" / f"{name}.yaml" for name in OTHER_STUDIES]
+    for spec_path in specs:
         cells = load_spec(spec_path).cells()
         rows = latest_rows(read_results(ROOT / "results" / f"{spec_path.stem}.jsonl"))
         done = {cid for cid, row in rows.items() if row.get("status") == "ok"}
@@ -44,6 +49,78 @@ def status_table() -> str:
             f"| {sum(c.id in done for c in trials)} of {len(trials)} | {failed} | {hours:.1f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def ratio_table(name: str, baseline: str) -> str:
+    """The README table of a study against `baseline`: per method and corpus/size, mean F1 in %,
+    the ratio of the mean F1s over the partitions both have, the paired t-test's p-value; a
+    last column pools every (corpus, size, partition) pair; then the mean wall seconds of one
+    cell (training, extras and scoring), finished cells only."""
+    from spacy_auc_ner.study.aggregate import aggregate
+    from spacy_auc_ner.study.runner import latest_rows, read_results
+    from spacy_auc_ner.study.spec import load_spec
+    from spacy_auc_ner.study.stats import paired_t_test
+
+    spec = load_spec(ROOT / "studies" / f"{name}.yaml")
+    wanted = {c.id for c in spec.cells()}
+    rows = [r for r in read_results(ROOT / "results" / f"{name}.jsonl") if r["cell_id"] in wanted]
+    results = aggregate(rows, metric=spec.metric, baseline=baseline)
+    columns = sorted({(r.corpus, r.size) for r in results}, key=lambda k: (k[0], k[1]))
+    methods = list(dict.fromkeys(r.method for r in results))
+    cell = {(r.method, r.corpus, r.size): r for r in results}
+    seconds: dict = {}
+    for row in latest_rows(rows).values():
+        if row["status"] == "ok" and isinstance(row.get("seconds"), (int, float)):
+            seconds.setdefault(row["method"], []).append(row["seconds"])
+
+    def text(r) -> str:
+        if r is None or not r.scores:
+            return "–"
+        mean = f"{100 * r.summary.mean:.1f}"
+        t = r.vs_baseline
+        if t is None:
+            return f"{mean} (n={r.summary.n})"
+        ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
+        p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+        return f"{mean} ({ratio}, {p})"
+
+    def pooled(method: str) -> str:
+        a, b = [], []
+        for corpus, size in columns:
+            r, base = cell.get((method, corpus, size)), cell.get((baseline, corpus, size))
+            if r is None or base is None:
+                continue
+            shared = sorted(set(r.scores) & set(base.scores))
+            a += [r.scores[p] for p in shared]
+            b += [base.scores[p] for p in shared]
+        if method == baseline or not a:
+            return "–"
+        t = paired_t_test(a, b)
+        ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
+        p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+        return f"{ratio} ({p}, n={t.n})"
+
+    head = [f"{corpus} {size}" for corpus, size in columns]
+    lines = [
+        f"| method | {' | '.join(head)} | all pairs | s per cell |",
+        "|---|" + "---:|" * (len(head) + 2),
+    ]
+    for method in methods:
+        cells = [text(cell.get((method, corpus, size))) for corpus, size in columns]
+        secs = seconds.get(method, [])
+        mean_s = f"{sum(secs) / len(secs):.0f}" if secs else "–"
+        lines.append(f"| `{method}` | {' | '.join(cells)} | {pooled(method)} | {mean_s} |")
+    done = sum(1 for r in latest_rows(rows).values() if r["status"] == "ok")
+    lines += [
+        "",
+        f"{METRIC_NAME} in %, mean over the partitions finished ({done} of {len(wanted)} cells); "
+        f"(×ratio, p): the ratio of the mean F1s to `{baseline}` over the same partitions and "
+        f"the two-sided paired t-test's p-value; all pairs: every corpus, size and partition pooled.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
 
 
 def main() -> None:
@@ -59,6 +136,15 @@ def main() -> None:
         if not run("study", "report", str(results.relative_to(ROOT)), "--spec", str(spec.relative_to(ROOT)),
                    "--out", str((OUT / spec.stem).relative_to(ROOT))):
             print(f"{spec.name}: no report yet")
+    for name, baseline in OTHER_STUDIES.items():
+        results = ROOT / "results" / f"{name}.jsonl"
+        if not results.exists():
+            print(f"{name}: no results yet ({results.relative_to(ROOT)})")
+            continue
+        run("study", "report", str(results.relative_to(ROOT)), "--spec", f"studies/{name}.yaml", "--baseline", baseline,
+            "--out", str((OUT / name).relative_to(ROOT)))
+        (OUT / name).mkdir(parents=True, exist_ok=True)
+        (OUT / name / "ablation.md").write_text(ratio_table(name, baseline), encoding="utf8")
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "README.md")], check=True)
