@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.study.aggregate import aggregate
-from spacy_auc_ner.study.stats import betainc, paired_t_test, summarize, t_cdf, t_quantile
+from spacy_auc_ner.study.stats import holm, betainc, paired_t_test, summarize, t_cdf, t_quantile
 
 
 @pytest.mark.parametrize(
@@ -133,3 +133,13 @@ def test_aggregate_takes_the_last_ok_row_of_a_cell():
     rows = [_row("ce", 0, 0.1, status="failed"), _row("ce", 0, 0.3), _row("ce", 0, 0.9, status="failed")]
     (ce,) = aggregate(rows)
     assert ce.scores == {0: 0.3} and ce.failed == 0
+
+
+def test_holm_by_hand():
+    # m = 3 tests: sorted 0.01, 0.02, 0.04 -> 3 * 0.01 = 0.03, max(0.03, 2 * 0.02) = 0.04,
+    # max(0.04, 1 * 0.04) = 0.04; None is no test and stays None
+    assert holm([0.04, None, 0.01, 0.02]) == pytest.approx([0.04, None, 0.03, 0.04])
+    # monotone: a larger raw p never gets a smaller adjusted one; capped at 1
+    assert holm([0.5, 0.3]) == pytest.approx([0.6, 0.6])
+    assert holm([0.9, 0.8, 0.7]) == pytest.approx([1.0, 1.0, 1.0])
+    assert holm([]) == [] and holm([None]) == [None]

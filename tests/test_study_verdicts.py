@@ -62,6 +62,10 @@ def test_not_measured_and_table(tmp_path):
     table = markdown_table(out)
     assert "| A beats B | +30 % | `a` 51.0 vs `b` 40.0 (+27 %) | +11.0 [" in table
     assert "no finished pairs yet" in table and "nan" not in table.lower()
+    # differences 0.10, 0.11, 0.12: t = 0.11 / (0.01 / sqrt 3) on 2 df, p = 1 - t / sqrt(2 + t^2)
+    # = 0.0028; one test only, so Holm leaves it as it is; no test, no adjusted p
+    assert "| p=0.003 (n=3) | 0.003 | confirmed |" in table
+    assert "| – (n=0) | – | not measured |" in table
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ where installed, against scipy.
 """
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -152,3 +152,18 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     t = mean / math.sqrt(var / n)
     p = 2.0 * (1.0 - t_cdf(abs(t), n - 1))
     return PairedTest(n, mean, t, min(1.0, max(0.0, p)), ratio)
+
+
+def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
+    """Holm-Bonferroni adjusted p-values (None stays None and does not count as a test): with
+    m tests sorted by p, the k-th smallest (k from 0) becomes max over j <= k of
+    min(1, (m - j) p_(j)), so that "adjusted p < alpha" controls the chance of any false
+    finding among the m at alpha, where each raw p alone controls it per test only."""
+    order = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(order)
+    out: List[Optional[float]] = [None] * len(p_values)
+    running = 0.0
+    for j, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - j) * p))
+        out[i] = running
+    return out
