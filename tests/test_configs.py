@@ -246,3 +246,34 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
     train(tmp_path / f"{name}.cfg", tmp_path / "model", overrides=overrides)
     nlp = spacy.load(tmp_path / "model" / "model-last")
     assert nlp.pipe_names == [name == "spacy_ner" and "ner" or "auc_ner"]
+
+
+@pytest.mark.slow
+def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus):
+    """configs/lowres_best.cfg trains alone (its Augmented.v1 reader around the training file),
+    and spacy pretrain, on the filled config, writes weights that it trains from through
+    --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
+    import json
+
+    from spacy.cli.init_config import fill_config
+    from spacy.cli.train import train
+    from spacy.training.pretrain import pretrain
+    from spacy.util import load_config
+
+    recipe = CONFIGS / "lowres_best.cfg"
+    base = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
+            "training.max_steps": 4, "training.eval_frequency": 2}
+    train(recipe, tmp_path / "model", overrides=base)
+    nlp = spacy.load(tmp_path / "model" / "model-last")
+    assert nlp.pipe_names == ["auc_ner"] and nlp.get_pipe("auc_ner").cfg["scheme"] == "crf"
+    texts = [eg.reference.text for eg in spacy.training.Corpus(str(toy_corpus / "train.spacy"))(nlp)]
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts * 3))
+    fill_config(tmp_path / "filled.cfg", recipe)
+    config = load_config(tmp_path / "filled.cfg", overrides={"paths.raw_text": str(raw), "pretraining.max_epochs": 1}, interpolate=False)
+    (tmp_path / "pretrain").mkdir()
+    pretrain(config.interpolate(), tmp_path / "pretrain", silent=True)
+    weights = tmp_path / "pretrain" / "model-last.bin"
+    assert weights.exists()
+    train(recipe, tmp_path / "pretrained", overrides={**base, "paths.init_tok2vec": str(weights)})
+    assert (tmp_path / "pretrained" / "model-best").exists()
