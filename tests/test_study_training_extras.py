@@ -147,9 +147,38 @@ def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
     assert outcome.ok == 1, row.get("traceback")
     extras = row["scores"]["extras"]
     assert extras["pool_sentences"] == 4
-    assert extras["pretrain_seconds"] > 0
+    assert 0 < extras["pretrain_seconds"] < row["scores"]["train_seconds"] <= row["seconds"]
+    assert row["scores"]["train_seconds"] > sum(r["train_seconds"] for r in extras["rounds"])
     assert [r["round"] for r in extras["rounds"]] == [0, 1]
     assert extras["chosen_round"] in (0, 1)
     assert row["scores"]["dev_score"] == extras["rounds"][extras["chosen_round"]]["dev_f"]
     assert row["scores"]["test_words"] == sum(len(t.split()) for t, _ in SENTENCES)
     assert row["extras"] == ["augment", "pretrain", "self_train"]
+
+
+@pytest.mark.slow
+def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatch):
+    from spacy_auc_ner.study import experiment
+
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    seen = []
+    real = experiment.train_and_evaluate
+
+    def spy(config, **kwargs):
+        seen.append(config["paths"]["init_tok2vec"])
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(experiment, "train_and_evaluate", spy)
+    spec = parse_spec(
+        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
+         "methods": [{"name": "ce_pre", "base": "ce", "pretrain": {"epochs": 1, "pool": 4}}],
+         "overrides": {"training.max_steps": 4, "training.eval_frequency": 2}},
+        corpora_dir=corpora, configs_dir=CONFIGS,
+    )
+    outcome = run_study(spec.cells(), tmp_path / "r.jsonl", workers=0, progress=False, log=lambda m: None)
+    (row,) = read_results(tmp_path / "r.jsonl")
+    assert outcome.ok == 1, row.get("traceback")
+    assert len(seen) == 1 and seen[0].endswith("model-last.bin")
+    extras = row["scores"]["extras"]
+    assert set(extras) == {"pool_sentences", "pretrain_seconds"} and extras["pool_sentences"] == 4
+    assert row["scores"]["train_seconds"] > extras["pretrain_seconds"] > 0
