@@ -185,6 +185,43 @@ def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
     assert all(calls[cid] == 1 for cid in first)  # finished cells were not run again
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
+def test_workers_end_when_the_study_is_killed(tmp_path):
+    """kill -9 of the study process alone (not its group): its workers must not go on."""
+    spec, out, log = _write_spec(tmp_path), tmp_path / "r.jsonl", tmp_path / "calls.log"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="30", OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(_study_cmd(spec, out), env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 2):
+            assert proc.poll() is None
+            time.sleep(0.1)
+        workers = {int(line.split()[1]) for line in log.read_text().splitlines()}
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait()
+        deadline = time.time() + 20
+        while time.time() < deadline and any(_alive(pid) for pid in workers):
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in workers), "a worker outlived its study"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead but not yet reaped, counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
     cells = _cells(methods=("ce",), sizes=(10,), partitions=2)
     out = tmp_path / "r.jsonl"

@@ -213,11 +213,31 @@ class _InlineExecutor:
 
 def _init_worker(threads: int) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    _die_with_parent()
     try:
         import torch
 
         torch.set_num_threads(threads)
     except ImportError:
+        pass
+
+
+def _die_with_parent() -> None:
+    """On Linux, ask the kernel to end this worker when the study process dies, however it
+    dies (kill -9 included): otherwise a killed study leaves its workers training cells whose
+    rows nobody will write, on the cores its rerun needs. Elsewhere: nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() == 1:  # the parent died before the request was made
+            os._exit(1)
+    except (OSError, AttributeError):
         pass
 
 
