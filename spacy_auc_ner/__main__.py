@@ -1,5 +1,7 @@
 """``python -m spacy_auc_ner``: the same command line as ``spacy-auc-ner``."""
-from .cli import app
+import sys
+
+from .cli import main
 
 if __name__ == "__main__":
-    app(prog_name="spacy-auc-ner")
+    sys.exit(main())

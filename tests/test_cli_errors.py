@@ -177,3 +177,31 @@ def test_config_to_a_path_that_cannot_be_created(tmp_path, blocker):
     configs = Path(__file__).parents[1] / "configs"
     line = _one_error_line(_invoke("config", "ce", "--output", blocker / "ce.cfg", "--configs-dir", configs))
     assert "blocker/ce.cfg: cannot write here" in line
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["study", "run"], "Error: Missing argument 'spec'. (see: spacy-auc-ner study run --help)"),
+        (["study", "run", "x.yaml", "--workers", "abc"], "Error: Invalid value for '--workers' / '-w': "),
+        (["partition", "a.tsv", "out", "--bogus"], "Error: No such option: --bogus"),
+        (["nothing-like-this"], "Error: No such command 'nothing-like-this'."),
+    ],
+)
+def test_usage_errors_are_one_line_through_the_entry_point(capsys, args, expected):
+    """Click's own usage errors (before any command runs) end as one line too, status 2."""
+    from spacy_auc_ner.cli import main
+
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), lines
+
+
+def test_the_entry_point_returns_the_commands_status(capsys, tmp_path):
+    from spacy_auc_ner.cli import main
+
+    assert main(["corpus", "get", "nope", str(tmp_path / "x")]) == 1
+    assert capsys.readouterr().err.strip() == "Error: unknown corpus 'nope'; known corpora: conll2003, ncbi_disease, s800"
+    assert main(["--help"]) == 0 and "Usage: spacy-auc-ner" in capsys.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "spacy_auc_ner", "study", "run"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.strip().startswith("Error: Missing argument 'spec'.")

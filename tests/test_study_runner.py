@@ -153,7 +153,7 @@ def _write_spec(tmp_path):
 
 
 def _study_cmd(spec, out):
-    return [sys.executable, "-m", "spacy_auc_ner.cli.study", "run", str(spec), "--results", str(out),
+    return [sys.executable, "-m", "spacy_auc_ner", "study", "run", str(spec), "--results", str(out),
             "--workers", "2", "--no-progress"]
 
 

@@ -256,7 +256,7 @@ def test_resume_after_a_kill_during_tuning(tmp_path):
     path.write_text(yaml.safe_dump(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
                STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "spacy_auc_ner.cli.study", "run", str(path), "--results", str(out), "--no-progress"]
+    cmd = [sys.executable, "-m", "spacy_auc_ner", "study", "run", str(path), "--results", str(out), "--no-progress"]
     proc = subprocess.Popen([*cmd, "--workers", "2"], env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60

@@ -1,4 +1,31 @@
-"""The ``spacy-auc-ner`` command line: data tools in :mod:`.app`, studies in :mod:`.study`."""
+"""The ``spacy-auc-ner`` command line: data tools in :mod:`.app`, studies in :mod:`.study`.
+
+`main` is the console entry point (``spacy-auc-ner`` and ``python -m spacy_auc_ner``): the typer
+app run with click's own error handling off, so that a usage error (a missing argument, an
+option value of the wrong type, an unknown option) ends as one ``Error: ...`` line with exit
+status 2, like every other error of the package, instead of click's usage box.
+"""
+from typing import List, Optional
+
+import typer
+
 from .app import app
 
-__all__ = ["app"]
+__all__ = ["app", "main"]
+EXIT_USAGE = 2  # click's status for usage errors, kept
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the command line on `argv` (None: ``sys.argv[1:]``); returns the exit status."""
+    try:
+        status = app(args=argv, prog_name="spacy-auc-ner", standalone_mode=False)
+    except typer.Abort:
+        typer.echo("Error: aborted", err=True)
+        return 1
+    except typer.TyperException as err:  # click's usage errors (typer vendors click)
+        ctx = getattr(err, "ctx", None)
+        hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+        message = " ".join(err.format_message().split())
+        typer.echo(f"Error: {message}{hint}", err=True)
+        return int(getattr(err, "exit_code", EXIT_USAGE))
+    return status if isinstance(status, int) else 0

@@ -2,7 +2,6 @@
 and fetching the known corpora. Each command is a thin shell over the package's functions;
 expected failures end it with one ``Error:`` line (:mod:`.errors`)."""
 import json
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -193,11 +192,3 @@ def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to lo
     for name, source in CORPORA.items():
         found = locate(name, data_dir)
         typer.echo(f"{name}\t{source.description}\t{found or 'not found locally (download from github.com/' + source.repo + ')'}")
-
-
-def main() -> None:  # pragma: no cover
-    app(prog_name="spacy-auc-ner")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

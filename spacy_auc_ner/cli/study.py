@@ -2,7 +2,6 @@
 
 Mounted into the main app as ``study``; also runnable alone: ``python -m spacy_auc_ner.cli.study``.
 """
-import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -167,10 +166,3 @@ def figure1_command(
         typer.echo(f"{title}: " + ", ".join(f"{k} {v:.1%}" for k, v in s.items()))
     _err(f"wrote {out.with_suffix('.png')} and {out.with_suffix('.svg')}")
 
-
-def main() -> None:
-    study_app()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
