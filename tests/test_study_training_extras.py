@@ -150,6 +150,7 @@ def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
     assert 0 < extras["pretrain_seconds"] < row["scores"]["train_seconds"] <= row["seconds"]
     assert row["scores"]["train_seconds"] > sum(r["train_seconds"] for r in extras["rounds"])
     assert [r["round"] for r in extras["rounds"]] == [0, 1]
+    assert extras["rounds"][1]["pseudo_sentences"] <= 3  # self-training's own pool, not pretraining's 4
     assert extras["chosen_round"] in (0, 1)
     assert row["scores"]["dev_score"] == extras["rounds"][extras["chosen_round"]]["dev_f"]
     assert row["scores"]["test_words"] == sum(len(t.split()) for t, _ in SENTENCES)

@@ -163,11 +163,12 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     info: Dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        pool_size = max(extras[s]["pool"] for s in POOL_STEPS if s in extras)
-        info["pool_sentences"] = write_pool(cell.train, tmp / "pool.spacy", cell.size, cell.seed, limit=pool_size)
+        # each step's pool: the first `pool` sentences of the same order (the smaller within the larger)
+        written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=extras[step]["pool"])
+                   for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if step in extras]
+        info["pool_sentences"] = max(written)
         if "pretrain" in extras:
             settings = extras["pretrain"]
-            write_pool(cell.train, tmp / "pool.jsonl", cell.size, cell.seed, limit=settings["pool"])
             config.to_disk(tmp / "cell.cfg")
             config = pretraining_config(tmp / "cell.cfg", settings["fragment"])
             config["paths"]["raw_text"] = str(tmp / "pool.jsonl")
