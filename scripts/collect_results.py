@@ -1,0 +1,42 @@
+"""Bring the results of a study running in another clone into this one, safely.
+
+Campaigns run in a separate clone with its own venv (so that code changes here never touch
+running cells) and append to that clone's `results/<name>.jsonl`. This copies, for each named
+results file, the complete lines of the source (a line still being written is left for next
+time) over this repository's copy, but only when nothing is lost: every row already here must
+be in the source. Run from the repository root, then `python scripts/evidence.py`:
+
+    python scripts/collect_results.py ../campaign campaign_lowres
+"""
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def complete_lines(path: Path) -> list:
+    text = path.read_text(encoding="utf8")
+    return [line for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
+
+
+def collect(source_root: Path, name: str, root: Path = ROOT) -> str:
+    source = source_root / "results" / f"{name}.jsonl"
+    target = root / "results" / f"{name}.jsonl"
+    if not source.is_file():
+        raise SystemExit(f"Error: {source}: no such results file")
+    new = complete_lines(source)
+    old = complete_lines(target) if target.exists() else []
+    missing = set(old) - set(new)
+    if missing:
+        raise SystemExit(f"Error: {target}: {len(missing)} row(s) here are not in {source}; not overwriting them")
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in new), encoding="utf8")
+    tmp.replace(target)
+    return f"{target.relative_to(root)}: {len(old)} -> {len(new)} rows"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: python scripts/collect_results.py SOURCE_CLONE NAME [NAME ...]")
+    for results_name in sys.argv[2:]:
+        print(collect(Path(sys.argv[1]), results_name))
