@@ -46,6 +46,9 @@ def test_lowres_report_tables_and_plots(tmp_path):
     results = _write(tmp_path / "res.jsonl", LOWRES)
     report = write_report(results, tmp_path / "out")
     md = report["markdown"]
+    for ext in ("png", "svg"):  # the paired differences to the baseline, as a figure
+        path = tmp_path / "out" / f"paired_vs_ce.{ext}"
+        assert path in report["plots"] and path.stat().st_size > 1000
     assert (tmp_path / "out" / "report.md").read_text() == md
     for ext in ("png", "svg"):
         path = tmp_path / "out" / f"f1_vs_size.{ext}"
@@ -117,3 +120,21 @@ def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
     result = CliRunner().invoke(study_app, ["report", str(out), "--spec", str(spec_path), "--no-plots"])
     assert result.exit_code == 0 and "same cell" not in result.output
     assert "| ce | 41.5 ± 6.4 |" in result.output
+
+
+def test_paired_interval_by_hand(tmp_path):
+    """ova_auc - ce at 50 sentences: differences 0.10, 0.15, 0.05 -> mean 0.10, sd 0.05,
+    half width t(0.975, 2) 4.302653 * 0.05 / sqrt 3 = 0.12421; one pair: no width."""
+    from spacy_auc_ner.study.aggregate import aggregate
+    from spacy_auc_ner.study.report import paired_interval
+
+    by = {(r.method, r.corpus, r.size): r for r in aggregate(LOWRES)}
+    mean, low, high = paired_interval(by[("ova_auc", "ncbi", 50)], by[("ce", "ncbi", 50)])
+    assert mean == pytest.approx(0.10) and high - mean == pytest.approx(0.124215, abs=1e-5) and mean - low == pytest.approx(high - mean)
+    assert paired_interval(by[("ova_auc", "s800", 50)], by[("ce", "s800", 50)]) == pytest.approx((0.05, 0.05, 0.05))
+
+
+def test_no_paired_figure_without_a_baseline(tmp_path):
+    results = _write(tmp_path / "res.jsonl", LOWRES)
+    report = write_report(results, tmp_path / "out", baseline=None)
+    assert not list((tmp_path / "out").glob("paired_vs_*")) and report["plots"]

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..data.files import PathLike, atomic_output, write_json, write_text
 from ..pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
+from .stats import t_quantile
 from .runner import latest_rows, read_results
 
 AXIS_LABELS = {
@@ -222,6 +223,87 @@ def plot_results(
     return written
 
 
+def paired_interval(r: MethodResult, base: MethodResult, confidence: float = 0.95):
+    """(mean, low, high) of the paired differences r - base over the partitions both have
+    (low = high = mean with one pair; None with none)."""
+    shared = sorted(set(r.scores) & set(base.scores))
+    diffs = [r.scores[p] - base.scores[p] for p in shared]
+    if not diffs:
+        return None
+    n, mean = len(diffs), sum(diffs) / len(diffs)
+    if n < 2:
+        return mean, mean, mean
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def plot_paired_differences(
+    results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
+) -> List[Path]:
+    """One figure, one panel per corpus (and size, outside lowres): each method's paired
+    difference to `baseline` in points of F1 with its 95 % interval, one marker per size or
+    value; a ratio reads off as the distance from the zero line. Nothing when no method pairs
+    with the baseline."""
+    from ..extras import require
+
+    require("matplotlib", "plots", "plotting").use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    panels = []
+    for key, panel in _panels(results).items():
+        setting = panel[0].setting
+        base = {_column(setting, r.size, r.value): r for r in panel if r.method == baseline}
+        points = []
+        for r in panel:
+            column = _column(setting, r.size, r.value)
+            if r.method != baseline and column in base:
+                interval = paired_interval(r, base[column])
+                if interval is not None:
+                    label = f"n={column}" if setting == "lowres" else column
+                    points.append((r.method, label, [100 * x for x in interval]))
+        if points:
+            panels.append((key, points))
+    if not panels:
+        return []
+    cols = min(len(panels), 3)
+    rows = math.ceil(len(panels) / cols)
+    methods = list(OrderedDict.fromkeys(m for _, points in panels for m, _, _ in points))
+    columns = list(OrderedDict.fromkeys(c for _, points in panels for _, c, _ in points))
+    colours = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 0.9 + 0.32 * len(methods) * rows), squeeze=False)
+    step = 0.7 / max(1, len(columns))
+    for ax, (key, points) in zip(axes.flat, panels):
+        for method, column, (mean, low, high) in points:
+            j = columns.index(column)
+            y = methods.index(method) - 0.35 + step * (j + 0.5)
+            ax.errorbar([mean], [y], xerr=[[mean - low], [high - mean]], fmt="o", capsize=2, markersize=4,
+                        color=colours(j % 10), label=column)
+        ax.axvline(0.0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(methods)), methods)
+        ax.invert_yaxis()
+        ax.set_title(_panel_title(key))
+        ax.set_xlabel(f"F1 difference to {baseline} (points, 95 % CI)")
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    legend: "OrderedDict[str, Any]" = OrderedDict()
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=len(legend), frameon=False,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    written = []
+    for fmt in formats:
+        path = Path(out_dir) / f"paired_vs_{baseline}.{fmt}"
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
+        written.append(path)
+    plt.close(fig)
+    return written
+
+
 def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[str, Any]) -> None:
     methods = list(OrderedDict.fromkeys(r.method for r in panel))
     if setting == "resampling":
@@ -305,6 +387,8 @@ def write_report(
     write_json(out_dir / "summary.json", [s.to_dict() for s in summaries])
     write_json(out_dir / "compute.json", [c.to_dict() for c in costs])
     written = plot_results(summaries, out_dir) if plots and summaries else []
+    if plots and summaries and baseline:
+        written += plot_paired_differences(summaries, baseline, out_dir)
     return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures, "compute": costs}
 
 
