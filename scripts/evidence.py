@@ -17,6 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "evidence"
 # the studies reported here besides the campaigns, with the baseline of their paired tests
 OTHER_STUDIES = {"lowres_recipe": "spacy_ner"}
+# what each part of the recipe adds: (what, method with it, method without it)
+RECIPE_CONTRASTS = [
+    ("augmentation", "recipe", "recipe_no_augment"),
+    ("pretraining", "recipe", "recipe_no_pretrain"),
+    ("self-training", "recipe", "recipe_no_self_train"),
+    ("the AUC term (mu 0.1 against 0)", "recipe", "recipe_no_auc"),
+    ("a BiLSTM head", "recipe_bilstm", "recipe"),
+    ("the extras, for spaCy's ner", "spacy_ner_extras", "spacy_ner"),
+    ("the recipe against spaCy's ner with the same extras", "recipe", "spacy_ner_extras"),
+]
 
 
 def run(*args: str) -> bool:
@@ -131,6 +141,47 @@ def ratio_table(name: str, baseline: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def contrast_table(name: str, contrasts) -> str:
+    """Per (what, a, b): the paired difference a - b over every (corpus, size, partition) both
+    finished, in points with its 95 % interval, the ratio of the means and the p-value."""
+    import math
+
+    from spacy_auc_ner.study.aggregate import aggregate
+    from spacy_auc_ner.study.runner import read_results
+    from spacy_auc_ner.study.spec import load_spec
+    from spacy_auc_ner.study.stats import paired_t_test, t_quantile
+
+    spec = load_spec(ROOT / "studies" / f"{name}.yaml")
+    wanted = {c.id for c in spec.cells()}
+    rows = [r for r in read_results(ROOT / "results" / f"{name}.jsonl") if r["cell_id"] in wanted]
+    results = aggregate(rows, metric=spec.metric, baseline=None)
+    by = {(r.method, r.corpus, r.size): r for r in results}
+    lines = ["| what it adds | with vs without | difference (points, 95 % CI) | ratio | p (pairs) |", "|---|---|---:|---:|---:|"]
+    for what, a, b in contrasts:
+        xs, ys = [], []
+        for (method, corpus, size), r in by.items():
+            other = by.get((b, corpus, size))
+            if method != a or other is None:
+                continue
+            shared = sorted(set(r.scores) & set(other.scores))
+            xs += [r.scores[p] for p in shared]
+            ys += [other.scores[p] for p in shared]
+        if not xs:
+            lines.append(f"| {what} | `{a}` vs `{b}` | – | – | – (n=0) |")
+            continue
+        t = paired_t_test(xs, ys)
+        diff = f"{100 * t.mean_diff:+.1f}"
+        if len(xs) > 1:
+            d = [x - y for x, y in zip(xs, ys)]
+            sd = math.sqrt(sum((v - t.mean_diff) ** 2 for v in d) / (len(d) - 1))
+            half = t_quantile(0.975, len(d) - 1) * sd / math.sqrt(len(d))
+            diff += f" [{100 * (t.mean_diff - half):+.1f}, {100 * (t.mean_diff + half):+.1f}]"
+        ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
+        p = "–" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+        lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p} (n={t.n}) |")
+    return "\n".join(lines) + "\n"
+
+
 METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
 
 
@@ -156,6 +207,8 @@ def main() -> None:
             "--out", str((OUT / name).relative_to(ROOT)))
         (OUT / name).mkdir(parents=True, exist_ok=True)
         (OUT / name / "ablation.md").write_text(ratio_table(name, baseline), encoding="utf8")
+    if (ROOT / "results" / "lowres_recipe.jsonl").exists():
+        (OUT / "lowres_recipe" / "parts.md").write_text(contrast_table("lowres_recipe", RECIPE_CONTRASTS), encoding="utf8")
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "README.md")], check=True)
