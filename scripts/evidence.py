@@ -144,12 +144,10 @@ def ratio_table(name: str, baseline: str) -> str:
 def contrast_table(name: str, contrasts) -> str:
     """Per (what, a, b): the paired difference a - b over every (corpus, size, partition) both
     finished, in points with its 95 % interval, the ratio of the means and the p-value."""
-    import math
-
     from spacy_auc_ner.study.aggregate import aggregate
     from spacy_auc_ner.study.runner import read_results
     from spacy_auc_ner.study.spec import load_spec
-    from spacy_auc_ner.study.stats import paired_t_test, t_quantile
+    from spacy_auc_ner.study.stats import paired_t_test, summarize
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
     wanted = {c.id for c in spec.cells()}
@@ -171,11 +169,9 @@ def contrast_table(name: str, contrasts) -> str:
             continue
         t = paired_t_test(xs, ys)
         diff = f"{100 * t.mean_diff:+.1f}"
-        if len(xs) > 1:
-            d = [x - y for x, y in zip(xs, ys)]
-            sd = math.sqrt(sum((v - t.mean_diff) ** 2 for v in d) / (len(d) - 1))
-            half = t_quantile(0.975, len(d) - 1) * sd / math.sqrt(len(d))
-            diff += f" [{100 * (t.mean_diff - half):+.1f}, {100 * (t.mean_diff + half):+.1f}]"
+        interval = summarize([x - y for x, y in zip(xs, ys)])
+        if interval.half_width is not None:
+            diff += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
         ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
         p = "–" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
         lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p} (n={t.n}) |")

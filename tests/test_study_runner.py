@@ -157,12 +157,19 @@ def _study_cmd(spec, out):
             "--workers", "2", "--no-progress"]
 
 
-def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
+def _start_study(tmp_path, sleep: str, stderr=subprocess.PIPE):
+    """The killme study of sleepy cells in its own process group: (process, spec, results,
+    the cells' start log, its environment)."""
     spec, out, log = _write_spec(tmp_path), tmp_path / "r.jsonl", tmp_path / "calls.log"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4", OMP_NUM_THREADS="1")
+               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP=sleep, OMP_NUM_THREADS="1")
     proc = subprocess.Popen(_study_cmd(spec, out), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=stderr)
+    return proc, spec, out, log, env
+
+
+def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
+    proc, spec, out, log, env = _start_study(tmp_path, "0.4")
     deadline = time.time() + 60
     try:
         while time.time() < deadline and len(read_results(out)) < 4:
@@ -188,11 +195,7 @@ def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
 def test_workers_end_when_the_study_is_killed(tmp_path):
     """kill -9 of the study process alone (not its group): its workers must not go on."""
-    spec, out, log = _write_spec(tmp_path), tmp_path / "r.jsonl", tmp_path / "calls.log"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="30", OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(_study_cmd(spec, out), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, _, _, log, _ = _start_study(tmp_path, "30", stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 60
         while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 2):

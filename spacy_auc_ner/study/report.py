@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..data.files import PathLike, atomic_output, write_json, write_text
 from ..pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
-from .stats import t_quantile
+from .stats import summarize
 from .runner import latest_rows, read_results
 
 AXIS_LABELS = {
@@ -227,15 +227,10 @@ def paired_interval(r: MethodResult, base: MethodResult, confidence: float = 0.9
     """(mean, low, high) of the paired differences r - base over the partitions both have
     (low = high = mean with one pair; None with none)."""
     shared = sorted(set(r.scores) & set(base.scores))
-    diffs = [r.scores[p] - base.scores[p] for p in shared]
-    if not diffs:
+    if not shared:
         return None
-    n, mean = len(diffs), sum(diffs) / len(diffs)
-    if n < 2:
-        return mean, mean, mean
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+    s = summarize([r.scores[p] - base.scores[p] for p in shared], confidence)
+    return (s.mean, s.mean, s.mean) if s.half_width is None else (s.mean, s.low, s.high)
 
 
 def plot_paired_differences(

@@ -26,7 +26,7 @@ import yaml
 
 from .runner import latest_rows, read_results
 from .spec import DEFAULT_METRIC
-from .stats import holm, paired_t_test, t_quantile
+from .stats import holm, paired_t_test, summarize
 
 PathLike = Union[str, Path]
 EXPECTATIONS = ("better", "similar", "worse")
@@ -175,10 +175,8 @@ def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.0
     n = test.n
     low = high = None
     if n >= 2:
-        diffs = [x - y for x, y in pairs]
-        sd = math.sqrt(sum((d - test.mean_diff) ** 2 for d in diffs) / (n - 1))
-        half = t_quantile(1.0 - alpha / 2.0, n - 1) * sd / math.sqrt(n)
-        low, high = test.mean_diff - half, test.mean_diff + half
+        interval = summarize([x - y for x, y in pairs], confidence=1.0 - alpha)
+        low, high = interval.low, interval.high
     significant = test.p_value is not None and test.p_value < alpha
     if claim.expect == "similar":
         if significant:
