@@ -19,13 +19,17 @@ OUT = ROOT / "docs" / "evidence"
 OTHER_STUDIES = {"lowres_recipe": "spacy_ner"}
 # what each part of the recipe adds: (what, method with it, method without it)
 RECIPE_CONTRASTS = [
+    ("the extras (the recipe against spaCy's default ner)", "recipe", "spacy_ner"),
     ("augmentation", "recipe", "recipe_no_augment"),
     ("pretraining", "recipe", "recipe_no_pretrain"),
     ("self-training", "recipe", "recipe_no_self_train"),
-    ("the AUC term (mu 0.1 against 0)", "recipe", "recipe_no_auc"),
-    ("a BiLSTM head", "recipe_bilstm", "recipe"),
-    ("the extras, for spaCy's ner", "spacy_ner_extras", "spacy_ner"),
-    ("the recipe against spaCy's ner with the same extras", "recipe", "spacy_ner_extras"),
+    ("the CRF + AUC head in place of spaCy's ner, both with the extras", "crf_auc_extras", "recipe"),
+    ("the extras, for the CRF + AUC head", "crf_auc_extras", "crf_auc"),
+    ("augmentation, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_augment"),
+    ("pretraining, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_pretrain"),
+    ("self-training, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_self_train"),
+    ("the AUC term (mu 0.1 against 0), with the extras", "crf_auc_extras", "crf_extras"),
+    ("a BiLSTM under the CRF + AUC head, with the extras", "bilstm_crf_auc_extras", "crf_auc_extras"),
 ]
 
 

@@ -38,7 +38,7 @@ def _pipe(cfg):
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
     # the bases, and the one full config shipped for `spacy train` alone (the recipe)
-    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_best.cfg"])
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_best.cfg", "lowres_crf_auc.cfg"])
     assert not set(RENAMED) & set(METHODS)
     assert all(describe(m, CONFIGS) for m in METHODS)
 
@@ -249,10 +249,11 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
 
 
 @pytest.mark.slow
-def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus):
-    """configs/lowres_best.cfg trains alone (its Augmented.v1 reader around the training file),
-    and spacy pretrain, on the filled config, writes weights that it trains from through
-    --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
+@pytest.mark.parametrize("name,pipes", [("lowres_best", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
+def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pipes):
+    """configs/lowres_best.cfg (and the CRF + AUC variant) trains alone (its Augmented.v1
+    reader around the training file), and spacy pretrain, on the filled config, writes weights
+    that it trains from through --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
     import json
 
     from spacy.cli.init_config import fill_config
@@ -260,12 +261,12 @@ def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus):
     from spacy.training.pretrain import pretrain
     from spacy.util import load_config
 
-    recipe = CONFIGS / "lowres_best.cfg"
+    recipe = CONFIGS / f"{name}.cfg"
     base = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
             "training.max_steps": 4, "training.eval_frequency": 2}
     train(recipe, tmp_path / "model", overrides=base)
     nlp = spacy.load(tmp_path / "model" / "model-last")
-    assert nlp.pipe_names == ["auc_ner"] and nlp.get_pipe("auc_ner").cfg["scheme"] == "crf"
+    assert nlp.pipe_names == pipes
     texts = [eg.reference.text for eg in spacy.training.Corpus(str(toy_corpus / "train.spacy"))(nlp)]
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts * 3))

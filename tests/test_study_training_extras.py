@@ -12,13 +12,14 @@ from spacy_auc_ner.data.columns import read_docs
 from spacy_auc_ner.study.methods import assemble
 from spacy_auc_ner.study.runner import read_results, run_study
 from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
-from spacy_auc_ner.study.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment
+from spacy_auc_ner.study.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
 from spacy_auc_ner.training.self_training import write_pool
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
 RECIPE = CONFIGS / "lowres_best.cfg"
+CRF_AUC_RECIPE = CONFIGS / "lowres_crf_auc.cfg"
 sys.path.insert(0, str(Path(__file__).parent))
 from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
 
@@ -113,10 +114,10 @@ def test_the_pool_is_the_rest_of_the_draw(tmp_path):
     assert all(not d.ents for d in pool)
 
 
-def test_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
-    """configs/lowres_best.cfg is written out by hand for `spacy train`; outside its recipe
+def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
+    """configs/lowres_crf_auc.cfg is written out by hand for `spacy train`; outside its recipe
     blocks it must stay what the base and the crf_auc method assemble to."""
-    recipe = load_config(RECIPE, interpolate=False)
+    recipe = load_config(CRF_AUC_RECIPE, interpolate=False)
     method = assemble(CONFIGS / "base_cpu.cfg", CONFIGS / "methods" / "crf_auc.cfg", {})
     for section in ("system", "nlp", "training", "initialize"):
         assert recipe[section] == method[section], section
@@ -129,6 +130,26 @@ def test_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
     assert loss == {**expected.pop("loss"), "mu": 0.1}
     assert model == expected
     assert recipe["pretraining"]["component"] == "auc_ner" and recipe["pretraining"]["layer"] == "tok2vec"
+
+
+def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
+    """configs/lowres_best.cfg is written out by hand; a study cell of it (with pretraining)
+    must train exactly what spaCy's ner with augmentation (3 copies) and pretraining assembles
+    to, so that the recipe's committed rows (first run as `spacy_ner_extras`) stay true."""
+    spec = _spec([
+        {"name": "recipe", "config": str(RECIPE), "pretrain": True, "self_train": True},
+        {"name": "spacy_ner_extras", "base": "spacy_ner", "augment": {"copies": 3}, "pretrain": True, "self_train": True},
+    ])
+    recipe, extras = [c for c in spec.cells() if c.partition == 1]
+    # the same pool steps; augmentation is in the configs compared below (defaults filled)
+    assert recipe.extras["pretrain"] == extras.extras["pretrain"] and recipe.extras["self_train"] == extras.extras["self_train"]
+    configs = []
+    for cell in (recipe, extras):
+        (tmp_path / cell.method).mkdir()
+        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
+    assert configs[0] == configs[1]
+    assert configs[0]["nlp"]["pipeline"] == ["tok2vec", "ner"]
+    assert configs[0]["pretraining"]["component"] == "tok2vec" and configs[0]["pretraining"]["max_epochs"] == 2
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """Training extras of a study method: data augmentation, pretraining of the encoder and
 self-training on the unlabeled rest of the training split, so that a study measures spaCy's
-``ner``, the low-resource recipe (``configs/lowres_best.cfg``) and each of its parts removed in
-turn on the same draws as every other method, with the same scorer.
+``ner``, the low-resource recipe (``configs/lowres_best.cfg``: spaCy's ``ner`` with all three)
+and each of its parts removed in turn on the same draws as every other method, with the same scorer.
 
 A method of a spec names them (`parse_extras` reads them, `run_cell_with_extras` runs them)::
 
@@ -144,12 +144,23 @@ def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
     return write_docs(output, (eg.reference for eg in reader(nlp)))
 
 
+def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) -> Config:
+    """``config`` (a cell's training config) filled and merged with the pretraining settings
+    ``settings`` (``fragment``, ``epochs``), as `spacy pretrain` and then `spacy train` read it:
+    a model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe."""
+    from ..training.pretraining import pretraining_config
+
+    config.to_disk(workdir / "cell.cfg")
+    config = pretraining_config(workdir / "cell.cfg", settings["fragment"])
+    config["pretraining"]["max_epochs"] = settings["epochs"]
+    return config
+
+
 def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose
     ``extras`` name ``pretrain`` or ``self_train``), then score it like any cell."""
     from spacy.training.pretrain import pretrain
 
-    from ..training.pretraining import pretraining_config
     from ..training.self_training import best_round, self_train, write_pool
     from .experiment import dev_scores, evaluate, train_and_evaluate
 
@@ -168,11 +179,8 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
                    for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if step in extras]
         info["pool_sentences"] = max(written)
         if "pretrain" in extras:
-            settings = extras["pretrain"]
-            config.to_disk(tmp / "cell.cfg")
-            config = pretraining_config(tmp / "cell.cfg", settings["fragment"])
+            config = with_pretraining(config, extras["pretrain"], tmp)
             config["paths"]["raw_text"] = str(tmp / "pool.jsonl")
-            config["pretraining"]["max_epochs"] = settings["epochs"]
             began = time.perf_counter()
             sink, out, err = _quiet()
             (tmp / "pretrain").mkdir()
