@@ -252,10 +252,9 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
 @pytest.mark.parametrize("name,pipes", [("lowres_best", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
 def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pipes):
     """configs/lowres_best.cfg (and the CRF + AUC variant) trains alone (its Augmented.v1
-    reader around the training file), and spacy pretrain, on the filled config, writes weights
-    that it trains from through --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
-    import json
-
+    reader around the training file), and spacy pretrain, on the filled config and with no raw
+    text but the training file, writes weights that it trains from through
+    --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
     from spacy.cli.init_config import fill_config
     from spacy.cli.train import train
     from spacy.training.pretrain import pretrain
@@ -267,11 +266,10 @@ def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pip
     train(recipe, tmp_path / "model", overrides=base)
     nlp = spacy.load(tmp_path / "model" / "model-last")
     assert nlp.pipe_names == pipes
-    texts = [eg.reference.text for eg in spacy.training.Corpus(str(toy_corpus / "train.spacy"))(nlp)]
-    raw = tmp_path / "raw.jsonl"
-    raw.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts * 3))
+    # spacy pretrain with no raw text reads the training file's own text (raw_text = ${paths.train})
     fill_config(tmp_path / "filled.cfg", recipe)
-    config = load_config(tmp_path / "filled.cfg", overrides={"paths.raw_text": str(raw), "pretraining.max_epochs": 1}, interpolate=False)
+    config = load_config(tmp_path / "filled.cfg", overrides={"paths.train": str(toy_corpus / "train.spacy"), "pretraining.max_epochs": 1}, interpolate=False)
+    assert config["corpora"]["pretrain"]["@readers"] == "spacy_auc_ner.RawText.v1"
     (tmp_path / "pretrain").mkdir()
     pretrain(config.interpolate(), tmp_path / "pretrain", silent=True)
     weights = tmp_path / "pretrain" / "model-last.bin"

@@ -90,3 +90,58 @@ def test_vectors_fragment_and_errors(tmp_path, full_configs):
     result = runner.invoke(app, ["pretrain-config", str(tmp_path / "none.cfg"), str(CHARACTERS), str(tmp_path / "out.cfg")])
     assert result.exit_code == 1 and result.stderr.strip() == f"Error: {tmp_path / 'none.cfg'}: no such config file"
     assert not (tmp_path / "out.cfg").exists()
+
+
+def _texts(reader):
+    nlp = spacy.blank("en")
+    return [eg.reference.text for eg in reader(nlp)]
+
+
+def test_raw_text_reads_txt_jsonl_and_spacy_alike(data):
+    """The same texts from the three formats; a .spacy file's annotation is not carried over."""
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    texts = [" ".join(w) for w, _ in TOY]
+    (data / "raw.txt").write_text("\n".join(texts) + "\n\n")  # a blank line is skipped
+    srsly.write_jsonl(data / "one.jsonl", [{"text": t} for t in texts])
+    assert _texts(create_raw_text(data / "raw.txt")) == texts
+    assert _texts(create_raw_text(data / "one.jsonl")) == texts
+    nlp = spacy.blank("en")
+    from_spacy = list(create_raw_text(data / "train.spacy")(nlp))
+    assert [[t.text for t in eg.reference] for eg in from_spacy] == [list(w) for w, _ in TOY]
+    assert all(not eg.reference.ents and eg.predicted is eg.reference for eg in from_spacy)
+
+
+def test_raw_text_bounds_and_limit_as_spacys_jsonl_corpus(data):
+    """min_length, max_length (exclusive) and limit as spacy.JsonlCorpus.v1 reads them."""
+    from spacy.training.corpus import JsonlCorpus
+
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    texts = ["a", "a b", "a b c", "a b c d"]
+    srsly.write_jsonl(data / "lengths.jsonl", [{"text": t} for t in texts])
+    for bounds in ({"min_length": 2, "max_length": 4}, {"min_length": 0, "max_length": 0}, {"min_length": 3, "max_length": 0}):
+        ours = _texts(create_raw_text(data / "lengths.jsonl", **bounds))
+        assert ours == _texts(JsonlCorpus(data / "lengths.jsonl", **bounds))
+    assert _texts(create_raw_text(data / "lengths.jsonl", min_length=2, max_length=4)) == ["a b", "a b c"]
+    assert _texts(create_raw_text(data / "lengths.jsonl", limit=3)) == texts[:3]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"path": None}, r"\[corpora.pretrain\] path is null: give the raw text with --paths.raw_text"),
+    ({"path": "x.txt", "limit": -1}, r"\[corpora.pretrain\] limit = -1"),
+    ({"path": "x.txt", "max_length": 2.5}, r"\[corpora.pretrain\] max_length = 2.5"),
+])
+def test_raw_text_refuses_bad_settings(kwargs, message):
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    with pytest.raises(DataError, match=message):
+        create_raw_text(**kwargs)
+
+
+def test_raw_text_names_the_file_and_line_of_a_bad_line(tmp_path):
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\n{"txt": 1}\n')
+    with pytest.raises(DataError, match=r"bad.jsonl:2: expected a JSON object"):
+        _texts(create_raw_text(tmp_path / "bad.jsonl"))

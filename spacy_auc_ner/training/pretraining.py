@@ -19,20 +19,52 @@ does not) and names the component and layer:
 
 The one merged config then serves both commands, as spaCy advises ("ideally ... the same
 config file for both").
+
+``spacy_auc_ner.RawText.v1`` reads the raw text for ``[corpora.pretrain]`` from a ``.txt``,
+``.jsonl`` or ``.spacy`` file (spaCy's ``JsonlCorpus.v1`` reads ``.jsonl`` only), so that a
+config's raw text can default to its training file (``raw_text = ${paths.train}``): its
+sentences' text, their annotation unused.
 """
 from pathlib import Path
-from typing import Optional, Tuple, Union
+from typing import Callable, Iterator, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.pipeline import Tok2Vec
 from spacy.pipeline.transition_parser import Parser
-from spacy.util import load_config, load_model_from_config
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config, registry
 from thinc.api import Config
 
 from ..data.columns import DataError
+from .self_training import pool_docs, read_pool
 
 PathLike = Union[str, Path]
 SHARED = "tok2vec"
+
+
+@registry.readers("spacy_auc_ner.RawText.v1")
+def create_raw_text(path: Optional[PathLike], min_length: int = 1, max_length: int = 500, limit: int = 0) -> Callable[[Language], Iterator[Example]]:
+    """Unannotated text for ``spacy pretrain`` from ``path``: a ``.txt`` file (one text a line),
+    a ``.jsonl`` file (``{"text": ...}`` a line) or a ``.spacy`` file (its tokens; annotation
+    unused). As spaCy's ``JsonlCorpus.v1``: texts of fewer than ``min_length`` or at least
+    ``max_length`` tokens are skipped (0: no bound), at most ``limit`` texts (0: all)."""
+    if path is None:
+        raise DataError("[corpora.pretrain] path is null: give the raw text with --paths.raw_text (or the training file with --paths.train)")
+    for name, value in (("min_length", min_length), ("max_length", max_length), ("limit", limit)):
+        if not isinstance(value, int) or value < 0:
+            raise DataError(f"[corpora.pretrain] {name} = {value!r}: expected a whole number >= 0")
+
+    def read(nlp: Language) -> Iterator[Example]:
+        kept = 0
+        for doc in pool_docs(nlp, read_pool(path)):
+            if (min_length and len(doc) < min_length) or (max_length and len(doc) >= max_length):
+                continue
+            yield Example(doc, doc)
+            kept += 1
+            if kept == limit:
+                return
+
+    return read
 
 
 def tok2vec_layer(nlp: Language, component: Optional[str] = None) -> Tuple[str, str, bool]:
