@@ -22,7 +22,7 @@ app = typer.Typer(
 corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(study_app, name="study")
-app.add_typer(lowres_app)  # pool, self-train, pretrain-config
+app.add_typer(lowres_app)  # pool, self-train, pretrain-config, recipe
 
 
 def _ints(text: str, option: str) -> List[int]:

@@ -1,8 +1,9 @@
-"""`spacy-auc-ner pool | self-train | pretrain-config`: the low-resource extras that `spacy
-train` cannot do alone (a typer app whose commands are mounted at the top level).
+"""`spacy-auc-ner pool | self-train | pretrain-config | recipe`: the low-resource extras that
+`spacy train` cannot do alone (a typer app whose commands are mounted at the top level).
 
-Thin shells over :mod:`spacy_auc_ner.training.self_training` and
-:mod:`spacy_auc_ner.training.pretraining`; bad input stops with one line and a non-zero exit.
+Thin shells over :mod:`spacy_auc_ner.training.self_training`,
+:mod:`spacy_auc_ner.training.pretraining` and :mod:`spacy_auc_ner.training.recipe`; bad input
+stops with one line and a non-zero exit.
 """
 from pathlib import Path
 from typing import Optional
@@ -103,3 +104,42 @@ def pretrain_config_command(
     write_text(output_path, config.to_str(interpolate=False) + "\n")
     p = config["pretraining"]
     typer.echo(f"Wrote {output_path}: pretrains layer {p['layer'] or '(whole model)'!r} of pipe {p['component']!r}", err=True)
+
+
+@lowres_app.command(
+    "recipe",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+@one_line_errors
+def recipe_command(
+    ctx: typer.Context,
+    output_dir: Path = typer.Argument(..., help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
+    train: Path = typer.Option(..., "--train", help="Gold training sentences (.spacy)."),
+    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy): early stopping and the choice of the round."),
+    raw: Optional[Path] = typer.Option(None, "--raw", help="Unlabeled text of your domain: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy; pretraining and self-training read it. Without it: pretraining on the training file's text, no self-training."),
+    config_path: Path = typer.Option(Path("configs/lowres_best.cfg"), "--config", "-c", help="The recipe's config (or configs/lowres_crf_auc.cfg, or any config with a pretraining block)."),
+    pretrain: bool = typer.Option(True, "--pretrain/--no-pretrain", help="Pretrain the encoder first (spacy pretrain of the config's pretraining block)."),
+    pretrain_epochs: int = typer.Option(2, "--pretrain-epochs", help="Epochs of spacy pretrain over the raw text."),
+    rounds: int = typer.Option(1, "--rounds", help="Self-training rounds after round 0 (with --raw)."),
+    threshold: float = typer.Option(0.9, "--threshold", help="Keep a pseudo-labelled entity whose confidence is at least this."),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a previous run in OUTPUT_DIR (once every input is checked)."),
+):
+    """Train the low-resource recipe on your files: pretraining, training, self-training.
+
+    Pretrains the config's encoder on the raw text (spacy pretrain), trains from those weights, then self-trains on the raw text and keeps the round with the best dev F1 in OUTPUT_DIR/model-best.
+
+    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600.
+    """
+    from spacy.cli._util import parse_config_overrides
+
+    from ..training.recipe import run_recipe
+
+    summary = run_recipe(
+        config_path, output_dir, train=train, dev=dev, raw=raw, pretrain=pretrain, pretrain_epochs=pretrain_epochs,
+        rounds=rounds, threshold=threshold, overrides=parse_config_overrides(ctx.args), gpu_id=gpu_id, overwrite=overwrite,
+    )
+    for r in summary["rounds"]:
+        f = r["dev"]["ents_f"]
+        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
+    typer.echo(f"model-best: {summary['model']}")
