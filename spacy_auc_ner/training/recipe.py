@@ -105,7 +105,10 @@ def run_recipe(
         names = ", ".join(p.name for p in previous)
         raise DataError(f"{output_dir}: already holds a recipe run ({names}); choose another output folder or overwrite it")
     for path in previous:
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
     output_dir.mkdir(parents=True, exist_ok=True)
 
     summary: Dict[str, Any] = {"config": str(config_path), "raw_text": raw_text, "weights": None, "rounds": [], "pretrain_seconds": None}
