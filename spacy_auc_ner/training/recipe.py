@@ -19,16 +19,21 @@ there is nothing to pseudo-label, so the recipe pretrains on the training file's
 and trains once.
 """
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..data.columns import DataError
-from .self_training import _log, previous_run, read_pool, self_train, train_config
+from .self_training import previous_run, read_pool, self_train, train_config
 
 PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
 TRAIN_DIRS = ("model-best", "model-last")  # a run without self-training, as spacy train writes it
+
+
+def _log(text: str) -> None:
+    print(f"[recipe] {text}", file=sys.stderr, flush=True)
 
 
 def _previous(output_dir: Path) -> List[Path]:
