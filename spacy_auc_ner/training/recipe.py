@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..data.columns import DataError
-from .self_training import previous_run, read_pool, self_train, train_config
+from .self_training import check_settings, previous_run, read_pool, self_train, train_config
 
 PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
@@ -96,11 +96,8 @@ def run_recipe(
             raise DataError(f"{path}: no such file")
     if pretrain and pretrain_epochs < 1:
         raise DataError(f"--pretrain-epochs: expected 1 or more, got {pretrain_epochs}")
-    if raw is not None and rounds < 1:
-        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
-    if not 0.0 <= threshold <= 1.0:
-        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
     if raw is not None:
+        check_settings(rounds, threshold)
         read_pool(raw)  # a bad line fails now, not after pretraining
     overrides = {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}
     raw_text = str(raw if raw is not None else train)

@@ -285,6 +285,18 @@ def previous_run(output_dir: Path) -> List[Path]:
     return sorted(p for p in found if p.name in names or p.name.startswith(("round-", ".round-")))
 
 
+def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
+    """Refuse self-training settings that cannot work, naming the option."""
+    if rounds < 1:
+        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
+    if not 0.0 <= threshold <= 1.0:
+        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
+    if low_confidence not in LOW_CONFIDENCE:
+        raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {low_confidence!r}")
+    if beam_width < 2:
+        raise DataError(f"--beam-width: expected 2 or more, got {beam_width}")
+
+
 def self_train(
     config_path: PathLike,
     output_dir: PathLike,
@@ -312,14 +324,7 @@ def self_train(
     from spacy.util import load_config
 
     config_path, output_dir = Path(config_path), Path(output_dir)
-    if rounds < 1:
-        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
-    if not 0.0 <= threshold <= 1.0:
-        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
-    if low_confidence not in LOW_CONFIDENCE:
-        raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {low_confidence!r}")
-    if beam_width < 2:
-        raise DataError(f"--beam-width: expected 2 or more, got {beam_width}")
+    check_settings(rounds, threshold, low_confidence, beam_width)
     if not config_path.is_file():
         raise DataError(f"{config_path}: no such config file")
     for path in (train, dev) + ((teacher,) if teacher is not None else ()):
