@@ -91,7 +91,7 @@ def ratio_table(name: str, baseline: str) -> str:
             seconds.setdefault(row["method"], []).append(row["seconds"])
         value = ((row.get("scores") or {}).get("dev_scores") or {}).get(spec.metric)
         if isinstance(value, (int, float)):
-            dev.setdefault(row["method"], []).append(value)
+            dev[(row["method"], row["corpus"], row["size"], row["partition"])] = value
 
     def text(r) -> str:
         if r is None or not r.scores:
@@ -120,6 +120,20 @@ def ratio_table(name: str, baseline: str) -> str:
         p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
         return f"{ratio} ({p}, n={t.n})"
 
+    def dev_text(method: str) -> str:
+        """Mean dev F1 over the cells the method shares with the baseline, and its ratio to the
+        baseline's over the same cells (the baseline: over all its cells)."""
+        keys = [k[1:] for k in dev if k[0] == method]
+        if method != baseline:
+            keys = [k for k in keys if (baseline, *k) in dev]
+        if not keys:
+            return "–"
+        mean = sum(dev[(method, *k)] for k in keys) / len(keys)
+        if method == baseline:
+            return f"{100 * mean:.1f}"
+        base = sum(dev[(baseline, *k)] for k in keys) / len(keys)
+        return f"{100 * mean:.1f} (×{mean / base:.2f})" if base > 0 else f"{100 * mean:.1f}"
+
     head = [f"{corpus} {size}" for corpus, size in columns]
     lines = [
         f"| method | {' | '.join(head)} | all pairs | dev F1 | s per cell |",
@@ -129,16 +143,15 @@ def ratio_table(name: str, baseline: str) -> str:
         cells = [text(cell.get((method, corpus, size))) for corpus, size in columns]
         secs = seconds.get(method, [])
         mean_s = f"{sum(secs) / len(secs):.0f}" if secs else "–"
-        devs = dev.get(method, [])
-        mean_dev = f"{100 * sum(devs) / len(devs):.1f}" if devs else "–"
-        lines.append(f"| `{method}` | {' | '.join(cells)} | {pooled(method)} | {mean_dev} | {mean_s} |")
+        lines.append(f"| `{method}` | {' | '.join(cells)} | {pooled(method)} | {dev_text(method)} | {mean_s} |")
     done = sum(1 for r in latest_rows(rows).values() if r["status"] == "ok")
     lines += [
         "",
         f"{METRIC_NAME} in %, mean over the partitions finished ({done} of {len(wanted)} cells); "
         f"(×ratio, p): the ratio of the mean F1s to `{baseline}` over the same partitions and "
         f"the two-sided paired t-test's p-value; all pairs: every corpus, size and partition pooled; "
-        f"dev F1: the mean on the 300-sentence dev sample, what a choice between methods may read "
+        f"dev F1: the mean on the 300-sentence dev sample over the cells shared with `{baseline}`, "
+        f"with the ratio to its dev F1 on them, what a choice between methods may read "
         f"(the test columns may not); s per cell: mean wall seconds of a cell (training, extras, "
         f"scoring) on the 2 shared cores.",
     ]
