@@ -130,3 +130,41 @@ def test_the_command_runs_the_recipe_and_prints_the_rounds(toy_corpus, raw):
     assert [line.split("\t")[0] for line in lines if line.startswith("round ")] == ["round 0", "round 1"]
     rounds = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert rounds[-1]["threshold"] == 0.0
+
+
+def test_column_files_are_converted_into_the_output_folder(toy_corpus, monkeypatch):
+    """A token<TAB>BIO training and dev file: read before anything runs, written to
+    OUTPUT/data/*.spacy, and those are what pretraining and training read."""
+    calls = {}
+
+    def fake_pretrain(config, output_dir, **kwargs):
+        calls["raw_text"] = config["paths"]["raw_text"]
+        (Path(output_dir) / "model-last.bin").write_bytes(b"w")
+
+    def fake_train(config_path, output_dir, overrides, gpu_id):
+        calls["overrides"] = overrides
+
+    monkeypatch.setattr("spacy.training.pretrain.pretrain", fake_pretrain)
+    monkeypatch.setattr(recipe_module, "train_config", fake_train)
+    tsv = toy_corpus / "train.tsv"
+    tsv.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY))
+    out = toy_corpus / "out"
+    run_recipe(RECIPE, out, train=tsv, dev=tsv, log=lambda m: None, progress=False)
+    converted = out / "data" / "train.spacy"
+    assert calls["raw_text"] == str(converted) and calls["overrides"]["paths.train"] == str(converted)
+    assert calls["overrides"]["paths.dev"] == str(out / "data" / "dev.spacy")
+    from spacy_auc_ner.data.columns import read_docs
+    import spacy
+
+    docs = read_docs(converted, spacy.blank("en").vocab)
+    assert [[t.text for t in d] for d in docs] == [list(w) for w, _ in TOY]
+    assert [[t.ent_iob_ + ("-" + t.ent_type_ if t.ent_type_ else "") for t in d] for d in docs] == [list(t) for _, t in TOY]
+
+
+def test_a_bad_column_line_is_named_before_anything_runs(toy_corpus, monkeypatch):
+    _never_train(monkeypatch)
+    bad = toy_corpus / "train.tsv"
+    bad.write_text("Aspirin\tB-Chemical\ntreats\n")
+    with pytest.raises(DataError, match=r"train.tsv:2"):
+        run_recipe(RECIPE, toy_corpus / "out", train=bad, dev=toy_corpus / "dev.spacy")
+    assert not (toy_corpus / "out").exists()

@@ -114,8 +114,8 @@ def pretrain_config_command(
 def recipe_command(
     ctx: typer.Context,
     output_dir: Path = typer.Argument(..., help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
-    train: Path = typer.Option(..., "--train", help="Gold training sentences (.spacy)."),
-    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy): early stopping and the choice of the round."),
+    train: Path = typer.Option(..., "--train", help="Gold training sentences: .spacy, or a token<TAB>BIO column file (converted into OUTPUT_DIR/data)."),
+    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy or columns): early stopping and the choice of the round."),
     raw: Optional[Path] = typer.Option(None, "--raw", help="Unlabeled text of your domain: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy; pretraining and self-training read it. Without it: pretraining on the training file's text, no self-training."),
     config_path: Path = typer.Option(Path("configs/lowres_best.cfg"), "--config", "-c", help="The recipe's config (or configs/lowres_crf_auc.cfg, or any config with a pretraining block)."),
     pretrain: bool = typer.Option(True, "--pretrain/--no-pretrain", help="Pretrain the encoder first (spacy pretrain of the config's pretraining block)."),

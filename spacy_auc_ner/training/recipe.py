@@ -12,6 +12,7 @@ is the steps around it, which `run_recipe` chains (``spacy-auc-ner recipe``)::
     OUTPUT/rounds.jsonl              each round's pseudo-label counts and dev scores
     OUTPUT/model-best                the round with the best dev F1 (without raw text: the
                                      one training run's best model)
+    OUTPUT/data/{train,dev}.spacy    column files given as --train / --dev, converted
 
 The raw text doubles as the self-training pool, as in the ablation
 (``studies/lowres_recipe.yaml``), where it is the rest of the training split. Without raw text
@@ -24,11 +25,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from ..data.columns import DataError
+from spacy.vocab import Vocab
+
+from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from .self_training import check_settings, previous_run, read_pool, self_train, train_config
 
 PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
+DATA_DIR = "data"  # column files given as --train / --dev, converted to .spacy for spacy train
 TRAIN_DIRS = ("model-best", "model-last")  # a run without self-training, as spacy train writes it
 
 
@@ -38,7 +42,7 @@ def _log(text: str) -> None:
 
 def _previous(output_dir: Path) -> List[Path]:
     found = previous_run(output_dir)
-    for name in (PRETRAIN_DIR, *TRAIN_DIRS):
+    for name in (PRETRAIN_DIR, DATA_DIR, *TRAIN_DIRS):
         path = output_dir / name
         if path.exists() and path not in found:
             found.append(path)
@@ -99,6 +103,10 @@ def run_recipe(
     if raw is not None:
         check_settings(rounds, threshold)
         read_pool(raw)  # a bad line fails now, not after pretraining
+    # column files (token<TAB>BIO) become .spacy files in OUTPUT/data: read now, so that a bad
+    # line fails before anything trains, written once the output folder is checked
+    columns = {role: read_docs(path, Vocab()) for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
+    train, dev = (output_dir / DATA_DIR / f"{role}.spacy" if role in columns else Path(path) for role, path in (("train", train), ("dev", dev)))
     overrides = {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}
     raw_text = str(raw if raw is not None else train)
     filled = _pretraining_config(config_path, {**overrides, "paths.raw_text": raw_text, "pretraining.max_epochs": pretrain_epochs}) if pretrain else None
@@ -112,6 +120,9 @@ def run_recipe(
         else:
             path.unlink()
     output_dir.mkdir(parents=True, exist_ok=True)
+    for role, docs in columns.items():
+        write_docs(output_dir / DATA_DIR / f"{role}.spacy", docs)
+        log(f"--{role}: {len(docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
 
     summary: Dict[str, Any] = {"config": str(config_path), "raw_text": raw_text, "weights": None, "rounds": [], "pretrain_seconds": None}
     if filled is not None:
