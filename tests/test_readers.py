@@ -65,6 +65,31 @@ def test_low_resource_draw_is_seeded_prefix_of_a_permutation(nlp, numbered):
     assert sorted(first, key=lambda t: int(t.split()[0][1:])) == in_order
 
 
+@pytest.mark.parametrize("make", [
+    lambda path: create_low_resource(str(path), n=5, seed=3),
+    lambda path: create_entity_ratio(str(path), n=6, percent=20.0, seed=1),
+])
+def test_a_source_reads_its_file_once_and_makes_fresh_examples_of_its_draw_only(nlp, numbered, monkeypatch, make):
+    """spaCy calls the training corpus every epoch and the dev corpus every evaluation: the
+    file is read on the first call only, each call yields new Examples of the same sentences,
+    and only the drawn sentences become Examples."""
+    import spacy_auc_ner.training.readers as readers
+
+    reads, made = [], []
+    real_read, real_example = readers.read_docs, readers._example
+    monkeypatch.setattr(readers, "read_docs", lambda *a, **k: reads.append(a[0]) or real_read(*a, **k))
+    monkeypatch.setattr(readers, "_example", lambda *a: made.append(1) or real_example(*a))
+    reader = make(numbered)
+    first, second = list(reader(nlp)), list(reader(nlp))
+    assert len(reads) == 1
+    assert _texts(first) == _texts(second) and len(made) == len(first) + len(second) < 20
+    assert all(a is not b and a.predicted is not b.predicted for a, b in zip(first, second))
+    assert [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in first] == \
+        [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in second]
+    list(reader(spacy.blank("en")))  # another pipeline's vocab: read again
+    assert len(reads) == 2
+
+
 def test_low_resource_predicted_doc_has_gold_tokens(nlp, numbered):
     eg = next(iter(create_low_resource(str(numbered), n=1)(nlp)))
     assert [t.text for t in eg.predicted] == [t.text for t in eg.reference]

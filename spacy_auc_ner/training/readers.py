@@ -24,6 +24,7 @@ predicted Doc has the gold tokens. Draws use Python's ``random.Random(seed)``, w
 are the same on every platform, so a seed gives the same sentences in the same order anywhere,
 on every call.
 """
+import collections.abc
 import logging
 import random
 import sys
@@ -49,13 +50,47 @@ logger = logging.getLogger(__name__)
 # Helpers
 
 
-def _load(nlp: Language, path: Optional[Union[str, Path]], corpus: Optional[Reader], reader: str) -> List[Example]:
-    """The examples of a file (``path``) or of an inner reader (``corpus``), exactly one."""
+class FileDocs:
+    """The reference Docs of a file, read once per vocab. spaCy calls the training corpus
+    every epoch and the dev corpus at every evaluation, and a draw keeps n of a corpus's
+    thousands of sentences: reading the file and making an Example of every sentence on each
+    call took a third of a 20-sentence study cell."""
+
+    def __init__(self, path: Union[str, Path]):
+        self.path = path
+        self._vocab = None
+        self._docs: List[Doc] = []
+
+    def __call__(self, nlp: Language) -> List[Doc]:
+        if self._vocab is not nlp.vocab:
+            self._docs, self._vocab = read_docs(self.path, nlp.vocab), nlp.vocab
+        return self._docs
+
+
+class LazyExamples(collections.abc.Sequence):
+    """The Examples of reference Docs, each made when it is asked for (a fresh one on every
+    access, as a reader makes fresh Examples on every call)."""
+
+    def __init__(self, nlp: Language, references: Sequence[Doc]):
+        self.nlp, self.references = nlp, references
+
+    def __len__(self) -> int:
+        return len(self.references)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _example(self.nlp, self.references[i])
+
+
+def _load(nlp: Language, path: Optional[Union[str, Path]], corpus: Optional[Reader], reader: str, docs: Optional[FileDocs] = None) -> Sequence[Example]:
+    """The examples of a file (``path``, its Docs read through ``docs`` when given) or of an
+    inner reader (``corpus``), exactly one."""
     if (path is None) == (corpus is None):
         raise DataError(f"[{reader}] give exactly one of 'path' (a .spacy or column file) and 'corpus' (a reader)")
     if corpus is not None:
         return list(corpus(nlp))
-    return [_example(nlp, doc) for doc in read_docs(path, nlp.vocab)]
+    return LazyExamples(nlp, (docs or FileDocs(path))(nlp))
 
 
 def _example(nlp: Language, reference: Doc) -> Example:
@@ -68,6 +103,8 @@ def _example(nlp: Language, reference: Doc) -> Example:
 
 def gold_arrays(examples: Sequence[Example]) -> EntityArrays:
     """The gold entities of the examples' reference Docs as flat arrays."""
+    if isinstance(examples, LazyExamples):  # no Example needed to read the references
+        return EntityArrays.from_docs(examples.references)
     return EntityArrays.from_docs(eg.reference for eg in examples)
 
 
@@ -89,9 +126,10 @@ class LowResourceCorpus:
             raise DataError(f"[LowResource.v1] n must be at least 1, got {n}")
         self.path, self.corpus, self.n, self.seed, self.shuffle = path, corpus, n, seed, shuffle
         self.indices: List[int] = []
+        self._docs = FileDocs(path) if path is not None else None
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        examples = _load(nlp, self.path, self.corpus, "LowResource.v1")
+        examples = _load(nlp, self.path, self.corpus, "LowResource.v1", self._docs)
         self.indices = draw_indices(len(examples), self.n, self.seed, self.shuffle, where=self.path or "corpus")
         for i in self.indices:
             yield examples[i]
@@ -137,14 +175,19 @@ class EntityRatioCorpus:
         self.indices: List[int] = []
         self.reached: Optional[float] = None
         self._reported = False
+        self._docs = FileDocs(path) if path is not None else None
+        self._drawn_from: Optional[Sequence[Doc]] = None  # the file's Docs the draw was made on
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        examples = _load(nlp, self.path, self.corpus, "EntityRatio.v1")
-        gold = gold_arrays(examples)
+        examples = _load(nlp, self.path, self.corpus, "EntityRatio.v1", self._docs)
         where = self.path or "corpus"
-        self.indices, self.reached = draw_entity_ratio(
-            gold.lengths, gold.entity_tokens(), self.n, self.percent, self.seed, self.tolerance, where=where
-        )
+        # the draw depends only on the sentences: made once per read of a file
+        if not isinstance(examples, LazyExamples) or examples.references is not self._drawn_from:
+            gold = gold_arrays(examples)
+            self.indices, self.reached = draw_entity_ratio(
+                gold.lengths, gold.entity_tokens(), self.n, self.percent, self.seed, self.tolerance, where=where
+            )
+            self._drawn_from = examples.references if isinstance(examples, LazyExamples) else None
         if not self._reported:
             _report(f"EntityRatio: {self.n} sentences of {where} with {self.reached:.2f}% entity tokens (target {self.percent}%)")
             self._reported = True
