@@ -83,14 +83,14 @@ class LazyExamples(collections.abc.Sequence):
         return _example(self.nlp, self.references[i])
 
 
-def _load(nlp: Language, path: Optional[Union[str, Path]], corpus: Optional[Reader], reader: str, docs: Optional[FileDocs] = None) -> Sequence[Example]:
-    """The examples of a file (``path``, its Docs read through ``docs`` when given) or of an
-    inner reader (``corpus``), exactly one."""
-    if (path is None) == (corpus is None):
+def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], reader: str) -> Sequence[Example]:
+    """The examples of a file (its Docs read through ``docs``) or of an inner reader
+    (``corpus``), exactly one."""
+    if (docs is None) == (corpus is None):
         raise DataError(f"[{reader}] give exactly one of 'path' (a .spacy or column file) and 'corpus' (a reader)")
     if corpus is not None:
         return list(corpus(nlp))
-    return LazyExamples(nlp, (docs or FileDocs(path))(nlp))
+    return LazyExamples(nlp, docs(nlp))
 
 
 def _example(nlp: Language, reference: Doc) -> Example:
@@ -129,7 +129,7 @@ class LowResourceCorpus:
         self._docs = FileDocs(path) if path is not None else None
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        examples = _load(nlp, self.path, self.corpus, "LowResource.v1", self._docs)
+        examples = _load(nlp, self._docs, self.corpus, "LowResource.v1")
         self.indices = draw_indices(len(examples), self.n, self.seed, self.shuffle, where=self.path or "corpus")
         for i in self.indices:
             yield examples[i]
@@ -179,15 +179,16 @@ class EntityRatioCorpus:
         self._drawn_from: Optional[Sequence[Doc]] = None  # the file's Docs the draw was made on
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        examples = _load(nlp, self.path, self.corpus, "EntityRatio.v1", self._docs)
+        examples = _load(nlp, self._docs, self.corpus, "EntityRatio.v1")
         where = self.path or "corpus"
         # the draw depends only on the sentences: made once per read of a file
-        if not isinstance(examples, LazyExamples) or examples.references is not self._drawn_from:
+        references = examples.references if isinstance(examples, LazyExamples) else None
+        if references is None or references is not self._drawn_from:
             gold = gold_arrays(examples)
             self.indices, self.reached = draw_entity_ratio(
                 gold.lengths, gold.entity_tokens(), self.n, self.percent, self.seed, self.tolerance, where=where
             )
-            self._drawn_from = examples.references if isinstance(examples, LazyExamples) else None
+            self._drawn_from = references
         if not self._reported:
             _report(f"EntityRatio: {self.n} sentences of {where} with {self.reached:.2f}% entity tokens (target {self.percent}%)")
             self._reported = True
