@@ -19,7 +19,6 @@ The raw text doubles as the self-training pool, as in the ablation
 there is nothing to pseudo-label, so the recipe pretrains on the training file's own text
 and trains once.
 """
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from spacy.vocab import Vocab
 
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
-from .self_training import check_settings, previous_run, read_pool, self_train, train_config
+from .self_training import check_settings, previous_run, read_pool, remove_run, self_train, train_config
 
 PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
@@ -114,11 +113,7 @@ def run_recipe(
     if previous and not overwrite:
         names = ", ".join(p.name for p in previous)
         raise DataError(f"{output_dir}: already holds a recipe run ({names}); choose another output folder or overwrite it")
-    for path in previous:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+    remove_run(previous)
     output_dir.mkdir(parents=True, exist_ok=True)
     for role, docs in columns.items():
         write_docs(output_dir / DATA_DIR / f"{role}.spacy", docs)

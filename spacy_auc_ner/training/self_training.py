@@ -285,6 +285,15 @@ def previous_run(output_dir: Path) -> List[Path]:
     return sorted(p for p in found if p.name in names or p.name.startswith(("round-", ".round-")))
 
 
+def remove_run(paths: Sequence[Path]) -> None:
+    """Delete the files and folders of a previous run (once the user allowed overwriting it)."""
+    for path in paths:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+
+
 def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
     """Refuse self-training settings that cannot work, naming the option."""
     if rounds < 1:
@@ -350,11 +359,7 @@ def self_train(
         first_teacher = spacy.load(teacher)
         find_recognizer(first_teacher, component)
 
-    for path in previous:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+    remove_run(previous)
     output_dir.mkdir(parents=True, exist_ok=True)
     records: List[Dict[str, Any]] = []
 
