@@ -22,7 +22,12 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from spacy_auc_ner.study.runner import row_identity
 from spacy_auc_ner.study.spec import load_spec
+
+
+# what a rename changes: the fields that name the method and what it trains
+IDENTITY_KEYS = ("cell_id", "method", "config", "overrides")
 
 
 def _key(corpus, size, value, partition, tuning) -> str:
@@ -54,9 +59,9 @@ def rename(lines: Sequence[str], cells: Sequence, renames: Dict[str, str], where
         cell = by_key.get(key)
         if cell is None:
             raise SystemExit(f"Error: {where}:{lineno}: the spec has no cell {key[0]} for {row['cell_id']}")
-        identity = cell.describe()
-        row.update(cell_id=identity["cell_id"], method=cell.method, config=Path(cell.config).name, overrides=json.loads(json.dumps(cell.overrides)))
-        row.pop("extras", None)
+        identity = row_identity(cell)
+        row.update({key: identity[key] for key in IDENTITY_KEYS})
+        row.pop("extras", None)  # the renamed cell's identity says whether it has extras
         if "extras" in identity:
             row["extras"] = identity["extras"]
         renamed_ids.add(row["cell_id"])

@@ -72,10 +72,16 @@ def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
     return func
 
 
+def row_identity(cell: Cell) -> Dict[str, Any]:
+    """The fields of a results row that say which cell it is: the cell's description, its
+    config file's name and its overrides (every row of the cell, finished, failed or lost)."""
+    return {**cell.describe(), "config": Path(cell.config).name, "overrides": _jsonable(cell.overrides)}
+
+
 def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> Dict[str, Any]:
     """Run one cell and return its results row; never raises for an error of the cell."""
     start = time.perf_counter()
-    row: Dict[str, Any] = cell.describe()
+    row: Dict[str, Any] = row_identity(cell)
     try:
         scores = resolve_runner(runner)(cell)
         row.update(status="ok", scores=_jsonable(scores))
@@ -90,8 +96,6 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         host=socket.gethostname(),
         pid=os.getpid(),
-        config=Path(cell.config).name,
-        overrides=_jsonable(cell.overrides),
     )
     return row
 
@@ -471,7 +475,7 @@ def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
 
 
 def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
-    row = cell.describe()
+    row = row_identity(cell)
     row.update(
         status="failed",
         error=error,
@@ -480,7 +484,5 @@ def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
         finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         host=socket.gethostname(),
         pid=None,
-        config=Path(cell.config).name,
-        overrides=_jsonable(cell.overrides),
     )
     return row
