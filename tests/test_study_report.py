@@ -138,3 +138,99 @@ def test_no_paired_figure_without_a_baseline(tmp_path):
     results = _write(tmp_path / "res.jsonl", LOWRES)
     report = write_report(results, tmp_path / "out", baseline=None)
     assert not list((tmp_path / "out").glob("paired_vs_*")) and report["plots"]
+
+
+RESAMPLING = [  # ce and ova_auc at 200 sentences, three partitions, resampler none / sCRD / nsCRD
+    _row(m, p, f, setting="resampling", value=v, size=200)
+    for m, v, scores in (
+        ("ce", "none", (0.40, 0.50, 0.45)), ("ce", "sCRD", (0.46, 0.52, 0.49)), ("ce", "nsCRD", (0.38, 0.50, 0.44)),
+        ("ova_auc", "none", (0.50, 0.55, 0.60)), ("ova_auc", "sCRD", (0.50, 0.55, 0.60)),
+    )
+    for p, f in enumerate(scores)
+]
+
+
+def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
+    """`resampler=none`: ce sCRD - ce none = 0.06, 0.02, 0.04: mean 0.04, sd 0.02,
+    t = 0.04 / (0.02 / sqrt 3) = 3.4641 on 2 df, p = 0.0742; ce nsCRD - none = -0.02, 0, -0.01;
+    ova_auc sCRD - none = 0 three times: no difference. Nothing pairs with the none cells or
+    across methods."""
+    from spacy_auc_ner.study.aggregate import aggregate
+
+    by = {(r.method, r.value): r for r in aggregate(RESAMPLING, baseline="resampler=none")}
+    t = by[("ce", "sCRD")].vs_baseline
+    assert t.n == 3 and t.mean_diff == pytest.approx(0.04) and t.p_value == pytest.approx(0.0742, abs=1e-4)
+    assert by[("ce", "nsCRD")].vs_baseline.mean_diff == pytest.approx(-0.01)
+    assert by[("ova_auc", "sCRD")].vs_baseline.mean_diff == pytest.approx(0.0)
+    assert by[("ce", "none")].vs_baseline is None and by[("ova_auc", "none")].vs_baseline is None
+    # the same rows against the method ce: ova_auc pairs with ce at its own resampler
+    by_method = {(r.method, r.value): r for r in aggregate(RESAMPLING, baseline="ce")}
+    assert by_method[("ova_auc", "none")].vs_baseline.mean_diff == pytest.approx(0.10)
+    assert by_method[("ce", "sCRD")].vs_baseline is None
+
+    report = write_report(_write(tmp_path / "r.jsonl", RESAMPLING), tmp_path / "o", baseline="resampler=none")
+    md = report["markdown"]
+    assert "better / worse than the same method at resampler=none" in md
+    assert "Paired difference to the same method at resampler=none" in md
+    assert "| method | none | nsCRD | sCRD |" in md  # values in sorted order
+    assert "| ce | – | -1.0 (×0.98, p=0.225, n=3) | +4.0 (×1.09, p=0.074, n=3) |" in md
+    assert (tmp_path / "o" / "paired_vs_resampler_none.png").stat().st_size > 1000
+
+
+def test_a_value_baseline_reads_numbers_as_cells_write_them():
+    """mask_p=0.70 names the cells of 0.7; a baseline of another setting's values pairs nothing."""
+    from spacy_auc_ner.study.aggregate import Baseline, aggregate
+
+    rows = [_row("ce", p, f, setting="missing", value=v, size=500)
+            for v, scores in ((0.7, (0.3, 0.4)), (0.9, (0.2, 0.2))) for p, f in enumerate(scores)]
+    by = {r.value: r for r in aggregate(rows, baseline="mask_p=0.70")}
+    assert Baseline.parse("mask_p=0.70").value == "0.7"
+    assert by[0.9].vs_baseline.mean_diff == pytest.approx(-0.15) and by[0.7].vs_baseline is None
+    assert all(r.vs_baseline is None for r in aggregate(rows, baseline="resampler=none"))
+
+
+def test_a_baseline_that_pairs_nothing_is_said(tmp_path):
+    warnings = []
+    write_report(_write(tmp_path / "r.jsonl", LOWRES), tmp_path / "o", baseline="resampler=none", plots=False, warn=warnings.append)
+    assert len(warnings) == 1 and "no result pairs with the baseline 'resampler=none'" in warnings[0]
+    warnings.clear()
+    write_report(_write(tmp_path / "r.jsonl", LOWRES), tmp_path / "o", baseline="ce", plots=False, warn=warnings.append)
+    assert warnings == []
+
+
+def test_the_spec_baseline_is_the_reports_default(tmp_path):
+    spec = {"name": "t", "setting": "resampling", "corpora": ["ncbi"], "methods": ["ce", "ova_auc"],
+            "sizes": [200], "resamplers": ["none", "sCRD", "nsCRD"], "partitions": 3, "baseline": "resampler=none"}
+    spec_path = tmp_path / "s.yaml"
+    spec_path.write_text(yaml.safe_dump(spec))
+    cells = parse_spec(spec).cells()
+    scores = {(r["method"], r["value"], r["partition"]): r["scores"] for r in RESAMPLING}
+    rows = [dict(c.describe(), status="ok", scores=scores[(c.method, c.value, c.partition)])
+            for c in cells if (c.method, c.value, c.partition) in scores]
+    results = _write(tmp_path / "r.jsonl", rows)
+    out = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots"])
+    assert out.exit_code == 0, out.output
+    assert "Paired difference to the same method at resampler=none" in out.output
+    overridden = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots", "--baseline", "ce"])
+    assert "Paired difference to `ce`" in overridden.output
+
+
+@pytest.mark.parametrize(
+    "setting,values,baseline,message",
+    [
+        ("resampling", {"resamplers": ["none", "sC"]}, "resampler=sCRD", "sCRD is not one of the spec's resamplers (none, sC)"),
+        ("resampling", {"resamplers": ["none", "sC"]}, "share=0.1", "the values of a resampling study are named resampler, not share"),
+        ("lowres", {}, "size=20", "a lowres study has none; name a method"),
+        ("missing", {"mask_p": [0.5, 0.9]}, "mask_p=0.7", "0.7 is not one of the spec's mask_p (0.5, 0.9)"),
+        ("lowres", {}, "bce", "'bce' is not a method of this spec (ce, ova_auc)"),
+        ("lowres", {}, 3, "3 is not a method name"),
+    ],
+)
+def test_a_spec_baseline_that_names_nothing_is_refused(setting, values, baseline, message):
+    from spacy_auc_ner.study.spec import SpecError
+
+    spec = dict({"name": "t", "setting": setting, "corpora": ["ncbi"], "methods": ["ce", "ova_auc"], "sizes": [50],
+                 "baseline": baseline}, **values)
+    with pytest.raises(SpecError, match="baseline: ") as info:
+        parse_spec(spec)
+    assert message in str(info.value)

@@ -91,7 +91,7 @@ def report_command(
     results: Path = typer.Argument(..., help="JSONL results file written by 'study run'"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: <results without .jsonl>_report)"),
     metric: Optional[str] = typer.Option(None, "--metric", help="Score to report, any number in the rows' scores (default: the spec's metric with --spec, else ents_seqeval_micro_f), e.g. ents_untyped_f"),
-    baseline: str = typer.Option("ce", "--baseline", help="Method the paired t-tests compare against ('' for none)"),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="What the paired t-tests compare against: a method (ce), or VALUE_NAME=VALUE to pair each method with itself at that value (resampler=none); default: the spec's baseline with --spec, else ce; '' for none"),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG and SVG plots"),
@@ -102,7 +102,7 @@ def report_command(
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
     from ..study.report import write_report
-    from ..study.spec import DEFAULT_METRIC
+    from ..study.spec import DEFAULT_BASELINE, DEFAULT_METRIC
 
     if not 0 < confidence < 1:
         fail(f"--confidence must lie in (0, 1), not {confidence}")
@@ -114,7 +114,9 @@ def report_command(
         study = load_spec(spec, set_values=set_values, only_corpora=corpus)
         cell_ids = [c.id for c in study.cells()]
         metric = metric or study.metric
+        baseline = study.baseline if baseline is None else baseline
     metric = metric or DEFAULT_METRIC
+    baseline = DEFAULT_BASELINE if baseline is None else baseline
     report = write_report(
         results, out, metric=metric, baseline=baseline or None, confidence=confidence,
         title=title, plots=plots, cell_ids=cell_ids, warn=_err,

@@ -1,8 +1,10 @@
 """Results rows -> one summary per corpus x setting value x size x method, over partitions.
 
 Each summary holds the mean and Student-t confidence interval of a metric over the
-partitions that succeeded, and a paired t-test against the baseline method over the
-partitions both succeeded on (the same training sentences, so the noise of the sample cancels).
+partitions that succeeded, and a paired t-test against its baseline over the partitions both
+succeeded on (the same training sentences, so the noise of the sample cancels). The baseline is
+another method at the same coordinates (`ce`) or, in a setting with values, the same method at
+one value (`resampler=none`: every resampler against no resampling).
 Tuning trials are left out of the summaries (selection data, not evidence); a tuned summary
 carries the grid point its group chose, and `compute` counts what every method cost, trials
 included.
@@ -11,10 +13,71 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .runner import latest_rows
-from .spec import DEFAULT_METRIC
+from .spec import DEFAULT_METRIC, VALUE_NAMES
 from .stats import PairedTest, Summary, paired_t_test, summarize
+from .tuning import value_text
 
 Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What each result is paired with: `Baseline.parse("ce")` the method ce at the same corpus,
+    size and value; `Baseline.parse("resampler=none")` the same method at the value none of the
+    setting whose values are named resampler (study/spec.py VALUE_NAMES)."""
+
+    method: Optional[str] = None
+    value_name: Optional[str] = None
+    value: Optional[str] = None
+
+    @classmethod
+    def parse(cls, text: Optional[str]) -> Optional["Baseline"]:
+        if not text:
+            return None
+        if "=" in text:
+            name, value = (part.strip() for part in text.split("=", 1))
+            try:  # 0.70 names the value 0.7
+                value = value_text(float(value))
+            except ValueError:
+                pass
+            return cls(value_name=name, value=value)
+        return cls(method=text)
+
+    def __str__(self) -> str:
+        return self.method if self.method is not None else f"{self.value_name}={self.value}"
+
+    def describe(self) -> str:
+        """For report sentences: '`ce`' or 'the same method at resampler=none'."""
+        return f"`{self.method}`" if self.method is not None else f"the same method at {self}"
+
+    def is_baseline(self, r: "MethodResult") -> bool:
+        if self.method is not None:
+            return r.method == self.method
+        return VALUE_NAMES.get(r.setting) == self.value_name and value_text(r.value) == self.value
+
+    def coordinates(self, r: "MethodResult") -> Optional[tuple]:
+        """The lookup key (corpus, setting, size, value text, method) of r's baseline; None
+        when r is a baseline itself or its setting has no such value."""
+        if self.is_baseline(r):
+            return None
+        if self.method is not None:
+            return (r.corpus, r.setting, r.size, value_text(r.value), self.method)
+        if VALUE_NAMES.get(r.setting) != self.value_name:
+            return None
+        return (r.corpus, r.setting, r.size, self.value, r.method)
+
+
+def baseline_pairs(results: Sequence["MethodResult"], baseline: Optional[Baseline]) -> List[Tuple["MethodResult", "MethodResult"]]:
+    """(result, its baseline's result) for every result that has one among `results`."""
+    if baseline is None:
+        return []
+    lookup = {(r.corpus, r.setting, r.size, value_text(r.value), r.method): r for r in results}
+    pairs = []
+    for r in results:
+        coords = baseline.coordinates(r)
+        if coords is not None and coords in lookup:
+            pairs.append((r, lookup[coords]))
+    return pairs
 
 
 @dataclass
@@ -74,7 +137,7 @@ def aggregate(
     warn: Optional[Callable[[str], None]] = None,
 ) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
-    (the baseline first). Two cells with the same coordinates but different ids (a spec
+    (a baseline method first); `baseline` as `Baseline.parse` reads it. Two cells with the same coordinates but different ids (a spec
     whose overrides changed between runs) keep the later row, with a warning. Tuning trials
     are selection data, not results: they are left out. Finished rows without the metric
     (scored before it existed) are left out, with a warning."""
@@ -107,9 +170,10 @@ def aggregate(
         for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():
             if isinstance(prf, dict) and isinstance(prf.get("f"), (int, float)):
                 group["types"].setdefault(ent_type, []).append(float(prf["f"]))
-    if baseline in method_order:
-        method_order.remove(baseline)
-        method_order.insert(0, baseline)
+    base_spec = Baseline.parse(baseline)
+    if base_spec is not None and base_spec.method in method_order:
+        method_order.remove(base_spec.method)
+        method_order.insert(0, base_spec.method)
 
     results: List[MethodResult] = []
     for (key, method), group in groups.items():
@@ -129,11 +193,7 @@ def aggregate(
                 tuned=_chosen(group["tuned"]),
             )
         )
-    by_key = {(r.key, r.method): r for r in results}
-    for r in results:
-        base = by_key.get((r.key, baseline))
-        if base is None or r.method == baseline:
-            continue
+    for r, base in baseline_pairs(results, base_spec):
         shared = sorted(set(r.scores) & set(base.scores))
         if shared:
             r.vs_baseline = paired_t_test([r.scores[p] for p in shared], [base.scores[p] for p in shared])

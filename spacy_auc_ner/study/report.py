@@ -10,8 +10,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..data.files import PathLike, atomic_output, write_json, write_text
 from ..pipeline.scoring import METRICS
-from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
+from .aggregate import DEFAULT_METRIC, Baseline, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
+from .tuning import value_text
 from .runner import latest_rows, read_results
 
 AXIS_LABELS = {
@@ -73,9 +74,10 @@ def markdown_report(
         f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
         f"Student-t confidence interval over the training partitions (n = partitions that finished)."
     )
-    if baseline:
+    base = Baseline.parse(baseline)
+    if base is not None:
         lines.append(
-            f"▲ / ▼: better / worse than `{baseline}` by a two-sided paired t-test over the same "
+            f"▲ / ▼: better / worse than {base.describe()} by a two-sided paired t-test over the same "
             f"partitions, p < {SIGNIFICANCE}."
         )
     lines.append("")
@@ -87,9 +89,9 @@ def markdown_report(
         head = "size" if setting == "lowres" else AXIS_LABELS[setting].split(" (")[0]
         lines += [f"## {_panel_title(key)} ({setting}: {head})", ""]
         lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
-        compared = [m for m in methods if m != baseline and any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
-        if baseline and compared:
-            lines.append(f"Paired difference to `{baseline}` (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs):")
+        compared = [m for m in methods if any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
+        if base is not None and compared:
+            lines.append(f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs):")
             lines.append("")
             lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
         tuned = [r.tuned for r in panel if r.tuned]
@@ -133,16 +135,12 @@ def _tuned_text(r: Optional[MethodResult]) -> str:
     t = r.tuned
     point = t.get("point") or {}
     names = [k.rsplit(".", 1)[-1] for k in point]
-    text = ", ".join(f"{n if names.count(n) == 1 else k}={_value_text(v)}" for n, k, v in zip(names, point, point.values()))
+    text = ", ".join(f"{n if names.count(n) == 1 else k}={value_text(v)}" for n, k, v in zip(names, point, point.values()))
     if isinstance(t.get("dev_score"), (int, float)):
         text += f" (dev {_pct(t['dev_score'])})"
     if t.get("varies"):
         text += f" (varies: {len(t['varies'])} points across partitions)"
     return text
-
-
-def _value_text(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _compute_lines(costs: Sequence[Compute]) -> List[str]:
@@ -233,30 +231,32 @@ def paired_interval(r: MethodResult, base: MethodResult, confidence: float = 0.9
     return (s.mean, s.mean, s.mean) if s.half_width is None else (s.mean, s.low, s.high)
 
 
+def paired_plot_stem(baseline: Baseline) -> str:
+    """paired_vs_ce, paired_vs_resampler_none: the file name of the paired figure."""
+    return "paired_vs_" + str(baseline).replace("=", "_")
+
+
 def plot_paired_differences(
     results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
 ) -> List[Path]:
     """One figure, one panel per corpus (and size, outside lowres): each method's paired
-    difference to `baseline` in points of F1 with its 95 % interval, one marker per size or
-    value; a ratio reads off as the distance from the zero line. Nothing when no method pairs
-    with the baseline."""
+    difference to `baseline` (a method, or AXIS=VALUE: see aggregate.Baseline) in points of F1
+    with its 95 % interval, one marker per size or value; a ratio reads off as the distance
+    from the zero line. Nothing when no method pairs with the baseline."""
     from ..extras import require
 
     require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    base = Baseline.parse(baseline)
     panels = []
     for key, panel in _panels(results).items():
-        setting = panel[0].setting
-        base = {_column(setting, r.size, r.value): r for r in panel if r.method == baseline}
         points = []
-        for r in panel:
-            column = _column(setting, r.size, r.value)
-            if r.method != baseline and column in base:
-                interval = paired_interval(r, base[column])
-                if interval is not None:
-                    label = f"n={column}" if setting == "lowres" else column
-                    points.append((r.method, label, [100 * x for x in interval]))
+        for r, b in baseline_pairs(panel, base):
+            interval = paired_interval(r, b)
+            if interval is not None:
+                column = _column(r.setting, r.size, r.value)
+                points.append((r.method, f"n={column}" if r.setting == "lowres" else column, [100 * x for x in interval]))
         if points:
             panels.append((key, points))
     if not panels:
@@ -278,7 +278,7 @@ def plot_paired_differences(
         ax.set_yticks(range(len(methods)), methods)
         ax.invert_yaxis()
         ax.set_title(_panel_title(key))
-        ax.set_xlabel(f"F1 difference to {baseline} (points, 95 % CI)")
+        ax.set_xlabel(f"F1 difference to {base.describe().replace('`', '')} (points, 95 % CI)")
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
@@ -291,7 +291,7 @@ def plot_paired_differences(
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     written = []
     for fmt in formats:
-        path = Path(out_dir) / f"paired_vs_{baseline}.{fmt}"
+        path = Path(out_dir) / f"{paired_plot_stem(base)}.{fmt}"
         with atomic_output(path) as tmp:
             fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
         written.append(path)
@@ -371,6 +371,10 @@ def write_report(
         found = sorted({k for r in rows for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
         raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
+    base = Baseline.parse(baseline)
+    others = [r for r in summaries if base is not None and not base.is_baseline(r)]
+    if warn is not None and others and not any(r.vs_baseline for r in others):
+        warn(f"{results_path}: no result pairs with the baseline {baseline!r}: no paired tests (name a method, or VALUE_NAME=VALUE)")
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
     costs = compute(rows)
     out_dir = Path(out_dir)

@@ -26,7 +26,7 @@ from ..pipeline.scoring import METRICS
 from ..training.sets import dev_set_config, training_set_config
 from .methods import ENCODERS, MethodError, assemble, method_path
 from .training_extras import POOL_STEPS, augmented_block, config_augment, hashable, parse_extras
-from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label
+from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label, value_text
 
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
@@ -41,10 +41,12 @@ VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resam
 _TOP_KEYS = {
     "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
     "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
-    "shares", "mask_p", "resamplers", "notes", "tune", "metric",
+    "shares", "mask_p", "resamplers", "notes", "tune", "metric", "baseline",
 }
 # the score a study's tables show unless its spec names another (`metric:`)
 DEFAULT_METRIC = "ents_seqeval_micro_f"
+# what its reports pair every result with unless its spec says (`baseline:`, see aggregate.Baseline)
+DEFAULT_BASELINE = "ce"
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description", "augment", "pretrain", "self_train"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
@@ -158,7 +160,7 @@ def cell_id(cell: Cell) -> str:
         parts.append(f"n={cell.size}")
     value_name = VALUE_NAMES[cell.setting]
     if value_name is not None:
-        parts.append(f"{value_name}={_fmt(cell.value)}")
+        parts.append(f"{value_name}={value_text(cell.value)}")
     if cell.tuning is not None:
         parts += [f"tune{cell.tuning['partition']}", point_label(cell.tuning["point"])]
     else:
@@ -171,10 +173,6 @@ def encoder_of(base_config: Optional[str]) -> Optional[str]:
     if base_config is None:
         return None
     return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass
@@ -196,6 +194,7 @@ class StudySpec:
     source: str = "<spec>"
     tune: Optional[TuneSpec] = None
     metric: str = DEFAULT_METRIC
+    baseline: str = DEFAULT_BASELINE
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
@@ -447,6 +446,7 @@ def parse_spec(
     metric = data.get("metric", DEFAULT_METRIC)
     if metric not in METRICS:
         fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
+    baseline = _parse_baseline(data.get("baseline"), setting, [m.name for m in methods], values, fail)
     spec_gpu = data.get("gpu_id", -1)
     default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
     tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
@@ -468,9 +468,36 @@ def parse_spec(
         dev_size=dev_size,
         description=str(data.get("description", "")),
         metric=metric,
+        baseline=baseline,
         source=source,
         tune=tune,
     )
+
+
+def _parse_baseline(value: Any, setting: str, methods: List[str], values: List[Any], fail) -> str:
+    """`baseline:` a method of the spec (its reports pair every method with it), or
+    VALUE_NAME=VALUE (each method paired with itself at that value, e.g. resampler=none)."""
+    if value is None:
+        return DEFAULT_BASELINE
+    if not isinstance(value, str) or not value.strip():
+        fail(f"baseline: {value!r} is not a method name or {VALUE_NAMES[setting] or 'VALUE_NAME'}=VALUE")
+    if "=" not in value:
+        if value not in methods:
+            fail(f"baseline: {value!r} is not a method of this spec ({', '.join(methods)})")
+        return value
+    name, text = (part.strip() for part in value.split("=", 1))
+    if VALUE_NAMES[setting] is None:
+        fail(f"baseline: {value!r} names a value, but a {setting} study has none; name a method")
+    if name != VALUE_NAMES[setting]:
+        fail(f"baseline: {value!r}: the values of a {setting} study are named {VALUE_NAMES[setting]}, not {name}")
+    known = [value_text(v) for v in values]
+    try:
+        text = value_text(float(text)) if setting in ("imbalance", "missing") else text
+    except ValueError:
+        pass
+    if text not in known:
+        fail(f"baseline: {value!r}: {text} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
+    return f"{name}={text}"
 
 
 def _setting_of(value_key: str) -> str:

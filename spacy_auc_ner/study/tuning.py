@@ -115,10 +115,12 @@ def point_label(point: Mapping[str, Any]) -> str:
     where two share a last part)."""
     lasts = [k.rsplit(".", 1)[-1] for k in point]
     names = [last if lasts.count(last) == 1 else key for key, last in zip(point, lasts)]
-    return ",".join(f"{n}={_fmt(v)}" for n, v in zip(names, point.values()))
+    return ",".join(f"{n}={value_text(v)}" for n, v in zip(names, point.values()))
 
 
-def _fmt(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A value as cell ids, reports and baselines write it: floats in %g (0.001, 0.7), the
+    rest as str."""
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
