@@ -1,4 +1,5 @@
-"""Registered architectures: a token encoder followed by a linear classifier head.
+"""Registered architectures: a token encoder followed by a linear classifier head (with a
+BiLSTM between them for BiLSTM-CRF), and the BiLSTM on its own as an encoder for any pipe.
 
 The head holds each output column's weights and bias and, beside them, the learned
 parameters the component's loss declares (the AUC margin's ``dam_a``, ``dam_b``,
@@ -98,16 +99,39 @@ def build_bilstm_token_scorer_v1(
 
 
 def _bilstm_token_scorer(tok2vec, head, hidden_width: int, depth: int, dropout: float):
-    if hidden_width < 1 or depth < 1:
-        raise ValueError(
-            f"[model] BiLSTMTokenScorer needs hidden_width >= 1 and depth >= 1, not {hidden_width} and {depth}"
-        )
-    lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
-    model = chain(tok2vec, _skip_empty(with_padded(lstm), 2 * hidden_width), with_array(head))
+    lstm, layer = _bilstm("BiLSTMTokenScorer", hidden_width, depth, dropout)
+    model = chain(tok2vec, layer, with_array(head))
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("lstm", lstm)
     model.set_ref("output", head)
     return model
+
+
+@registry.architectures("spacy_auc_ner.BiLSTMEncoder.v1")
+def build_bilstm_encoder(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    hidden_width: int = 128,
+    depth: int = 1,
+    dropout: float = 0.0,
+) -> Model[List[Doc], List[Floats2d]]:
+    """An encoder with a bidirectional LSTM on top: `tok2vec`'s vectors, then `depth` layers of
+    `hidden_width` units per direction, so each token's vector (width 2 * hidden_width) sees the
+    whole sentence, where the CPU tok2vec's window encoder sees four tokens each side. It is
+    itself a tok2vec: any pipe takes it, spaCy's `ner` included (a Tok2VecListener of width
+    2 * hidden_width when it is a `tok2vec` pipe), and `spacy pretrain` trains it whole."""
+    lstm, layer = _bilstm("BiLSTMEncoder", hidden_width, depth, dropout)
+    model = chain(tok2vec, layer)
+    model.set_ref("tok2vec", tok2vec)
+    model.set_ref("lstm", lstm)
+    return model
+
+
+def _bilstm(name: str, hidden_width: int, depth: int, dropout: float):
+    """thinc's LSTM (both directions) over a list of token arrays: (the LSTM, the layer)."""
+    if hidden_width < 1 or depth < 1:
+        raise ValueError(f"[model] {name} needs hidden_width >= 1 and depth >= 1, not {hidden_width} and {depth}")
+    lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
+    return lstm, _skip_empty(with_padded(lstm), 2 * hidden_width)
 
 
 def _skip_empty(layer: Model[List[Floats2d], List[Floats2d]], nO: int) -> Model[List[Floats2d], List[Floats2d]]:

@@ -20,12 +20,14 @@ Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
 writes it to a file for ``spacy train``, and the study runner trains it in process.
 """
+import inspect
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from catalogue import RegistryError
 from confection import ConfigValidationError
-from spacy.util import load_config, load_config_from_str, load_model_from_config
+from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
 from thinc.api import Config
 
 from ..data.files import PathLike
@@ -122,9 +124,9 @@ def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any
     for name in pipeline:
         if name not in components:
             raise MethodError(f"{method}: [nlp] pipeline names {name!r} but neither the method nor {Path(base).name} has [components.{name}]")
-        model = components[name].setdefault("model", {})
-        if isinstance(model, dict) and "tok2vec" not in model and encoder is not None:
-            model["tok2vec"] = Config(encoder).copy()
+        slot = _encoder_slot(components[name].setdefault("model", {}))
+        if slot is not None and encoder is not None:
+            slot["tok2vec"] = Config(encoder).copy()
     config = Config(_ordered_like(config, base_cfg), section_order=base_cfg.section_order)
     if overrides:
         try:
@@ -153,6 +155,29 @@ def check_config(config: Config, where: str) -> None:
         raise MethodError(f"{where}: {_one_line(err)}") from None
     except (ValueError, KeyError, TypeError) as err:
         raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
+
+
+def _encoder_slot(model: Any) -> Optional[Dict[str, Any]]:
+    """The block of a method's model that takes the base's encoder: the model itself when it
+    names no `tok2vec`; inside its `tok2vec` when that wraps an encoder (an architecture with a
+    `tok2vec` argument, e.g. BiLSTMEncoder.v1) and leaves it out; None when the method brings
+    its own encoder."""
+    while isinstance(model, dict):
+        if "tok2vec" not in model:
+            return model
+        inner = model["tok2vec"]
+        if not (isinstance(inner, dict) and _wraps_encoder(inner.get("@architectures"))):
+            return None
+        model = inner
+    return None
+
+
+def _wraps_encoder(architecture: Any) -> bool:
+    try:
+        function = registry.architectures.get(architecture)
+    except (RegistryError, TypeError):
+        return False
+    return "tok2vec" in inspect.signature(function).parameters
 
 
 def _read(path: PathLike) -> Config:
