@@ -35,6 +35,15 @@ def _pipe(cfg):
     return cfg["components"][cfg["nlp"]["pipeline"][0]]
 
 
+def _base_encoder(model):
+    """The base's encoder block in a pipe's model: its tok2vec, or inside a wrapper of it
+    (spacy_ner_bilstm: BiLSTMEncoder.v1 around the base's encoder)."""
+    block = model["tok2vec"]
+    while "tok2vec" in block:
+        block = block["tok2vec"]
+    return block
+
+
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
     # the bases, and the one full config shipped for `spacy train` alone (the recipe)
@@ -59,7 +68,7 @@ def test_every_method_shares_the_bases_encoder_training_and_corpora(name, encode
     for section in SHARED_TOP - {"initialize"}:
         assert cfg[section] == base[section], section
     assert cfg["nlp"]["batch_size"] == base["nlp"]["batch_size"]
-    assert _pipe(cfg)["model"]["tok2vec"] == _pipe(base)["model"]["tok2vec"]
+    assert _base_encoder(_pipe(cfg)["model"]) == _pipe(base)["model"]["tok2vec"]
     if cfg["nlp"]["pipeline"] == ["auc_ner"] and not name.startswith("bilstm_"):
         # the architecture is named once, in the base
         assert _pipe(cfg)["model"]["@architectures"] == _pipe(base)["model"]["@architectures"]
@@ -71,7 +80,9 @@ def test_method_files_hold_only_what_makes_the_method(name):
     assert not set(cfg) & SHARED_TOP
     assert set(cfg.get("nlp", {})) <= {"pipeline"}
     for pipe, block in cfg["components"].items():
-        assert "tok2vec" not in block.get("model", {}), "the encoder belongs to the bases"
+        # the encoder belongs to the bases: a method may wrap it (naming a wrapper, not what it wraps)
+        assert "tok2vec" not in block.get("model", {}).get("tok2vec", {}), "the encoder belongs to the bases"
+        assert "tok2vec" not in block.get("model", {}) or name == "spacy_ner_bilstm"
         assert "spans_key" not in block
         # auc_ner's factory default is the package scorer; spaCy's ner names it to be scored alike
         assert "scorer" not in block or (pipe == "ner" and block["scorer"] == {"@scorers": "spacy_auc_ner.entity_scorer.v1"})
@@ -125,6 +136,27 @@ def test_spacy_ner_replaces_the_pipe_and_keeps_the_encoder():
     bilstm = method_config("bilstm_crf", "trf", CONFIGS)
     assert bilstm["components"]["auc_ner"]["model"]["@architectures"] == "spacy_auc_ner.BiLSTMTokenScorer.v2"
     assert bilstm["components"]["auc_ner"]["model"]["tok2vec"]["name"] == "${paths.transformer}"
+
+
+def test_a_wrapper_of_the_encoder_gets_the_bases_encoder_inside():
+    """spacy_ner_bilstm names BiLSTMEncoder.v1 and leaves out what it wraps: the assembly puts
+    the base's encoder inside, on either base. A method that brings its own encoder (a
+    listener, or a wrapper with its inner encoder) keeps it."""
+    for encoder in ENCODERS:
+        cfg = method_config("spacy_ner_bilstm", encoder, CONFIGS)
+        wrapper = cfg["components"]["ner"]["model"]["tok2vec"]
+        assert wrapper["@architectures"] == "spacy_auc_ner.BiLSTMEncoder.v1"
+        assert wrapper["tok2vec"] == _pipe(load_config(base_path(encoder, CONFIGS), interpolate=False))["model"]["tok2vec"]
+    from spacy_auc_ner.study.methods import _encoder_slot
+
+    listener = {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}
+    assert _encoder_slot({"@architectures": "spacy.TransitionBasedParser.v2", "tok2vec": listener}) is None
+    inner = {"@architectures": "spacy.Tok2Vec.v2"}
+    own = {"@architectures": "spacy_auc_ner.BiLSTMEncoder.v1", "tok2vec": inner}
+    assert _encoder_slot({"tok2vec": own}) is None
+    bare = {"@architectures": "spacy_auc_ner.BiLSTMEncoder.v1"}
+    assert _encoder_slot({"tok2vec": bare}) is bare
+    assert _encoder_slot({"tok2vec": {"@architectures": "no.such.Architecture.v1"}}) is None
 
 
 def test_the_papers_algorithms_are_the_named_methods():
