@@ -30,6 +30,8 @@ RECIPE_CONTRASTS = [
     ("self-training, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_self_train"),
     ("the AUC term (mu 0.1 against 0), with the extras", "crf_auc_extras", "crf_extras"),
     ("a BiLSTM under the CRF + AUC head, with the extras", "bilstm_crf_auc_extras", "crf_auc_extras"),
+    ("a BiLSTM encoder under spaCy's ner (BiLSTMEncoder.v1)", "spacy_ner_bilstm", "spacy_ner"),
+    ("a BiLSTM encoder under spaCy's ner, with the extras", "recipe_bilstm_encoder", "recipe"),
 ]
 
 
