@@ -211,6 +211,7 @@ def test_the_spec_baseline_is_the_reports_default(tmp_path):
     out = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots"])
     assert out.exit_code == 0, out.output
     assert "Paired difference to the same method at resampler=none" in out.output
+    assert "| method | none | sCRD | nsCRD |" in out.output  # the spec's order of the values
     overridden = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots", "--baseline", "ce"])
     assert "Paired difference to `ce`" in overridden.output
 

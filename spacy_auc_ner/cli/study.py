@@ -107,19 +107,20 @@ def report_command(
     if not 0 < confidence < 1:
         fail(f"--confidence must lie in (0, 1), not {confidence}")
     out = out or results.with_name(results.stem + "_report")
-    cell_ids = None
+    cell_ids, value_order = None, ()
     if spec is not None:
         from ..study.spec import load_spec
 
         study = load_spec(spec, set_values=set_values, only_corpora=corpus)
         cell_ids = [c.id for c in study.cells()]
+        value_order = [v for v in study.values if v is not None]
         metric = metric or study.metric
         baseline = study.baseline if baseline is None else baseline
     metric = metric or DEFAULT_METRIC
     baseline = DEFAULT_BASELINE if baseline is None else baseline
     report = write_report(
         results, out, metric=metric, baseline=baseline or None, confidence=confidence,
-        title=title, plots=plots, cell_ids=cell_ids, warn=_err,
+        title=title, plots=plots, cell_ids=cell_ids, warn=_err, value_order=value_order,
     )
     typer.echo(report["markdown"])
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))

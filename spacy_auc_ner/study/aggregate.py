@@ -135,9 +135,11 @@ def aggregate(
     baseline: Optional[str] = "ce",
     confidence: float = 0.95,
     warn: Optional[Callable[[str], None]] = None,
+    value_order: Sequence[Any] = (),
 ) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
-    (a baseline method first); `baseline` as `Baseline.parse` reads it. Two cells with the same coordinates but different ids (a spec
+    (a baseline method first; values in `value_order`, a spec's, where given); `baseline` as
+    `Baseline.parse` reads it. Two cells with the same coordinates but different ids (a spec
     whose overrides changed between runs) keep the later row, with a warning. Tuning trials
     are selection data, not results: they are left out. Finished rows without the metric
     (scored before it existed) are left out, with a warning."""
@@ -197,7 +199,8 @@ def aggregate(
         shared = sorted(set(r.scores) & set(base.scores))
         if shared:
             r.vs_baseline = paired_t_test([r.scores[p] for p in shared], [base.scores[p] for p in shared])
-    results.sort(key=lambda r: (_sort_key(r.key), method_order.index(r.method)))
+    rank = {value_text(v): i for i, v in enumerate(value_order)}
+    results.sort(key=lambda r: (_sort_key(r.key, rank), method_order.index(r.method)))
     return results
 
 
@@ -262,8 +265,10 @@ def compute(rows: Sequence[Dict[str, Any]]) -> List[Compute]:
     return list(out.values())
 
 
-def _sort_key(key: Key):
+def _sort_key(key: Key, rank: Dict[str, int]):
+    """Corpus, setting, size, then value: in `rank` order (the spec's) where ranked, else no
+    resampling first, numbers ascending, names alphabetically."""
     corpus, setting, size, value = key
     numeric = isinstance(value, (int, float))
-    return (corpus, setting, -1 if size is None else size, 0 if value in (None, "none") else 1,
-            value if numeric else 0, "" if numeric else str(value))
+    return (corpus, setting, -1 if size is None else size, rank.get(value_text(value), len(rank)),
+            0 if value in (None, "none") else 1, value if numeric else 0, "" if numeric else str(value))

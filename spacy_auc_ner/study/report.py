@@ -357,9 +357,11 @@ def write_report(
     plots: bool = True,
     cell_ids: Optional[Sequence[str]] = None,
     warn=None,
+    value_order: Sequence[Any] = (),
 ) -> Dict[str, Any]:
     """Read `results_path` (only the rows of `cell_ids` when given), write report.md,
-    summary.json and the plots into `out_dir`."""
+    summary.json and the plots into `out_dir`; a setting's values in `value_order` (the
+    spec's) where given."""
     results_path = Path(results_path)
     rows = read_results(results_path, warn=warn)
     if cell_ids is not None:
@@ -370,7 +372,7 @@ def write_report(
     if not any(isinstance((r.get("scores") or {}).get(metric), (int, float)) for r in rows):
         found = sorted({k for r in rows for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
         raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
-    summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn)
+    summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn, value_order=value_order)
     base = Baseline.parse(baseline)
     others = [r for r in summaries if base is not None and not base.is_baseline(r)]
     if warn is not None and others and not any(r.vs_baseline for r in others):
