@@ -157,6 +157,7 @@ def test_a_wrapper_of_the_encoder_gets_the_bases_encoder_inside():
     bare = {"@architectures": "spacy_auc_ner.BiLSTMEncoder.v1"}
     assert _encoder_slot({"tok2vec": bare}) is bare
     assert _encoder_slot({"tok2vec": {"@architectures": "no.such.Architecture.v1"}}) is None
+    assert _encoder_slot({"tok2vec": {"width": 96}}) is None
 
 
 def test_the_papers_algorithms_are_the_named_methods():

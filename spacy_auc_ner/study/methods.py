@@ -25,7 +25,6 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from catalogue import RegistryError
 from confection import ConfigValidationError
 from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
 from thinc.api import Config
@@ -173,11 +172,9 @@ def _encoder_slot(model: Any) -> Optional[Dict[str, Any]]:
 
 
 def _wraps_encoder(architecture: Any) -> bool:
-    try:
-        function = registry.architectures.get(architecture)
-    except (RegistryError, TypeError):
+    if not isinstance(architecture, str) or not registry.has("architectures", architecture):
         return False
-    return "tok2vec" in inspect.signature(function).parameters
+    return "tok2vec" in inspect.signature(registry.architectures.get(architecture)).parameters
 
 
 def _read(path: PathLike) -> Config:
