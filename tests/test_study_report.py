@@ -179,7 +179,8 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
 
 def test_a_value_baseline_reads_numbers_as_cells_write_them():
     """mask_p=0.70 names the cells of 0.7; a baseline of another setting's values pairs nothing."""
-    from spacy_auc_ner.study.aggregate import Baseline, aggregate
+    from spacy_auc_ner.study.aggregate import aggregate
+    from spacy_auc_ner.study.spec import Baseline
 
     rows = [_row("ce", p, f, setting="missing", value=v, size=500)
             for v, scores in ((0.7, (0.3, 0.4)), (0.9, (0.2, 0.2))) for p, f in enumerate(scores)]

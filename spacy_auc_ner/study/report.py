@@ -10,10 +10,11 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..data.files import PathLike, atomic_output, write_json, write_text
 from ..pipeline.scoring import METRICS
-from .aggregate import DEFAULT_METRIC, Baseline, Compute, MethodResult, aggregate, baseline_pairs, compute
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
 from .tuning import value_text
 from .runner import latest_rows, read_results
+from .spec import Baseline
 
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
@@ -240,7 +241,7 @@ def plot_paired_differences(
     results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
 ) -> List[Path]:
     """One figure, one panel per corpus (and size, outside lowres): each method's paired
-    difference to `baseline` (a method, or AXIS=VALUE: see aggregate.Baseline) in points of F1
+    difference to `baseline` (a method, or AXIS=VALUE: see spec.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
     from the zero line. Nothing when no method pairs with the baseline."""
     from ..extras import require

@@ -45,10 +45,57 @@ _TOP_KEYS = {
 }
 # the score a study's tables show unless its spec names another (`metric:`)
 DEFAULT_METRIC = "ents_seqeval_micro_f"
-# what its reports pair every result with unless its spec says (`baseline:`, see aggregate.Baseline)
+# what its reports pair every result with unless its spec says (`baseline:`, see Baseline)
 DEFAULT_BASELINE = "ce"
 _METHOD_KEYS = {"name", "config", "base", "overrides", "description", "augment", "pretrain", "self_train"}
 _CORPUS_KEYS = {"train", "dev", "test", "overrides"}
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What each result is paired with: `Baseline.parse("ce")` the method ce at the same corpus,
+    size and value; `Baseline.parse("resampler=none")` the same method at the value none of the
+    setting whose values are named resampler (study/spec.py VALUE_NAMES)."""
+
+    method: Optional[str] = None
+    value_name: Optional[str] = None
+    value: Optional[str] = None
+
+    @classmethod
+    def parse(cls, text: Optional[str]) -> Optional["Baseline"]:
+        if not text:
+            return None
+        if "=" in text:
+            name, value = (part.strip() for part in text.split("=", 1))
+            try:  # 0.70 names the value 0.7
+                value = value_text(float(value))
+            except ValueError:
+                pass
+            return cls(value_name=name, value=value)
+        return cls(method=text)
+
+    def __str__(self) -> str:
+        return self.method if self.method is not None else f"{self.value_name}={self.value}"
+
+    def describe(self) -> str:
+        """For report sentences: '`ce`' or 'the same method at resampler=none'."""
+        return f"`{self.method}`" if self.method is not None else f"the same method at {self}"
+
+    def is_baseline(self, r: "MethodResult") -> bool:
+        if self.method is not None:
+            return r.method == self.method
+        return VALUE_NAMES.get(r.setting) == self.value_name and value_text(r.value) == self.value
+
+    def coordinates(self, r: "MethodResult") -> Optional[tuple]:
+        """The lookup key (corpus, setting, size, value text, method) of r's baseline; None
+        when r is a baseline itself or its setting has no such value."""
+        if self.is_baseline(r):
+            return None
+        if self.method is not None:
+            return (r.corpus, r.setting, r.size, value_text(r.value), self.method)
+        if VALUE_NAMES.get(r.setting) != self.value_name:
+            return None
+        return (r.corpus, r.setting, r.size, self.value, r.method)
 
 
 class SpecError(ValueError):
@@ -481,23 +528,19 @@ def _parse_baseline(value: Any, setting: str, methods: List[str], values: List[A
         return DEFAULT_BASELINE
     if not isinstance(value, str) or not value.strip():
         fail(f"baseline: {value!r} is not a method name or {VALUE_NAMES[setting] or 'VALUE_NAME'}=VALUE")
-    if "=" not in value:
-        if value not in methods:
+    base = Baseline.parse(value)
+    if base.method is not None:
+        if base.method not in methods:
             fail(f"baseline: {value!r} is not a method of this spec ({', '.join(methods)})")
         return value
-    name, text = (part.strip() for part in value.split("=", 1))
     if VALUE_NAMES[setting] is None:
         fail(f"baseline: {value!r} names a value, but a {setting} study has none; name a method")
-    if name != VALUE_NAMES[setting]:
-        fail(f"baseline: {value!r}: the values of a {setting} study are named {VALUE_NAMES[setting]}, not {name}")
+    if base.value_name != VALUE_NAMES[setting]:
+        fail(f"baseline: {value!r}: the values of a {setting} study are named {VALUE_NAMES[setting]}, not {base.value_name}")
     known = [value_text(v) for v in values]
-    try:
-        text = value_text(float(text)) if setting in ("imbalance", "missing") else text
-    except ValueError:
-        pass
-    if text not in known:
-        fail(f"baseline: {value!r}: {text} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
-    return f"{name}={text}"
+    if base.value not in known:
+        fail(f"baseline: {value!r}: {base.value} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
+    return str(base)
 
 
 def _setting_of(value_key: str) -> str:
