@@ -205,6 +205,19 @@ def test_subset_of_a_grid_shares_the_whole_grids_ids():
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[x]"])
 
 
+def test_some_methods_of_a_grid_share_the_whole_grids_ids():
+    full = load_spec(STUDIES / "lowres_recipe.yaml")
+    # named as the spec names them (entries with their own config or extras too), kept in the spec's order
+    part = load_spec(STUDIES / "lowres_recipe.yaml", only_methods=["recipe_no_augment", "spacy_ner"],
+                     only_corpora=["s800"], set_values=["sizes=[20]"])
+    assert [m.name for m in part.methods] == ["spacy_ner", "recipe_no_augment"]
+    cells = part.cells()
+    assert len(cells) == 2 * full.partitions and {c.method for c in cells} == {"spacy_ner", "recipe_no_augment"}
+    assert {c.id for c in cells} <= {c.id for c in full.cells()}
+    with pytest.raises(SpecError, match=r"lowres_recipe.yaml: --method nope not in the spec's methods \(spacy_ner, recipe, "):
+        load_spec(STUDIES / "lowres_recipe.yaml", only_methods=["spacy_ner", "nope"])
+
+
 # studies/claims.yaml is the claims file of `study verdicts`, not a spec (tests/test_study_verdicts.py)
 @pytest.mark.parametrize("path", sorted(p for p in STUDIES.glob("*.yaml") if p.name != "claims.yaml"), ids=lambda p: p.stem)
 def test_every_study_spec_expands_and_its_methods_build(path):

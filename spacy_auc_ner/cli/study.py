@@ -36,6 +36,7 @@ def run_command(
     gpu_id: Optional[int] = typer.Option(None, "--gpu-id", "-g", help="GPU for every cell (overrides the spec; -1: CPU)"),
     set_values: List[str] = typer.Option([], "--set", help="Replace a top-level spec key, KEY=<YAML>, e.g. --set 'sizes=[20, 50]' --set partitions=3"),
     corpus: List[str] = typer.Option([], "--corpus", help="Run only this corpus of the spec (repeatable)"),
+    method: List[str] = typer.Option([], "--method", help="Run only this method of the spec, by its name there (repeatable)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
@@ -50,7 +51,7 @@ def run_command(
 
     study = load_spec(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
-        set_values=set_values, only_corpora=corpus,
+        set_values=set_values, only_corpora=corpus, only_methods=method,
     )
     study.check_tuning()  # a grid key no method's config has: refused before any training
     cells = study.cells()
@@ -98,6 +99,7 @@ def report_command(
     spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (its current overrides)"),
     set_values: List[str] = typer.Option([], "--set", help="With --spec: replace a top-level spec key, KEY=<YAML>"),
     corpus: List[str] = typer.Option([], "--corpus", help="With --spec: only this corpus (repeatable)"),
+    method: List[str] = typer.Option([], "--method", help="With --spec: only this method (repeatable)"),
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
@@ -111,7 +113,7 @@ def report_command(
     if spec is not None:
         from ..study.spec import load_spec
 
-        study = load_spec(spec, set_values=set_values, only_corpora=corpus)
+        study = load_spec(spec, set_values=set_values, only_corpora=corpus, only_methods=method)
         cell_ids = [c.id for c in study.cells()]
         value_order = [v for v in study.values if v is not None]
         metric = metric or study.metric

@@ -377,9 +377,11 @@ def load_spec(
     gpu_id: Optional[int] = None,
     set_values: Sequence[str] = (),
     only_corpora: Sequence[str] = (),
+    only_methods: Sequence[str] = (),
 ) -> StudySpec:
     """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's,
-    `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` keeps those corpora.
+    `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` and `only_methods`
+    keep those corpora and methods (by the names the spec gives them).
 
     A subset of a grid (fewer sizes, partitions or corpora) has the same cell ids as in the
     whole grid, so its results count towards the whole study later.
@@ -409,6 +411,13 @@ def load_spec(
         if unknown:
             raise SpecError(f"{path}: --corpus {', '.join(unknown)} not in the spec's corpora ({', '.join(spec.corpora)})")
         spec.corpora = {k: v for k, v in spec.corpora.items() if k in set(only_corpora)}
+    if only_methods:
+        names = [m.name for m in spec.methods]
+        unknown = sorted(set(only_methods) - set(names))
+        if unknown:
+            raise SpecError(f"{path}: --method {', '.join(unknown)} not in the spec's methods ({', '.join(names)})")
+        # the spec's order, not the option's: reports list methods as the spec does
+        spec.methods = [m for m in spec.methods if m.name in set(only_methods)]
     return spec
 
 
