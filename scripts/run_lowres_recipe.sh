@@ -16,8 +16,10 @@ OTHERS=(--method crf --method bilstm_crf --method crf_auc --method bilstm_crf_au
 run "${HEADLINE[@]}"
 # 2. each part of the recipe removed in turn, every corpus at 20 and 50, then at 100
 run "${REMOVALS[@]}" --set 'sizes=[20, 50]'
+# 3. no raw text: the recipe without --raw, and augmentation alone
+run --method recipe_no_raw --method recipe_augment_only --set 'sizes=[20, 50]'
 run "${REMOVALS[@]}"
-# 3. the other methods (the BiLSTM encoder under spaCy's ner stays at its 3 NCBI-disease
+# 4. the other methods (the BiLSTM encoder under spaCy's ner stays at its 3 NCBI-disease
 #    partitions: it was not adopted, see README)
 run "${OTHERS[@]}" --set 'sizes=[20, 50]'
 run "${OTHERS[@]}"

@@ -78,6 +78,22 @@ def test_pretrain_and_self_train_defaults_and_fragment():
     assert Path(extras["pretrain"]["fragment"]) == CONFIGS / "pretrain" / "characters.cfg"
 
 
+def test_pretraining_on_the_draw_has_no_pool_and_the_default_text_keeps_the_ids():
+    spec = _spec([{"name": "plain", "base": "crf", "pretrain": True},
+                  {"name": "pool", "base": "crf", "pretrain": {"text": "pool"}},
+                  {"name": "draw", "base": "crf", "pretrain": {"text": "draw", "epochs": 1}}])
+    by_method = {}
+    for cell in spec.cells():
+        by_method.setdefault(cell.method, []).append(cell)
+    draw = by_method["draw"][0].extras["pretrain"]
+    assert draw["text"] == "draw" and "pool" not in draw and draw["epochs"] == 1
+    # `text: pool` is the default, written or not: the same settings, so the same cells as before it existed
+    assert by_method["pool"][0].extras == by_method["plain"][0].extras
+    assert "text" not in by_method["plain"][0].extras["pretrain"]
+    assert [c.id.split("#")[1] for c in by_method["pool"]] == [c.id.split("#")[1] for c in by_method["plain"]]
+    assert by_method["draw"][0].id.split("#")[1] != by_method["plain"][0].id.split("#")[1]
+
+
 @pytest.mark.parametrize(
     "entry, message",
     [
@@ -88,6 +104,9 @@ def test_pretrain_and_self_train_defaults_and_fragment():
         ({"self_train": {"pool": 0}}, r"self_train\.pool: 0 is not a positive"),
         ({"self_train": {"threshold": 2}}, r"self_train\.threshold: 2 is not a confidence"),
         ({"self_train": {"round": 1}}, r"self_train: unknown setting\(s\) round"),
+        ({"pretrain": {"text": "raw"}}, r"methods\[0\] \(m\)\.pretrain\.text: 'raw' is neither 'pool' \(the rest of the split\) nor 'draw'"),
+        ({"pretrain": {"text": "draw", "pool": 100}}, r"pretrain: pool sets the size of a pool that text: draw does not read"),
+        ({"self_train": {"text": "draw"}}, r"self_train: unknown setting\(s\) text; allowed: rounds, threshold, pool, low_confidence"),
     ],
 )
 def test_bad_extras_are_one_line_errors(entry, message):
@@ -207,3 +226,38 @@ def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatc
     extras = row["scores"]["extras"]
     assert set(extras) == {"pool_sentences", "pretrain_seconds"} and extras["pool_sentences"] == 4
     assert row["scores"]["train_seconds"] > extras["pretrain_seconds"] > 0
+
+
+@pytest.mark.slow
+def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, monkeypatch):
+    """`text: draw` (spacy-auc-ner recipe without --raw): spacy pretrain reads the cell's own
+    sentences, as drawn and not augmented, and no pool is written."""
+    from spacy.training import pretrain as pretrain_module
+
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    read = []
+    real = pretrain_module.pretrain
+
+    def spy(config, *args, **kwargs):
+        # what [corpora.pretrain] (spacy.JsonlCorpus.v1, from the objective's fragment) reads
+        assert config["corpora"]["pretrain"]["@readers"] == "spacy.JsonlCorpus.v1"
+        lines = Path(config["paths"]["raw_text"]).read_text(encoding="utf8").splitlines()
+        read.append(sorted(json.loads(line)["text"] for line in lines))
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(pretrain_module, "pretrain", spy)
+    spec = parse_spec(
+        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
+         "methods": [{"name": "no_raw", "config": str(RECIPE), "augment": {"copies": 1}, "pretrain": {"epochs": 1, "text": "draw"}}],
+         "overrides": {"training.max_steps": 4, "training.eval_frequency": 2}},
+        corpora_dir=corpora, configs_dir=CONFIGS,
+    )
+    (cell,) = spec.cells()
+    outcome = run_study([cell], tmp_path / "r.jsonl", workers=0, progress=False, log=lambda m: None)
+    (row,) = read_results(tmp_path / "r.jsonl")
+    assert outcome.ok == 1, row.get("traceback")
+    train_docs = read_docs(corpora / "toy" / "train.spacy", spacy.blank("en").vocab)
+    drawn = sorted(" ".join(train_docs[i].text.split()) for i in draw_indices(len(train_docs), 5, cell.seed))
+    assert read == [drawn]
+    extras = row["scores"]["extras"]
+    assert extras["pretrain_sentences"] == 5 and "pool_sentences" not in extras and extras["pretrain_seconds"] > 0

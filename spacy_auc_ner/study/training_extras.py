@@ -6,7 +6,7 @@ and each of its parts removed in turn on the same draws as every other method, w
 A method of a spec names them (`parse_extras` reads them, `run_cell_with_extras` runs them)::
 
     augment: {copies: 2}          # Augmented.v1 settings around the cell's drawn sentences
-    pretrain: {objective: characters, epochs: 2, pool: 2000}
+    pretrain: {objective: characters, epochs: 2, pool: 2000}   # or {text: draw}: on the draw alone
     self_train: {rounds: 1, threshold: 0.9, pool: 2000}
 
 Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` block
@@ -22,7 +22,9 @@ in a temporary folder:
    same pool as ``spacy-auc-ner pool``);
 2. ``pretrain``: ``spacy pretrain`` of the config's encoder on the pool for ``epochs`` epochs
    with the objective ``configs/pretrain/<objective>.cfg`` (`pretraining_config`); training
-   then starts from the weights (``[initialize] init_tok2vec``);
+   then starts from the weights (``[initialize] init_tok2vec``). With ``text: draw`` it reads
+   the cell's drawn sentences instead (no pool): what ``spacy-auc-ner recipe`` does for a
+   user who has no raw text;
 3. ``self_train``: round 0 trains on the draw, each of ``rounds`` rounds labels the pool with
    the previous round's model, keeps entities whose confidence reaches ``threshold`` and
    retrains on draw + pseudo-labels (`self_train`). The round with the best dev F1 (on the
@@ -39,7 +41,7 @@ import tempfile
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from thinc.api import Config
 
@@ -51,6 +53,9 @@ SELF_TRAIN_DEFAULTS: Dict[str, Any] = {"rounds": 1, "threshold": 0.9, "pool": 20
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
 AUGMENT_KEYS = tuple(p for p in inspect.signature(create_augmented).parameters if p not in ("corpus", "seed"))
 POOL_STEPS = ("pretrain", "self_train")
+# what pretraining reads: the pool (the default, left out of a cell's settings so that the ids
+# of cells written before this choice existed stay as they were) or the cell's own draw
+PRETRAIN_TEXTS = ("pool", "draw")
 
 
 def parse_extras(entry: Dict[str, Any], where: str, configs_dir: Path, config_augment: Optional[Dict[str, Any]], fail: Callable[[str], None]) -> Dict[str, Any]:
@@ -76,11 +81,21 @@ def parse_extras(entry: Dict[str, Any], where: str, configs_dir: Path, config_au
             value = {}
         if not isinstance(value, dict):
             fail(f"{where}.{step}: a mapping of settings, true or false is expected, not {value!r}")
-        unknown = sorted(set(value) - set(defaults))
+        allowed = [*defaults, "text"] if step == "pretrain" else list(defaults)
+        unknown = sorted(set(value) - set(allowed))
         if unknown:
-            fail(f"{where}.{step}: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(defaults)}")
+            fail(f"{where}.{step}: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
         settings = {**defaults, **value}
-        if not isinstance(settings["pool"], int) or isinstance(settings["pool"], bool) or settings["pool"] < 1:
+        if step == "pretrain":
+            text = settings.pop("text", "pool")
+            if text not in PRETRAIN_TEXTS:
+                fail(f"{where}.pretrain.text: {text!r} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")
+            if text == "draw":
+                if "pool" in value:
+                    fail(f"{where}.pretrain: pool sets the size of a pool that text: draw does not read; give one of them")
+                del settings["pool"]
+                settings["text"] = "draw"
+        if "pool" in settings and (not isinstance(settings["pool"], int) or isinstance(settings["pool"], bool) or settings["pool"] < 1):
             fail(f"{where}.{step}.pool: {settings['pool']!r} is not a positive number of sentences")
         if step == "pretrain":
             fragment = configs_dir / "pretrain" / f"{settings['objective']}.cfg"
@@ -131,17 +146,22 @@ def _quiet():
     return sink, redirect_stdout(sink), redirect_stderr(sink)
 
 
-def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
-    """Write the reference Docs that the config's reader ``dot_name`` yields to ``output``."""
+def _reader_docs(config: Config, dot_name: str) -> Iterator:
+    """The reference Docs that the config's reader ``dot_name`` yields."""
     import spacy
     from spacy.util import resolve_dot_names
-
-    from ..data.columns import write_docs
 
     interpolated = config.interpolate()
     (reader,) = resolve_dot_names(interpolated, [dot_name])
     nlp = spacy.blank(interpolated["nlp"]["lang"])
-    return write_docs(output, (eg.reference for eg in reader(nlp)))
+    return (eg.reference for eg in reader(nlp))
+
+
+def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
+    """Write the reference Docs that the config's reader ``dot_name`` yields to ``output``."""
+    from ..data.columns import write_docs
+
+    return write_docs(output, _reader_docs(config, dot_name))
 
 
 def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) -> Config:
@@ -161,7 +181,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     ``extras`` name ``pretrain`` or ``self_train``), then score it like any cell."""
     from spacy.training.pretrain import pretrain
 
-    from ..training.self_training import best_round, self_train, write_pool
+    from ..training.self_training import best_round, self_train, write_pool, write_unlabeled
     from .experiment import dev_scores, evaluate, train_and_evaluate
 
     extras = cell.extras or {}
@@ -176,11 +196,18 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
         tmp = Path(tmp)
         # each step's pool: the first `pool` sentences of the same order (the smaller within the larger)
         written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=extras[step]["pool"])
-                   for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if step in extras]
-        info["pool_sentences"] = max(written)
+                   for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if "pool" in extras.get(step, {})]
+        if written:
+            info["pool_sentences"] = max(written)
         if "pretrain" in extras:
+            raw_text = tmp / "pool.jsonl"
+            if extras["pretrain"].get("text") == "draw":  # the drawn sentences as they are, not augmented
+                raw_text = tmp / "draw.jsonl"
+                plain = config.copy()
+                plain["corpora"]["train"] = drawn_block(plain["corpora"]["train"])
+                info["pretrain_sentences"] = write_unlabeled(raw_text, _reader_docs(plain, "corpora.train"))
             config = with_pretraining(config, extras["pretrain"], tmp)
-            config["paths"]["raw_text"] = str(tmp / "pool.jsonl")
+            config["paths"]["raw_text"] = str(raw_text)
             began = time.perf_counter()
             sink, out, err = _quiet()
             (tmp / "pretrain").mkdir()

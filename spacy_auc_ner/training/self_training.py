@@ -31,7 +31,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -128,7 +128,17 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
     if size >= len(docs):
         raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
     rest = sorted(order[size:] if limit is None else order[size : size + limit])
-    plain = [tokens_only(docs[i]) for i in rest]
+    return write_unlabeled(output_path, [docs[i] for i in rest])
+
+
+def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
+    """Write ``docs`` without their entities, in the format of the suffix: ``.spacy`` (tokens
+    kept), ``.jsonl`` (``{"text": ...}``, what ``spacy.JsonlCorpus.v1`` reads) or ``.txt``
+    (one text a line). Returns the number written."""
+    output_path = Path(output_path)
+    if output_path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{output_path}: unlabeled text is written as .spacy, .jsonl or .txt")
+    plain = [tokens_only(doc) for doc in docs]
     if output_path.suffix == ".spacy":
         write_docs(output_path, plain)  # no entity annotation to write: every token stays unannotated
     else:
