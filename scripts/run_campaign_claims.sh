@@ -16,9 +16,10 @@ case "$1" in
     run campaign_missing --set 'mask_p=[0.7, 0.9]'
     run campaign_missing
     ;;
-  b)  # resampling at 50 and 200 sentences; OVA-AUC vs CE at rare entity shares
+  b)  # resampling at 50 and 200 sentences (the best two against none first); OVA-AUC vs CE at rare entity shares
     run campaign_resampling --set 'sizes=[50]'
     run campaign_imbalance --set 'methods=[ce, ova_auc]'
+    run campaign_resampling --set 'sizes=[200]' --set 'resamplers=[none, sCRD, nsCRD]'
     run campaign_resampling --set 'sizes=[200]'
     run campaign_resampling
     run campaign_imbalance
