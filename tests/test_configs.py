@@ -309,3 +309,23 @@ def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pip
     assert weights.exists()
     train(recipe, tmp_path / "pretrained", overrides={**base, "paths.init_tok2vec": str(weights)})
     assert (tmp_path / "pretrained" / "model-best").exists()
+
+
+def test_the_configs_ship_with_the_package():
+    """Every base, method, recipe and pretraining objective is package data (a pip install
+    without the checkout has them: the default of every --configs-dir and of `recipe --config`),
+    and configs/ in the checkout is the same folder."""
+    import fnmatch
+    import tomllib
+
+    from spacy_auc_ner.study.methods import DEFAULT_CONFIGS_DIR
+
+    package = ROOT / "spacy_auc_ner"
+    assert DEFAULT_CONFIGS_DIR == package / "configs" and CONFIGS.resolve() == DEFAULT_CONFIGS_DIR
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["spacy_auc_ner"]
+    shipped = {p.relative_to(package).as_posix() for p in DEFAULT_CONFIGS_DIR.rglob("*.cfg")
+               if "full" not in p.relative_to(DEFAULT_CONFIGS_DIR).parts}  # configs/full/: spacy project's output
+    assert {"configs/lowres_best.cfg", "configs/base_cpu.cfg", "configs/methods/ce.cfg", "configs/pretrain/characters.cfg"} <= shipped
+    unmatched = sorted(f for f in shipped if not any(fnmatch.fnmatch(f, p) and f.count("/") == p.count("/") for p in patterns))
+    assert not unmatched, f"configs not in pyproject's package-data: {unmatched}"
+    assert method_names() == METHODS  # the default folder is the checkout's

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..data.columns import TAG_SCHEMES, DataError
+from ..study.methods import DEFAULT_CONFIGS_DIR
 from .errors import one_line_errors
 from .lowres import lowres_app
 from .study import study_app
@@ -122,7 +123,7 @@ def config(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
     all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders to the --output folder: NAME.cfg and NAME_trf.cfg."),
     list_methods: bool = typer.Option(False, "--list", help="List the methods with what each is, and stop."),
-    configs_dir: Path = typer.Option(Path("configs"), "--configs-dir", help="Folder of the bases and methods/."),
+    configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases and methods/ (default: the package's configs).", show_default=False),
 ):
     """Write the full training config of a method: its partial config merged onto the base of
     the encoder, ready for `spacy train`.
@@ -131,9 +132,10 @@ def config(
     stops here with one line naming the file; nothing is written on an error.
     """
     from ..data.files import write_text
-    from ..study.methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path
+    from ..study.methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path, methods_dir
 
     if list_methods:
+        typer.echo(f"methods of {methods_dir(configs_dir)} (to use your own, copy {configs_dir} and give --configs-dir):", err=True)
         for method in method_names(configs_dir):
             typer.echo(f"{method}\t{describe(method, configs_dir)}")
         return
@@ -149,7 +151,7 @@ def config(
         check_config(cfg, where)
         header = (
             f"# Written by `spacy-auc-ner config {method} --encoder {enc}` from {base_path(enc, configs_dir)}\n"
-            f"# and {method_path(method, configs_dir)}: edit those, not this file.\n"
+            f"# and {method_path(method, configs_dir)}: edit those (or a copy, with --configs-dir), not this file.\n"
             f"# {describe(method, configs_dir)}\n"
         )
         filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"

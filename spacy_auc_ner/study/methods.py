@@ -31,7 +31,9 @@ from thinc.api import Config
 
 from ..data.files import PathLike
 
-DEFAULT_CONFIGS_DIR = Path("configs")
+# the configs that ship with the package (configs/ in a checkout links to them), so that the
+# methods, bases and recipes are there after any pip install
+DEFAULT_CONFIGS_DIR = Path(__file__).resolve().parents[1] / "configs"
 METHODS_FOLDER = "methods"
 # encoder family -> its base config in the configs folder
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}

@@ -24,7 +24,7 @@ from ..data.corpora import SPLITS
 from ..data.files import PathLike
 from ..pipeline.scoring import METRICS
 from ..training.sets import dev_set_config, training_set_config
-from .methods import ENCODERS, MethodError, assemble, method_path
+from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path
 from .training_extras import POOL_STEPS, augmented_block, config_augment, hashable, parse_extras
 from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label, value_text
 
@@ -443,7 +443,7 @@ def parse_spec(
         fail(f"setting: {setting!r} is not one of {', '.join(SETTINGS)}")
 
     corpora_dir = Path(corpora_dir if corpora_dir is not None else data.get("corpora_dir", "corpus"))
-    configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", "configs"))
+    configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", DEFAULT_CONFIGS_DIR))
     corpora = _parse_corpora(data.get("corpora"), corpora_dir, fail)
     encoder = data.get("encoder", "cpu")
     if encoder not in ENCODERS:
