@@ -69,6 +69,20 @@ def test_lowres_report_tables_and_plots(tmp_path):
     assert first["ci_low"] == pytest.approx(0.55 - 0.124209, abs=1e-5)
 
 
+def test_plots_written_again_from_the_same_results_are_the_same_bytes(tmp_path):
+    """Regenerating the evidence leaves a plot's file as it was unless its data changed (no
+    date, no random ids), so git shows only the plots whose numbers moved."""
+    results = _write(tmp_path / "res.jsonl", LOWRES)
+    first = write_report(results, tmp_path / "a")["plots"]
+    second = write_report(results, tmp_path / "b")["plots"]
+    assert len(first) == len(second) == 4
+    for a, b in zip(first, second):
+        assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
+    changed = write_report(_write(tmp_path / "res2.jsonl", LOWRES[:-1] + [_row("ova_auc", 0, 0.45, corpus="s800")]), tmp_path / "c")["plots"]
+    assert (tmp_path / "c" / "f1_vs_size.svg").read_bytes() != (tmp_path / "a" / "f1_vs_size.svg").read_bytes()
+    assert len(changed) == 4
+
+
 def test_significance_marks(tmp_path):
     rows = [_row("ce", p, 0.5 + 0.01 * p) for p in range(4)] + [_row("ova_auc", p, 0.6 + 0.011 * p) for p in range(4)]
     rows += [_row("ova_bce", p, 0.3 + 0.012 * p) for p in range(4)]

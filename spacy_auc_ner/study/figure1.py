@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from ..data.files import PathLike, atomic_output
+from ..data.files import PathLike, save_figure
 from ..labels import label_prefix
 
 
@@ -121,8 +121,7 @@ def plot_figure1(
     written = []
     for fmt in formats:
         path = out_stem.with_suffix(f".{fmt}")
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, dpi=150, format=fmt)
+        save_figure(fig, path, fmt)
         written.append(path)
     plt.close(fig)
     return written

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from ..data.files import PathLike, atomic_output, write_json, write_text
+from ..data.files import PathLike, save_figure, write_json, write_text
 from ..pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
@@ -215,8 +215,7 @@ def plot_results(
         fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
         for fmt in formats:
             path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
-            with atomic_output(path) as tmp:
-                fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
+            save_figure(fig, path, fmt, bbox_inches="tight")
             written.append(path)
         plt.close(fig)
     return written
@@ -293,8 +292,7 @@ def plot_paired_differences(
     written = []
     for fmt in formats:
         path = Path(out_dir) / f"{paired_plot_stem(base)}.{fmt}"
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
+        save_figure(fig, path, fmt, bbox_inches="tight")
         written.append(path)
     plt.close(fig)
     return written
