@@ -69,6 +69,25 @@ def test_execute_cell_never_raises_for_a_bad_runner_result(tmp_path):
     assert row["status"] == "ok" and row["scores"]["arr"] == 0.5
 
 
+def test_every_row_says_what_ran_it():
+    """Library versions and the package's commit: a rerun under other versions need not give
+    the same F1, so a row must say what produced it."""
+    import spacy
+
+    from spacy_auc_ner.study.runner import environment
+
+    cell = _cells(sizes=(10,), partitions=1)[0]
+    for row in (execute_cell(cell, study_fake_cells.instant_cell), execute_cell(cell, lambda c: 1 / 0)):
+        versions = row["versions"]
+        assert versions["spacy"] == spacy.__version__ and versions["numpy"] == __import__("numpy").__version__
+        assert {"spacy_auc_ner", "thinc", "torch", "git_commit"} <= set(versions)
+    commit = environment()["git_commit"]
+    if (Path(__file__).parents[1] / ".git").exists():
+        assert commit and len(commit.split("+")[0]) == 40
+    else:
+        assert commit is None
+
+
 def test_bad_runner_path_fails_before_any_cell(tmp_path):
     with pytest.raises(StudyError, match="cannot be imported"):
         run_study(_cells(), tmp_path / "r.jsonl", workers=0, runner="study_fake_cells:nope", **QUIET)

@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import traceback
@@ -19,6 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
@@ -96,8 +98,37 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         host=socket.gethostname(),
         pid=os.getpid(),
+        versions=environment(),
     )
     return row
+
+
+@lru_cache(maxsize=1)
+def environment() -> Dict[str, Optional[str]]:
+    """What a cell's numbers depend on besides its config: the versions of the libraries that
+    train it and the package's git commit (None outside a checkout). Rerunning a cell under
+    other versions need not give the same F1, so rows say what ran them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: Dict[str, Optional[str]] = {}
+    for name in ("spacy_auc_ner", "spacy", "thinc", "numpy", "torch", "spacy-transformers", "transformers"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    checkout = Path(__file__).resolve().parents[2]
+    found["git_commit"] = None
+    if (checkout / ".git").exists():
+        try:
+            head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+            # changes to tracked files mean the commit alone does not say what ran
+            dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=10)
+            if head.returncode == 0:
+                found["git_commit"] = head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return found
 
 
 def _jsonable(value: Any) -> Any:
