@@ -9,6 +9,7 @@ then the verdict of every claim of `studies/claims.yaml` into `docs/evidence/ver
 then the generated blocks of README.md (see scripts/readme_tables.py). Run from the repository root: `python scripts/evidence.py` or
 `spacy project run evidence`.
 """
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,12 @@ RECIPE_CONTRASTS = [
     ("a BiLSTM under the CRF + AUC head, with the extras", "bilstm_crf_auc_extras", "crf_auc_extras"),
     ("a BiLSTM encoder under spaCy's ner (BiLSTMEncoder.v1)", "spacy_ner_bilstm", "spacy_ner"),
     ("a BiLSTM encoder under spaCy's ner, with the extras", "recipe_bilstm_encoder", "recipe"),
+]
+
+# new methods against their baseline rerun alongside them (results/lowres_recipe_rerun.jsonl):
+# (what, method of the committed results, method of the rerun)
+RERUN_CONTRASTS = [
+    ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
 ]
 
 
@@ -205,6 +212,58 @@ def contrast_table(name: str, contrasts) -> str:
 METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
 
 
+def rerun_table(name: str, contrasts) -> str:
+    """The same cells trained again later (`results/<name>_rerun.jsonl`, written with the same
+    spec and cell ids, other library versions and code): per method, corpus and size, the
+    committed mean F1, the rerun's, their paired difference and the largest difference of one
+    cell; then each new method against the rerun of what it changes, both from the same
+    environment."""
+    from spacy_auc_ner.study.runner import latest_rows, read_results
+    from spacy_auc_ner.study.spec import load_spec
+    from spacy_auc_ner.study.stats import paired_t_test, summarize
+
+    metric = load_spec(ROOT / "studies" / f"{name}.yaml").metric
+    def ok(path):
+        return {cid: r for cid, r in latest_rows(read_results(path)).items() if r["status"] == "ok" and metric in (r.get("scores") or {})}
+
+    old, new = ok(ROOT / "results" / f"{name}.jsonl"), ok(ROOT / "results" / f"{name}_rerun.jsonl")
+
+    def diff_text(xs, ys) -> str:
+        t = paired_t_test(xs, ys)
+        interval = summarize([x - y for x, y in zip(xs, ys)])
+        text = f"{100 * t.mean_diff:+.1f}"
+        if interval.half_width is not None:
+            text += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+        p = "–" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+        return f"{text} | {p} (n={t.n})"
+
+    groups: dict = {}
+    for cid, row in new.items():
+        if cid in old:
+            groups.setdefault((row["method"], row["corpus"], row["size"]), []).append((old[cid]["scores"][metric], row["scores"][metric]))
+    lines = ["| cells | committed F1 | rerun F1 | rerun - committed (points, 95 % CI) | p (cells) | largest cell difference |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for (method, corpus, size), pairs in sorted(groups.items()):
+        xs, ys = [b for _, b in pairs], [a for a, _ in pairs]
+        largest = max(abs(a - b) for a, b in pairs)
+        lines.append(f"| `{method}` {corpus} {size} | {100 * sum(ys) / len(ys):.1f} | {100 * sum(xs) / len(xs):.1f} | "
+                     f"{diff_text(xs, ys)} | {100 * largest:.1f} |")
+    versions = sorted({json.dumps(r.get("versions"), sort_keys=True) for r in new.values() if r.get("versions")})
+    lines += ["", "| what it adds | with (committed) vs without (rerun) | difference (points, 95 % CI) | p (pairs) |", "|---|---|---:|---:|"]
+    for what, a, b in contrasts:
+        by_draw = {(r["corpus"], r["size"], r["partition"]): r["scores"][metric] for r in new.values() if r["method"] == b}
+        pairs = [(r["scores"][metric], by_draw[k]) for r in old.values() if r["method"] == a
+                 for k in [(r["corpus"], r["size"], r["partition"])] if k in by_draw]
+        if not pairs:
+            lines.append(f"| {what} | `{a}` vs `{b}` | – | – (n=0) |")
+            continue
+        lines.append(f"| {what} | `{a}` vs `{b}` | {diff_text([x for x, _ in pairs], [y for _, y in pairs])} |")
+    lines += ["", f"{METRIC_NAME} in %. The rerun's rows record what ran them: "
+              + ("; ".join(", ".join(f"{k} {v}" for k, v in json.loads(v).items() if v) for v in versions) or "not recorded")
+              + "; the committed rows predate that record."]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "campaign_status.md").write_text(status_table(), encoding="utf8")
@@ -229,6 +288,8 @@ def main() -> None:
         (OUT / name / "ablation.md").write_text(ratio_table(name, baseline), encoding="utf8")
     if (ROOT / "results" / "lowres_recipe.jsonl").exists():
         (OUT / "lowres_recipe" / "parts.md").write_text(contrast_table("lowres_recipe", RECIPE_CONTRASTS), encoding="utf8")
+    if (ROOT / "results" / "lowres_recipe_rerun.jsonl").exists():
+        (OUT / "lowres_recipe" / "rerun.md").write_text(rerun_table("lowres_recipe", RERUN_CONTRASTS), encoding="utf8")
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "README.md")], check=True)
