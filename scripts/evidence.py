@@ -44,6 +44,8 @@ RECIPE_CONTRASTS = [
 # (what, method of the committed results, method of the rerun)
 RERUN_CONTRASTS = [
     ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
+    ("no raw text: the recipe without --raw, against the recipe rerun", "recipe_no_raw", "recipe"),
+    ("augmentation alone, against spaCy's ner rerun", "recipe_augment_only", "spacy_ner"),
 ]
 
 
