@@ -29,6 +29,8 @@ RECIPE_CONTRASTS = [
     ("pretraining on the annotated sentences alone (no raw text)", "recipe_no_raw", "recipe_augment_only"),
     ("augmentation alone, for spaCy's ner", "recipe_augment_only", "spacy_ner"),
     ("no raw text: the recipe without --raw against the BiLSTM-CRF", "recipe_no_raw", "bilstm_crf"),
+    ("augmentation, for the BiLSTM-CRF", "bilstm_crf_augment", "bilstm_crf"),
+    ("no raw text: the BiLSTM-CRF with augmentation against spaCy's ner with it", "bilstm_crf_augment", "recipe_augment_only"),
     ("the CRF + AUC head in place of spaCy's ner, both with the extras", "crf_auc_extras", "recipe"),
     ("the extras, for the CRF + AUC head", "crf_auc_extras", "crf_auc"),
     ("augmentation, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_augment"),

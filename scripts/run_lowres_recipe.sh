@@ -18,8 +18,10 @@ run "${HEADLINE[@]}"
 run "${REMOVALS[@]}" --set 'sizes=[20, 50]'
 # 3. a second self-training round, on the corpus the recipe was chosen on (NCBI-disease dev)
 run --method recipe_rounds2 --corpus ncbi_disease --set 'sizes=[50, 20]'
-# 4. no raw text: the recipe without --raw, and augmentation alone
+# 4. no raw text: the recipe without --raw, augmentation alone, and the BiLSTM-CRF with augmentation
 run --method recipe_no_raw --method recipe_augment_only --set 'sizes=[20, 50]'
+run --method bilstm_crf_augment --corpus ncbi_disease --set 'sizes=[20, 50]'
+run --method bilstm_crf_augment --set 'sizes=[20, 50]'
 run "${REMOVALS[@]}"  # at 100 too
 # 5. the other methods (the BiLSTM encoder under spaCy's ner stays at its 3 NCBI-disease
 #    partitions: it was not adopted, see README)
