@@ -56,6 +56,24 @@ def run(*args: str) -> bool:
     return subprocess.run([sys.executable, "-m", "spacy_auc_ner", *args], cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
 
 
+def p_text(p, missing: str = "–") -> str:
+    """A p-value as the tables print it: p=0.012, p<0.001, or `missing` when there is none."""
+    return missing if p is None else (f"p={p:.3f}" if p >= 0.001 else "p<0.001")
+
+
+def paired_difference(xs, ys):
+    """The paired test of xs against ys and its difference in points with the 95 % interval
+    of the differences ("+1.2 [-0.3, +2.7]"; no interval from one pair)."""
+    from spacy_auc_ner.study.stats import paired_t_test, summarize
+
+    t = paired_t_test(xs, ys)
+    diff = f"{100 * t.mean_diff:+.1f}"
+    interval = summarize([x - y for x, y in zip(xs, ys)])
+    if interval.half_width is not None:
+        diff += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+    return t, diff
+
+
 def status_table() -> str:
     """How far each campaign has got: finished cells of its grid, tuning trials apart, and the
     training time its rows record (summed over cells, so about twice the wall time with 2
@@ -119,8 +137,7 @@ def ratio_table(name: str, baseline: str) -> str:
         if t is None:
             return f"{mean} (n={r.summary.n})"
         ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
-        p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
-        return f"{mean} ({ratio}, {p})"
+        return f"{mean} ({ratio}, {p_text(t.p_value, 'p –')})"
 
     def pooled(method: str) -> str:
         a, b = [], []
@@ -135,8 +152,7 @@ def ratio_table(name: str, baseline: str) -> str:
             return "–"
         t = paired_t_test(a, b)
         ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
-        p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
-        return f"{ratio} ({p}, n={t.n})"
+        return f"{ratio} ({p_text(t.p_value, 'p –')}, n={t.n})"
 
     def dev_text(method: str) -> str:
         """Mean dev F1 over the cells the method shares with the baseline, and its ratio to the
@@ -182,7 +198,6 @@ def contrast_table(name: str, contrasts) -> str:
     from spacy_auc_ner.study.aggregate import aggregate
     from spacy_auc_ner.study.runner import read_results
     from spacy_auc_ner.study.spec import load_spec
-    from spacy_auc_ner.study.stats import paired_t_test, summarize
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
     wanted = {c.id for c in spec.cells()}
@@ -202,14 +217,9 @@ def contrast_table(name: str, contrasts) -> str:
         if not xs:
             lines.append(f"| {what} | `{a}` vs `{b}` | – | – | – (n=0) |")
             continue
-        t = paired_t_test(xs, ys)
-        diff = f"{100 * t.mean_diff:+.1f}"
-        interval = summarize([x - y for x, y in zip(xs, ys)])
-        if interval.half_width is not None:
-            diff += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+        t, diff = paired_difference(xs, ys)
         ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
-        p = "–" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
-        lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p} (n={t.n}) |")
+        lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p_text(t.p_value)} (n={t.n}) |")
     return "\n".join(lines) + "\n"
 
 
@@ -224,7 +234,6 @@ def rerun_table(name: str, contrasts) -> str:
     environment."""
     from spacy_auc_ner.study.runner import latest_rows, read_results
     from spacy_auc_ner.study.spec import load_spec
-    from spacy_auc_ner.study.stats import paired_t_test, summarize
 
     metric = load_spec(ROOT / "studies" / f"{name}.yaml").metric
     def ok(path):
@@ -233,13 +242,8 @@ def rerun_table(name: str, contrasts) -> str:
     old, new = ok(ROOT / "results" / f"{name}.jsonl"), ok(ROOT / "results" / f"{name}_rerun.jsonl")
 
     def diff_text(xs, ys) -> str:
-        t = paired_t_test(xs, ys)
-        interval = summarize([x - y for x, y in zip(xs, ys)])
-        text = f"{100 * t.mean_diff:+.1f}"
-        if interval.half_width is not None:
-            text += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
-        p = "–" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
-        return f"{text} | {p} (n={t.n})"
+        t, diff = paired_difference(xs, ys)
+        return f"{diff} | {p_text(t.p_value)} (n={t.n})"
 
     groups: dict = {}
     for cid, row in new.items():
