@@ -16,6 +16,11 @@ Pretrained transformer (configs/base_trf.cfg), fine-tuned and frozen with the ca
         --train corpus/ncbi_disease/train.spacy --test corpus/ncbi_disease/test.spacy \
         --n-train 100 --n-test 100 --epochs 1 --repeat 1
 
+On a GPU (``--gpu-id 0``; cupy, and torch with CUDA for the transformer) the clock is read
+after the device has finished the queued work, so words/s count the GPU's time too:
+
+    python benchmarks/speed.py --gpu-id 0 --train ... --test ...
+
 Training words/sec counts the words of the training batches per second of `nlp.update`
 after one warm-up epoch; for the transformer the warm-up epoch is reported too (for the
 cached frozen encoder it is the epoch that runs the encoder, on all but the 10 sample docs that
@@ -34,6 +39,7 @@ from typing import Dict, List, NamedTuple
 import spacy
 from spacy.training import Corpus
 from spacy.util import load_model_from_config, minibatch
+from thinc.api import get_current_ops
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,7 +48,7 @@ from spacy_auc_ner.study.methods import method_config  # noqa: E402
 
 # ova_auc_all: every classifier every step; ova_auc: Algorithm 1 (grouped); ova_auc_sampled: Algorithm 2
 DEFAULT_METHODS = {
-    "cpu": ["spacy_ner", "ova_auc_all", "ova_auc", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce"],
+    "cpu": ["spacy_ner", "ova_auc_all", "ova_auc", "ova_auc_sampled", "ova_bce", "two_task_auc", "ce", "crf", "bilstm_crf"],
     "trf": ["spacy_ner", "ova_auc_all", "ova_auc", "ova_bce", "two_task_auc", "ce", "crf", "bilstm_crf"],
 }
 MODES = {"fine-tuned": False, "frozen, cached": True}
@@ -69,6 +75,21 @@ def build(method: str, encoder: str, configs: Path, overrides: Dict, train_examp
     return nlp, optimizer
 
 
+def synchronize() -> None:
+    """Wait for the GPU's queued work (a no-op on CPU): its kernels run asynchronously, so a
+    host clock read without this would time the launches, not the work."""
+    ops = get_current_ops()
+    if ops.name != "cupy":
+        return
+    ops.xp.cuda.get_current_stream().synchronize()
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> Speed:
     rng = random.Random(0)
     words = [0] * (epochs + 1)
@@ -79,12 +100,14 @@ def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> S
         for batch in minibatch(examples, size=batch_words // 25):
             start = time.perf_counter()
             nlp.update(batch, sgd=optimizer, drop=0.1)
+            synchronize()
             seconds[epoch] += time.perf_counter() - start
             words[epoch] += sum(len(eg.predicted) for eg in batch)
     docs = [d.copy() for d in test_docs]
     start = time.perf_counter()
     for _ in nlp.pipe(docs, batch_size=256):
         pass
+    synchronize()
     infer_seconds = time.perf_counter() - start
     n_test = sum(len(d) for d in docs)
     return Speed(words[0] / seconds[0], sum(words[1:]) / sum(seconds[1:]), n_test / infer_seconds)
@@ -132,7 +155,10 @@ def main():
     parser.add_argument("--batch-words", type=int, default=1000)
     parser.add_argument("--methods", nargs="+", default=None, help="default: the encoder's main methods")
     parser.add_argument("--repeat", type=int, default=2, help="rounds over all methods; the best round of each is kept")
+    parser.add_argument("--gpu-id", type=int, default=-1, help="GPU to train and predict on (-1: CPU)")
     args = parser.parse_args()
+    if args.gpu_id >= 0:
+        spacy.require_gpu(args.gpu_id)
     nlp = spacy.blank("en")
     train_examples = list(Corpus(str(args.train))(nlp))[: args.n_train]
     test_docs = [eg.predicted for eg in Corpus(str(args.test))(nlp)]
@@ -155,7 +181,8 @@ def main():
     encoder = "CPU tok2vec (width 96, depth 4)" if args.encoder == "cpu" else f"transformer {args.transformer!r}"
     print(f"\n{len(train_examples)} training sentences ({sum(len(e.predicted) for e in train_examples)} words), "
           f"{len(test_docs)} test sentences ({sum(len(d) for d in test_docs)} words), {args.epochs} timed epochs after "
-          f"1 warm-up, batches of ~{args.batch_words} words, best of {args.repeat} interleaved rounds, {encoder} in every pipeline\n")
+          f"1 warm-up, batches of ~{args.batch_words} words, best of {args.repeat} interleaved rounds, {encoder} in every pipeline, "
+          f"on {'GPU ' + str(args.gpu_id) if args.gpu_id >= 0 else 'CPU'}\n")
     print("\n".join(cpu_table(best) if args.encoder == "cpu" else trf_table(best)))
 
 

@@ -15,8 +15,10 @@ from typing import Dict, List, Optional, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import LSTM, Maxout, Model, chain, glorot_uniform_init, with_array, with_padded
+from thinc.api import Maxout, Model, chain, glorot_uniform_init, with_array, with_padded
 from thinc.types import Floats2d
+
+from .lstm import lstm_layer
 
 # attribute of the head: {parameter name: [shape, initial value]}, set by the component
 LOSS_PARAMS_ATTR = "loss_params"
@@ -79,8 +81,8 @@ def build_bilstm_token_scorer(
 ) -> Model[List[Doc], List[Floats2d]]:
     """The TokenScorer with a bidirectional LSTM between encoder and head (the BiLSTM of
     BiLSTM-CRF): `depth` layers of `hidden_width` units per direction. The LSTM is thinc's
-    own (numpy/cupy), which infers its input width at initialisation, so it sits on any
-    encoder, transformers included. Its weight dropout is `dropout` until training sets the
+    LSTM.v1 with a correct gradient (spacy_auc_ner.ml.lstm, on numpy or cupy), which infers its
+    input width at initialisation, so it sits on any encoder, transformers included. Its weight dropout is `dropout` until training sets the
     pipeline's dropout rate on every layer."""
     return _bilstm_token_scorer(tok2vec, build_classifier_head(nO), hidden_width, depth, dropout)
 
@@ -127,10 +129,11 @@ def build_bilstm_encoder(
 
 
 def _bilstm(name: str, hidden_width: int, depth: int, dropout: float):
-    """thinc's LSTM (both directions) over a list of token arrays: (the LSTM, the layer)."""
+    """An LSTM (both directions; thinc's LSTM.v1 with a correct gradient, see ml/lstm.py) over a
+    list of token arrays: (the LSTM, the layer)."""
     if hidden_width < 1 or depth < 1:
         raise ValueError(f"[model] {name} needs hidden_width >= 1 and depth >= 1, not {hidden_width} and {depth}")
-    lstm = LSTM(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
+    lstm = lstm_layer(nO=2 * hidden_width, bi=True, depth=depth, dropout=dropout)
     return lstm, _skip_empty(with_padded(lstm), 2 * hidden_width)
 
 
