@@ -88,6 +88,28 @@ def test_every_row_says_what_ran_it():
         assert commit is None
 
 
+def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
+    import subprocess
+
+    from spacy_auc_ner.study.runner import git_commit
+
+    assert git_commit(tmp_path) is None
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "study.jsonl").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "first"], check=True)
+    clean = git_commit(tmp_path)
+    assert len(clean) == 40
+    (tmp_path / "results" / "study.jsonl").write_text("{}\n{}\n")  # a campaign appending
+    (tmp_path / "notes.txt").write_text("untracked\n")
+    assert git_commit(tmp_path) == clean
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == clean + "+changes"
+
+
 def test_bad_runner_path_fails_before_any_cell(tmp_path):
     with pytest.raises(StudyError, match="cannot be imported"):
         run_study(_cells(), tmp_path / "r.jsonl", workers=0, runner="study_fake_cells:nope", **QUIET)

@@ -103,6 +103,23 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
     return row
 
 
+def git_commit(checkout: Path) -> Optional[str]:
+    """The checkout's commit, with "+changes" when tracked files other than results/ differ
+    from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
+    not say what ran); None outside a git checkout."""
+    if not (checkout / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 @lru_cache(maxsize=1)
 def environment() -> Dict[str, Optional[str]]:
     """What a cell's numbers depend on besides its config: the versions of the libraries that
@@ -116,18 +133,7 @@ def environment() -> Dict[str, Optional[str]]:
             found[name] = version(name)
         except PackageNotFoundError:
             found[name] = None
-    checkout = Path(__file__).resolve().parents[2]
-    found["git_commit"] = None
-    if (checkout / ".git").exists():
-        try:
-            head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-            # changes to tracked files mean the commit alone does not say what ran
-            dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=10)
-            if head.returncode == 0:
-                found["git_commit"] = head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-        except (OSError, subprocess.SubprocessError):
-            pass
+    found["git_commit"] = git_commit(Path(__file__).resolve().parents[2])
     return found
 
 
