@@ -23,8 +23,8 @@ corpus=$1 out=$2 trf=${3:-}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 STEPS=${STEPS:-tests crf train speed}
-TRAIN=${TRAIN:-crf bilstm_crf ova_auc two_task_auc}
-TRAIN_TRF=${TRAIN_TRF:-ova_auc crf}
+TRAIN=${TRAIN-crf bilstm_crf ova_auc two_task_auc}  # set empty to train none
+TRAIN_TRF=${TRAIN_TRF-ova_auc crf}
 mkdir -p "$out"
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo; echo "== $* (at ${SECONDS}s)"; }
