@@ -30,9 +30,20 @@ wants() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo; echo "== $* (at ${SECONDS}s)"; }
 
 step versions
+$PY - <<'PY' || exit 1
+import sys
+try:
+    import cupy
+except ImportError:
+    sys.exit("gpu_check.sh: cupy is not installed (pip install cupy-cuda12x, or the cupy build for your CUDA)")
+from thinc.util import has_cupy_gpu
+if not has_cupy_gpu:
+    sys.exit("gpu_check.sh: thinc finds no CUDA GPU through cupy")
+import numpy, spacy, thinc, torch
+print(f"spaCy {spacy.__version__}, thinc {thinc.__version__}, cupy {cupy.__version__}, numpy {numpy.__version__}, "
+      f"torch {torch.__version__} (CUDA {torch.version.cuda}, available: {torch.cuda.is_available()})")
+PY
 nvidia-smi -L
-$PY -c "import spacy, thinc, cupy, numpy, torch; print(f'spaCy {spacy.__version__}, thinc {thinc.__version__}, cupy {cupy.__version__}, numpy {numpy.__version__}, torch {torch.__version__} (CUDA {torch.version.cuda}, available: {torch.cuda.is_available()})')"
-$PY -c "from thinc.util import has_cupy_gpu; assert has_cupy_gpu, 'thinc finds no GPU through cupy'; print('thinc: cupy GPU found')" || exit 1
 
 if wants tests; then
   step "device tests on CUDA"
