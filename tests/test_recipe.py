@@ -127,7 +127,7 @@ def test_the_command_runs_the_recipe_and_prints_the_rounds(toy_corpus, raw):
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert lines[-1] == f"model-best: {out / 'model-best'}"
-    assert [line.split("\t")[0] for line in lines if line.startswith("round ")] == ["round 0", "round 1"]
+    assert [line.split("\t")[0] for line in lines if line.startswith("round ")] == ["round 0", "round 1", "round 2"]  # 2 rounds by default
     rounds = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert rounds[-1]["threshold"] == 0.0
 

@@ -77,7 +77,7 @@ def run_recipe(
     raw: Optional[PathLike] = None,
     pretrain: bool = True,
     pretrain_epochs: int = 2,
-    rounds: int = 1,
+    rounds: int = 2,
     threshold: float = 0.9,
     overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
