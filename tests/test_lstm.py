@@ -123,3 +123,42 @@ def test_thincs_generic_lstm_computes_only_the_first_sequence():
     HC0 = numpy.zeros((2, 1, 1, nH), dtype="f")
     Y, _ = thinc_generic_forward(params, HC0[0], HC0[1], X, sizes)  # what thinc runs on a GPU
     assert numpy.abs(Y[0::2]).max() > 0 and numpy.abs(Y[1::2]).max() == 0  # packed: rows alternate sequences
+
+
+def test_the_layer_gradient_matches_finite_differences():
+    """The whole layer as the BiLSTM-CRF uses it (list -> Padded -> LSTM -> list), weights and
+    inputs: its backprop against finite differences of its own predictions."""
+    rng = numpy.random.default_rng(5)
+    Xs = [rng.normal(size=(n, nI)).astype("f") for n in (4, 2, 3)]
+    model = with_padded(lstm_layer(nO=2 * nH, bi=True, depth=2))
+    model.initialize(X=Xs)
+    lstm = model.layers[0]
+    lstm.set_param("HC0", (rng.normal(size=lstm.get_param("HC0").shape) * 0.5).astype("f"))
+    Y, backprop = model(Xs, is_train=True)  # dropout 0: the mask keeps every weight
+    dYs = [rng.normal(size=y.shape).astype("f") for y in Y]
+    dXs = backprop(dYs)
+    grad = lstm.get_grad("LSTM").copy()
+
+    def loss(xs):
+        return float(sum((y.astype("d") * d).sum() for y, d in zip(model.predict(xs), dYs)))
+
+    eps = 1e-2
+    for i, X in enumerate(Xs):
+        for index in numpy.ndindex(X.shape):
+            step = numpy.zeros_like(X)
+            step[index] = eps
+            plus = [x + step if j == i else x for j, x in enumerate(Xs)]
+            minus = [x - step if j == i else x for j, x in enumerate(Xs)]
+            assert dXs[i][index] == pytest.approx((loss(plus) - loss(minus)) / (2 * eps), abs=2e-3)
+    params = lstm.get_param("LSTM").copy()
+    for k in rng.choice(params.size, size=30, replace=False):
+        for sign in (1, -1):
+            shifted = params.copy()
+            shifted[k] += sign * eps
+            lstm.set_param("LSTM", shifted)
+            if sign == 1:
+                up = loss(Xs)
+            else:
+                down = loss(Xs)
+        lstm.set_param("LSTM", params)
+        assert grad[k] == pytest.approx((up - down) / (2 * eps), abs=2e-3)
