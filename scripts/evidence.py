@@ -48,6 +48,8 @@ RERUN_CONTRASTS = [
     ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
     ("no raw text: the recipe without --raw, against the recipe rerun", "recipe_no_raw", "recipe"),
     ("augmentation alone, against spaCy's ner rerun", "recipe_augment_only", "spacy_ner"),
+    ("the recipe as shipped (two rounds), against spaCy's ner rerun", "recipe_rounds2", "spacy_ner"),
+    ("no raw text: the BiLSTM-CRF (the package's LSTM), against spaCy's ner rerun", "bilstm_crf", "spacy_ner"),
 ]
 
 
