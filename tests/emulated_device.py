@@ -1,7 +1,7 @@
 """A CPU stand-in for a GPU array library that fails on host/device mixing.
 
-No GPU has been lent to this project, so code meant for ``--gpu-id 0`` is checked here by
-running it on arrays that behave like cupy arrays where mixing is concerned:
+Most machines that run the tests (CI included) have no GPU, so code meant for ``--gpu-id 0``
+is checked there by running it on arrays that behave like cupy arrays where mixing is concerned:
 
 - :class:`DeviceArray` wraps a numpy array the way a cupy array wraps device memory. Numpy
   never sees the data implicitly: ``numpy.asarray(x)`` raises (cupy's own error), any numpy
