@@ -128,6 +128,7 @@ def lstm_forward(xp, params, H0, C0, X, sizes: numpy.ndarray, depth: int, dirs: 
     for i in range(depth):
         outputs = []
         for d in range(dirs):
+            first = offset  # where this layer-direction's weights start
             (Wx, bx, Wh, bh), offset = _weights(params, offset, nH, X.shape[1])
             A_x = X @ Wx.T + (bx + bh)
             gates = xp.zeros_like(A_x)
@@ -145,7 +146,7 @@ def lstm_forward(xp, params, H0, C0, X, sizes: numpy.ndarray, depth: int, dirs: 
                 gates[rows] = xp.concatenate([f, ig, o, g], axis=1)
                 cells[rows], hidden[rows], h_prev_all[rows], c_prev_all[rows] = c, h, h_prev, c_prev
             outputs.append(hidden)
-            layers.append((X, gates, cells, h_prev_all, c_prev_all))
+            layers.append((first, X, gates, cells, h_prev_all, c_prev_all))
         X = xp.concatenate(outputs, axis=1) if dirs == 2 else outputs[0]
     return X, (layers, steps)
 
@@ -154,21 +155,12 @@ def lstm_backward(xp, dY, sizes: numpy.ndarray, params, state, depth: int, dirs:
     """Gradients of the inputs and of the flat parameters (thinc's layout) from the gradient
     of :func:`lstm_forward`'s outputs. The initial state gets none (thinc does not train it)."""
     layers, steps = state
-    slots = []  # (layer, direction, offset) of every weight block, in parameter order
-    offset = 0
-    for i in range(depth):
-        for d in range(dirs):
-            nI = layers[i * dirs + d][0].shape[1]
-            (_, offset_next) = _weights(params, offset, nH, nI)
-            slots.append((i, d, offset))
-            offset = offset_next
     d_params = xp.zeros_like(params)
     dH = dY
     for i in reversed(range(depth)):
         dX = None
         for d in range(dirs):
-            X, gates, cells, h_prev_all, c_prev_all = layers[i * dirs + d]
-            offset = slots[i * dirs + d][2]
+            offset, X, gates, cells, h_prev_all, c_prev_all = layers[i * dirs + d]
             (Wx, _, Wh, _), _ = _weights(params, offset, nH, X.shape[1])
             dh_out = dH[:, d * nH : (d + 1) * nH]
             dA = xp.zeros_like(gates)
@@ -186,7 +178,7 @@ def lstm_backward(xp, dY, sizes: numpy.ndarray, params, state, depth: int, dirs:
                 )
                 dA[rows] = dA_t
                 dh_next, dc_next = dA_t @ Wh, dc * f
-            d_bias = dA.sum(axis=0)
+            d_bias = dA.sum(axis=0)  # bx and bh enter A alike
             grads = [dA.T @ X, d_bias, dA.T @ h_prev_all, d_bias]
             for grad in grads:
                 d_params[offset : offset + grad.size] = grad.ravel()
