@@ -41,7 +41,7 @@ def test_the_gradient_matches_finite_differences(lengths, depth, bi):
     dirs = 1 + bi
     Y, state = lstm_forward(numpy, params, HC0[1], HC0[0], X, sizes, depth, dirs, nH)
     dY = rng.normal(size=Y.shape)
-    dX, d_params = lstm_backward(numpy, dY, sizes, params, state, depth, dirs, nH)
+    dX, d_params = lstm_backward(numpy, dY, params, state, depth, dirs, nH)
 
     def loss(p, x):
         return float((lstm_forward(numpy, p, HC0[1], HC0[0], x, sizes, depth, dirs, nH)[0] * dY).sum())

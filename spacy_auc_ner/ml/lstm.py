@@ -70,7 +70,7 @@ def _forward(model: Model, Xp: Padded, is_train: bool):
     Yp = Padded(_unpack(xp, Y, sizes, Xp.data.shape[1]), Xp.size_at_t, Xp.lengths, Xp.indices)
 
     def backprop(dYp: Padded) -> Padded:
-        dX, d_params = lstm_backward(xp, _pack(xp, dYp.data, sizes), sizes, params, state, depth, dirs, nH)
+        dX, d_params = lstm_backward(xp, _pack(xp, dYp.data, sizes), params, state, depth, dirs, nH)
         if mask is not None:
             d_params *= mask
         model.inc_grad("LSTM", d_params)
@@ -151,7 +151,7 @@ def lstm_forward(xp, params, H0, C0, X, sizes: numpy.ndarray, depth: int, dirs: 
     return X, (layers, steps)
 
 
-def lstm_backward(xp, dY, sizes: numpy.ndarray, params, state, depth: int, dirs: int, nH: int) -> Tuple[Floats2d, Floats1d]:
+def lstm_backward(xp, dY, params, state, depth: int, dirs: int, nH: int) -> Tuple[Floats2d, Floats1d]:
     """Gradients of the inputs and of the flat parameters (thinc's layout) from the gradient
     of :func:`lstm_forward`'s outputs. The initial state gets none (thinc does not train it)."""
     layers, steps = state
