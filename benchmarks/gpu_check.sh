@@ -8,21 +8,23 @@
 #      tok2vec; ova_auc and crf on the transformer base when TRANSFORMER is given), then
 #      `spacy evaluate --gpu-id 0` of each model-best;
 #   4. training and inference words/s of every method, on the GPU and on one CPU thread
-#      (benchmarks/speed.py), and on the transformer base on the GPU when TRANSFORMER is given.
+#      (benchmarks/speed.py), and on the transformer base on the GPU when TRANSFORMER is given;
+#   5. a study on the GPU: studies/preset_cpu.yaml's five methods at 50 sentences, one
+#      partition, `spacy-auc-ner study run --gpu-id 0`, two cells at once.
 #
 # Usage: benchmarks/gpu_check.sh CORPUS OUT [TRANSFORMER]
 #   CORPUS       folder with train.spacy, dev.spacy and test.spacy (spacy-auc-ner corpus get ...)
 #   OUT          folder for the logs, configs and tables
 #   TRANSFORMER  paths.transformer of configs/base_trf.cfg (a Hugging Face name or folder); left
 #                out, the transformer runs are skipped
-# STEPS (default "tests crf train speed") picks steps, TRAIN and TRAIN_TRF the methods step 3
+# STEPS (default "tests crf train speed study") picks steps, TRAIN and TRAIN_TRF the methods step 3
 # trains; each step's start is printed in seconds.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 corpus=$1 out=$2 trf=${3:-}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
-STEPS=${STEPS:-tests crf train speed}
+STEPS=${STEPS:-tests crf train speed study}
 TRAIN=${TRAIN-crf bilstm_crf ova_auc two_task_auc}  # set empty to train none
 TRAIN_TRF=${TRAIN_TRF-ova_auc crf}
 mkdir -p "$out"
@@ -88,4 +90,10 @@ if wants speed; then
     $PY "${speed[@]}" --encoder trf --transformer "$trf" --methods spacy_ner ova_auc ce crf --gpu-id 0 2> "$out/speed_trf_gpu.log" | tee "$out/speed_trf_gpu.md"
   fi
 fi
+if wants study; then
+  step "a study on the GPU: studies/preset_cpu.yaml, 50 sentences, 1 partition, --gpu-id 0"
+  $PY -m spacy_auc_ner study run studies/preset_cpu.yaml --corpora-dir "$(dirname "$corpus")" --set "corpora=[$(basename "$corpus")]" \
+    --set 'sizes=[50]' --set 'partitions=1' --gpu-id 0 --workers 2 --results "$out/study_gpu.jsonl" --no-progress
+fi
+
 step done
