@@ -10,6 +10,7 @@ import sys
 import time
 
 import numpy
+from speed import synchronize  # benchmarks/speed.py: waits for the GPU before a clock is read
 from thinc.api import LSTM, CupyOps, NumpyOps, set_current_ops, with_padded
 
 from spacy_auc_ner.ml.lstm import lstm_layer
@@ -24,7 +25,6 @@ def main(gpu: bool = False) -> None:
     Xs = [ops.asarray2f(rng.normal(size=(int(n), 96)).astype("f")) for n in rng.integers(5, 45, size=64)]
     tokens = sum(len(x) for x in Xs)
     layers = {"spacy_auc_ner.ml.lstm": lstm_layer} if gpu else {"thinc LSTM.v1 (compiled)": LSTM, "spacy_auc_ner.ml.lstm": lstm_layer}
-    sync = (lambda: ops.xp.cuda.get_current_stream().synchronize()) if gpu else (lambda: None)
     best = {}
     for _ in range(ROUNDS):  # interleaved rounds, the best of each kept
         for name, make in layers.items():
@@ -32,12 +32,12 @@ def main(gpu: bool = False) -> None:
             model.initialize(X=Xs)
             Y, backprop = model(Xs, is_train=True)
             backprop(Y)  # warm-up
-            sync()
+            synchronize()
             start = time.perf_counter()
             for _ in range(REPEATS):
                 Y, backprop = model(Xs, is_train=True)
                 backprop(Y)
-            sync()
+            synchronize()
             ms = (time.perf_counter() - start) / REPEATS * 1000
             best[name] = min(ms, best.get(name, ms))
     print(f"{'GPU' if gpu else 'CPU'}: 64 sentences, {tokens} tokens, forward + backward")

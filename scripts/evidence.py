@@ -259,7 +259,7 @@ def rerun_table(name: str, contrasts) -> str:
         lines.append(f"| `{method}` {corpus} {size} | {100 * sum(ys) / len(ys):.1f} | {100 * sum(xs) / len(xs):.1f} | "
                      f"{diff_text(xs, ys)} | {100 * largest:.1f} |")
     versions = sorted({json.dumps(r.get("versions"), sort_keys=True) for r in new.values() if r.get("versions")})
-    lines += ["", "| what it adds | with (committed) vs without (rerun) | difference (points, 95 % CI) | p (pairs) |", "|---|---|---:|---:|"]
+    lines += ["", "| what it adds | method (committed) vs baseline (rerun) | difference (points, 95 % CI) | p (pairs) |", "|---|---|---:|---:|"]
     for what, a, b in contrasts:
         by_draw = {(r["corpus"], r["size"], r["partition"]): r["scores"][metric] for r in new.values() if r["method"] == b}
         pairs = [(r["scores"][metric], by_draw[k]) for r in old.values() if r["method"] == a
@@ -270,7 +270,7 @@ def rerun_table(name: str, contrasts) -> str:
         lines.append(f"| {what} | `{a}` vs `{b}` | {diff_text([x for x, _ in pairs], [y for _, y in pairs])} |")
     lines += ["", f"{METRIC_NAME} in %. The rerun's rows record what ran them: "
               + ("; ".join(", ".join(f"{k} {v}" for k, v in json.loads(v).items() if v) for v in versions) or "not recorded")
-              + "; the committed rows predate that record."]
+              + "; committed rows written before the fifth session do not record them."]
     return "\n".join(lines) + "\n"
 
 

@@ -82,8 +82,8 @@ def build_bilstm_token_scorer(
     """The TokenScorer with a bidirectional LSTM between encoder and head (the BiLSTM of
     BiLSTM-CRF): `depth` layers of `hidden_width` units per direction. The LSTM is thinc's
     LSTM.v1 with a correct gradient (spacy_auc_ner.ml.lstm, on numpy or cupy), which infers its
-    input width at initialisation, so it sits on any encoder, transformers included. Its weight dropout is `dropout` until training sets the
-    pipeline's dropout rate on every layer."""
+    input width at initialisation, so it sits on any encoder, transformers included. Its weight
+    dropout is `dropout` until training sets the pipeline's dropout rate on every layer."""
     return _bilstm_token_scorer(tok2vec, build_classifier_head(nO), hidden_width, depth, dropout)
 
 
