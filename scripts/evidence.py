@@ -25,6 +25,7 @@ RECIPE_CONTRASTS = [
     ("pretraining", "recipe", "recipe_no_pretrain"),
     ("self-training", "recipe", "recipe_no_self_train"),
     ("a second self-training round", "recipe_rounds2", "recipe"),
+    ("a third self-training round", "recipe_rounds3", "recipe_rounds2"),
     ("raw text (the recipe against it without --raw)", "recipe", "recipe_no_raw"),
     ("pretraining on the annotated sentences alone (no raw text)", "recipe_no_raw", "recipe_augment_only"),
     ("augmentation alone, for spaCy's ner", "recipe_augment_only", "spacy_ner"),

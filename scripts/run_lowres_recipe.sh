@@ -27,3 +27,5 @@ run "${REMOVALS[@]}"  # at 100 too
 #    partitions: it was not adopted, see README)
 run "${OTHERS[@]}" --set 'sizes=[20, 50]'
 run "${OTHERS[@]}"
+# 6. a third self-training round against the two the recipe ships with, every corpus at 20 and 50
+run --method recipe_rounds3 --set 'sizes=[20, 50]'
