@@ -7,6 +7,13 @@ time) over this repository's copy, but only when nothing is lost: every row alre
 be in the source. Run from the repository root, then `python scripts/evidence.py`:
 
     python scripts/collect_results.py ../campaign campaign_lowres
+
+One results file takes one writing process. To run more cells of a study at once, start each
+extra process on a copy of the file (`cp results/x.jsonl results/x_b.jsonl`, then
+`study run ... --results results/x_b.jsonl`) and name the copies after a `+`: the cells of
+`x_b` that `x` lacks are appended to it:
+
+    python scripts/collect_results.py ../campaign lowres_recipe+lowres_recipe_b
 """
 import sys
 from pathlib import Path
@@ -19,16 +26,29 @@ def complete_lines(path: Path) -> list:
     return [line for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
+def source_lines(source_root: Path, names: list) -> list:
+    """The complete lines of the first file, then the lines of each copy not already taken (a
+    copy begins with the lines the file had when it was made)."""
+    lines, seen = [], set()
+    for name in names:
+        source = source_root / "results" / f"{name}.jsonl"
+        if not source.is_file():
+            raise SystemExit(f"Error: {source}: no such results file")
+        for line in complete_lines(source):
+            if line not in seen or name == names[0]:
+                seen.add(line)
+                lines.append(line)
+    return lines
+
+
 def collect(source_root: Path, name: str, root: Path = ROOT) -> str:
-    source = source_root / "results" / f"{name}.jsonl"
+    name, *copies = name.split("+")
     target = root / "results" / f"{name}.jsonl"
-    if not source.is_file():
-        raise SystemExit(f"Error: {source}: no such results file")
-    new = complete_lines(source)
+    new = source_lines(source_root, [name, *copies])
     old = complete_lines(target) if target.exists() else []
     missing = set(old) - set(new)
     if missing:
-        raise SystemExit(f"Error: {target}: {len(missing)} row(s) here are not in {source}; not overwriting them")
+        raise SystemExit(f"Error: {target}: {len(missing)} row(s) here are not in {source_root / 'results'}; not overwriting them")
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in new), encoding="utf8")
     tmp.replace(target)
@@ -37,6 +57,6 @@ def collect(source_root: Path, name: str, root: Path = ROOT) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) < 3:
-        raise SystemExit("usage: python scripts/collect_results.py SOURCE_CLONE NAME [NAME ...]")
+        raise SystemExit("usage: python scripts/collect_results.py SOURCE_CLONE NAME[+COPY...] [NAME ...]")
     for results_name in sys.argv[2:]:
         print(collect(Path(sys.argv[1]), results_name))
