@@ -128,6 +128,8 @@ def test_imbalance_and_resampling_values():
         ({"setting": "missing", "mask_p": [0.1], "shares": [0.1]}, "shares: only used by the imbalance setting"),
         ({"partitions": 0}, "partitions: 0 is not a positive"),
         ({"runner": "nocolon"}, "runner: 'nocolon' is not a 'module:function'"),
+        ({"gpu_id": "cuda"}, "gpu_id: 'cuda' is not a GPU number (0, 1, ...) or -1 / null for the CPU"),
+        ({"gpu_id": -2}, "gpu_id: -2 is not a GPU number"),
     ],
 )
 def test_spec_errors_name_file_and_key(change, message):
@@ -135,6 +137,13 @@ def test_spec_errors_name_file_and_key(change, message):
         parse_spec(_spec(**change), source="my.yaml")
     assert str(err.value).startswith("my.yaml: ")
     assert message in str(err.value)
+
+
+def test_gpu_id_null_means_the_cpu():
+    # _spec drops keys whose value is None, so the null goes in afterwards
+    assert parse_spec({**_spec(), "gpu_id": None}).gpu_id == -1
+    assert parse_spec(_spec(gpu_id=0)).gpu_id == 0
+    assert parse_spec(_spec(gpu_id=0), gpu_id=-1).gpu_id == -1
 
 
 def test_spec_file_errors(tmp_path):

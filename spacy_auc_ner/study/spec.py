@@ -503,7 +503,11 @@ def parse_spec(
     if metric not in METRICS:
         fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
     baseline = _parse_baseline(data.get("baseline"), setting, [m.name for m in methods], values, fail)
-    spec_gpu = data.get("gpu_id", -1)
+    # null in a spec (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
+    spec_gpu = data.get("gpu_id")
+    spec_gpu = -1 if spec_gpu is None else spec_gpu
+    if not isinstance(spec_gpu, int) or isinstance(spec_gpu, bool) or spec_gpu < -1:
+        fail(f"gpu_id: {spec_gpu!r} is not a GPU number (0, 1, ...) or -1 / null for the CPU")
     default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
     tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
     if tune is not None and partitions > TUNE_SEED_OFFSET:
