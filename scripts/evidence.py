@@ -26,6 +26,7 @@ RECIPE_CONTRASTS = [
     ("self-training", "recipe", "recipe_no_self_train"),
     ("a second self-training round", "recipe_rounds2", "recipe"),
     ("a third self-training round", "recipe_rounds3", "recipe_rounds2"),
+    ("more raw text: 5,000 pool sentences in place of 2,000 (two rounds)", "recipe_pool5000", "recipe_rounds2"),
     ("raw text (the recipe against it without --raw)", "recipe", "recipe_no_raw"),
     ("pretraining on the annotated sentences alone (no raw text)", "recipe_no_raw", "recipe_augment_only"),
     ("augmentation alone, for spaCy's ner", "recipe_augment_only", "spacy_ner"),

@@ -29,3 +29,6 @@ run "${OTHERS[@]}" --set 'sizes=[20, 50]'
 run "${OTHERS[@]}"
 # 6. a third self-training round against the two the recipe ships with, every corpus at 20 and 50
 run --method recipe_rounds3 --set 'sizes=[20, 50]'
+# 7. more raw text (5,000 pool sentences), first where the shipped recipe is furthest from 1.3x
+run --method recipe_pool5000 --corpus ncbi_disease --corpus s800 --set 'sizes=[50]'
+run --method recipe_pool5000 --set 'sizes=[20, 50]'
