@@ -26,16 +26,21 @@ def complete_lines(path: Path) -> list:
     return [line for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
 
-def source_lines(source_root: Path, names: list) -> list:
-    """The complete lines of the first file, then the lines of each copy not already taken (a
-    copy begins with the lines the file had when it was made)."""
-    lines, seen = [], set()
-    for name in names:
-        source = source_root / "results" / f"{name}.jsonl"
-        if not source.is_file():
-            raise SystemExit(f"Error: {source}: no such results file")
-        for line in complete_lines(source):
-            if line not in seen or name == names[0]:
+def results_file(source_root: Path, name: str) -> Path:
+    source = source_root / "results" / f"{name}.jsonl"
+    if not source.is_file():
+        raise SystemExit(f"Error: {source}: no such results file")
+    return source
+
+
+def source_lines(sources: list) -> list:
+    """The complete lines of the first results file, then the lines of each copy that it lacks
+    (a copy begins with the lines the file had when it was made)."""
+    lines = complete_lines(sources[0])
+    seen = set(lines)
+    for copy in sources[1:]:
+        for line in complete_lines(copy):
+            if line not in seen:
                 seen.add(line)
                 lines.append(line)
     return lines
@@ -44,11 +49,13 @@ def source_lines(source_root: Path, names: list) -> list:
 def collect(source_root: Path, name: str, root: Path = ROOT) -> str:
     name, *copies = name.split("+")
     target = root / "results" / f"{name}.jsonl"
-    new = source_lines(source_root, [name, *copies])
+    sources = [results_file(source_root, n) for n in [name, *copies]]
+    new = source_lines(sources)
     old = complete_lines(target) if target.exists() else []
     missing = set(old) - set(new)
     if missing:
-        raise SystemExit(f"Error: {target}: {len(missing)} row(s) here are not in {source_root / 'results'}; not overwriting them")
+        where = " + ".join(map(str, sources))
+        raise SystemExit(f"Error: {target}: {len(missing)} row(s) here are not in {where}; not overwriting them")
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in new), encoding="utf8")
     tmp.replace(target)
