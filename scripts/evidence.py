@@ -33,7 +33,11 @@ RECIPE_CONTRASTS = [
     ("no raw text: the recipe without --raw against the BiLSTM-CRF", "recipe_no_raw", "bilstm_crf"),
     ("augmentation, for the BiLSTM-CRF", "bilstm_crf_augment", "bilstm_crf"),
     ("no raw text: the BiLSTM-CRF with augmentation against spaCy's ner with it", "bilstm_crf_augment", "recipe_augment_only"),
+    ("the AUC term (mu 0.1), for the CRF", "crf_auc", "crf"),
+    ("the AUC term (mu 0.1), for the BiLSTM-CRF", "bilstm_crf_auc", "bilstm_crf"),
     ("the CRF + AUC head in place of spaCy's ner, both with the extras", "crf_auc_extras", "recipe"),
+    ("the BiLSTM-CRF + AUC head in place of spaCy's ner, both with the extras", "bilstm_crf_auc_extras", "recipe"),
+    ("the extras, for the BiLSTM-CRF + AUC head", "bilstm_crf_auc_extras", "bilstm_crf_auc"),
     ("the extras, for the CRF + AUC head", "crf_auc_extras", "crf_auc"),
     ("augmentation, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_augment"),
     ("pretraining, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_pretrain"),
@@ -52,6 +56,7 @@ RERUN_CONTRASTS = [
     ("augmentation alone, against spaCy's ner rerun", "recipe_augment_only", "spacy_ner"),
     ("the recipe as shipped (two rounds), against spaCy's ner rerun", "recipe_rounds2", "spacy_ner"),
     ("no raw text: the BiLSTM-CRF (the package's LSTM), against spaCy's ner rerun", "bilstm_crf", "spacy_ner"),
+    ("the BiLSTM-CRF + AUC head with the extras, against the recipe rerun", "bilstm_crf_auc_extras", "recipe"),
 ]
 
 

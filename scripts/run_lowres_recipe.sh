@@ -31,6 +31,8 @@ run --method recipe_rounds3 --set 'sizes=[20, 50]'
 # 7. more raw text (5,000 pool sentences), first where the shipped recipe is furthest from 1.3x
 run --method recipe_pool5000 --corpus ncbi_disease --corpus s800 --set 'sizes=[50]'
 run --method recipe_pool5000 --set 'sizes=[20, 50]'
-# 8. spaCy's ner on a BiLSTM encoder, alone and with the extras, at 20 and 50 sentences for 3
-#    partitions: below spaCy's ner and the recipe there, so not adopted (README)
-run --method spacy_ner_bilstm --method recipe_bilstm_encoder --set 'sizes=[20, 50]' --set 'partitions=3'
+# 8. spaCy's ner on a BiLSTM encoder, alone and with the extras, at 20 and 50 sentences: below
+#    spaCy's ner and the recipe there, so not adopted (README)
+run --method spacy_ner_bilstm --method recipe_bilstm_encoder --set 'sizes=[20, 50]'
+# 9. the no-raw-text methods at 100 sentences too
+run --method recipe_no_raw --method recipe_augment_only --method bilstm_crf_augment --set 'sizes=[100]'
