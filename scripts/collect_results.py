@@ -10,8 +10,9 @@ be in the source. Run from the repository root, then `python scripts/evidence.py
 
 One results file takes one writing process. To run more cells of a study at once, start each
 extra process on a copy of the file (`cp results/x.jsonl results/x_b.jsonl`, then
-`study run ... --results results/x_b.jsonl`) and name the copies after a `+`: the cells of
-`x_b` that `x` lacks are appended to it:
+`study run ... --results results/x_b.jsonl`) and name the copies after a `+`: the lines of
+`x_b` that `x` lacks are appended to it. Lines, not cells, are compared, so give the processes
+disjoint cells (other methods, corpora or sizes): a cell that two of them ran lands twice.
 
     python scripts/collect_results.py ../campaign lowres_recipe+lowres_recipe_b
 """
