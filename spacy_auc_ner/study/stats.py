@@ -103,6 +103,7 @@ class TrendTest:
     mean_slope: float
     t: Optional[float]
     p_value: Optional[float]
+    slopes: Tuple[float, ...] = ()
 
 
 def trend_test(gaps: Dict[object, Dict[float, float]]) -> TrendTest:
@@ -118,4 +119,4 @@ def trend_test(gaps: Dict[object, Dict[float, float]]) -> TrendTest:
     if not slopes:
         raise ValueError("trend_test: no unit with two x values")
     t, p = _t_test(slopes)
-    return TrendTest(len(slopes), points, sum(slopes) / len(slopes), t, p)
+    return TrendTest(len(slopes), points, sum(slopes) / len(slopes), t, p, tuple(slopes))
