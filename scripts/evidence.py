@@ -153,7 +153,7 @@ def ratio_table(name: str, baseline: str) -> str:
         if t is None:
             return f"{mean} (n={r.summary.n})"
         ratio = "–" if t.ratio is None else f"×{t.ratio:.2f}"
-        return f"{mean} ({ratio}, {p_text(t.p_value, 'p –')})"
+        return f"{mean} ({ratio}, {p_text(t.p_value, 'p –')}, n={t.n})"
 
     def pooled(method: str) -> str:
         a, b = [], []
@@ -198,8 +198,8 @@ def ratio_table(name: str, baseline: str) -> str:
     lines += [
         "",
         f"{METRIC_NAME} in %, mean over the partitions finished ({done} of {len(wanted)} cells); "
-        f"(×ratio, p): the ratio of the mean F1s to `{baseline}` over the same partitions and "
-        f"the two-sided paired t-test's p-value; all pairs: every corpus, size and partition pooled; "
+        f"(×ratio, p, n): the ratio of the mean F1s to `{baseline}` over the same partitions, "
+        f"the two-sided paired t-test's p-value and its pairs; all pairs: every corpus, size and partition pooled; "
         f"dev F1: the mean on the 300-sentence dev sample over the cells shared with `{baseline}`, "
         f"with the ratio to its dev F1 on them, what a choice between methods may read "
         f"(the test columns may not); for a self-training method it is the best of its rounds on "
@@ -440,12 +440,16 @@ def caveats_text() -> str:
                  f"against the one-round recipe: {tested('bilstm_crf_auc_extras', 'recipe', *paired_lists(by, 'bilstm_crf_auc_extras', 'recipe', at100))}, "
                  "one contrast among the many of the ablation, uncorrected.")
     no_raw = ["bilstm_crf", "spacy_ner", "recipe_no_raw", "recipe_augment_only", "bilstm_crf_augment", "bilstm_crf_auc", "crf", "crf_auc"]
-    means = {m: sum(r.summary.mean for (mm, _, size), r in by.items() if mm == m and size == 100) / 3
-             for m in no_raw if sum(1 for (mm, _, size) in by if mm == m and size == 100) == 3}
+    # the mean over the corpora of each method finished on every corpus at 100 (a group with
+    # no finished cell has no mean)
+    corpora = sorted({c for _, c, _ in by})
+    at = {m: [by[(m, c, 100)].summary.mean for c in corpora if (m, c, 100) in by and by[(m, c, 100)].summary.n]
+          for m in no_raw}
+    means = {m: sum(v) / len(v) for m, v in at.items() if len(v) == len(corpora)}
     if means:
         top = max(means, key=means.get)
         others = "; ".join(tested(top, m, *paired_lists(by, top, m, at100)) for m in sorted(means) if m != top)
-        lines.append(f"- At 100 sentences without raw text, the highest mean F1 (over the three corpora) is "
+        lines.append(f"- At 100 sentences without raw text, the highest mean F1 (over the {len(corpora)} corpora) is "
                      f"`{top}`'s ({100 * means[top]:.1f}); against each other method without raw text: {others}.")
     per_corpus = "; ".join(f"{c}: {tested('recipe_no_raw', 'spacy_ner', *paired_lists(by, 'recipe_no_raw', 'spacy_ner', (20, 50), c))}"
                            for c in sorted({c for _, c, _ in by}))

@@ -55,7 +55,7 @@ def test_ratio_table_by_hand(toy_root):
     table = evidence.ratio_table("toy", "spacy_ner")
     # crf - spacy_ner = [0.1, 0, 0.1]: mean 0.0667, sd 0.0577, t = 2.0 on 2 df, p = 0.1835;
     # the ratio of the means 0.3667 / 0.3 = 1.22
-    assert _row(table, "crf") == ["`crf`", "36.7 (×1.22, p=0.184)", "×1.22 (p=0.184, n=3)", "20.0 (×1.33)", "20"]
+    assert _row(table, "crf") == ["`crf`", "36.7 (×1.22, p=0.184, n=3)", "×1.22 (p=0.184, n=3)", "20.0 (×1.33)", "20"]
     # the baseline: its own mean and dev F1 over all its cells; crf's dev over the two cells it
     # shares with it (0.2 against 0.15)
     assert _row(table, "spacy_ner") == ["`spacy_ner`", "30.0 (n=3)", "–", "20.0", "20"]
