@@ -134,3 +134,16 @@ def test_trend_test_by_hand():
     assert same.p_value == 0.0 and same.t == math.inf
     with pytest.raises(ValueError):
         trend_test({0: {1.0: 0.3}})
+
+
+def test_a_group_whose_cells_all_failed_has_no_mean_and_no_nan():
+    import json
+
+    from spacy_auc_ner.study.report import markdown_report
+
+    out = aggregate([_row("ce", 0, 0.5), _row("ova_auc", 0, 0.0, status="failed")], baseline="ce")
+    failed = next(r for r in out if r.method == "ova_auc")
+    assert failed.summary.n == 0 and failed.summary.mean is None and failed.failed == 1
+    json.dumps([r.to_dict() for r in out], allow_nan=False)  # raises on NaN
+    text = markdown_report(out, baseline="ce")
+    assert "– (1 failed)" in text and "nan" not in text.lower()

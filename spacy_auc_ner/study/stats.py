@@ -15,8 +15,8 @@ class Summary:
     """Mean of `n` values with the half width of its two-sided confidence interval."""
 
     n: int
-    mean: float
-    std: float
+    mean: Optional[float]  # None when n = 0 (a group whose every cell failed)
+    std: Optional[float]
     half_width: Optional[float]  # None when n < 2: no interval from one value
 
     @property
