@@ -1,13 +1,18 @@
-"""Regenerate the evidence from the committed results: one command for every README table.
+"""Regenerate the evidence from the committed results: one command for every table.
 
 For each `studies/campaign_*.yaml` whose results file `results/<name>.jsonl` exists: the study
 report (mean F1 with 95 % intervals, paired tests against CE, chosen tuning values, compute,
 plots) into `docs/evidence/<name>/`; the same for the recipe's ablation
-(`studies/lowres_recipe.yaml`, against spaCy's default `ner`) plus its README table
-(`docs/evidence/lowres_recipe/ablation.md`: ratios to spaCy's `ner`, paired tests, wall time);
+(`studies/lowres_recipe.yaml`, against spaCy's default `ner`) plus its tables
+(`docs/evidence/lowres_recipe/ablation.md`: ratios to spaCy's `ner`, paired tests, wall time;
+`parts.md`: what each part adds, pooled and per corpus; `rerun.md`); the test sentences found in
+the training split (`corpus_overlap.md`, when the corpora are present; else the committed
+table is kept); `caveats.md`, what the evidence does not show (a choice that read test, the dev
+sample's uses, the overlap, the contrasts behind sentences that said more than their tests);
 then the verdict of every claim of `studies/claims.yaml` into `docs/evidence/verdicts.md`;
-then the generated blocks of README.md (see scripts/readme_tables.py). Run from the repository root: `python scripts/evidence.py` or
-`spacy project run evidence`.
+then the generated blocks of README.md (see scripts/readme_tables.py). Every comparison is a
+two-sided paired t-test and is printed with its difference, p-value and pairs. Run from the
+repository root: `python scripts/evidence.py` or `spacy project run evidence`.
 """
 import json
 import subprocess
