@@ -2,60 +2,34 @@
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from spacy_auc_ner.study.aggregate import aggregate
-from spacy_auc_ner.study.stats import holm, betainc, paired_t_test, summarize, t_cdf, t_quantile
+from scipy import stats as scipy_stats
+
+from spacy_auc_ner.study.stats import holm, paired_t_test, summarize, trend_test
 
 
 @pytest.mark.parametrize(
-    "df,expected",
-    # two-sided 95% critical values from a printed t table
-    [(1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (9, 2.2622), (29, 2.0452), (10**6, 1.9600)],
+    "n,expected",
+    # two-sided 95% critical values from a printed t table (df = n - 1)
+    [(2, 12.7062), (3, 4.3027), (4, 3.1824), (5, 2.7764), (10, 2.2622), (30, 2.0452)],
 )
-def test_t_quantile_matches_table(df, expected):
-    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
+def test_interval_uses_the_printed_t_table(n, expected):
+    # values with sample sd 1 (ddof 1): half width = t * 1 / sqrt(n)
+    values = [0.0] * (n - 1) + [1.0]
+    s = summarize(values)
+    assert s.half_width == pytest.approx(expected * s.std / math.sqrt(n), abs=1e-4 * s.std)
 
 
-@pytest.mark.parametrize("q", [0.6, 0.9, 0.975, 0.995, 0.9995])
-def test_t_quantile_closed_forms(q):
-    # df = 1 is Cauchy: tan(pi (q - 1/2)); df = 2: (2q - 1) / sqrt(2 q (1 - q))
-    assert t_quantile(q, 1) == pytest.approx(math.tan(math.pi * (q - 0.5)), rel=1e-9)
-    assert t_quantile(q, 2) == pytest.approx((2 * q - 1) / math.sqrt(2 * q * (1 - q)), rel=1e-9)
-    assert t_quantile(1 - q, 2) == pytest.approx(-t_quantile(q, 2), rel=1e-12)
-
-
-@pytest.mark.parametrize("t", [-8.0, -1.5, 0.0, 0.3, 2.0, 40.0])
-def test_t_cdf_closed_forms(t):
-    assert t_cdf(t, 1) == pytest.approx(0.5 + math.atan(t) / math.pi, abs=1e-12)
-    assert t_cdf(t, 2) == pytest.approx(0.5 + t / (2 * math.sqrt(2 + t * t)), abs=1e-12)
-
-
-def test_t_against_scipy():
-    scipy_stats = pytest.importorskip("scipy.stats")
-    for df in (1, 2, 3.5, 7, 30, 200):
-        for t in (-6.0, -2.1, -0.2, 0.0, 0.7, 3.3):
-            assert t_cdf(t, df) == pytest.approx(scipy_stats.t.cdf(t, df), abs=1e-10)
-        for q in (0.55, 0.9, 0.975, 0.999):
-            assert t_quantile(q, df) == pytest.approx(scipy_stats.t.ppf(q, df), rel=1e-8)
-
-
-def test_betainc_edges_and_symmetry():
-    assert betainc(2.0, 3.0, 0.0) == 0.0 and betainc(2.0, 3.0, 1.0) == 1.0
-    # I_x(1, 1) = x; I_x(a, b) = 1 - I_{1-x}(b, a)
-    assert betainc(1.0, 1.0, 0.3) == pytest.approx(0.3)
-    assert betainc(2.5, 0.5, 0.8) == pytest.approx(1 - betainc(0.5, 2.5, 0.2), abs=1e-12)
-    with pytest.raises(ValueError):
-        betainc(1.0, 1.0, 1.5)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.floats(-20, 20), st.integers(1, 60))
-def test_quantile_inverts_cdf(t, df):
-    q = t_cdf(t, df)
-    if 1e-9 < q < 1 - 1e-9:
-        assert t_quantile(q, df) == pytest.approx(t, abs=1e-6 * max(1, abs(t)))
+def test_paired_t_test_is_scipys_ttest_rel():
+    a = [0.31, 0.42, 0.29, 0.50, 0.37, 0.33]
+    b = [0.30, 0.35, 0.31, 0.41, 0.30, 0.36]
+    ours, theirs = paired_t_test(a, b), scipy_stats.ttest_rel(a, b)
+    assert ours.t == pytest.approx(theirs.statistic, rel=1e-12)
+    assert ours.p_value == pytest.approx(theirs.pvalue, rel=1e-12)
+    low, high = theirs.confidence_interval(0.95)
+    s = summarize([x - y for x, y in zip(a, b)])
+    assert (s.low, s.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
 
 
 def test_summarize_by_hand():
@@ -143,3 +117,33 @@ def test_holm_by_hand():
     assert holm([0.5, 0.3]) == pytest.approx([0.6, 0.6])
     assert holm([0.9, 0.8, 0.7]) == pytest.approx([1.0, 1.0, 1.0])
     assert holm([]) == [] and holm([None]) == [None]
+
+
+def test_trend_test_by_hand():
+    # slopes of the gap on x per unit: 1, 2 and 0 (mean 1, sd 1): t = 1 / (1 / sqrt 3) = sqrt 3,
+    # df 2 two-sided p = 1 - t / sqrt(2 + t^2) = 1 - sqrt(3 / 5); a unit with one x has no slope
+    gaps = {0: {0.0: 0.0, 1.0: 1.0, 2.0: 2.0}, 1: {0.0: 0.0, 1.0: 2.0, 2.0: 4.0}, 2: {0.0: 1.0, 1.0: 1.0, 2.0: 1.0}, 3: {1.0: 5.0}}
+    r = trend_test(gaps)
+    assert (r.n, r.points) == (3, 9)
+    assert r.mean_slope == pytest.approx(1.0) and r.t == pytest.approx(math.sqrt(3))
+    assert r.p_value == pytest.approx(1 - math.sqrt(3 / 5), abs=1e-12)
+    # a least-squares slope, not the end points: gaps 0, 3, 0, 3 at x 0..3 -> slope 0.6
+    assert trend_test({0: {0: 0.0, 1: 3.0, 2: 0.0, 3: 3.0}, 1: {0: 0.0, 1: 0.0}}).mean_slope == pytest.approx(0.3)
+    # the same slope everywhere: no noise, a certain trend (no NaN)
+    same = trend_test({0: {0: 0.0, 1: 1.0}, 1: {0: 2.0, 1: 3.0}})
+    assert same.p_value == 0.0 and same.t == math.inf
+    with pytest.raises(ValueError):
+        trend_test({0: {1.0: 0.3}})
+
+
+def test_a_group_whose_cells_all_failed_has_no_mean_and_no_nan():
+    import json
+
+    from spacy_auc_ner.study.report import markdown_report
+
+    out = aggregate([_row("ce", 0, 0.5), _row("ova_auc", 0, 0.0, status="failed")], baseline="ce")
+    failed = next(r for r in out if r.method == "ova_auc")
+    assert failed.summary.n == 0 and failed.summary.mean is None and failed.failed == 1
+    json.dumps([r.to_dict() for r in out], allow_nan=False)  # raises on NaN
+    text = markdown_report(out, baseline="ce")
+    assert "– (1 failed)" in text and "nan" not in text.lower()

@@ -64,8 +64,9 @@ def test_not_measured_and_table(tmp_path):
     assert "no finished pairs yet" in table and "nan" not in table.lower()
     # differences 0.10, 0.11, 0.12: t = 0.11 / (0.01 / sqrt 3) on 2 df, p = 1 - t / sqrt(2 + t^2)
     # = 0.0028; one test only, so Holm leaves it as it is; no test, no adjusted p
-    assert "| p=0.003 (n=3) | 0.003 | confirmed |" in table
-    assert "| – (n=0) | – | not measured |" in table
+    # the pairs cover corpus c at size 20: the row says so
+    assert "| p=0.003 (n=3) | c; size 20 | 0.003 | confirmed |" in table
+    assert "| – (n=0) | – | – | not measured |" in table
 
 
 @pytest.mark.parametrize(
@@ -76,6 +77,10 @@ def test_not_measured_and_table(tmp_path):
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, expect: maybe}", "claims[0].expect"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, colour: red}", "unknown key(s) colour"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, where: {size: 5, seed: 1}}", "claims[0].where"),
+        ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, expect: falling}", "goes with a trend axis"),
+        ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, trend: value}", "goes with a trend axis"),
+        ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, trend: seed, expect: rising}", "claims[0].trend"),
+        ("claims:\n  - {id: x, claim: c\n  - : : :", "not valid YAML"),
     ],
 )
 def test_bad_claims_files_name_the_key(tmp_path, text, message):
@@ -109,3 +114,66 @@ def test_our_claims_file_reads_and_names_known_methods():
     for claim in claims:
         for side in (claim.a, claim.b):
             assert side["method"] in known, (claim.id, side)
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    spec = tmp_path / "claims.yaml"
+    spec.write_text("claims:\n  - id: x\n    claim: [unclosed\n")
+    with pytest.raises(ClaimsError, match=r"claims.yaml: not valid YAML: .*line 4"):
+        load_claims(spec)
+
+
+def _share_row(method, partition, share, f):
+    return dict(_row(method, partition, f, size=100), setting="imbalance", value=share,
+                cell_id=f"{method}-{share}-{partition}")
+
+
+def test_trend_claim_by_hand(tmp_path):
+    # gaps a - b at shares 1, 2, 4 % (log2 steps of 1): partition 0: 0.3, 0.2, 0.1 (slope
+    # -0.1); partition 1: 0.2, 0.2, 0.2 (slope 0); partition 2: 0.4, 0.2, 0.0 (slope -0.2):
+    # mean -0.1, sd 0.1, t = -sqrt 3 on 2 df, p = 1 - sqrt(3 / 5) = 0.225
+    gaps = {0: (0.3, 0.2, 0.1), 1: (0.2, 0.2, 0.2), 2: (0.4, 0.2, 0.0)}
+    rows = []
+    for p, gap in gaps.items():
+        for share, g in zip((0.01, 0.02, 0.04), gap):
+            rows += [_share_row("a", p, share, 0.1 + g), _share_row("b", p, share, 0.1)]
+    results = tmp_path / "r.jsonl"
+    results.write_text("\n".join(json.dumps(r) for r in rows))
+    spec = tmp_path / "claims.yaml"
+    spec.write_text("claims:\n  - {id: t, claim: 'gap widens when rare', results: r.jsonl, a: a, b: b, trend: value, expect: falling}\n")
+    (v,) = verdicts(load_claims(spec))
+    assert v.n == 3 and v.mean_diff == pytest.approx(-0.1)
+    assert v.p_value == pytest.approx(1 - (3 / 5) ** 0.5, abs=1e-9)
+    assert v.verdict == "not confirmed" and v.covers == "c; size 100; value 0.01, 0.02, 0.04"
+    # t(0.975, 2) = 4.3027: the slopes' interval -0.1 +- 4.3027 * 0.1 / sqrt 3
+    assert (v.diff_low, v.diff_high) == pytest.approx((-0.1 - 0.24841, -0.1 + 0.24841), abs=1e-4)
+    table = markdown_table([v])
+    assert "slope of the gap -10.0 [-34.8, +14.8] per doubling of value | p=0.225 (n=3 partitions)" in table
+    # nine partitions with the same three slopes: t = -3 sqrt 3 on 8 df, p < 0.05: confirmed
+    many = [dict(r, partition=r["partition"] + 3 * k, cell_id=f"{r['cell_id']}-{k}") for k in range(3) for r in rows]
+    results.write_text("\n".join(json.dumps(r) for r in many))
+    (v,) = verdicts(load_claims(spec))
+    assert v.n == 9 and v.verdict == "confirmed"
+
+
+def test_a_row_names_what_its_pairs_cover():
+    from spacy_auc_ner.study.verdicts import coverage
+
+    coords = [(("corpus", "ncbi_disease"), ("setting", "lowres"), ("size", 50), ("value", None), ("partition", 0)),
+              (("corpus", "conll2003"), ("setting", "lowres"), ("size", 20), ("value", None), ("partition", 1))]
+    assert coverage(coords) == "conll2003, ncbi_disease; size 20, 50"
+    assert coverage([]) == ""
+
+
+def test_our_claims_cover_every_corpus_they_name():
+    """A claim whose `where` names a corpus with no pairs (a row "NCBI-disease and s800" with
+    no s800 rows) promises more than it tests."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for v in verdicts(load_claims(root / "studies" / "claims.yaml")):
+        if v.n == 0:
+            continue
+        covered = v.covers.split(";")[0].split(", ")
+        for corpus in v.claim.where.get("corpus", ()):
+            assert corpus in covered, (v.claim.id, corpus, v.covers)

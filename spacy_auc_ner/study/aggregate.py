@@ -132,10 +132,8 @@ def aggregate(
 
     results: List[MethodResult] = []
     for (key, method), group in groups.items():
-        if not group["scores"]:
-            summary = Summary(0, float("nan"), float("nan"), None)
-        else:
-            summary = summarize(list(group["scores"].values()), confidence)
+        # every partition failed: no mean at all (None, not NaN, so that nothing prints "nan")
+        summary = summarize(list(group["scores"].values()), confidence) if group["scores"] else Summary(0, None, None, None)
         results.append(
             MethodResult(
                 *key,

@@ -15,22 +15,32 @@ Verdicts, at the 5 % level:
 - ``similar``: *confirmed* when the whole 95 % interval of the difference lies within
   ±``margin`` (two one-sided tests at 5 %, a 90 % interval, would be laxer; we keep the 95 %
   one), *contradicted* when p < 0.05, *not confirmed* (inconclusive) otherwise;
+- ``rising``/``falling`` (a claim with ``trend: value``): the gap a - b rises/falls with
+  the setting value, on a log2 axis (per doubling); its test is `stats.trend_test`: one
+  least-squares slope of the gap per partition, then a t-test over the partitions; confirmed /
+  contradicted / not confirmed as for ``better``;
 - *not measured*: no pair of finished cells yet.
+
+Each row says which corpora, sizes and values its pairs cover, so that a claim's name cannot
+promise more than its rows hold.
 """
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-import yaml
+import srsly
 
 from .runner import latest_rows, read_results
 from .spec import DEFAULT_METRIC
-from .stats import holm, paired_t_test, summarize
+from .stats import holm, paired_t_test, summarize, trend_test
 
 PathLike = Union[str, Path]
-EXPECTATIONS = ("better", "similar", "worse")
-_CLAIM_KEYS = {"id", "claim", "paper", "results", "a", "b", "where", "expect", "metric", "margin"}
+EXPECTATIONS = ("better", "similar", "worse", "rising", "falling")
+TREND_EXPECTATIONS = ("rising", "falling")
+_CLAIM_KEYS = {"id", "claim", "paper", "results", "a", "b", "where", "expect", "metric", "margin", "trend", "note"}
+_COORDS = ("corpus", "setting", "size", "value", "partition")
 _WHERE_KEYS = {"corpus", "setting", "size", "value"}
 DEFAULT_MARGIN = 0.02
 
@@ -51,6 +61,8 @@ class Claim:
     expect: str = "better"
     metric: str = DEFAULT_METRIC
     margin: float = DEFAULT_MARGIN
+    trend: Optional[str] = None  # the axis a rising/falling claim reads ("value")
+    note: str = ""  # a caveat printed under the table
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class Verdict:
     diff_high: Optional[float]
     p_value: Optional[float]
     verdict: str
+    covers: str = ""  # the corpora, sizes and values of the pairs
 
     @property
     def relative(self) -> Optional[float]:
@@ -76,11 +89,11 @@ class Verdict:
 def load_claims(path: PathLike) -> List[Claim]:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf8"))
+        data = srsly.read_yaml(path)
     except OSError as err:
         raise ClaimsError(f"{path}: cannot read: {err.strerror or err}") from None
-    except yaml.YAMLError as err:
-        raise ClaimsError(f"{path}: not valid YAML: {err}".splitlines()[0]) from None
+    except ValueError as err:  # srsly's "Invalid YAML" names the line and column
+        raise ClaimsError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list) or not data["claims"]:
         raise ClaimsError(f"{path}: expected a mapping with a non-empty list under 'claims'")
     base = path.parent
@@ -101,6 +114,11 @@ def load_claims(path: PathLike) -> List[Claim]:
         expect = item.get("expect", "better")
         if expect not in EXPECTATIONS:
             raise ClaimsError(f"{where}.expect: {expect!r} is not one of {', '.join(EXPECTATIONS)}")
+        trend = item.get("trend")
+        if trend not in (None, "value", "size"):
+            raise ClaimsError(f"{where}.trend: {trend!r} is not an axis (value or size)")
+        if (trend is None) != (expect not in TREND_EXPECTATIONS):
+            raise ClaimsError(f"{where}: expect {', '.join(TREND_EXPECTATIONS)} goes with a trend axis and only with one")
         filters = item.get("where") or {}
         if not isinstance(filters, dict) or set(filters) - _WHERE_KEYS:
             raise ClaimsError(f"{where}.where: expected a mapping of {', '.join(sorted(_WHERE_KEYS))}")
@@ -120,6 +138,8 @@ def load_claims(path: PathLike) -> List[Claim]:
                 expect=expect,
                 metric=str(item.get("metric", DEFAULT_METRIC)),
                 margin=float(margin),
+                trend=trend,
+                note=str(item.get("note", "")),
             )
         )
     return claims
@@ -147,10 +167,16 @@ def _matches(row: Dict[str, Any], where: Dict[str, Tuple[Any, ...]]) -> bool:
 
 
 def paired_scores(rows: Sequence[Dict[str, Any]], claim: Claim) -> List[Tuple[float, float]]:
-    """(score of a, score of b) for every cell coordinate and partition both finished; the
-    coordinates leave out what the sides fix (a side fixing the value pairs across values)."""
+    """(score of a, score of b) for every cell coordinate and partition both finished."""
+    return list(paired_cells(rows, claim).values())
+
+
+def paired_cells(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]]:
+    """{coordinates: (score of a, score of b)} for every cell coordinate and partition both
+    finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
+    fixing the value pairs across values)."""
     fixed = set(claim.a) | set(claim.b)
-    coord_keys = [k for k in ("corpus", "setting", "size", "value", "partition") if k not in fixed]
+    coord_keys = [k for k in _COORDS if k not in fixed]
     scores: Tuple[Dict[tuple, float], Dict[tuple, float]] = ({}, {})
     for row in latest_rows(rows).values():
         if not _is_reported(row) or not _matches(row, claim.where):
@@ -163,7 +189,51 @@ def paired_scores(rows: Sequence[Dict[str, Any]], claim: Claim) -> List[Tuple[fl
                 found[tuple(row.get(k) for k in coord_keys)] = float(value)
     a, b = scores
     shared = sorted(set(a) & set(b), key=str)
-    return [(a[c], b[c]) for c in shared]
+    return {tuple(zip(coord_keys, c)): (a[c], b[c]) for c in shared}
+
+
+def coverage(coords: Sequence[Tuple[Tuple[str, Any], ...]]) -> str:
+    """"conll2003, ncbi_disease; size 20, 50": what a row's pairs hold (value and size only
+    where set)."""
+    seen: Dict[str, List[Any]] = {}
+    for coord in coords:
+        for key, value in coord:
+            if key in ("corpus", "size", "value") and value is not None and value not in seen.setdefault(key, []):
+                seen[key].append(value)
+
+    def text(v: Any) -> str:
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    parts = [", ".join(sorted(map(str, seen.get("corpus", []))))]
+    for key in ("size", "value"):
+        if seen.get(key):
+            numeric = all(isinstance(v, (int, float)) for v in seen[key])
+            parts.append(f"{key} {', '.join(text(v) for v in (sorted(seen[key]) if numeric else seen[key]))}")
+    return "; ".join(p for p in parts if p)
+
+
+def judge_trend(claim: Claim, cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]], alpha: float = 0.05) -> Verdict:
+    """The gap a - b against log2 of the claim's axis, one slope per unit (the coordinates
+    without the axis: corpus, setting, size or value, partition), tested over the units."""
+    gaps: Dict[tuple, Dict[float, float]] = {}
+    for coord, (x, y) in cells.items():
+        c = dict(coord)
+        level = c.pop(claim.trend)
+        if isinstance(level, (int, float)) and level > 0:
+            gaps.setdefault(tuple(sorted(c.items(), key=str)), {})[math.log2(level)] = x - y
+    if not any(len(g) >= 2 for g in gaps.values()):
+        return Verdict(claim, 0, None, None, None, None, None, None, "not measured")
+    test = trend_test(gaps)
+    low = high = None
+    if test.n >= 2:
+        interval = summarize(test.slopes, confidence=1.0 - alpha)
+        low, high = interval.low, interval.high
+    pairs = list(cells.values())
+    sign = 1.0 if claim.expect == "rising" else -1.0
+    significant = test.p_value is not None and test.p_value < alpha
+    verdict = "not confirmed" if not significant else ("confirmed" if sign * test.mean_slope > 0 else "contradicted")
+    return Verdict(claim, test.n, sum(x for x, _ in pairs) / len(pairs), sum(y for _, y in pairs) / len(pairs),
+                   test.mean_slope, low, high, test.p_value, verdict)
 
 
 def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.05) -> Verdict:
@@ -205,7 +275,9 @@ def verdicts(claims: Sequence[Claim]) -> List[Verdict]:
             if path not in cache:
                 cache[path] = read_results(path)
             rows.extend(cache[path])
-        out.append(judge(claim, paired_scores(rows, claim)))
+        cells = paired_cells(rows, claim)
+        verdict = judge_trend(claim, cells) if claim.trend else judge(claim, list(cells.values()))
+        out.append(dataclasses.replace(verdict, covers=coverage(list(cells))))
     return out
 
 
@@ -223,14 +295,17 @@ def _p(p: Optional[float]) -> str:
 
 def markdown_table(results: Sequence[Verdict]) -> str:
     """One row per claim: the claim, the paper's figure, ours (a vs b, F1 in %), the paired
-    difference in points with its 95 % interval, p-value and pairs, the p-value adjusted by
-    Holm's method over every claim of the table with a test (many claims tested at 0.05 find
-    some by chance), and the verdict (on the raw p, as each claim's own test)."""
+    difference in points with its 95 % interval (for a trend claim: the mean slope of the gap
+    per doubling of its axis, with the interval of the slopes), p-value and pairs (partitions,
+    for a trend), what the pairs cover, the p-value adjusted by Holm's method over every claim
+    of the table with a test (many claims tested at 0.05 find some by chance), and the verdict
+    (on the raw p, as each claim's own test); then the claims' notes."""
     lines = [
-        "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (pairs) | Holm p | verdict |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (pairs) | pairs cover | Holm p | verdict |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     adjusted = holm([v.p_value for v in results])
+    notes = []
     for v, p_holm in zip(results, adjusted):
         c = v.claim
         if v.n == 0:
@@ -243,5 +318,12 @@ def markdown_table(results: Sequence[Verdict]) -> str:
             )
             ci = f" [{_pct(v.diff_low, True)}, {_pct(v.diff_high, True)}]" if v.diff_low is not None else ""
             diff = f"{_pct(v.mean_diff, True)}{ci}"
-        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} (n={v.n}) | {_p(p_holm).replace('p=', '')} | {v.verdict} |")
+            if c.trend:
+                diff = f"slope of the gap {diff} per doubling of {c.trend}"
+        pairs = f"n={v.n} partitions" if c.trend else f"n={v.n}"
+        if c.note:
+            notes.append(f"- {c.claim}: {c.note}")
+        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | {_p(p_holm).replace('p=', '')} | {v.verdict} |")
+    if notes:
+        lines += ["", "Notes:", ""] + notes
     return "\n".join(lines) + "\n"
