@@ -285,3 +285,20 @@ def test_threads_per_worker_must_be_positive(tmp_path, threads):
     """Item 9: every cell used to die with a libgomp error, exit 0."""
     line = _one_error_line(_invoke("study", "run", _spec(tmp_path), "--threads-per-worker", threads, "--no-progress"))
     assert line == f"Error: --threads-per-worker: expected 1 or more, got {threads}"
+
+
+@pytest.mark.parametrize("value", ["nan"])
+def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs, value):
+    """Item 8: `--components.auc_ner.threshold nan` reaches the component as the string
+    'nan' (spaCy's override parser); it used to end in a TypeError traceback."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    result = _invoke("self-train", full_configs["ova_auc_all"], tmp_path / "out", "--train", tmp_path / "c.spacy",
+                     "--dev", tmp_path / "c.spacy", "--pool", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    line = result.stderr.strip().splitlines()[-1]  # after the round's log line
+    assert line == f"Error: [components.auc_ner.threshold] must be in (0, 1), not '{value}'"
