@@ -302,3 +302,23 @@ def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
     line = result.stderr.strip().splitlines()[-1]  # after the round's log line
     assert line == f"Error: [components.auc_ner.threshold] must be in (0, 1), not '{value}'"
+
+
+def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_path):
+    """Item 12: UTF-8 decode errors used to print only the codec's message."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    binary = tmp_path / "binary.cfg"
+    binary.write_bytes(b"[nlp]\nlang = \"en\"\n\xff\xfe\x00\x89")
+    expected = f"Error: {binary}: not UTF-8 text (invalid start byte at byte 18)"
+    data = ["--train", tmp_path / "c.spacy", "--dev", tmp_path / "c.spacy"]
+    assert _one_error_line(_invoke("self-train", binary, tmp_path / "out", *data, "--pool", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--raw", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--no-pretrain")) == expected
+    fragment = Path(__file__).parents[1] / "configs" / "pretrain" / "characters.cfg"
+    assert _one_error_line(_invoke("pretrain-config", binary, fragment, tmp_path / "p.cfg")) == expected
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p.cfg").exists()
