@@ -13,6 +13,7 @@ is the steps around it, which `run_recipe` chains (``spacy-auc-ner recipe``)::
     OUTPUT/model-best                the round with the best dev F1 (without raw text: the
                                      one training run's best model)
     OUTPUT/data/{train,dev}.spacy    column files given as --train / --dev, converted
+    OUTPUT/.spacy-auc-ner-outputs.json  the record of the above: all that --overwrite removes
 
 The raw text doubles as the self-training pool, as in the ablation
 (``studies/lowres_recipe.yaml``), where it is the rest of the training split. Without raw text
@@ -22,7 +23,7 @@ and trains once.
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 from spacy.vocab import Vocab
 
