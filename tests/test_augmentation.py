@@ -253,3 +253,48 @@ def test_composes_in_a_config_and_trains_spacy_ner(nlp, tmp_path):
 def test_registered_by_entry_point():
     assert "spacy_auc_ner.Augmented.v1" in {ep.name for ep in entry_points(group="spacy_readers")}
     assert registry.readers.get("spacy_auc_ner.Augmented.v1") is create_augmented
+
+
+def _toy_reader(nlp):
+    from toy_data import TOY
+
+    def read(_):
+        for words, tags in TOY * 3:
+            yield Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=tags))
+
+    return read
+
+
+@pytest.mark.parametrize("combine,digest", [
+    ("separate", "744dfc2ed4d3375c87b5c5c345d8be4fabdf30795c63a84652c85a584fe1da70"),
+    ("chain", "8d2c09e233510521d2f62ec89802179536ff5fe7c621ea14ce662cf991e0d46e"),
+])
+def test_streamed_copies_are_those_of_the_eager_reader(nlp, combine, digest):
+    """Issue 25 item 10: streaming changed no example. The digests were taken from the
+    reader as it was before (every copy built in memory first), seed 7, 5 copies."""
+    import hashlib
+
+    rows = [(eg.reference.text, [t.ent_iob_ + "-" + t.ent_type_ for t in eg.reference], [t.whitespace_ for t in eg.reference], eg.predicted.text)
+            for eg in create_augmented(_toy_reader(nlp), copies=5, combine=combine, seed=7)(nlp)]
+    assert len(rows) == 15 * 6
+    assert hashlib.sha256(repr(rows).encode()).hexdigest() == digest
+
+
+def test_copies_become_docs_only_as_they_are_yielded(nlp, monkeypatch):
+    """Issue 25 item 10: the reader used to build every copy's Docs (copies x sentences x 2)
+    before yielding its first example; now two Docs per yielded copy."""
+    from spacy_auc_ner.training import augmentation
+
+    built = []
+
+    def counting_doc(*args, **kwargs):
+        built.append(1)
+        return Doc(*args, **kwargs)
+
+    monkeypatch.setattr(augmentation, "Doc", counting_doc)
+    stream = create_augmented(_toy_reader(nlp), copies=50, seed=0)(nlp)
+    next(stream)  # the first original example
+    assert len(built) == 0
+    next(stream)  # its first copy
+    assert len(built) == 2
+    assert sum(1 for _ in stream) == 15 * 51 - 2 and len(built) == 2 * 15 * 50

@@ -205,3 +205,120 @@ def test_the_entry_point_returns_the_commands_status(capsys, tmp_path):
     assert main(["--help"]) == 0 and "Usage: spacy-auc-ner" in capsys.readouterr().out
     done = subprocess.run([sys.executable, "-m", "spacy_auc_ner", "study", "run"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().startswith("Error: Missing argument 'spec'.")
+
+
+# -- issue 25: study run under bad input -------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [
+    "".join(f"col{i}\tcol\tB-X\n" for i in range(50)),  # a TSV: not a results file
+    '{"not": "a row"}\n',  # JSON, not a row of study run
+])
+def test_study_run_refuses_a_results_file_it_did_not_write(tmp_path, content):
+    """Item 6: refused before anything is appended (it used to append two rows after 47
+    warnings, exit 0)."""
+    target = tmp_path / "data.tsv"
+    target.write_text(content)
+    line = _one_error_line(_invoke("study", "run", _spec(tmp_path), "--results", target, "--no-progress"))
+    assert line == f"Error: {target}:1: not a results row of 'study run'; give a results JSONL it wrote, or a new file"
+    assert target.read_text() == content
+
+
+def test_study_run_refuses_a_binary_results_file_and_names_it(tmp_path):
+    """Items 6 and 12: no byte appended to a binary file; the decode error names the file."""
+    target = tmp_path / "blob.bin"
+    target.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    line = _one_error_line(_invoke("study", "run", _spec(tmp_path), "--results", target, "--no-progress"))
+    assert line.startswith(f"Error: {target}: not a results file (not UTF-8 text: invalid start byte")
+    assert target.read_bytes() == b"\x89PNG\r\n\x1a\n\xff\xfe"
+    line = _one_error_line(_invoke("study", "report", target, "--no-plots", "--out", tmp_path / "rep"))
+    assert line.startswith(f"Error: {target}: not a results file (not UTF-8 text")
+
+
+def test_study_run_accepts_a_row_cut_short_by_a_kill(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text('{"cell_id": "x", "status": "ok"}\n{"cell_id": "toy/ce/n=2')
+    result = _invoke("study", "run", _spec(tmp_path), "--results", out, "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    assert len([line for line in out.read_text().splitlines() if line.strip()]) == 2 + 2
+
+
+def test_a_binary_spec_is_named(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes(b"name: t\n\xff\xfe\x00")
+    line = _one_error_line(_invoke("study", "run", spec, "--no-progress"))
+    assert line.startswith(f"Error: {spec}: not a study spec (not UTF-8 text")
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"overrides": {"training.max_step": 10}}, "overrides.training.max_step: names nothing in the config of method 'ce'"),
+    ({"overrides": {"trainingx.max_steps": 10}}, "overrides.trainingx.max_steps: names nothing in the config of method 'ce'"),
+    ({"methods": [{"name": "ce", "overrides": {"components.auc_ner.model.hidden_widht": 8}}]},
+     "methods.ce.overrides.components.auc_ner.model.hidden_widht: names nothing in the config of method 'ce'"),
+])
+def test_study_run_refuses_an_override_key_that_names_nothing(tmp_path, changes, message):
+    """Item 7: refused at load time, naming the spec and the key, before any cell runs."""
+    line = _one_error_line(_invoke("study", "run", _spec(tmp_path, **changes), "--results", tmp_path / "r.jsonl", "--no-progress"))
+    assert line.startswith(f"Error: {tmp_path / 'spec.yaml'}: {message} (")
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_an_override_of_a_default_the_config_leaves_out_is_accepted(tmp_path):
+    spec = _spec(tmp_path, overrides={"training.max_steps": 3, "components.auc_ner.threshold": 0.4})
+    result = _invoke("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_study_run_exits_1_when_cells_fail(tmp_path):
+    """Item 7: failing cells used to end with exit 0; --no-strict keeps that."""
+    spec = _spec(tmp_path, runner="study_fake_cells:exiting_cell", partitions=2, methods=["ce"])
+    result = _invoke("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress", "--workers", "0")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    line = result.stderr.strip().splitlines()[-1]  # after the cells' log (--no-progress)
+    assert line == f"Error: 1 of 2 cells failed; their errors are in {tmp_path / 'r.jsonl'} (--no-strict: exit 0)"
+    result = _invoke("study", "run", spec, "--results", tmp_path / "r2.jsonl", "--no-progress", "--workers", "0", "--no-strict")
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize("threads", ["0", "-2"])
+def test_threads_per_worker_must_be_positive(tmp_path, threads):
+    """Item 9: every cell used to die with a libgomp error, exit 0."""
+    line = _one_error_line(_invoke("study", "run", _spec(tmp_path), "--threads-per-worker", threads, "--no-progress"))
+    assert line == f"Error: --threads-per-worker: expected 1 or more, got {threads}"
+
+
+@pytest.mark.parametrize("value", ["nan"])
+def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs, value):
+    """Item 8: `--components.auc_ner.threshold nan` reaches the component as the string
+    'nan' (spaCy's override parser); it used to end in a TypeError traceback."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    result = _invoke("self-train", full_configs["ova_auc_all"], tmp_path / "out", "--train", tmp_path / "c.spacy",
+                     "--dev", tmp_path / "c.spacy", "--pool", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    line = result.stderr.strip().splitlines()[-1]  # after the round's log line
+    assert line == f"Error: [components.auc_ner.threshold] must be in (0, 1), not '{value}'"
+
+
+def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_path):
+    """Item 12: UTF-8 decode errors used to print only the codec's message."""
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    binary = tmp_path / "binary.cfg"
+    binary.write_bytes(b"[nlp]\nlang = \"en\"\n\xff\xfe\x00\x89")
+    expected = f"Error: {binary}: not UTF-8 text (invalid start byte at byte 18)"
+    data = ["--train", tmp_path / "c.spacy", "--dev", tmp_path / "c.spacy"]
+    assert _one_error_line(_invoke("self-train", binary, tmp_path / "out", *data, "--pool", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--raw", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--no-pretrain")) == expected
+    fragment = Path(__file__).parents[1] / "configs" / "pretrain" / "characters.cfg"
+    assert _one_error_line(_invoke("pretrain-config", binary, fragment, tmp_path / "p.cfg")) == expected
+    assert not (tmp_path / "out").exists() and not (tmp_path / "p.cfg").exists()

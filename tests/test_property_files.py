@@ -1,7 +1,9 @@
 """Property: random valid BIO / IOB1 / BIOES column files (any token text, tab or space
 separated, extra columns, -DOCSTART- lines, CRLF) go through convert, stats, partition and a
 2-step training without raising anything but the documented one-line errors, and conversion
-never loses or invents an entity (issue 13.7)."""
+never loses or invents an entity (issue 13.7). And recipe, self-train and pool, given random
+valid and invalid inputs and random existing output folders, never change or remove an input
+or a file of the user's, and fail with one line (issue 25)."""
 import json
 import math
 import tempfile
@@ -170,3 +172,204 @@ def test_two_training_steps_on_any_valid_file(sentences, scheme):
             assert numpy.isfinite(losses["auc_ner"])
         scores = nlp.evaluate(examples)
         assert all(math.isfinite(v) for v in scores.values() if isinstance(v, float))
+
+
+# -- recipe, self-train and pool under random inputs and output folders (issue 25) ------------
+# Training is a stand-in that saves a tiny pretrained ner pipeline where `spacy train` saves
+# its models (labelling the pool and scoring dev run for real); `spacy pretrain` a stand-in
+# writing the weights file. What is checked is what happens to files.
+
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+from spacy.tokens import Doc, DocBin  # noqa: E402
+
+from spacy_auc_ner.outputs import MANIFEST  # noqa: E402
+from spacy_auc_ner.training import recipe as recipe_module  # noqa: E402
+from spacy_auc_ner.training import self_training  # noqa: E402
+
+CONFIGS = Path(__file__).parents[1] / "configs"
+INPUT_KINDS = ["spacy", "tsv", "empty.spacy", "garbage.spacy", "bad.tsv", "binary.tsv", "missing.spacy"]
+POOL_KINDS = ["txt", "jsonl", "spacy", "bad.jsonl", "binary.txt", "empty.txt"]
+# what a user may already have in the output folder
+PREFILL = ["data/train.spacy", "data/other_file.tsv", "model-best/meta.json", "model-last/meta.json",
+           "pretrain/model-last.bin", "rounds.jsonl", "round-0/meta.json", "round-1/x.bin", "notes.txt",
+           ".round-1.partial/x"]
+RECORDABLE = ["data/train.spacy", "model-best", "model-last", "pretrain", "rounds.jsonl", "round-0", "round-1", ".round-1.partial"]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from toy_data import make_examples
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner")
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    path = tmp_path_factory.mktemp("tiny") / "model"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.fixture
+def stand_ins(monkeypatch, tiny_model):
+    def train(config_path, output_dir, overrides, gpu_id=-1):
+        for name in ("model-best", "model-last"):
+            shutil.copytree(tiny_model, Path(output_dir) / name)
+        return Path(output_dir) / "model-best"
+
+    def pretrain(config, output_dir, **kwargs):
+        (Path(output_dir) / "model-last.bin").write_bytes(b"weights")
+
+    monkeypatch.setattr(recipe_module, "train_config", train)
+    monkeypatch.setattr(self_training, "train_config", train)
+    monkeypatch.setattr("spacy.training.pretrain.pretrain", pretrain)
+
+
+def _write_input(path: Path, kind: str, sentences) -> Path:
+    """A training or dev file of ``kind`` (valid or not) holding ``sentences``."""
+    path = path.with_name(path.name + "." + kind.split(".")[-1])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "spacy":
+        DocBin(docs=[Doc(VOCAB, words=t, ents=_tags(len(t), s, "bio")) for t, s in sentences]).to_disk(path)
+    elif kind == "tsv":
+        path.write_text("".join("".join(f"{w}\t{g}\n" for w, g in zip(t, _tags(len(t), s, "bio"))) + "\n" for t, s in sentences), encoding="utf-8")
+    elif kind == "empty.spacy":
+        DocBin().to_disk(path)
+    elif kind == "garbage.spacy":
+        path.write_bytes(b"\x00\x01 not a DocBin")
+    elif kind == "bad.tsv":
+        path.write_text("Aspirin\tB-Chemical\ntreats\n")
+    elif kind == "binary.tsv":
+        path.write_bytes(b"Aspirin\tB-X\n\xff\xfe\x00\n")
+    return path  # missing.spacy: not written
+
+
+def _write_pool(path: Path, kind: str, sentences) -> Path:
+    path = path.with_name(path.name + "." + kind.split(".")[-1])
+    texts = [" ".join(t) for t, _ in sentences]
+    if kind == "txt":
+        path.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    elif kind == "jsonl":
+        path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    elif kind == "spacy":
+        DocBin(docs=[Doc(VOCAB, words=t) for t, _ in sentences]).to_disk(path)
+    elif kind == "bad.jsonl":
+        path.write_text('{"text": "fine"}\nnot json\n')
+    elif kind == "binary.txt":
+        path.write_bytes(b"\xff\xfe\x00text")
+    else:
+        path.write_text("\n\n")
+    return path
+
+
+def _hashes(root: Path):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+
+
+@st.composite
+def _output_folder(draw):
+    """The output folder's prefilled entries, a record of some of them (or none), and which
+    inputs live inside it."""
+    prefill = draw(st.one_of(st.just([]), st.lists(st.sampled_from(PREFILL), unique=True, max_size=5)))
+    record = draw(st.one_of(st.none(), st.tuples(st.sampled_from(["recipe", "self-train"]),
+                                                 st.lists(st.sampled_from(RECORDABLE), unique=True, max_size=4))))
+    inside = draw(st.sampled_from(["none", "data", "model-best", "top"]))
+    return prefill, record, inside
+
+
+def _prepare(tmp: Path, folder, sentences, data):
+    """Write the output folder and the inputs; returns (out, inputs by role)."""
+    prefill, record, inside = folder
+    out = tmp / "out"
+    for name in prefill:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(f"the user's {name}".encode())
+    if record is not None:
+        out.mkdir(exist_ok=True)
+        (out / MANIFEST).write_text(json.dumps({"command": record[0], "written": record[1]}))
+    where = {"none": tmp / "in", "data": out / "data", "model-best": out / "model-best", "top": out}[inside]
+    # valid files more often than not, so that many runs get past the checks
+    kinds = st.one_of(st.sampled_from(INPUT_KINDS[:2]), st.sampled_from(INPUT_KINDS))
+    inputs = {role: _write_input(where / role, data.draw(kinds, label=role), sentences) for role in ("train", "dev")}
+    pool_kinds = st.one_of(st.sampled_from(POOL_KINDS[:3]), st.sampled_from(POOL_KINDS))
+    inputs["raw"] = _write_pool(tmp / "raw", data.draw(pool_kinds, label="raw"), sentences)
+    return out, inputs
+
+
+def _check_nothing_lost(before, after, out, record, command, result):
+    """No input changed or removed; no file of the user's in OUT changed or removed (only
+    entries a previous run of the same command recorded may go); a failure is one line."""
+    recorded = [out / n for n in (record[1] if record is not None and record[0] == command else [])]
+    for path, digest in before.items():
+        if path == out / MANIFEST or any(path == r or r in path.parents for r in recorded):
+            continue
+        assert after.get(path) == digest, f"{path} was changed or removed ({result.stderr})"
+    if result.exit_code != 0:
+        _one_error_line(result)
+
+
+PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=25, **PROPERTY)
+@given(st.lists(_sentence(), min_size=2, max_size=4), _output_folder(), st.booleans(), st.sampled_from(["none", "raw", "pretrain"]), st.data())
+def test_recipe_never_loses_a_file(stand_ins, sentences, folder, overwrite, mode, data):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        out, inputs = _prepare(tmp, folder, sentences, data)
+        args = ["recipe", out, "--train", inputs["train"], "--dev", inputs["dev"], "--config", CONFIGS / "lowres_best.cfg",
+                "--rounds", "1", "--threshold", "0.0"]
+        args += ["--raw", inputs["raw"]] if mode == "raw" else []
+        args += [] if mode == "pretrain" else ["--no-pretrain"]
+        args += ["--overwrite"] if overwrite else []
+        before = _hashes(tmp)
+        result = _invoke(*args)
+        _check_nothing_lost(before, _hashes(tmp), out, folder[1], "recipe", result)
+
+
+@settings(max_examples=25, **PROPERTY)
+@given(st.lists(_sentence(), min_size=2, max_size=4), _output_folder(), st.booleans(), st.sampled_from(["none", "outside", "inside"]), st.data())
+def test_self_train_never_loses_a_file(stand_ins, tiny_model, full_configs, sentences, folder, overwrite, teacher, data):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        out, inputs = _prepare(tmp, folder, sentences, data)
+        args = ["self-train", full_configs["spacy_ner"], out, "--train", inputs["train"], "--dev", inputs["dev"],
+                "--pool", inputs["raw"], "--rounds", "1", "--threshold", "0.0"]
+        if teacher != "none":
+            model = (out if teacher == "inside" else tmp) / "teacher-model"
+            if teacher == "inside" and data.draw(st.booleans(), label="teacher is OUT/model-best"):
+                model = out / "model-best"
+            shutil.rmtree(model, ignore_errors=True)
+            shutil.copytree(tiny_model, model)
+            args += ["--model", model]
+        args += ["--overwrite"] if overwrite else []
+        before = _hashes(tmp)
+        result = _invoke(*args)
+        _check_nothing_lost(before, _hashes(tmp), out, folder[1], "self-train", result)
+
+
+@settings(max_examples=30, **PROPERTY)
+@given(st.lists(_sentence(), min_size=1, max_size=5), st.sampled_from(INPUT_KINDS), st.sampled_from(["same", "same-spelled-apart", "existing", "new"]),
+       st.sampled_from([".spacy", ".txt", ".jsonl"]), st.booleans())
+def test_pool_never_loses_a_file(sentences, kind, target, suffix, overwrite):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        src = _write_input(tmp / "corpus", kind, sentences)
+        out = {"same": src, "same-spelled-apart": tmp / "." / src.name, "existing": tmp / f"mine{suffix}", "new": tmp / f"pool{suffix}"}[target]
+        if target == "existing":
+            out.write_text("the user's\n")
+        before = _hashes(tmp)
+        args = ["pool", src, out, "--size", "1"] + (["--overwrite"] if overwrite else [])
+        result = _invoke(*args)
+        after = _hashes(tmp)
+        for path, digest in before.items():
+            if path == out and target == "existing" and overwrite:
+                continue  # asked for
+            assert after.get(path) == digest, f"{path} was changed or removed ({result.stderr})"
+        if result.exit_code != 0:
+            _one_error_line(result)
+        else:
+            assert target in ("new", "existing") and (target == "new" or overwrite)
+

@@ -58,7 +58,7 @@ def _never_train(monkeypatch):
         raise AssertionError("trained before every input was checked")
 
     monkeypatch.setattr(recipe_module, "train_config", fail)
-    monkeypatch.setattr(recipe_module, "self_train", fail)
+    monkeypatch.setattr(recipe_module, "run_rounds", fail)
     monkeypatch.setattr("spacy.training.pretrain.pretrain", fail)
 
 

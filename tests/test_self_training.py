@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
+from spacy_auc_ner.outputs import MANIFEST
 from spacy_auc_ner.training import self_training
 from spacy_auc_ner.training.readers import create_low_resource
 from spacy_auc_ner.training.self_training import (
@@ -206,7 +207,7 @@ def test_self_train_rounds_end_to_end(corpus, full_configs):
     assert [r["round"] for r in records] == [0, 1, 2]
     lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
     assert lines == records
-    assert sorted(p.name for p in out.iterdir()) == ["model-best", "round-0", "round-1", "round-2", "rounds.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "model-best", "round-0", "round-1", "round-2", "rounds.jsonl"]
     best = records[best_round(records)]["model"]
     assert (out / "model-best" / "meta.json").read_text() == (Path(best) / "meta.json").read_text()
     for r in records:
@@ -236,16 +237,16 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
         self_train(full_configs["ova_auc_all"], out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
                    pool=corpus / "pool.txt", rounds=2, threshold=0.5, teacher=teacher, progress=False)
     # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
-    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "rounds.jsonl"]
     (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
     kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
     with pytest.raises(DataError, match="already holds a self-training run"):
         self_train(full_configs["ova_auc_all"], out, **kwargs)
-    (out / "round-3").mkdir()
+    (out / "round-3").mkdir()  # the user's: not a name of this run, so it stays
     with pytest.raises(RuntimeError, match="training failed"):
         self_train(full_configs["ova_auc_all"], out, overwrite=True, **kwargs)
-    assert sorted(p.name for p in out.iterdir()) == ["rounds.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "round-3", "rounds.jsonl"]
     assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
 
 
@@ -267,7 +268,7 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus, full_co
     base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
             "--dev", str(corpus / "dev.spacy")]
     line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.txt")]))
-    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it"
+    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it (--overwrite)"
     (corpus / "pool.jsonl").write_text('{"text": "a"}\nnot json\n')
     base[2] = str(corpus / "out2")
     line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.jsonl")]))

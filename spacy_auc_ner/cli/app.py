@@ -45,16 +45,20 @@ def convert(
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
     untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):
     """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO.
 
     -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
+    An existing output file is kept unless --overwrite; the input is never written over.
     """
     from ..data.columns import read_columns, write_sentences
+    from ..outputs import check_output_file
 
     sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
     if output_path.is_dir():
         output_path = output_path / f"{input_path.stem}.spacy"
+    check_output_file(output_path, [input_path], overwrite)
     n = write_sentences(output_path, sentences)
     typer.echo(f"Wrote {n} sentences to {output_path}", err=True)
 
@@ -124,14 +128,17 @@ def config(
     all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders to the --output folder: NAME.cfg and NAME_trf.cfg."),
     list_methods: bool = typer.Option(False, "--list", help="List the methods with what each is, and stop."),
     configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases and methods/ (default: the package's configs).", show_default=False),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never a base or method file read)."),
 ):
     """Write the full training config of a method: its partial config merged onto the base of
     the encoder, ready for `spacy train`.
 
     The config is built (not trained) before it is written, so a wrong key in a method file
-    stops here with one line naming the file; nothing is written on an error.
+    stops here with one line naming the file; nothing is written on an error. An existing
+    output file is kept unless --overwrite; a file the command reads is never written over.
     """
     from ..data.files import write_text
+    from ..outputs import check_output_file
     from ..study.methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path, methods_dir
 
     if list_methods:
@@ -160,6 +167,9 @@ def config(
         typer.echo("".join(texts.values()), nl=False)
         return
     targets = {output / f: t for f, t in texts.items()} if all_methods else {output: next(iter(texts.values()))}
+    inputs = {p for m, e in jobs for p in (method_path(m, configs_dir), base_path(e, configs_dir))}
+    for path in targets:
+        check_output_file(path, inputs, overwrite)
     for path, text in targets.items():
         write_text(path, text)
     typer.echo(f"Wrote {len(texts)} config(s) to {output}", err=True)

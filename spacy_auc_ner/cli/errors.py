@@ -5,7 +5,8 @@ run: the package raises them as :class:`DataError`, :class:`SpecError`, :class:`
 ``OSError`` or ``ValueError``, each with a message naming the file and line or the key, and
 :func:`one_line_errors` prints that message alone. Writers write whole files or nothing
 (:func:`spacy_auc_ner.data.files.atomic_output`), so a failed command leaves no partial
-output. Anything else is a bug and keeps its traceback; set ``SPACY_AUC_NER_TRACEBACK=1`` to
+output, and what a command may remove or replace is decided in one place,
+:mod:`spacy_auc_ner.outputs`. Anything else is a bug and keeps its traceback; set ``SPACY_AUC_NER_TRACEBACK=1`` to
 see the traceback of an expected failure too.
 """
 import functools
@@ -20,7 +21,7 @@ from ..extras import MissingExtra
 from ..study.runner import StudyError
 from ..study.spec import SpecError
 
-EXIT_ERROR = 1  # an expected failure (also `study run --strict` when a cell failed)
+EXIT_ERROR = 1  # an expected failure (also `study run` when a cell failed, unless --no-strict)
 EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError, MissingExtra)
 
 

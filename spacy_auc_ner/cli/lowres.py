@@ -24,15 +24,17 @@ def pool_command(
     size: int = typer.Option(..., help="Size of the low-resource draw the pool complements (as 'partition --sizes')."),
     seed: int = typer.Option(0, help="Seed of that draw: partition file n{size}-p{p} of 'partition --seed S' used S + p."),
     limit: Optional[int] = typer.Option(None, help="Keep at most this many sentences (the first in the draw's seeded order)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):
     """Write the unlabeled pool of a low-resource experiment.
 
     The pool is the sentences of the training corpus that the draw of SIZE sentences with SEED
-    did not take, their entities removed.
+    did not take, their entities removed. An existing output file is kept unless --overwrite;
+    the input is never written over.
     """
     from ..training.self_training import write_pool
 
-    n = write_pool(input_path, output_path, size, seed, limit)
+    n = write_pool(input_path, output_path, size, seed, limit, overwrite=overwrite)
     typer.echo(f"Wrote {n} unlabeled sentences to {output_path}", err=True)
 
 
@@ -56,7 +58,7 @@ def self_train_command(
     component: Optional[str] = typer.Option(None, "--component", help="The pipe whose entities are used (default: the last auc_ner or ner)."),
     beam_width: int = typer.Option(16, "--beam-width", help="spaCy ner only: beam width of the confidence estimate."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a previous run in OUTPUT_DIR (once every input is checked)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
     """Self-training with the recogniser's confidences.
 
@@ -67,6 +69,10 @@ def self_train_command(
     Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for
     spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts
     and dev scores in OUTPUT_DIR/rounds.jsonl.
+
+    Safety: every input is read first; what the run writes is recorded in
+    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own
+    files, never an input such as --model OUTPUT_DIR/model-best).
     """
     from spacy.cli._util import parse_config_overrides
 
@@ -90,18 +96,23 @@ def pretrain_config_command(
     fragment: Path = typer.Argument(..., help="Pretraining settings: configs/pretrain/characters.cfg or configs/pretrain/vectors.cfg."),
     output_path: Path = typer.Argument(..., help="The merged config, for both 'spacy pretrain' and 'spacy train'."),
     component: Optional[str] = typer.Option(None, "--component", help="Pipe whose tok2vec to pretrain (default: found in the pipeline)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never BASE or FRAGMENT)."),
 ):
     """Merge pretraining settings into a training config, for spacy pretrain and spacy train.
 
     Writes BASE with FRAGMENT's pretraining block merged in and its component and layer named,
     so that 'spacy pretrain' trains that tok2vec and 'spacy train ... --paths.init_tok2vec
     WEIGHTS' loads the weights (spaCy ignores init_tok2vec while the block is empty).
+    An existing output file is kept unless --overwrite.
     """
+    from ..data.files import check_utf8, write_text
+    from ..outputs import check_output_file
     from ..training.pretraining import pretraining_config
 
-    from ..data.files import write_text
-
+    for path in (base, fragment):
+        check_utf8(path)
     config = pretraining_config(base, fragment, component)
+    check_output_file(output_path, [base, fragment], overwrite)
     write_text(output_path, config.to_str(interpolate=False) + "\n")
     p = config["pretraining"]
     typer.echo(f"Wrote {output_path}: pretrains layer {p['layer'] or '(whole model)'!r} of pipe {p['component']!r}", err=True)
@@ -124,13 +135,17 @@ def recipe_command(
     rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0 (with --raw); the round with the best dev F1 is kept. 2 beat 1 in the ablation (README)."),
     threshold: float = typer.Option(0.9, "--threshold", help="Keep a pseudo-labelled entity whose confidence is at least this."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a previous run in OUTPUT_DIR (once every input is checked)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
     """Train the low-resource recipe on your files: pretraining, training, self-training.
 
     Pretrains the config's encoder on the raw text (spacy pretrain), trains from those weights, then self-trains on the raw text and keeps the round with the best dev F1 in OUTPUT_DIR/model-best.
 
     Extra options override the config as in 'spacy train', e.g. --training.max_steps 600.
+
+    Safety: every input is read first; what the run writes is recorded in
+    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files
+    in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
     """
     from spacy.cli._util import parse_config_overrides
 

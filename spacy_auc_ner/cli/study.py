@@ -42,20 +42,29 @@ def run_command(
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
-    strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when a cell failed (default: 0, failures are in the results)"),
+    strict: bool = typer.Option(True, "--strict/--no-strict", help="Exit with status 1 when a cell failed (--no-strict: 0; failures are in the results either way)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
-    """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell."""
-    from ..study.runner import plan, read_results, run_study
+    """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell.
+
+    The results file must be new or a results JSONL of 'study run': any other file is refused
+    before anything is appended. Exits with status 1 when a cell failed (see --no-strict)."""
+    from ..study.runner import check_results_file, plan, read_results, run_study
     from ..study.spec import load_spec
 
+    if threads_per_worker < 1:
+        fail(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
+    if workers < 0:
+        fail(f"--workers: expected 0 or more, got {workers}")
     study = load_spec(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
         set_values=set_values, only_corpora=corpus, only_methods=method,
     )
+    study.check_overrides()  # an overrides key no config has (a typo): refused before any training
     study.check_tuning()  # a grid key no method's config has: refused before any training
     cells = study.cells()
     results = results or Path("results") / f"{study.name}.jsonl"
+    check_results_file(results)
     if dry_run:
         todo = plan(cells, read_results(results), retry_failed=retry_failed)
         for cell in todo:
@@ -83,7 +92,7 @@ def run_command(
         f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
     )
     if outcome.failed and strict:
-        raise typer.Exit(1)
+        fail(f"{outcome.failed} of {outcome.total} cells failed; their errors are in {results} (--no-strict: exit 0)")
 
 
 @study_app.command("report")

@@ -32,6 +32,21 @@ def os_error_text(err: OSError) -> str:
     return str(err) or reason
 
 
+def read_text(path: PathLike) -> str:
+    """A UTF-8 text file's text; a file that is not UTF-8 is one line naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def check_utf8(path: PathLike) -> None:
+    """Refuse an existing file that is not UTF-8 text, naming it (a missing one is left to
+    the reader)."""
+    if Path(path).is_file():
+        read_text(path)
+
+
 @contextmanager
 def atomic_output(path: PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path`` (same suffix, so writers that pick a format

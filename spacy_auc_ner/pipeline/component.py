@@ -408,12 +408,18 @@ def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Opti
         f"unknown decoder {decoder!r}; use 'greedy' or 'viterbi' (or null: the scheme's default)",
     )
     require(
-        0.0 <= two_task_lambda < math.inf,
+        _is_number(two_task_lambda) and 0.0 <= two_task_lambda < math.inf,
         f"{key}.two_task_lambda",
-        f"must be a finite number >= 0, not {two_task_lambda}",
+        f"must be a finite number >= 0, not {two_task_lambda!r}",
     )
-    require(0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold}")
+    require(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
     require(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
+
+
+def _is_number(value) -> bool:
+    """A real number, not a string such as the 'nan' a command-line override leaves (a
+    comparison with it would raise a TypeError instead of naming the key)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _batched(items: Iterable, size: int):

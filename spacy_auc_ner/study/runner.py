@@ -155,23 +155,52 @@ def read_results(path: PathLike, *, warn: Optional[Callable[[str], None]] = None
     if not path.exists():
         return []
     rows = []
-    with path.open(encoding="utf8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                if warn is not None:
-                    warn(f"{path}:{lineno}: skipping a line that is not JSON (a run killed mid-write?)")
-                continue
-            if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
-                if warn is not None:
-                    warn(f"{path}:{lineno}: skipping a row without cell_id/status")
-                continue
-            rows.append(row)
+    for lineno, line in enumerate(_results_lines(path), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if warn is not None:
+                warn(f"{path}:{lineno}: skipping a line that is not JSON (a run killed mid-write?)")
+            continue
+        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
+            if warn is not None:
+                warn(f"{path}:{lineno}: skipping a row without cell_id/status")
+            continue
+        rows.append(row)
     return rows
+
+
+def _results_lines(path: Path) -> List[str]:
+    try:
+        return path.read_text(encoding="utf8").split("\n")
+    except UnicodeDecodeError as err:
+        raise StudyError(f"{path}: not a results file (not UTF-8 text: {err.reason} at byte {err.start})") from None
+    except IsADirectoryError:
+        raise StudyError(f"{path}: is a folder, not a results file") from None
+
+
+def check_results_file(path: PathLike) -> None:
+    """Refuse to append to an existing file that is not a results JSONL of 'study run':
+    every line a JSON row with cell_id and status, or a row cut short by a kill (it starts
+    with '{'). Checked before anything is appended, so another file is never touched."""
+    path = Path(path)
+    if not path.exists():
+        return
+    for lineno, line in enumerate(_results_lines(path), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if line.startswith("{"):
+                continue  # a row cut short by a kill: read_results skips it
+            row = None
+        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
+            raise StudyError(f"{path}:{lineno}: not a results row of 'study run'; give a results JSONL it wrote, or a new file")
 
 
 def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
@@ -191,6 +220,7 @@ class ResultsWriter:
 
     def __init__(self, path: PathLike):
         self.path = Path(path)
+        check_results_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = self.path.open("a", encoding="utf8")

@@ -341,6 +341,36 @@ class StudySpec:
         if problems:
             raise SpecError(f"{self.source}: " + "; ".join(problems))
 
+    def check_overrides(self) -> None:
+        """Fail before any training when an ``overrides`` key (the spec's, a method's or a
+        corpus's) names nothing in the config it is applied to, as ``tune.grid`` keys are
+        checked: spaCy would take the typo ``training.max_step`` as a new setting and train
+        the config's own budget, and fail every cell on a key in an unknown section."""
+        from .tuning import missing_keys
+
+        problems, seen = [], set()
+        for cell in self.cells():
+            if (cell.method, cell.corpus) in seen or not all(Path(p).exists() for p in filter(None, (cell.config, cell.base_config))):
+                continue
+            seen.add((cell.method, cell.corpus))
+            method = self._method(cell.method)
+            origin = {k: f"methods.{method.name}.overrides" for k in method.overrides}
+            origin.update({k: "overrides" for k in self.overrides})
+            origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
+            if not origin:
+                continue
+            plain = Cell(**{**cell.to_dict(), "id": "", "overrides": {k: v for k, v in cell.overrides.items() if k not in origin}})
+            config = plain.training_config()
+            missing = missing_keys(config, list(origin))
+            if missing:  # a key may restate a default the config file leaves out
+                missing = missing_keys(_filled(config), missing)
+            problems.extend(
+                f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
+                for key in missing
+            )
+        if problems:
+            raise SpecError(f"{self.source}: " + "; ".join(dict.fromkeys(problems)))
+
     def check_tuning(self) -> None:
         """Fail before any training when a grid key names nothing in a method's config, as
         assembled for its cells (the method's config file with the cell's overrides).
@@ -391,6 +421,8 @@ def load_spec(
         data = yaml.safe_load(path.read_text(encoding="utf8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: study spec not found") from None
+    except UnicodeDecodeError as err:
+        raise SpecError(f"{path}: not a study spec (not UTF-8 text: {err.reason} at byte {err.start})") from None
     except yaml.YAMLError as err:
         raise SpecError(f"{path}: not valid YAML: {err}") from None
     if set_values and isinstance(data, dict):

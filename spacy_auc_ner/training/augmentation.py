@@ -27,7 +27,8 @@ method generates its own sentences) copy k applies the k-th enabled operation, c
 through MR, LwTR, SiS; with ``"chain"`` every copy applies all enabled operations in that
 order. Copies carry tokens, spaces and entity annotation only. The token distribution and the
 mentions come from the wrapped corpus (the training set), the whole corpus is augmented at
-once with array operations, and copy k of a call is drawn from ``numpy.random.default_rng
+once with array operations (kept as arrays: a sentence's Docs are built as it is yielded,
+so memory grows by tens of bytes a token a copy, not by Docs), and copy k of a call is drawn from ``numpy.random.default_rng
 ([seed, k])``: the same copies on every call, and raising ``copies`` keeps the first ones.
 """
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -221,20 +222,24 @@ def augment(source: Source, operations: Sequence[Tuple[str, float]], rng: numpy.
 def to_docs(tokens: Tokens, vocab) -> List[Tuple[Doc, Doc]]:
     """(predicted, reference) Docs, one pair per sentence: the tokens, and the tokens with
     their entity annotation."""
+    return list(iter_docs(tokens, vocab))
+
+
+def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
+    """`to_docs` one sentence at a time: a Doc costs far more memory than its tokens' array
+    entries, so copies are kept as arrays and become Docs only as they are yielded."""
     strings = vocab.strings
-    words = [strings[int(h)] for h in tokens.orth.tolist()]
     ends = numpy.cumsum(tokens.lengths).tolist()
-    pairs = []
     begin = 0
     for end in ends:
-        w, s = words[begin:end], tokens.space[begin:end].tolist()
+        w = [strings[int(h)] for h in tokens.orth[begin:end].tolist()]
+        s = tokens.space[begin:end].tolist()
         reference = Doc(vocab, words=w, spaces=s)
         if end > begin:
             ents = numpy.stack([tokens.iob[begin:end], tokens.etype[begin:end].astype("i8")], axis=1).astype("u8")
             reference = reference.from_array([ENT_IOB, ENT_TYPE], ents)
-        pairs.append((Doc(vocab, words=w, spaces=s), reference))
+        yield Doc(vocab, words=w, spaces=s), reference
         begin = end
-    return pairs
 
 
 class AugmentedCorpus:
@@ -280,14 +285,17 @@ class AugmentedCorpus:
             yield from examples
             return
         source = Source(corpus_tokens([eg.reference for eg in examples]), self.power)
+        # every copy is drawn over the whole corpus at once (array operations), and the
+        # order is example i then its copies; so the copies are held as token arrays (tens
+        # of bytes a token) and each sentence becomes Docs only when it is yielded
         copies = [
-            to_docs(augment(source, self.plan(k), numpy.random.default_rng([self.seed, k])), nlp.vocab)
+            iter_docs(augment(source, self.plan(k), numpy.random.default_rng([self.seed, k])), nlp.vocab)
             for k in range(self.copies)
         ]
-        for i, eg in enumerate(examples):
+        for eg in examples:
             yield eg
             for pairs in copies:
-                yield Example(*pairs[i])
+                yield Example(*next(pairs))
 
 
 @registry.readers("spacy_auc_ner.Augmented.v1")

@@ -13,6 +13,7 @@ is the steps around it, which `run_recipe` chains (``spacy-auc-ner recipe``)::
     OUTPUT/model-best                the round with the best dev F1 (without raw text: the
                                      one training run's best model)
     OUTPUT/data/{train,dev}.spacy    column files given as --train / --dev, converted
+    OUTPUT/.spacy-auc-ner-outputs.json  the record of the above: all that --overwrite removes
 
 The raw text doubles as the self-training pool, as in the ablation
 (``studies/lowres_recipe.yaml``), where it is the rest of the training split. Without raw text
@@ -22,12 +23,13 @@ and trains once.
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 from spacy.vocab import Vocab
 
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
-from .self_training import check_settings, previous_run, read_pool, remove_run, self_train, train_config
+from ..outputs import OutputFolder
+from .self_training import check_self_train, load_training_config, run_names, run_rounds, train_config
 
 PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
@@ -39,21 +41,12 @@ def _log(text: str) -> None:
     print(f"[recipe] {text}", file=sys.stderr, flush=True)
 
 
-def _previous(output_dir: Path) -> List[Path]:
-    found = previous_run(output_dir)
-    for name in (PRETRAIN_DIR, DATA_DIR, *TRAIN_DIRS):
-        path = output_dir / name
-        if path.exists() and path not in found:
-            found.append(path)
-    return sorted(found)
-
-
 def _pretraining_config(config_path: Path, overrides: Dict[str, Any]):
     """The config with spaCy's defaults filled in (spacy pretrain reads only a filled config)
     and its [pretraining] block checked."""
-    from spacy.util import load_config, load_model_from_config
+    from spacy.util import load_model_from_config
 
-    config = load_config(config_path, overrides=overrides, interpolate=False)
+    config = load_training_config(config_path, overrides)
     block = config.get("pretraining") or {}
     if not block.get("component"):
         raise DataError(
@@ -87,8 +80,9 @@ def run_recipe(
 ) -> Dict[str, Any]:
     """Pretrain, train and self-train ``config_path`` into ``output_dir``; returns a summary:
     the weights, the rounds (as ``rounds.jsonl`` holds them) and the kept model. Every input is
-    checked before anything is trained; a previous run in ``output_dir`` is refused, or
-    removed with ``overwrite``."""
+    read and checked before anything is written, removed or trained; a previous run in
+    ``output_dir`` is refused, or with ``overwrite`` removed as far as its record in the folder
+    goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
     from spacy.training.pretrain import pretrain as spacy_pretrain
 
     config_path, output_dir = Path(config_path), Path(output_dir)
@@ -99,29 +93,33 @@ def run_recipe(
             raise DataError(f"{path}: no such file")
     if pretrain and pretrain_epochs < 1:
         raise DataError(f"--pretrain-epochs: expected 1 or more, got {pretrain_epochs}")
-    if raw is not None:
-        check_settings(rounds, threshold)
-        read_pool(raw)  # a bad line fails now, not after pretraining
-    # column files (token<TAB>BIO) become .spacy files in OUTPUT/data: read now, so that a bad
-    # line fails before anything trains, written once the output folder is checked
-    columns = {role: read_docs(path, Vocab()) for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
+    # every input is read now, so that a bad file or line fails before anything is removed,
+    # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
+    docs = {"train": read_docs(train, Vocab()), "dev": read_docs(dev, Vocab())}
+    columns = {role: docs[role] for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
+    inputs = [config_path, train, dev, raw]
     train, dev = (output_dir / DATA_DIR / f"{role}.spacy" if role in columns else Path(path) for role, path in (("train", train), ("dev", dev)))
     overrides = {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}
+    load_training_config(config_path, overrides)  # a bad override fails now
     raw_text = str(raw if raw is not None else train)
     filled = _pretraining_config(config_path, {**overrides, "paths.raw_text": raw_text, "pretraining.max_epochs": pretrain_epochs}) if pretrain else None
-    previous = _previous(output_dir)
-    if previous and not overwrite:
-        names = ", ".join(p.name for p in previous)
-        raise DataError(f"{output_dir}: already holds a recipe run ({names}); choose another output folder or overwrite it")
-    remove_run(previous)
+    checked = None
+    if raw is not None:
+        checked = check_self_train(config_path, train=train, dev=dev, pool=raw, rounds=rounds, threshold=threshold,
+                                   overrides=overrides, gpu_id=gpu_id, gold=docs["train"])
+    names = [f"{DATA_DIR}/{role}.spacy" for role in columns] + ([PRETRAIN_DIR] if pretrain else [])
+    names += run_names(rounds) if raw is not None else list(TRAIN_DIRS)
+    out = OutputFolder(output_dir, "recipe")
+    out.claim(names, inputs, overwrite, "a recipe run")
+    out.clear()
     output_dir.mkdir(parents=True, exist_ok=True)
-    for role, docs in columns.items():
-        write_docs(output_dir / DATA_DIR / f"{role}.spacy", docs)
-        log(f"--{role}: {len(docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
+    for role, role_docs in columns.items():
+        write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
+        log(f"--{role}: {len(role_docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
 
     summary: Dict[str, Any] = {"config": str(config_path), "raw_text": raw_text, "weights": None, "rounds": [], "pretrain_seconds": None}
     if filled is not None:
-        weights_dir = output_dir / PRETRAIN_DIR
+        weights_dir = out.record(PRETRAIN_DIR)
         weights_dir.mkdir()
         log(f"pretraining the encoder ({filled['pretraining']['component']}) on {raw_text}, {pretrain_epochs} epoch(s)")
         start = time.perf_counter()
@@ -131,12 +129,14 @@ def run_recipe(
         overrides["paths.init_tok2vec"] = summary["weights"]
     if raw is None:
         log(f"training {config_path} on {train} (no raw text: nothing to self-train on)")
+        out.record(*TRAIN_DIRS)
         train_config(config_path, output_dir, overrides, gpu_id)
         summary["model"] = str(output_dir / "model-best")
         return summary
-    records = self_train(
-        config_path, output_dir, train=train, dev=dev, pool=raw, rounds=rounds, threshold=threshold,
-        overrides=overrides, gpu_id=gpu_id, overwrite=True, log=log, progress=progress,
+    checked["overrides"] = {**checked["overrides"], **overrides}  # with the pretrained weights
+    records = run_rounds(
+        out, config_path, train=train, dev=dev, rounds=rounds, threshold=threshold, teacher=None, low_confidence="missing",
+        keep_empty=False, component=None, beam_width=16, gpu_id=gpu_id, log=log, progress=progress, **checked,
     )
     summary["rounds"] = records
     summary["model"] = str(output_dir / "model-best")

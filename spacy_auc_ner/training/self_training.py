@@ -44,6 +44,7 @@ from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
 from ..data.files import write_text
+from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
 from .readers import draw_indices
 
@@ -109,12 +110,13 @@ def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
     return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
 
 
-def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None) -> int:
+def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
     """Write the sentences of a training corpus that the low-resource draw of ``size``
     sentences with ``seed`` (``LowResource.v1``, the ``partition`` files) leaves out, without
     their entities: the experiments' unlabeled pool. ``limit`` keeps the first ``limit`` of
     them in the draw's seeded order. The format follows the suffix: ``.spacy`` (tokens kept),
-    ``.jsonl`` (``{"text": ...}``) or ``.txt`` (one text a line). Returns the number written."""
+    ``.jsonl`` (``{"text": ...}``) or ``.txt`` (one text a line). Returns the number written.
+    The input is never written over; an existing output only with ``overwrite``."""
     input_path, output_path = Path(input_path), Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
@@ -128,6 +130,7 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
     if size >= len(docs):
         raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
     rest = sorted(order[size:] if limit is None else order[size : size + limit])
+    check_output_file(output_path, [input_path], overwrite)
     return write_unlabeled(output_path, [docs[i] for i in rest])
 
 
@@ -254,9 +257,8 @@ def train_config(config_path: PathLike, output_dir: Path, overrides: Dict[str, A
     ``output_dir``; returns ``output_dir / "model-best"``."""
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
-    from spacy.util import load_config
 
-    config = load_config(config_path, overrides=overrides, interpolate=False)
+    config = load_training_config(config_path, overrides)
     nlp = init_nlp(config, use_gpu=gpu_id)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
     return output_dir / "model-best"
@@ -286,22 +288,39 @@ def best_round(records: Sequence[Dict[str, Any]]) -> int:
     return max(range(len(records)), key=lambda i: (records[i]["dev"]["ents_f"] or 0.0, -i))
 
 
-def previous_run(output_dir: Path) -> List[Path]:
-    """The files and folders of a self-training run in ``output_dir``."""
-    if output_dir.exists() and not output_dir.is_dir():
-        raise DataError(f"{output_dir}: exists and is not a folder")
-    found = output_dir.iterdir() if output_dir.exists() else []
-    names = ("rounds.jsonl", "model-best", ".model-best.partial")
-    return sorted(p for p in found if p.name in names or p.name.startswith(("round-", ".round-")))
+def run_names(rounds: int) -> List[str]:
+    """The entries a self-training run of ``rounds`` rounds writes in its output folder."""
+    rounds_ = [name for k in range(rounds + 1) for name in (f"round-{k}", f".round-{k}.partial")]
+    return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
 
 
-def remove_run(paths: Sequence[Path]) -> None:
-    """Delete the files and folders of a previous run (once the user allowed overwriting it)."""
-    for path in paths:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+def load_training_config(config_path: PathLike, overrides: Dict[str, Any]):
+    """The config with ``overrides`` (not interpolated); a file that is not UTF-8 text or an
+    override that names no section is one line naming the file."""
+    from spacy.util import load_config
+
+    try:
+        return load_config(config_path, overrides=overrides, interpolate=False)
+    except UnicodeDecodeError as err:
+        raise DataError(f"{config_path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except ConfigValidationError as err:
+        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
+        raise DataError(f"{config_path}: {problems or err.title}") from None
+
+
+def check_component(config, component: Optional[str], where: PathLike) -> None:
+    """Refuse a config whose pipeline has no pipe to label the pool with (``component``, or
+    any auc_ner or ner pipe), before round 0 trains it."""
+    pipeline = list(config.get("nlp", {}).get("pipeline", []))
+    factories = {name: (config.get("components", {}).get(name) or {}).get("factory") for name in pipeline}
+    kinds = ("auc_ner", "ner")
+    if component is not None:
+        if component not in pipeline:
+            raise DataError(f"--component: the pipeline of {where} has no pipe {component!r} (it has {', '.join(pipeline) or 'none'})")
+        if factories[component] not in kinds:
+            raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
+    elif not any(f in kinds for f in factories.values()):
+        raise DataError(f"{where}: the pipeline ({', '.join(pipeline) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
 
 
 def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
@@ -337,46 +356,105 @@ def self_train(
     progress: bool = True,
 ) -> List[Dict[str, Any]]:
     """Run round 0 (the teacher) and ``rounds`` self-training rounds; returns the records
-    written to ``rounds.jsonl``. Every input is checked before anything is trained; a
-    previous run in ``output_dir`` is refused, or removed with ``overwrite``."""
-    import spacy
-    from spacy.util import load_config
-
+    written to ``rounds.jsonl``. Every input is read and checked before anything is written
+    or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
+    as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
+    of the user's is never removed, and an input inside what would be removed is refused."""
     config_path, output_dir = Path(config_path), Path(output_dir)
+    checked = check_self_train(
+        config_path, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold, teacher=teacher,
+        low_confidence=low_confidence, beam_width=beam_width, component=component, overrides=overrides, gpu_id=gpu_id,
+    )
+    out = OutputFolder(output_dir, "self-train")
+    out.claim(run_names(rounds), [config_path, train, dev, pool, teacher], overwrite, "a self-training run")
+    out.clear()
+    return run_rounds(
+        out, config_path, train=Path(train), dev=dev, rounds=rounds, threshold=threshold, teacher=teacher,
+        low_confidence=low_confidence, keep_empty=keep_empty, component=component, beam_width=beam_width,
+        gpu_id=gpu_id, log=log, progress=progress, **checked,
+    )
+
+
+def check_self_train(
+    config_path: Path,
+    *,
+    train: Optional[PathLike],
+    dev: PathLike,
+    pool: PathLike,
+    rounds: int,
+    threshold: float,
+    teacher: Optional[PathLike] = None,
+    low_confidence: str = "missing",
+    beam_width: int = 16,
+    component: Optional[str] = None,
+    overrides: Optional[Dict[str, Any]] = None,
+    gpu_id: int = -1,
+    gold: Optional[List[Doc]] = None,
+) -> Dict[str, Any]:
+    """Read and check every input of a self-training run, writing nothing: the settings, the
+    config and its overrides, the gold, dev and pool files, the teacher and the component.
+    Returns what the rounds need (``gold``, ``items``, ``overrides``, ``first_teacher``);
+    ``gold`` given (by the recipe, which has read its training and dev files itself) stands
+    for ``train``, which need not exist yet."""
+    import spacy
+
     check_settings(rounds, threshold, low_confidence, beam_width)
     if not config_path.is_file():
         raise DataError(f"{config_path}: no such config file")
-    for path in (train, dev) + ((teacher,) if teacher is not None else ()):
+    for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
         if not Path(path).exists():
             raise DataError(f"{path}: no such file or folder")
-    previous = previous_run(output_dir)
-    if previous and not overwrite:
-        names = ", ".join(p.name for p in previous)
-        raise DataError(f"{output_dir}: already holds a self-training run ({names}); choose another output folder or overwrite it")
     items = read_pool(pool)
-    gold = read_docs(train, Vocab())
+    if gold is None:
+        gold = read_docs(train, Vocab())
+        read_docs(dev, Vocab())  # a bad dev file fails now, not after round 0
     overrides = dict(overrides or {})
     overrides["paths.dev"] = str(dev)
-    try:  # bad overrides fail now, not after round 0
-        load_config(config_path, overrides={**overrides, "paths.train": str(train)}, interpolate=False)
-    except ConfigValidationError as err:
-        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
-        raise DataError(f"{config_path}: {problems or err.title}") from None
+    config = load_training_config(config_path, {**overrides, "paths.train": str(train)})  # bad overrides fail now
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     first_teacher = None
     if teacher is not None:
         first_teacher = spacy.load(teacher)
         find_recognizer(first_teacher, component)
+    else:
+        check_component(config, component, config_path)
+    return {"gold": gold, "items": items, "overrides": overrides, "first_teacher": first_teacher}
 
-    remove_run(previous)
+
+def run_rounds(
+    out: OutputFolder,
+    config_path: Path,
+    *,
+    train: Path,
+    dev: PathLike,
+    rounds: int,
+    threshold: float,
+    teacher: Optional[PathLike],
+    low_confidence: str,
+    keep_empty: bool,
+    component: Optional[str],
+    beam_width: int,
+    gpu_id: int,
+    log: Callable[[str], None],
+    progress: bool,
+    gold: List[Doc],
+    items: List[PoolItem],
+    overrides: Dict[str, Any],
+    first_teacher: Optional[Language],
+) -> List[Dict[str, Any]]:
+    """Round 0 and the self-training rounds into ``out``, every input already checked and
+    ``out`` claimed; each entry is recorded in ``out`` before it is written."""
+    import spacy
+
+    output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
     records: List[Dict[str, Any]] = []
 
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
         """Build round k in a hidden folder, rename it when complete (a given teacher leaves
         it empty: nothing to keep), then add its line to rounds.jsonl."""
-        partial = output_dir / f".round-{k}.partial"
+        partial = out.record(f".round-{k}.partial", f"round-{k}")
         if partial.exists():
             shutil.rmtree(partial)
         partial.mkdir()
@@ -387,7 +465,7 @@ def self_train(
         finally:
             if partial.exists():
                 shutil.rmtree(partial)
-        with (output_dir / "rounds.jsonl").open("a", encoding="utf8") as f:
+        with out.record("rounds.jsonl").open("a", encoding="utf8") as f:
             f.write(json.dumps(record) + "\n")
         records.append(record)
         dev_f = record["dev"]["ents_f"]
@@ -447,7 +525,7 @@ def self_train(
 
         run_round(k, round_k)
     best = best_round(records)
-    partial = output_dir / ".model-best.partial"
+    partial = out.record(".model-best.partial", "model-best")
     shutil.copytree(records[best]["model"], partial)
     os.replace(partial, output_dir / "model-best")
     log(f"model-best: round {best} (dev F1 {records[best]['dev']['ents_f'] or 0.0:.3f})")

@@ -1,0 +1,135 @@
+"""What a command may write: the one place that keeps a user's files safe.
+
+The rule, for every command of the package: **a command never deletes or replaces anything
+it did not create itself, never writes over one of its own inputs, and checks every input
+before it deletes or writes anything.**
+
+- A single output file (`convert`, `config -o`, `pretrain-config`, `pool`): refused when it
+  is one of the command's inputs (the same file through any path, links included), and
+  when it exists, unless the user passed ``--overwrite`` (:func:`check_output_file`).
+- An output folder (`recipe`, `self-train`): the command keeps a record of every entry it
+  writes, in ``OUTPUT/.spacy-auc-ner-outputs.json`` (written *before* the entry, so a
+  killed run is recorded too). ``--overwrite`` removes only what a previous run of the same
+  command recorded there; an entry the run would write that the record does not hold (the
+  user's own ``model-best``, a ``data/train.spacy`` of theirs) is refused, never removed, and
+  anything else in the folder is left alone (:class:`OutputFolder`).
+- Inputs: an input that is, or lies inside, something the run would write or remove is
+  refused (``self-train --model OUT/model-best --overwrite`` would delete its own teacher).
+
+Commands read and check their inputs first and call :meth:`OutputFolder.clear` only then.
+"""
+import json
+import shutil
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Union
+
+from .data.files import DataError, write_json
+
+PathLike = Union[str, Path]
+MANIFEST = ".spacy-auc-ner-outputs.json"
+
+
+def _resolved(path: PathLike) -> Path:
+    return Path(path).expanduser().resolve()
+
+
+def same_or_inside(path: PathLike, container: PathLike) -> bool:
+    """Whether ``path`` is ``container`` or lies inside it, links resolved."""
+    p, c = _resolved(path), _resolved(container)
+    if p == c or c in p.parents:
+        return True
+    try:  # hard links and other aliases of one file
+        return Path(path).exists() and Path(container).exists() and Path(path).samefile(container)
+    except OSError:
+        return False
+
+
+def check_output_file(output: PathLike, inputs: Iterable[Optional[PathLike]], overwrite: bool = False, option: str = "--overwrite") -> None:
+    """Refuse to write ``output`` over one of ``inputs``, or over any existing file unless
+    ``overwrite``; a folder is never replaced by a file."""
+    output = Path(output)
+    for path in inputs:
+        if path is not None and same_or_inside(output, path):
+            raise DataError(f"{output}: is an input of this command ({path}); write the output to another file")
+    if output.is_dir():
+        raise DataError(f"{output}: is a folder; give a file name")
+    if output.exists() and not overwrite:
+        raise DataError(f"{output}: already exists; choose another file, or pass {option} to replace it")
+
+
+class OutputFolder:
+    """An output folder and the record of what ``command`` wrote there."""
+
+    def __init__(self, folder: PathLike, command: str):
+        self.folder, self.command = Path(folder), command
+        if self.folder.exists() and not self.folder.is_dir():
+            raise DataError(f"{self.folder}: exists and is not a folder")
+        self.recorded: List[str] = self._read()
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / MANIFEST
+
+    def _read(self) -> List[str]:
+        if not self.manifest.exists():
+            return []
+        try:
+            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+            names = data["written"]
+            command = data["command"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise DataError(f"{self.manifest}: not a record of written outputs this package can read; move it or choose another output folder") from None
+        if command != self.command:
+            raise DataError(f"{self.folder}: holds the outputs of a '{command}' run, which '{self.command}' does not replace; choose another output folder")
+        return [str(n) for n in names]
+
+    def _present(self, names: Iterable[str]) -> List[str]:
+        return sorted({n for n in names if (self.folder / n).exists() or (self.folder / n).is_symlink()})
+
+    def claim(self, names: Sequence[str], inputs: Iterable[Optional[PathLike]], overwrite: bool, what: str) -> None:
+        """Check, deleting nothing yet, that the run may write ``names`` (paths relative to
+        the folder): none of them, and nothing ``overwrite`` would remove, holds an input;
+        without ``overwrite`` the folder holds no earlier run and none of ``names``; with it,
+        every one of ``names`` present was recorded by an earlier run of this command."""
+        previous = self._present(self.recorded)
+        clashes = self._present(names)
+        if (previous or clashes) and not overwrite:
+            found = ", ".join(sorted(set(previous) | set(clashes)))
+            raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
+        foreign = [n for n in clashes if n not in self.recorded]
+        if foreign:
+            raise DataError(
+                f"{self.folder}: {', '.join(foreign)} not written by an earlier '{self.command}' run here "
+                f"(no record in {MANIFEST}), so --overwrite leaves it; move it or choose another output folder"
+            )
+        for path in inputs:
+            if path is None:
+                continue
+            for name in sorted(set(names) | set(previous)):
+                if same_or_inside(path, self.folder / name):
+                    raise DataError(f"{path}: an input of this command lies in {self.folder / name}, which it would write over; move the input or choose another output folder")
+
+    def clear(self) -> None:
+        """Remove what earlier runs of this command recorded (call after `claim` and after
+        every input is read)."""
+        for name in self._present(self.recorded):
+            path = self.folder / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        self.recorded = []
+        if self.manifest.exists():
+            self._write()
+
+    def record(self, *names: str) -> Path:
+        """Note ``names`` as written by this run (before writing them); returns the path of
+        the first."""
+        new = [n for n in names if n not in self.recorded]
+        if new:
+            self.recorded.extend(new)
+            self._write()
+        return self.folder / names[0]
+
+    def _write(self) -> None:
+        write_json(self.manifest, {"command": self.command, "written": self.recorded})

@@ -1,0 +1,288 @@
+"""Nothing a user has is ever lost (issue 25): a command never deletes or replaces anything it
+did not create itself, never writes over one of its inputs, and checks every input before it
+deletes or writes anything (spacy_auc_ner/outputs.py). Training is replaced by a stand-in that
+writes what `spacy train` writes: these tests are about files, not models."""
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+from typer.testing import CliRunner
+
+from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.data.files import DataError
+from spacy_auc_ner.outputs import MANIFEST, OutputFolder, check_output_file, same_or_inside
+from spacy_auc_ner.training import recipe as recipe_module
+from spacy_auc_ner.training import self_training
+from toy_data import TOY
+
+CONFIGS = Path(__file__).parents[1] / "configs"
+RECIPE = CONFIGS / "lowres_best.cfg"
+runner = CliRunner()
+
+
+def _error(result) -> str:
+    assert result.exit_code == 1, (result.exit_code, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+def _hashes(folder: Path):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _tsv(path: Path, copies: int = 1) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY * copies))
+    return path
+
+
+def _docbin(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=w, ents=t) for w, t in TOY]).to_disk(path)
+    return path
+
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    """`spacy train` and `spacy pretrain` replaced by stand-ins that write their folders."""
+    calls = []
+
+    def train(config_path, output_dir, overrides, gpu_id=-1):
+        calls.append(("train", overrides))
+        for name in ("model-best", "model-last"):
+            (Path(output_dir) / name).mkdir(parents=True)
+            (Path(output_dir) / name / "meta.json").write_text("{}")
+        return Path(output_dir) / "model-best"
+
+    def pretrain(config, output_dir, **kwargs):
+        calls.append(("pretrain", config["paths"]["raw_text"]))
+        (Path(output_dir) / "model-last.bin").write_bytes(b"w")
+
+    monkeypatch.setattr(recipe_module, "train_config", train)
+    monkeypatch.setattr("spacy.training.pretrain.pretrain", pretrain)
+    return calls
+
+
+def _recipe(out, train, dev, *extra):
+    return runner.invoke(app, ["recipe", str(out), "--train", str(train), "--dev", str(dev), "--config", str(RECIPE), *map(str, extra)])
+
+
+# -- the rule in one place -------------------------------------------------------------------
+
+
+def test_same_or_inside_through_links(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f.txt").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    (tmp_path / "hard.txt").hardlink_to(tmp_path / "a" / "f.txt")
+    assert same_or_inside(tmp_path / "link" / "f.txt", tmp_path / "a")
+    assert same_or_inside(tmp_path / "hard.txt", tmp_path / "a" / "f.txt")
+    assert same_or_inside(tmp_path / "a", tmp_path / "a")
+    assert not same_or_inside(tmp_path / "a", tmp_path / "a" / "f.txt")
+    assert not same_or_inside(tmp_path / "ab", tmp_path / "a")
+
+
+def test_check_output_file(tmp_path):
+    src = tmp_path / "a.tsv"
+    src.write_text("x")
+    with pytest.raises(DataError, match=r"a.tsv: is an input of this command"):
+        check_output_file(tmp_path / "." / "a.tsv", [src], overwrite=True)
+    with pytest.raises(DataError, match=r"b.tsv: already exists; choose another file, or pass --overwrite"):
+        (tmp_path / "b.tsv").write_text("y")
+        check_output_file(tmp_path / "b.tsv", [src])
+    check_output_file(tmp_path / "b.tsv", [src], overwrite=True)
+    check_output_file(tmp_path / "c.tsv", [src])
+
+
+def test_output_folder_removes_only_what_it_recorded(tmp_path):
+    out = OutputFolder(tmp_path / "out", "demo")
+    out.claim(["run", "log"], [], overwrite=False, what="a demo run")
+    out.folder.mkdir()
+    out.record("run").mkdir()
+    (tmp_path / "out" / "mine.txt").write_text("the user's")
+    again = OutputFolder(tmp_path / "out", "demo")
+    with pytest.raises(DataError, match=r"already holds a demo run \(run\)"):
+        again.claim(["run"], [], overwrite=False, what="a demo run")
+    again.claim(["run"], [], overwrite=True, what="a demo run")
+    again.clear()
+    assert sorted(p.name for p in out.folder.iterdir()) == [MANIFEST, "mine.txt"]
+    # an entry of the run's that the record lacks is the user's: refused, with or without --overwrite
+    (tmp_path / "out" / "log").write_text("the user's log")
+    with pytest.raises(DataError, match=r"log not written by an earlier 'demo' run here"):
+        OutputFolder(tmp_path / "out", "demo").claim(["run", "log"], [], overwrite=True, what="a demo run")
+    # another command's record is not this command's to replace
+    with pytest.raises(DataError, match=r"holds the outputs of a 'demo' run, which 'other' does not replace"):
+        OutputFolder(tmp_path / "out", "other")
+
+
+# -- 1. recipe --overwrite deleted the user's folders by name -----------------------------------
+
+
+def test_recipe_overwrite_keeps_the_users_data_folder_with_column_inputs(tmp_path, fake_training):
+    proj = tmp_path / "proj"
+    train, dev = _tsv(proj / "data" / "train.tsv"), _tsv(proj / "data" / "dev.tsv")
+    (proj / "data" / "other_file.tsv").write_text("not the recipe's\n")
+    before = _hashes(proj)
+    result = _recipe(proj, train, dev, "--no-pretrain", "--overwrite")
+    assert result.exit_code == 0, result.output
+    after = _hashes(proj)
+    assert {k: after[k] for k in before} == before  # train.tsv, dev.tsv, other_file.tsv untouched
+    assert (proj / "data" / "train.spacy").exists() and (proj / "model-best").is_dir()
+    assert json.loads((proj / MANIFEST).read_text()) == {
+        "command": "recipe", "written": ["data/train.spacy", "data/dev.spacy", "model-best", "model-last"]}
+
+
+def test_recipe_overwrite_with_spacy_inputs_in_the_output_folder(tmp_path, fake_training):
+    proj = tmp_path / "proj"
+    train, dev = _docbin(proj / "data" / "train.spacy"), _docbin(proj / "data" / "dev.spacy")
+    before = _hashes(proj)
+    assert _recipe(proj, train, dev, "--no-pretrain", "--overwrite").exit_code == 0
+    assert _recipe(proj, train, dev, "--no-pretrain", "--overwrite").exit_code == 0  # again: its own run replaced
+    after = _hashes(proj)
+    assert {k: after[k] for k in before} == before
+    assert sorted(p.name for p in proj.iterdir()) == [MANIFEST, "data", "model-best", "model-last"]
+
+
+def test_recipe_overwrite_refuses_a_model_best_it_did_not_write(tmp_path, fake_training):
+    proj = tmp_path / "proj"
+    train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
+    (proj / "model-best").mkdir(parents=True)
+    (proj / "model-best" / "meta.json").write_text("spacy train's")
+    line = _error(_recipe(proj, train, dev, "--no-pretrain", "--overwrite"))
+    assert line == (f"Error: {proj}: model-best not written by an earlier 'recipe' run here (no record in {MANIFEST}), "
+                    "so --overwrite leaves it; move it or choose another output folder")
+    assert (proj / "model-best" / "meta.json").read_text() == "spacy train's" and not fake_training
+
+
+# -- 2. self-train --overwrite deleted its own teacher ------------------------------------------
+
+
+def test_self_train_refuses_a_teacher_inside_what_it_would_replace(tmp_path, monkeypatch, full_configs):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    teach = tmp_path / "teach"
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner").add_label("X")
+    nlp.initialize()
+    teach.mkdir()
+    nlp.to_disk(teach / "model-best")  # as `spacy train --output teach` leaves it
+    train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    args = ["self-train", str(full_configs["spacy_ner"]), str(teach), "--train", str(train), "--dev", str(dev),
+            "--pool", str(tmp_path / "pool.txt"), "--model", str(teach / "model-best"), "--overwrite"]
+    before = _hashes(teach)
+    assert "model-best not written by an earlier 'self-train' run here" in _error(runner.invoke(app, args))
+    # recorded by an earlier self-train run: still refused, as the teacher lies inside it
+    (teach / MANIFEST).write_text(json.dumps({"command": "self-train", "written": ["model-best"]}))
+    line = _error(runner.invoke(app, args))
+    assert line == (f"Error: {teach / 'model-best'}: an input of this command lies in {teach / 'model-best'}, "
+                    "which it would write over; move the input or choose another output folder")
+    assert {k: v for k, v in _hashes(teach).items() if k != MANIFEST} == before
+
+
+# -- 3. --overwrite removed the previous run before the inputs were read -----------------------
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\x00\x01not a docbin"])
+def test_recipe_overwrite_with_a_bad_input_keeps_the_previous_run(tmp_path, fake_training, garbage):
+    out = tmp_path / "out"
+    train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
+    assert _recipe(out, train, dev, "--no-pretrain").exit_code == 0
+    before = _hashes(out)
+    bad = tmp_path / "bad.spacy"
+    bad.write_bytes(garbage)
+    for args in ((bad, dev), (train, bad)):
+        line = _error(_recipe(out, *args, "--overwrite"))
+        assert line.startswith(f"Error: {bad}: ")
+    assert _hashes(out) == before and [c[0] for c in fake_training] == ["train"]
+
+
+def test_self_train_overwrite_with_a_bad_input_keeps_the_previous_run(tmp_path, monkeypatch, full_configs):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rounds.jsonl").write_text('{"round": 0}\n')
+    (out / MANIFEST).write_text(json.dumps({"command": "self-train", "written": ["rounds.jsonl"]}))
+    train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    (tmp_path / "bad.spacy").write_bytes(b"garbage")
+    before = _hashes(out)
+    base = ["self-train", str(full_configs["spacy_ner"]), str(out), "--pool", str(tmp_path / "pool.txt"), "--overwrite"]
+    for train_dev in (["--train", tmp_path / "bad.spacy", "--dev", dev], ["--train", train, "--dev", tmp_path / "bad.spacy"]):
+        assert _error(runner.invoke(app, base + [str(a) for a in train_dev])).startswith(f"Error: {tmp_path / 'bad.spacy'}: not a readable .spacy")
+    assert _hashes(out) == before
+
+
+# -- 4. pool X X replaced the gold corpus ------------------------------------------------------
+
+
+def test_pool_refuses_to_write_over_its_input(tmp_path):
+    corpus = _docbin(tmp_path / "train.spacy")
+    before = corpus.read_bytes()
+    line = _error(runner.invoke(app, ["pool", str(corpus), str(tmp_path / "." / "train.spacy"), "--size", "2", "--overwrite"]))
+    assert line == f"Error: {tmp_path / 'train.spacy'}: is an input of this command ({corpus}); write the output to another file"
+    assert corpus.read_bytes() == before
+    (tmp_path / "pool.txt").write_text("mine\n")
+    assert "pool.txt: already exists" in _error(runner.invoke(app, ["pool", str(corpus), str(tmp_path / "pool.txt"), "--size", "2"]))
+    assert (tmp_path / "pool.txt").read_text() == "mine\n"
+    assert runner.invoke(app, ["pool", str(corpus), str(tmp_path / "pool.txt"), "--size", "2", "--overwrite"]).exit_code == 0
+
+
+# -- 5. inputs checked only after work had started ----------------------------------------------
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\x00\x01not a docbin"])
+def test_recipe_checks_spacy_inputs_before_pretraining(tmp_path, fake_training, garbage):
+    bad = tmp_path / "train.spacy"
+    bad.write_bytes(garbage)
+    assert _error(_recipe(tmp_path / "out", bad, _docbin(tmp_path / "dev.spacy"))).startswith(f"Error: {bad}: ")
+    assert not fake_training and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"dev": "bad.spacy"}, "bad.spacy: not a readable .spacy"),
+    ({"component": "nosuch"}, "--component: the pipeline of .*spacy_ner.cfg has no pipe 'nosuch' \\(it has ner\\)"),
+])
+def test_self_train_checks_dev_and_component_before_round_zero(tmp_path, monkeypatch, full_configs, change, message):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    (tmp_path / "bad.spacy").write_bytes(b"garbage")
+    (tmp_path / "pool.txt").write_text("a text\n")
+    kwargs = dict(train=_docbin(tmp_path / "train.spacy"), dev=_docbin(tmp_path / "dev.spacy"), pool=tmp_path / "pool.txt", progress=False)
+    kwargs.update({k: (tmp_path / v if k == "dev" else v) for k, v in change.items()})
+    with pytest.raises(DataError, match=message):
+        self_training.self_train(full_configs["spacy_ner"], tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+# -- 11. single-file outputs replaced any file without asking ----------------------------------
+
+
+def test_config_output_is_never_an_input_nor_an_existing_file(tmp_path):
+    target = tmp_path / "mydata.spacy"
+    target.write_bytes(b"the user's corpus")
+    assert "mydata.spacy: already exists; choose another file, or pass --overwrite" in _error(runner.invoke(app, ["config", "ce", "-o", str(target)]))
+    assert target.read_bytes() == b"the user's corpus"
+    method = CONFIGS / "methods" / "ce.cfg"
+    line = _error(runner.invoke(app, ["config", "ce", "-o", str(method), "--overwrite"]))
+    assert line.startswith(f"Error: {method}: is an input of this command")
+    assert runner.invoke(app, ["config", "ce", "-o", str(target), "--overwrite"]).exit_code == 0
+    assert target.read_text().startswith("# Written by `spacy-auc-ner config ce")
+
+
+def test_pretrain_config_and_convert_keep_existing_files(tmp_path, full_configs):
+    base, fragment = full_configs["spacy_ner"], CONFIGS / "pretrain" / "characters.cfg"
+    before = base.read_bytes()
+    assert _error(runner.invoke(app, ["pretrain-config", str(base), str(fragment), str(base), "--overwrite"])).startswith(f"Error: {base}: is an input")
+    assert base.read_bytes() == before
+    corpus = _docbin(tmp_path / "corpus.spacy")
+    assert "corpus.spacy: already exists" in _error(runner.invoke(app, ["pretrain-config", str(base), str(fragment), str(corpus)]))
+    src = _tsv(tmp_path / "a.tsv")
+    text = src.read_text()
+    assert _error(runner.invoke(app, ["convert", str(src), str(src), "--overwrite"])).startswith(f"Error: {src}: is an input")
+    (tmp_path / "b.spacy").write_bytes(b"x")
+    assert "b.spacy: already exists" in _error(runner.invoke(app, ["convert", str(src), str(tmp_path / "b.spacy")]))
+    assert src.read_text() == text and (tmp_path / "b.spacy").read_bytes() == b"x"
