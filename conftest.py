@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
+from shared_data import SHARED_DATA, shared_corpus  # noqa: F401 (tests import them from here)
 from toy_data import TOY, make_examples
 
-SHARED_DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 @pytest.fixture
 def nlp():
@@ -28,11 +28,7 @@ def toy_corpus(tmp_path):
     return tmp_path
 
 
-def shared_corpus(name: str) -> Path:
-    path = SHARED_DATA / name
-    if not (path / "train.tsv").exists():
-        pytest.skip(f"corpus {name} not found under {SHARED_DATA} (set SPACY_AUC_NER_DATA to a folder with <corpus>/train.tsv)")
-    return path
+
 
 
 
@@ -40,9 +36,9 @@ def shared_corpus(name: str) -> Path:
 def full_configs(tmp_path_factory):
     """The full training configs of some CPU methods, as `spacy-auc-ner config NAME` writes them
     (for tests that hand a config file to a command)."""
-    from spacy_auc_ner.study.methods import method_config
+    from spacy_auc_ner.methods import method_config
 
-    configs = Path(__file__).resolve().parents[1] / "configs"
+    configs = Path(__file__).resolve().parent / "configs"
     folder = tmp_path_factory.mktemp("configs")
     paths = {}
     for name in ("spacy_ner", "ova_auc_all", "bilstm_crf"):

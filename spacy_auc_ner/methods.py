@@ -29,11 +29,11 @@ from confection import ConfigValidationError
 from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
 from thinc.api import Config
 
-from ..data.files import PathLike
+from .data.files import PathLike
 
 # the configs that ship with the package (configs/ in a checkout links to them), so that the
 # methods, bases and recipes are there after any pip install
-DEFAULT_CONFIGS_DIR = Path(__file__).resolve().parents[1] / "configs"
+DEFAULT_CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 METHODS_FOLDER = "methods"
 # encoder family -> its base config in the configs folder
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}

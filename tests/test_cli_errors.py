@@ -182,7 +182,7 @@ def test_config_to_a_path_that_cannot_be_created(tmp_path, blocker):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["study", "run"], "Error: Missing argument 'spec'. (see: spacy-auc-ner study run --help)"),
+        (["study", "run"], "Error: Missing argument 'spec'. (see: python -m auc_ner_lab study run --help)"),
         (["study", "run", "x.yaml", "--workers", "abc"], "Error: Invalid value for '--workers' / '-w': "),
         (["partition", "a.tsv", "out", "--bogus"], "Error: No such option: --bogus"),
         (["nothing-like-this"], "Error: No such command 'nothing-like-this'."),
@@ -203,5 +203,5 @@ def test_the_entry_point_returns_the_commands_status(capsys, tmp_path):
     assert main(["corpus", "get", "nope", str(tmp_path / "x")]) == 1
     assert capsys.readouterr().err.strip() == "Error: unknown corpus 'nope'; known corpora: conll2003, ncbi_disease, s800"
     assert main(["--help"]) == 0 and "Usage: spacy-auc-ner" in capsys.readouterr().out
-    done = subprocess.run([sys.executable, "-m", "spacy_auc_ner", "study", "run"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "auc_ner_lab", "study", "run"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().startswith("Error: Missing argument 'spec'.")

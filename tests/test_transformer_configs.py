@@ -11,7 +11,7 @@ import yaml
 from spacy.training import Example
 from spacy.util import load_model_from_config
 
-from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.methods import method_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

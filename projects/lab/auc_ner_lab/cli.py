@@ -1,13 +1,23 @@
-"""`spacy-auc-ner study run|report|figure1`: the study's command line (a typer sub-app).
-
-Mounted into the main app as ``study``; also runnable alone: ``python -m spacy_auc_ner.cli.study``.
-"""
+"""The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
+(``study run|report|verdicts|figure1``), the known corpora (``corpus get|list``), their
+statistics (``stats``, Table I) and low-resource partitions (``partition``). Expected failures
+end a command with one ``Error:`` line, as in the package's own command line."""
+import functools
+import json
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from .errors import fail, one_line_errors
+from spacy_auc_ner.cli import main as package_main
+from spacy_auc_ner.cli.errors import EXPECTED, fail
+from spacy_auc_ner.cli.errors import one_line_errors as _package_errors
+from spacy_auc_ner.data.files import DataError
+
+from .runner import StudyError
+
+# the package's expected errors plus a study lock held by another run
+one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError,))
 
 study_app = typer.Typer(
     name="study",
@@ -46,8 +56,8 @@ def run_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
     """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell."""
-    from ..study.runner import plan, read_results, run_study
-    from ..study.spec import load_spec
+    from .runner import plan, read_results, run_study
+    from .spec import load_spec
 
     study = load_spec(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
@@ -103,15 +113,15 @@ def report_command(
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
     a markdown table (printed and saved as report.md), summary.json and the plots."""
-    from ..study.report import write_report
-    from ..study.spec import DEFAULT_BASELINE, DEFAULT_METRIC
+    from .report import write_report
+    from .spec import DEFAULT_BASELINE, DEFAULT_METRIC
 
     if not 0 < confidence < 1:
         fail(f"--confidence must lie in (0, 1), not {confidence}")
     out = out or results.with_name(results.stem + "_report")
     cell_ids, value_order = None, ()
     if spec is not None:
-        from ..study.spec import load_spec
+        from .spec import load_spec
 
         study = load_spec(spec, set_values=set_values, only_corpora=corpus, only_methods=method)
         cell_ids = [c.id for c in study.cells()]
@@ -137,8 +147,8 @@ def verdicts_command(
     """A verdict per claim of the papers: the paired difference of its two methods over every
     matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
     contradicted / not measured."""
-    from ..data.files import write_text
-    from ..study.verdicts import load_claims, markdown_table, verdicts
+    from spacy_auc_ner.data.files import write_text
+    from .verdicts import load_claims, markdown_table, verdicts
 
     table = markdown_table(verdicts(load_claims(claims)))
     typer.echo(table, nl=False)
@@ -156,7 +166,7 @@ def figure1_command(
     pipe_name: str = typer.Option("auc_ner", "--pipe", help="Name of the OVA component in the pipelines"),
 ):
     """Figure 1 of the OVA paper: each token's probability for its gold label against the best other label, one panel per model."""
-    from ..study.figure1 import figure1
+    from .figure1 import figure1
 
     pairs = []
     for item in models:
@@ -171,3 +181,112 @@ def figure1_command(
         typer.echo(f"{title}: " + ", ".join(f"{k} {v:.1%}" for k, v in s.items()))
     _err(f"wrote {out.with_suffix('.png')} and {out.with_suffix('.svg')}")
 
+app = typer.Typer(
+    name="auc-ner-lab",
+    help="The lab of spacy-auc-ner: studies that compare NER objectives, the known corpora, their statistics and low-resource partitions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(study_app, name="study")
+
+
+def _ints(text: str, option: str) -> List[int]:
+    try:
+        values = [int(x) for x in text.replace(" ", ",").split(",") if x]
+    except ValueError:
+        raise DataError(f"{option}: expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise DataError(f"{option}: expected positive integers, got {text!r}")
+    return values
+
+
+@app.command()
+@one_line_errors
+def stats(
+    paths: List[str] = typer.Argument(..., help="Corpus folders (with train/dev/test .spacy or .tsv), files, or known corpus names."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of markdown tables."),
+    base: float = typer.Option(2.0, help="Log base of the rareness r_t = -log(share of tokens of type t)."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for known corpus names (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
+):
+    """Corpus statistics (Table I of the papers) as markdown, or JSON.
+
+    Sentences and tokens per split, entity types, % of B/I/O tokens, % of sentences with an
+    entity, and each type's token share and rareness r_t.
+    """
+    from .corpora import CORPORA, locate
+    from .corpus_stats import corpus_statistics, to_markdown
+
+    results = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists() and p in CORPORA:
+            found = locate(p, data_dir)
+            if found is None:
+                raise DataError(f"{p}: no local copy found; fetch it with 'python -m auc_ner_lab corpus get {p} DIR'")
+            path = found
+        results.append(corpus_statistics(path, name=path.name if path.is_dir() else None, base=base))
+    typer.echo(json.dumps(results, indent=2) if as_json else to_markdown(results))
+
+@app.command()
+@one_line_errors
+def partition(
+    input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
+    output_dir: Path = typer.Argument(..., help="Folder for the partitions and manifest.json."),
+    sizes: str = typer.Option("20,50,100,200,300,400,500", help="Comma-separated training set sizes (sentences)."),
+    partitions: int = typer.Option(10, help="Random partitions per size."),
+    seed: int = typer.Option(0, help="Base seed: partition p of every size uses seed + p."),
+    entity_percent: Optional[float] = typer.Option(None, help="Draw with the imbalance generator instead: this % of entity tokens."),
+    tolerance: float = typer.Option(0.1, help="With --entity-percent: allowed relative miss of the target."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write low-resource training sets (sizes x partitions) and a JSON manifest.
+
+    Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
+    yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
+    """
+    from .partitions import write_partitions
+
+    size_list = _ints(sizes, "--sizes")
+    if partitions < 1:
+        raise DataError(f"--partitions: expected a positive integer, got {partitions}")
+    if fmt not in ("spacy", "tsv"):
+        raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
+    manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
+    typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
+
+@corpus_app.command("get")
+@one_line_errors
+def corpus_get(
+    name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),
+    output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for NAME/{train,dev,test}.tsv (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write a known corpus's train/dev/test to OUTPUT_DIR.
+
+    From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
+    downloaded at their pinned commits, checked against their git blob ids and converted.
+    """
+    from .corpora import get_corpus
+
+    summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
+    counts = ", ".join(f"{s} {f['sentences']}" for s, f in summary["files"].items())
+    typer.echo(f"{name} from {summary['origin']}: {counts} sentences -> {output_dir}", err=True)
+
+@corpus_app.command("list")
+@one_line_errors
+def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to look in first.")):
+    """List the known corpora and where a local copy was found."""
+    from .corpora import CORPORA, locate
+
+    for name, source in CORPORA.items():
+        found = locate(name, data_dir)
+        typer.echo(f"{name}\t{source.description}\t{found or 'not found locally (download from github.com/' + source.repo + ')'}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the lab's command line on `argv` (None: ``sys.argv[1:]``); returns the exit status."""
+    return package_main(argv, app=app, prog_name="auc-ner-lab")

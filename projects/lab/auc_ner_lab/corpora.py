@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .columns import DataError, Sentence, columns_text, parse_columns, sentences_to_docs, write_columns, write_docs
+from spacy_auc_ner.data.columns import DataError, Sentence, columns_text, parse_columns, sentences_to_docs, write_columns, write_docs
 
 # the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
@@ -177,7 +177,7 @@ def get_corpus(
     one is found, else from the original files (downloaded and checked). Returns a summary."""
     from spacy.vocab import Vocab
 
-    from .columns import read_columns
+    from spacy_auc_ner.data.columns import read_columns
 
     if fmt not in ("spacy", "tsv"):
         raise DataError(f"unknown output format {fmt!r}; choose spacy or tsv")

@@ -5,23 +5,14 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from .columns import DataError, Sentence, read_sentences
+from spacy_auc_ner.data.columns import DataError, Sentence, read_sentences
+from spacy_auc_ner.data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
+from spacy_auc_ner.training.resampling import rareness
+
 from .corpora import SPLITS
-from .entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
+
 _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
-
-def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
-    """(T,) r_t = -log_base(tokens of type t / all tokens): the self-information of a token
-    being of type t."""
-    counts = numpy.asarray(type_tokens, dtype="f8")
-    if n_tokens <= 0:
-        raise ValueError("rareness needs a corpus with at least one token")
-    if base <= 0 or base == 1:
-        raise ValueError(f"[base] log base must be positive and not 1, got {base}")
-    if (counts <= 0).any() or (counts > n_tokens).any():
-        raise ValueError("rareness needs each type's token count in 1..n_tokens")
-    return -numpy.log(counts / n_tokens) / numpy.log(base)
 
 
 def split_statistics(sentences: Sequence[Sentence], base: float = 2.0) -> dict:

@@ -20,8 +20,8 @@ from spacy.training.loop import train as train_loop
 from spacy.util import load_config, load_config_from_str
 from thinc.api import Config
 
-from ..data.files import PathLike
-from ..pipeline.scoring import score_entities
+from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.pipeline.scoring import score_entities
 
 
 

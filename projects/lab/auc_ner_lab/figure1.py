@@ -10,8 +10,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from ..data.files import PathLike, save_figure
-from ..labels import label_prefix
+from spacy_auc_ner.data.files import PathLike, save_figure
+from spacy_auc_ner.labels import label_prefix
 
 
 
@@ -53,7 +53,7 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
     `corpus_path` (.spacy), the gold BIO label indices (N,) and the K column names."""
     from spacy.training import Corpus, Example
 
-    from ..ml.activations import sigmoid
+    from spacy_auc_ner.ml.activations import sigmoid
 
     if pipe_name not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {pipe_name!r} (it has {', '.join(nlp.pipe_names)})")
@@ -92,7 +92,7 @@ def plot_figure1(
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
     """Scatter per panel (title, p_gold, p_other, gold): O, B- and I- tokens in three colours."""
-    from ..extras import require
+    from spacy_auc_ner.extras import require
 
     require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt

@@ -5,7 +5,7 @@ fsynced, so a killed study loses at most the cells in flight and a rerun skips e
 whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
 error and the tail of its traceback, and the study goes on; failed cells are retried on the
 next run unless told otherwise. In a tuned study the reported cells of a group wait until its
-tuning trials have rows; the runner then merges the chosen grid point (`study/tuning.py`).
+tuning trials have rows; the runner then merges the chosen grid point (`tuning.py`).
 """
 import importlib
 import json
@@ -25,12 +25,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-from ..data.files import PathLike, os_error_text
+from spacy_auc_ner.data.files import PathLike, os_error_text
 from .spec import Cell
 from .tuning import TuningError, resolve, trial_ids
 
 CellFunction = Callable[[Cell], Dict[str, Any]]
-DEFAULT_RUNNER = "spacy_auc_ner.study.runner:run_cell"
+DEFAULT_RUNNER = "auc_ner_lab.runner:run_cell"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 _TRACEBACK_LINES = 30
 
@@ -104,14 +104,14 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
 
 
 def git_commit(checkout: Path) -> Optional[str]:
-    """The checkout's commit, with "+changes" when tracked files other than results/ differ
+    """The checkout's commit, with "+changes" when tracked files other than projects/lab/results/ differ
     from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
     not say what ran); None outside a git checkout."""
     if not (checkout / ".git").exists():
         return None
     try:
         head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
+        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)projects/lab/results"],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -133,7 +133,7 @@ def environment() -> Dict[str, Optional[str]]:
             found[name] = version(name)
         except PackageNotFoundError:
             found[name] = None
-    found["git_commit"] = git_commit(Path(__file__).resolve().parents[2])
+    found["git_commit"] = git_commit(Path(__file__).resolve().parents[3])  # the checkout: projects/lab/auc_ner_lab/../../..
     return found
 
 

@@ -3,7 +3,7 @@
 A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
 base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
 training set is the override of ``[corpora.train]`` built by
-`spacy_auc_ner.training.sets.training_set_config`, so every method of a partition trains on
+`auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
 the same sampled sentences and differences are paired.
 Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
 which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
@@ -20,11 +20,11 @@ import yaml
 from spacy.util import load_config
 from thinc.api import Config
 
-from ..data.corpora import SPLITS
-from ..data.files import PathLike
-from ..pipeline.scoring import METRICS
-from ..training.sets import dev_set_config, training_set_config
-from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path
+from .corpora import SPLITS
+from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.pipeline.scoring import METRICS
+from .sets import dev_set_config, training_set_config
+from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path
 from .training_extras import POOL_STEPS, augmented_block, config_augment, hashable, parse_extras
 from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label, value_text
 

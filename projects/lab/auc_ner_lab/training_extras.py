@@ -45,7 +45,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from thinc.api import Config
 
-from ..training.augmentation import create_augmented
+from spacy_auc_ner.training.augmentation import create_augmented
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
 PRETRAIN_DEFAULTS: Dict[str, Any] = {"objective": "characters", "epochs": 2, "pool": 2000}
@@ -159,7 +159,7 @@ def _reader_docs(config: Config, dot_name: str) -> Iterator:
 
 def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
     """Write the reference Docs that the config's reader ``dot_name`` yields to ``output``."""
-    from ..data.columns import write_docs
+    from spacy_auc_ner.data.columns import write_docs
 
     return write_docs(output, _reader_docs(config, dot_name))
 
@@ -168,7 +168,7 @@ def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) ->
     """``config`` (a cell's training config) filled and merged with the pretraining settings
     ``settings`` (``fragment``, ``epochs``), as `spacy pretrain` and then `spacy train` read it:
     a model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe."""
-    from ..training.pretraining import pretraining_config
+    from spacy_auc_ner.training.pretraining import pretraining_config
 
     config.to_disk(workdir / "cell.cfg")
     config = pretraining_config(workdir / "cell.cfg", settings["fragment"])
@@ -181,7 +181,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     ``extras`` name ``pretrain`` or ``self_train``), then score it like any cell."""
     from spacy.training.pretrain import pretrain
 
-    from ..training.self_training import best_round, self_train, write_pool, write_unlabeled
+    from spacy_auc_ner.training.self_training import best_round, self_train, write_pool, write_unlabeled
     from .experiment import dev_scores, evaluate, train_and_evaluate
 
     extras = cell.extras or {}

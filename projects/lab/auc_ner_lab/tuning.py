@@ -105,7 +105,7 @@ def parse_tune(raw: Any, fail: Callable[[str], None], *, default_metric: Optiona
 
 def known_metrics() -> List[str]:
     """The scores a dev score can be selected on: the study scorer's (``METRICS``)."""
-    from ..pipeline.scoring import METRICS
+    from spacy_auc_ner.pipeline.scoring import METRICS
 
     return sorted(METRICS)
 

@@ -10,10 +10,10 @@
 #   4. training and inference words/s of every method, on the GPU and on one CPU thread
 #      (benchmarks/speed.py), and on the transformer base on the GPU when TRANSFORMER is given;
 #   5. a study on the GPU: studies/preset_cpu.yaml's five methods at 50 sentences, one
-#      partition, `spacy-auc-ner study run --gpu-id 0`, two cells at once.
+#      partition, `python -m auc_ner_lab study run --gpu-id 0`, two cells at once.
 #
 # Usage: benchmarks/gpu_check.sh CORPUS OUT [TRANSFORMER]
-#   CORPUS       folder with train.spacy, dev.spacy and test.spacy (spacy-auc-ner corpus get ...)
+#   CORPUS       folder with train.spacy, dev.spacy and test.spacy (python -m auc_ner_lab corpus get ...)
 #   OUT          folder for the logs, configs and tables
 #   TRANSFORMER  paths.transformer of configs/base_trf.cfg (a Hugging Face name or folder); left
 #                out, the transformer runs are skipped
@@ -92,7 +92,7 @@ if wants speed; then
 fi
 if wants study; then
   step "a study on the GPU: studies/preset_cpu.yaml, 50 sentences, 1 partition, --gpu-id 0"
-  $PY -m spacy_auc_ner study run studies/preset_cpu.yaml --corpora-dir "$(dirname "$corpus")" --set "corpora=[$(basename "$corpus")]" \
+  $PY -m auc_ner_lab study run studies/preset_cpu.yaml --corpora-dir "$(dirname "$corpus")" --set "corpora=[$(basename "$corpus")]" \
     --set 'sizes=[50]' --set 'partitions=1' --gpu-id 0 --workers 2 --results "$out/study_gpu.jsonl" --no-progress
 fi
 

@@ -44,7 +44,7 @@ from thinc.api import get_current_ops
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.study.methods import method_config  # noqa: E402
+from spacy_auc_ner.methods import method_config  # noqa: E402
 
 # ova_auc_all: every classifier every step; ova_auc: Algorithm 1 (grouped); ova_auc_sampled: Algorithm 2
 DEFAULT_METHODS = {

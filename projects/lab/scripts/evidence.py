@@ -73,7 +73,7 @@ def p_text(p, missing: str = "–") -> str:
 def paired_difference(xs, ys):
     """The paired test of xs against ys and its difference in points with the 95 % interval
     of the differences ("+1.2 [-0.3, +2.7]"; no interval from one pair)."""
-    from spacy_auc_ner.study.stats import paired_t_test, summarize
+    from auc_ner_lab.stats import paired_t_test, summarize
 
     t = paired_t_test(xs, ys)
     diff = f"{100 * t.mean_diff:+.1f}"
@@ -87,8 +87,8 @@ def status_table() -> str:
     """How far each campaign has got: finished cells of its grid, tuning trials apart, and the
     training time its rows record (summed over cells, so about twice the wall time with 2
     workers)."""
-    from spacy_auc_ner.study.runner import latest_rows, read_results
-    from spacy_auc_ner.study.spec import load_spec
+    from auc_ner_lab.runner import latest_rows, read_results
+    from auc_ner_lab.spec import load_spec
 
     lines = [
         "| study | reported cells done | tuning trials done | failed | training hours recorded |",
@@ -115,10 +115,10 @@ def ratio_table(name: str, baseline: str) -> str:
     the ratio of the mean F1s over the partitions both have, the paired t-test's p-value; a
     last column pools every (corpus, size, partition) pair; then the mean wall seconds of one
     cell (training, extras and scoring), finished cells only."""
-    from spacy_auc_ner.study.aggregate import aggregate
-    from spacy_auc_ner.study.runner import latest_rows, read_results
-    from spacy_auc_ner.study.spec import load_spec
-    from spacy_auc_ner.study.stats import paired_t_test
+    from auc_ner_lab.aggregate import aggregate
+    from auc_ner_lab.runner import latest_rows, read_results
+    from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.stats import paired_t_test
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
     wanted = {c.id for c in spec.cells()}
@@ -204,9 +204,9 @@ def ratio_table(name: str, baseline: str) -> str:
 def contrast_table(name: str, contrasts) -> str:
     """Per (what, a, b): the paired difference a - b over every (corpus, size, partition) both
     finished, in points with its 95 % interval, the ratio of the means and the p-value."""
-    from spacy_auc_ner.study.aggregate import aggregate
-    from spacy_auc_ner.study.runner import read_results
-    from spacy_auc_ner.study.spec import load_spec
+    from auc_ner_lab.aggregate import aggregate
+    from auc_ner_lab.runner import read_results
+    from auc_ner_lab.spec import load_spec
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
     wanted = {c.id for c in spec.cells()}
@@ -241,8 +241,8 @@ def rerun_table(name: str, contrasts) -> str:
     committed mean F1, the rerun's, their paired difference and the largest difference of one
     cell; then each new method against the rerun of what it changes, both from the same
     environment."""
-    from spacy_auc_ner.study.runner import latest_rows, read_results
-    from spacy_auc_ner.study.spec import load_spec
+    from auc_ner_lab.runner import latest_rows, read_results
+    from auc_ner_lab.spec import load_spec
 
     metric = load_spec(ROOT / "studies" / f"{name}.yaml").metric
     def ok(path):

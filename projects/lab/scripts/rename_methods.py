@@ -1,6 +1,6 @@
 """Rename methods in a study's results file after its spec renamed them, keeping every score.
 
-A cell id hashes the method's name, config file name and extras (spacy_auc_ner/study/spec.py),
+A cell id hashes the method's name, config file name and extras (projects/lab/auc_ner_lab/spec.py),
 so when a spec gives a method a new name (or its config file a new name, content unchanged),
 the rows already trained no longer match and the study would train them again. This rewrites
 each such row's identity (cell_id, method, config, overrides, extras) from the renamed cell of
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from spacy_auc_ner.study.runner import row_identity
-from spacy_auc_ner.study.spec import load_spec
+from auc_ner_lab.runner import row_identity
+from auc_ner_lab.spec import load_spec
 
 
 # what a rename changes: the fields that name the method and what it trains

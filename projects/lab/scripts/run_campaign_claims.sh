@@ -9,7 +9,7 @@
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-.venv/bin/python}
-run() { local name=$1; shift; "$PY" -m spacy_auc_ner study run "studies/$name.yaml" --workers 1 --results "results/$name.jsonl" --no-progress "$@"; }
+run() { local name=$1; shift; "$PY" -m auc_ner_lab study run "studies/$name.yaml" --workers 1 --results "results/$name.jsonl" --no-progress "$@"; }
 case "$1" in
   a)  # MoM > CE and > focal (NCBI-disease 100/200); negative sampling at high masking first
     run campaign_losses

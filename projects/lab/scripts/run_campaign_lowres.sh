@@ -9,7 +9,7 @@
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-.venv/bin/python}
-run() { "$PY" -m spacy_auc_ner study run studies/campaign_lowres.yaml --workers "${WORKERS:-2}" --results results/campaign_lowres.jsonl --no-progress "$@"; }
+run() { "$PY" -m auc_ner_lab study run studies/campaign_lowres.yaml --workers "${WORKERS:-2}" --results results/campaign_lowres.jsonl --no-progress "$@"; }
 run --corpus ncbi_disease --set 'sizes=[20, 50]'
 run --corpus conll2003 --set 'sizes=[20, 50]'
 run --corpus ncbi_disease --set 'sizes=[100, 200]'

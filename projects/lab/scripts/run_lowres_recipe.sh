@@ -5,7 +5,7 @@
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-.venv/bin/python}
-run() { "$PY" -m spacy_auc_ner study run studies/lowres_recipe.yaml --workers "${WORKERS:-1}" --results results/lowres_recipe.jsonl --no-progress "$@"; }
+run() { "$PY" -m auc_ner_lab study run studies/lowres_recipe.yaml --workers "${WORKERS:-1}" --results results/lowres_recipe.jsonl --no-progress "$@"; }
 HEADLINE=(--method spacy_ner --method recipe)
 REMOVALS=(--method recipe_no_augment --method recipe_no_pretrain --method recipe_no_self_train)
 OTHERS=(--method crf --method bilstm_crf --method crf_auc --method bilstm_crf_auc --method bilstm_ova_auc

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_auc_ner.study.spec import load_spec
+from auc_ner_lab.spec import load_spec
 
 ROOT = Path(__file__).parents[1]
 _spec = importlib.util.spec_from_file_location("evidence", ROOT / "scripts" / "evidence.py")

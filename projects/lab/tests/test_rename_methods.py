@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_auc_ner.study.spec import parse_spec
+from auc_ner_lab.spec import parse_spec
 
 ROOT = Path(__file__).parents[1]
 _spec = importlib.util.spec_from_file_location("rename_methods", ROOT / "scripts" / "rename_methods.py")

@@ -7,9 +7,9 @@ import pytest
 from spacy.training.initialize import init_nlp
 from typer.testing import CliRunner
 
-from spacy_auc_ner.cli.study import study_app
-from spacy_auc_ner.study.figure1 import confusion_shares, gold_vs_best_other, ova_token_probabilities, plot_figure1
-from spacy_auc_ner.study.methods import method_config
+from auc_ner_lab.cli import study_app
+from auc_ner_lab.figure1 import confusion_shares, gold_vs_best_other, ova_token_probabilities, plot_figure1
+from spacy_auc_ner.methods import method_config
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(Path(__file__).parent))

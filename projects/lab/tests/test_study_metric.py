@@ -8,10 +8,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from spacy_auc_ner.cli.study import study_app
-from spacy_auc_ner.study.report import write_report
-from spacy_auc_ner.study.runner import read_results
-from spacy_auc_ner.study.spec import DEFAULT_METRIC, SpecError, load_spec, parse_spec
+from auc_ner_lab.cli import study_app
+from auc_ner_lab.report import write_report
+from auc_ner_lab.runner import read_results
+from auc_ner_lab.spec import DEFAULT_METRIC, SpecError, load_spec, parse_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
 SPEC = {"name": "m", "corpora": ["toy"], "methods": ["ce", "ova_auc"], "sizes": [10, 20], "partitions": 2,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spacy_auc_ner.study.runner import read_results, run_study
-from spacy_auc_ner.study.spec import parse_spec
+from auc_ner_lab.runner import read_results, run_study
+from auc_ner_lab.spec import parse_spec
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'spacy-auc-ner[ray]'); the --ray path is untested")
 

@@ -6,8 +6,8 @@ import pytest
 from spacy.training import Corpus
 from spacy.util import registry
 
-from spacy_auc_ner.study.runner import read_results, run_cell, run_study
-from spacy_auc_ner.study.spec import parse_spec
+from auc_ner_lab.runner import read_results, run_cell, run_study
+from auc_ner_lab.spec import parse_spec
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(Path(__file__).parent))

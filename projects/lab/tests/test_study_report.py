@@ -7,10 +7,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from spacy_auc_ner.cli.study import study_app
-from spacy_auc_ner.study.report import write_report
-from spacy_auc_ner.study.runner import run_study
-from spacy_auc_ner.study.spec import parse_spec
+from auc_ner_lab.cli import study_app
+from auc_ner_lab.report import write_report
+from auc_ner_lab.runner import run_study
+from auc_ner_lab.spec import parse_spec
 
 sys.path.insert(0, str(Path(__file__).parent))
 import study_fake_cells  # noqa: E402
@@ -139,8 +139,8 @@ def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
 def test_paired_interval_by_hand(tmp_path):
     """ova_auc - ce at 50 sentences: differences 0.10, 0.15, 0.05 -> mean 0.10, sd 0.05,
     half width t(0.975, 2) 4.302653 * 0.05 / sqrt 3 = 0.12421; one pair: no width."""
-    from spacy_auc_ner.study.aggregate import aggregate
-    from spacy_auc_ner.study.report import paired_interval
+    from auc_ner_lab.aggregate import aggregate
+    from auc_ner_lab.report import paired_interval
 
     by = {(r.method, r.corpus, r.size): r for r in aggregate(LOWRES)}
     mean, low, high = paired_interval(by[("ova_auc", "ncbi", 50)], by[("ce", "ncbi", 50)])
@@ -169,7 +169,7 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
     t = 0.04 / (0.02 / sqrt 3) = 3.4641 on 2 df, p = 0.0742; ce nsCRD - none = -0.02, 0, -0.01;
     ova_auc sCRD - none = 0 three times: no difference. Nothing pairs with the none cells or
     across methods."""
-    from spacy_auc_ner.study.aggregate import aggregate
+    from auc_ner_lab.aggregate import aggregate
 
     by = {(r.method, r.value): r for r in aggregate(RESAMPLING, baseline="resampler=none")}
     t = by[("ce", "sCRD")].vs_baseline
@@ -193,8 +193,8 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
 
 def test_a_value_baseline_reads_numbers_as_cells_write_them():
     """mask_p=0.70 names the cells of 0.7; a baseline of another setting's values pairs nothing."""
-    from spacy_auc_ner.study.aggregate import aggregate
-    from spacy_auc_ner.study.spec import Baseline
+    from auc_ner_lab.aggregate import aggregate
+    from auc_ner_lab.spec import Baseline
 
     rows = [_row("ce", p, f, setting="missing", value=v, size=500)
             for v, scores in ((0.7, (0.3, 0.4)), (0.9, (0.2, 0.2))) for p, f in enumerate(scores)]
@@ -243,7 +243,7 @@ def test_the_spec_baseline_is_the_reports_default(tmp_path):
     ],
 )
 def test_a_spec_baseline_that_names_nothing_is_refused(setting, values, baseline, message):
-    from spacy_auc_ner.study.spec import SpecError
+    from auc_ner_lab.spec import SpecError
 
     spec = dict({"name": "t", "setting": setting, "corpora": ["ncbi"], "methods": ["ce", "ova_auc"], "sizes": [50],
                  "baseline": baseline}, **values)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spacy_auc_ner.study.runner import (
+from auc_ner_lab.runner import (
     ResultsWriter, StudyError, execute_cell, plan, read_results, run_study,
 )
-from spacy_auc_ner.study.spec import parse_spec
+from auc_ner_lab.spec import parse_spec
 
 TESTS = Path(__file__).parent
 sys.path.insert(0, str(TESTS))  # the fake cells, for this process and (via spawn) its workers
@@ -74,7 +74,7 @@ def test_every_row_says_what_ran_it():
     the same F1, so a row must say what produced it."""
     import spacy
 
-    from spacy_auc_ner.study.runner import environment
+    from auc_ner_lab.runner import environment
 
     cell = _cells(sizes=(10,), partitions=1)[0]
     for row in (execute_cell(cell, study_fake_cells.instant_cell), execute_cell(cell, lambda c: 1 / 0)):
@@ -82,7 +82,7 @@ def test_every_row_says_what_ran_it():
         assert versions["spacy"] == spacy.__version__ and versions["numpy"] == __import__("numpy").__version__
         assert {"spacy_auc_ner", "thinc", "torch", "git_commit"} <= set(versions)
     commit = environment()["git_commit"]
-    if (Path(__file__).parents[1] / ".git").exists():
+    if (Path(__file__).resolve().parents[3] / ".git").exists():
         assert commit and len(commit.split("+")[0]) == 40
     else:
         assert commit is None
@@ -91,7 +91,7 @@ def test_every_row_says_what_ran_it():
 def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
     import subprocess
 
-    from spacy_auc_ner.study.runner import git_commit
+    from auc_ner_lab.runner import git_commit
 
     assert git_commit(tmp_path) is None
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -194,7 +194,7 @@ def _write_spec(tmp_path):
 
 
 def _study_cmd(spec, out):
-    return [sys.executable, "-m", "spacy_auc_ner", "study", "run", str(spec), "--results", str(out),
+    return [sys.executable, "-m", "auc_ner_lab", "study", "run", str(spec), "--results", str(out),
             "--workers", "2", "--no-progress"]
 
 

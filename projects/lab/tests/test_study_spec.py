@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spacy_auc_ner.study.methods import method_config
-from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
+from spacy_auc_ner.methods import method_config
+from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 
 ROOT = Path(__file__).parents[1]
 STUDIES = ROOT / "studies"
@@ -183,7 +183,7 @@ def test_every_preset_cell_loads_as_a_spacy_config():
 def test_cli_dry_run_and_spec_errors(tmp_path):
     from typer.testing import CliRunner
 
-    from spacy_auc_ner.cli.study import study_app
+    from auc_ner_lab.cli import study_app
 
     runner = CliRunner()
     out = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--dry-run", "--results", str(tmp_path / "r.jsonl")])

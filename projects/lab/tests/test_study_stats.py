@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_auc_ner.study.aggregate import aggregate
-from spacy_auc_ner.study.stats import holm, betainc, paired_t_test, summarize, t_cdf, t_quantile
+from auc_ner_lab.aggregate import aggregate
+from auc_ner_lab.stats import holm, betainc, paired_t_test, summarize, t_cdf, t_quantile
 
 
 @pytest.mark.parametrize(

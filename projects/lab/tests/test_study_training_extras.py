@@ -9,10 +9,10 @@ import spacy
 from spacy.util import load_config
 
 from spacy_auc_ner.data.columns import read_docs
-from spacy_auc_ner.study.methods import assemble
-from spacy_auc_ner.study.runner import read_results, run_study
-from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
-from spacy_auc_ner.study.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
+from spacy_auc_ner.methods import assemble
+from auc_ner_lab.runner import read_results, run_study
+from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
 from spacy_auc_ner.training.self_training import write_pool
 
@@ -202,7 +202,7 @@ def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
 
 @pytest.mark.slow
 def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatch):
-    from spacy_auc_ner.study import experiment
+    from auc_ner_lab import experiment
 
     corpora = write_toy_corpus(tmp_path / "corpus")
     seen = []

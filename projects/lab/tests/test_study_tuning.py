@@ -14,12 +14,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from spacy_auc_ner.cli.study import study_app
-from spacy_auc_ner.study.aggregate import aggregate, compute
-from spacy_auc_ner.study.report import write_report
-from spacy_auc_ner.study.runner import plan, read_results, run_study
-from spacy_auc_ner.study.spec import SpecError, load_spec, parse_spec
-from spacy_auc_ner.study.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
+from auc_ner_lab.cli import study_app
+from auc_ner_lab.aggregate import aggregate, compute
+from auc_ner_lab.report import write_report
+from auc_ner_lab.runner import plan, read_results, run_study
+from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
 
 ROOT = Path(__file__).parents[1]
 TESTS = Path(__file__).parent
@@ -256,7 +256,7 @@ def test_resume_after_a_kill_during_tuning(tmp_path):
     path.write_text(yaml.safe_dump(spec))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
                STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "spacy_auc_ner", "study", "run", str(path), "--results", str(out), "--no-progress"]
+    cmd = [sys.executable, "-m", "auc_ner_lab", "study", "run", str(path), "--results", str(out), "--no-progress"]
     proc = subprocess.Popen([*cmd, "--workers", "2"], env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 60

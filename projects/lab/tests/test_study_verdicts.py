@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from spacy_auc_ner.study.verdicts import Claim, ClaimsError, judge, load_claims, markdown_table, paired_scores, verdicts
+from auc_ner_lab.verdicts import Claim, ClaimsError, judge, load_claims, markdown_table, paired_scores, verdicts
 
 
 def _row(method, partition, f, size=20, corpus="c", status="ok", **extra):
@@ -98,7 +98,7 @@ def test_our_claims_file_reads_and_names_known_methods():
 
     import yaml
 
-    from spacy_auc_ner.study.methods import method_names
+    from spacy_auc_ner.methods import method_names
 
     root = Path(__file__).resolve().parents[1]
     known = set(method_names(root / "configs"))
