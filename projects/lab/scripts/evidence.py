@@ -62,7 +62,7 @@ RERUN_CONTRASTS = [
 
 def run(*args: str) -> bool:
     print("$", " ".join(args), flush=True)
-    return subprocess.run([sys.executable, "-m", "spacy_auc_ner", *args], cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
+    return subprocess.run([sys.executable, "-m", "auc_ner_lab", *args], cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
 
 
 def p_text(p, missing: str = "–") -> str:
@@ -309,7 +309,7 @@ def main() -> None:
         (OUT / "lowres_recipe" / "rerun.md").write_text(rerun_table("lowres_recipe", RERUN_CONTRASTS), encoding="utf8")
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "README.md")], check=True)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "docs")], check=True)
 
 
 if __name__ == "__main__":

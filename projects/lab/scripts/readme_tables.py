@@ -1,16 +1,16 @@
-"""Refresh the generated tables in README.md from the files they come from.
+"""Refresh the generated tables of the lab's documents (docs/*.md) from the files they come from.
 
-A generated block in README.md reads
+A generated block in a document reads
 
-    <!-- generated: reports/verdicts.md -->
+    <!-- generated: evidence/verdicts.md -->
     ...the file's text...
     <!-- /generated -->
 
 and this script replaces what stands between the markers with the named file's current text
-(paths relative to the repository root). `spacy project run evidence` writes those files from
+(paths relative to the document's folder). `spacy project run evidence` writes those files from
 the committed results and then runs this script, so every table regenerates with one command.
-A marker naming a missing file is an error (one line), and README.md is written whole or not
-at all.
+A marker naming a missing file is an error (one line), and a document is written whole or not
+at all. Arguments: documents, or folders whose *.md are refreshed (default: docs/).
 """
 import re
 import sys
@@ -36,6 +36,14 @@ def refresh(readme: Path, root: Path) -> int:
     return n
 
 
+def documents(args) -> list:
+    """The documents named, a folder standing for its *.md files."""
+    paths = [Path(a) for a in args] or [Path("docs")]
+    return [d for p in paths for d in (sorted(p.glob("*.md")) if p.is_dir() else [p])]
+
+
 if __name__ == "__main__":
-    readme = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
-    print(f"{readme}: {refresh(readme, readme.resolve().parent)} generated block(s) refreshed")
+    for doc in documents(sys.argv[1:]):
+        n = refresh(doc, doc.resolve().parent)
+        if n:
+            print(f"{doc}: {n} generated block(s) refreshed")
