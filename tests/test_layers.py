@@ -161,3 +161,16 @@ def test_the_probe_sees_a_lab_module(tmp_path):
 
 def test_importing_the_package_and_its_cli_loads_nothing_outside_it(tmp_path):
     assert _probe("import spacy_auc_ner\nimport spacy_auc_ner.cli\n" + _OUTSIDE, tmp_path)["outside"] == []
+
+
+def test_every_entry_point_points_into_the_package():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]
+    targets = [*project["scripts"].values()] + [v for group in project["entry-points"].values() for v in group.values()]
+    assert len(targets) > 30
+    for target in targets:
+        module = target.split(":")[0]
+        assert module.startswith("spacy_auc_ner."), target
+        path = ROOT / Path(*module.split("."))
+        assert path.with_suffix(".py").is_file() or (path / "__init__.py").is_file(), target

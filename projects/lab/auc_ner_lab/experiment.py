@@ -15,14 +15,12 @@ from typing import Any, Dict, Optional, Union
 
 import spacy
 from spacy.training import Corpus, Example
-from spacy.training.initialize import init_nlp
-from spacy.training.loop import train as train_loop
 from spacy.util import load_config, load_config_from_str
 from thinc.api import Config
 
 from spacy_auc_ner.data.files import PathLike
 from spacy_auc_ner.pipeline.scoring import score_entities
-
+from spacy_auc_ner.training.self_training import train_config
 
 
 def train_and_evaluate(
@@ -51,17 +49,18 @@ def train_and_evaluate(
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(output_dir) if output_dir is not None else Path(tmp)
+        out = Path(output_dir) if output_dir is not None else Path(tmp) / "out"
+        out.mkdir(parents=True, exist_ok=True)
+        config_path = Path(tmp) / "config.cfg"
+        config.to_disk(config_path, interpolate=False)
         sink = open(os.devnull, "w") if quiet else None
         start = time.perf_counter()
-        try:
+        try:  # the package's one in-process `spacy train`; its log goes to stderr
             if quiet:
                 with redirect_stdout(sink), redirect_stderr(sink):
-                    nlp = init_nlp(config, use_gpu=gpu_id)
-                    train_loop(nlp, out, use_gpu=gpu_id, stdout=sink, stderr=sink)
+                    train_config(config_path, out, {}, gpu_id)
             else:
-                nlp = init_nlp(config, use_gpu=gpu_id)
-                train_loop(nlp, out, use_gpu=gpu_id)
+                train_config(config_path, out, {}, gpu_id)
         finally:
             if sink is not None:
                 sink.close()

@@ -29,7 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 TUNE_SEED_OFFSET = 10_000
-DEFAULT_METRIC = "ents_f"
+# the dev score a tuned cell selects its grid point by (spec.DEFAULT_METRIC is the reported
+# test score: another job, another name), and the one used when a run lacks the chosen score
+DEFAULT_SELECTION_METRIC = "ents_f"
 FALLBACK_METRIC = "ents_f"
 TUNE_KEYS = {"grid", "partitions", "metric"}
 # keys a cell sets itself: tuning them would select on the training sample or the seed
@@ -46,7 +48,7 @@ class TuneSpec:
 
     grid: Dict[str, List[Any]]
     partitions: int = 1
-    metric: str = DEFAULT_METRIC
+    metric: str = DEFAULT_SELECTION_METRIC
 
     def points(self) -> List[Dict[str, Any]]:
         """Every combination of the grid's values, the first key varying slowest."""
@@ -96,7 +98,7 @@ def parse_tune(raw: Any, fail: Callable[[str], None], *, default_metric: Optiona
     partitions = raw.get("partitions", 1)
     if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
         fail(f"tune.partitions: {partitions!r} is not a positive whole number")
-    metric = raw.get("metric", default_metric or DEFAULT_METRIC)
+    metric = raw.get("metric", default_metric or DEFAULT_SELECTION_METRIC)
     known = known_metrics()
     if metric not in known:
         fail(f"tune.metric: unknown metric {metric!r}; known: {', '.join(known)}")
