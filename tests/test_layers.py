@@ -168,7 +168,7 @@ def test_every_entry_point_points_into_the_package():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]
     targets = [*project["scripts"].values()] + [v for group in project["entry-points"].values() for v in group.values()]
-    assert len(targets) > 30
+    assert len(targets) >= 30  # the console script, the factory, architectures, scorer, strategies, readers, losses
     for target in targets:
         module = target.split(":")[0]
         assert module.startswith("spacy_auc_ner."), target
