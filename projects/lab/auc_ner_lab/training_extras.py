@@ -34,6 +34,13 @@ in a temporary folder:
 The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1 and pseudo
 entities, the chosen round; their ``train_seconds`` is everything up to the cell's model (the
 pool, pretraining, every round), so that a recipe's cost compares with a plain cell's.
+
+Not yet one job, one place: `run_cell_with_extras` and the package's
+`spacy_auc_ner.training.recipe.run_recipe` both orchestrate pretrain -> train -> self-train
+(this one for a study cell's draw, pool and dev sample; that one for a user's files). Making
+the cell call `run_recipe` needs `run_recipe` to take the cell's in-memory reader blocks and
+report the per-round figures a row records; left for the round that owns recipe.py (issue 24,
+point 3).
 """
 import inspect
 import os
