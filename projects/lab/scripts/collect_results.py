@@ -1,12 +1,13 @@
 """Bring the results of a study running in another clone into this one, safely.
 
 Campaigns run in a separate clone with its own venv (so that code changes here never touch
-running cells) and append to that clone's `results/<name>.jsonl`. This copies, for each named
+running cells) and append to that clone's `projects/lab/results/<name>.jsonl`. This copies, for each named
 results file, the complete lines of the source (a line still being written is left for next
 time) over this repository's copy, but only when nothing is lost: every row already here must
-be in the source. Run from the repository root, then `python scripts/evidence.py`:
+be in the source. Run from projects/lab, then `python -m scripts.evidence`; the source is the
+other clone's root (or its projects/lab):
 
-    python scripts/collect_results.py ../campaign campaign_lowres
+    python scripts/collect_results.py ../../../campaign campaign_lowres
 
 One results file takes one writing process. To run more cells of a study at once, start each
 extra process on a copy of the file (`cp results/x.jsonl results/x_b.jsonl`, then
@@ -14,7 +15,7 @@ extra process on a copy of the file (`cp results/x.jsonl results/x_b.jsonl`, the
 `x_b` that `x` lacks are appended to it. Lines, not cells, are compared, so give the processes
 disjoint cells (other methods, corpora or sizes): a cell that two of them ran lands twice.
 
-    python scripts/collect_results.py ../campaign lowres_recipe+lowres_recipe_b
+    python scripts/collect_results.py ../../../campaign lowres_recipe+lowres_recipe_b
 """
 import sys
 from pathlib import Path
@@ -28,7 +29,10 @@ def complete_lines(path: Path) -> list:
 
 
 def results_file(source_root: Path, name: str) -> Path:
-    source = source_root / "results" / f"{name}.jsonl"
+    """The results file `name` of the other clone: `source_root` is its root (the lab is in
+    projects/lab there) or its lab folder."""
+    lab = source_root / "projects" / "lab"
+    source = (lab if lab.is_dir() else source_root) / "results" / f"{name}.jsonl"
     if not source.is_file():
         raise SystemExit(f"Error: {source}: no such results file")
     return source

@@ -3,12 +3,12 @@
 # resampling, negative sampling, entity share), in two queues for two workers, the cells each
 # claim in studies/claims.yaml reads first; every stage resumes where it stopped. Run it from the
 # campaign clone (see scripts/run_campaign_lowres.sh), one queue per core:
-#   nohup scripts/run_campaign_claims.sh a >> claims_a.log 2>&1 &
-#   nohup scripts/run_campaign_claims.sh b >> claims_b.log 2>&1 &
-# then, in this repository: python scripts/collect_results.py ../campaign campaign_losses ...
+#   nohup projects/lab/scripts/run_campaign_claims.sh a >> claims_a.log 2>&1 &
+#   nohup projects/lab/scripts/run_campaign_claims.sh b >> claims_b.log 2>&1 &
+# then, in this repository: python scripts/collect_results.py ../../../campaign campaign_losses ...
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
-PY=${PYTHON:-.venv/bin/python}
+PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
 run() { local name=$1; shift; "$PY" -m auc_ner_lab study run "studies/$name.yaml" --workers 1 --results "results/$name.jsonl" --no-progress "$@"; }
 case "$1" in
   a)  # MoM > CE and > focal (NCBI-disease 100/200); negative sampling at high masking first

@@ -96,14 +96,15 @@ def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
     assert git_commit(tmp_path) is None
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(git + ["init", "-q"], check=True)
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "study.jsonl").write_text("{}\n")
+    results = tmp_path / "projects" / "lab" / "results"  # where the lab's rows are in a checkout
+    results.mkdir(parents=True)
+    (results / "study.jsonl").write_text("{}\n")
     (tmp_path / "code.py").write_text("x = 1\n")
     subprocess.run(git + ["add", "."], check=True)
     subprocess.run(git + ["commit", "-qm", "first"], check=True)
     clean = git_commit(tmp_path)
     assert len(clean) == 40
-    (tmp_path / "results" / "study.jsonl").write_text("{}\n{}\n")  # a campaign appending
+    (results / "study.jsonl").write_text("{}\n{}\n")  # a campaign appending
     (tmp_path / "notes.txt").write_text("untracked\n")
     assert git_commit(tmp_path) == clean
     (tmp_path / "code.py").write_text("x = 2\n")
