@@ -1,6 +1,5 @@
 """The command line: convert (config and the recipe commands have their own files); errors are
 one line with a non-zero exit."""
-import json
 import os
 import subprocess
 import sys
@@ -12,7 +11,6 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import read_docs, read_sentences
-from spacy_auc_ner.training.readers import create_low_resource
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).parents[1] / ".." / "shared" / "data"))
 runner = CliRunner()

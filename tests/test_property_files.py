@@ -2,7 +2,6 @@
 separated, extra columns, -DOCSTART- lines, CRLF) go through convert and a 2-step training without raising anything but the documented one-line errors, and conversion
 never loses or invents an entity (issue 13.7). The lab's stats and partition commands have
 the same property test (projects/lab/tests/test_lab_property_files.py)."""
-import json
 import math
 import tempfile
 from pathlib import Path

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..data.columns import TAG_SCHEMES, DataError
+from ..data.columns import TAG_SCHEMES
 from ..methods import DEFAULT_CONFIGS_DIR
 from .errors import one_line_errors
 from .lowres import lowres_app
