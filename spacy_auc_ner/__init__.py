@@ -3,12 +3,13 @@
 Everything is registered through entry points (see pyproject.toml); importing this package
 also registers it, for use without installation.
 
-Layers, each importing only from those before it:
-``labels`` (the BIO layout, gold extraction) -> ``ml`` (activations, CRF, decoding,
-architectures) -> ``losses`` -> ``schemes`` -> ``pipeline`` (the auc_ner pipe, update
-strategies, scorer) -> ``data`` (column files, corpora, statistics) -> ``training``
-(registered readers, sampling, partitions) -> ``study`` (methods, specs, runner, reports)
--> ``cli``.
+Layers, each importing only from its own and those before it (tests/test_layers.py checks):
+``labels``, ``extras`` -> ``data`` (files, column I/O, gold arrays) -> ``ml`` (activations,
+CRF, decoding, architectures) -> ``losses`` -> ``schemes`` -> ``pipeline`` (the auc_ner pipe,
+update strategies, scorer) -> ``training`` (registered readers, resampling, augmentation,
+pretraining, self-training, the recipe), ``methods`` (the method configs) -> ``cli``.
+The studies that compare the methods are the lab's, a spaCy project in projects/lab; nothing
+here imports it.
 """
 from .pipeline import component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401

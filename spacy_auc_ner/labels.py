@@ -129,3 +129,9 @@ def _is_identity(eg: Example) -> bool:
 def entity_types_of(examples: Iterable[Example]) -> List[str]:
     """The sorted entity types of the examples' reference docs."""
     return sorted({ent.label_ for eg in examples for ent in eg.reference.ents})
+
+
+def doc_bio_tags(doc) -> List[str]:
+    """The entities of a Doc as IOB2 tag strings, one per token ("B-X", "I-X", "O");
+    tokens with missing entity annotation are "O"."""
+    return [f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc]

@@ -8,7 +8,7 @@ import numpy
 import pytest
 import spacy
 
-from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.methods import method_config
 from toy_data import TOY, make_examples
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

@@ -9,7 +9,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.util import load_config, registry
 
-from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.methods import method_config
 from spacy_auc_ner.training.pretraining import pretraining_config
 from toy_data import TOY, make_examples
 

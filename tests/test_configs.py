@@ -15,7 +15,7 @@ from spacy.util import load_config, load_model_from_config, registry
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.study.methods import (
+from spacy_auc_ner.methods import (
     ENCODERS, MethodError, RENAMED, assemble, base_path, describe, method_config, method_names, method_path,
 )
 
@@ -147,7 +147,7 @@ def test_a_wrapper_of_the_encoder_gets_the_bases_encoder_inside():
         wrapper = cfg["components"]["ner"]["model"]["tok2vec"]
         assert wrapper["@architectures"] == "spacy_auc_ner.BiLSTMEncoder.v1"
         assert wrapper["tok2vec"] == _pipe(load_config(base_path(encoder, CONFIGS), interpolate=False))["model"]["tok2vec"]
-    from spacy_auc_ner.study.methods import _encoder_slot
+    from spacy_auc_ner.methods import _encoder_slot
 
     listener = {"@architectures": "spacy.Tok2VecListener.v1", "width": 96, "upstream": "tok2vec"}
     assert _encoder_slot({"@architectures": "spacy.TransitionBasedParser.v2", "tok2vec": listener}) is None
@@ -318,7 +318,7 @@ def test_the_configs_ship_with_the_package():
     import fnmatch
     import tomllib
 
-    from spacy_auc_ner.study.methods import DEFAULT_CONFIGS_DIR
+    from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR
 
     package = ROOT / "spacy_auc_ner"
     assert DEFAULT_CONFIGS_DIR == package / "configs" and CONFIGS.resolve() == DEFAULT_CONFIGS_DIR

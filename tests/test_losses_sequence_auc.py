@@ -295,7 +295,7 @@ def test_a_crf_pipeline_loaded_with_the_auc_term_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("encoder", ["cpu", "trf"])
 @pytest.mark.parametrize("name", ["crf_auc", "bilstm_crf_auc"])
 def test_methods_are_their_crf_method_with_the_auc_term(name, encoder):
-    from spacy_auc_ner.study.methods import method_config
+    from spacy_auc_ner.methods import method_config
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     cfg = method_config(name, encoder, configs)
@@ -311,7 +311,7 @@ def test_methods_are_their_crf_method_with_the_auc_term(name, encoder):
 def test_spacy_train_runs_crf_auc_and_round_trips(tmp_path, toy_corpus):
     from spacy.cli.train import train as spacy_train
 
-    from spacy_auc_ner.study.methods import method_config
+    from spacy_auc_ner.methods import method_config
 
     config = tmp_path / "crf_auc.cfg"
     method_config("crf_auc", "cpu", Path(__file__).resolve().parents[1] / "configs").to_disk(config, interpolate=False)

@@ -140,7 +140,7 @@ def test_example_configs_load(name):
 
     from spacy.util import load_model_from_config
 
-    from spacy_auc_ner.study.methods import method_config
+    from spacy_auc_ner.methods import method_config
 
     config = method_config(name, "cpu", Path(__file__).parents[1] / "configs").interpolate()
     nlp = load_model_from_config(config, auto_fill=True)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from spacy_auc_ner.data.statistics import rareness
+from spacy_auc_ner.training.resampling import rareness
 from spacy_auc_ner.training.resampling import METHODS, frequencies, resample_counts, type_counts
 
 # Hand corpus, 16 tokens, types (LOC, PER):

@@ -11,7 +11,7 @@ import spacy
 from spacy.cli.train import train
 from spacy.tokens import DocBin
 
-from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.methods import method_config
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 TEXTS = ["Alice lives in Paris .", "Nothing happened here .", "Bob flew to Rome today ."]

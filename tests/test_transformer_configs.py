@@ -11,13 +11,14 @@ import yaml
 from spacy.training import Example
 from spacy.util import load_model_from_config
 
-from spacy_auc_ner.study.methods import method_config
+from spacy_auc_ner.methods import method_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
+STUDIES = ROOT / "projects" / "lab" / "studies"  # the papers' grids are the lab's studies
 PAPER_METHODS = sorted(
     {m if isinstance(m, str) else m["name"] for spec in ("paper_lowres.yaml", "paper_imbalance.yaml")
-     for m in yaml.safe_load((ROOT / "studies" / spec).read_text())["methods"]}
+     for m in yaml.safe_load((STUDIES / spec).read_text())["methods"]}
 )
 DATA = [
     ("Aspirin treats breast cancer in Paris .", [(15, 28, "Disease"), (32, 37, "LOC")]),
@@ -32,7 +33,7 @@ needs_minilm = pytest.mark.skipif(
 def test_the_paper_grids_run_the_papers_methods_on_the_transformer_base():
     assert {"ce", "crf", "bilstm_crf", "ova_bce", "ova_auc", "ova_auc_sampled", "two_task_auc", "spacy_ner"} <= set(PAPER_METHODS)
     for spec in ("paper_lowres.yaml", "paper_imbalance.yaml"):
-        assert yaml.safe_load((ROOT / "studies" / spec).read_text())["encoder"] == "trf"
+        assert yaml.safe_load((STUDIES / spec).read_text())["encoder"] == "trf"
 
 
 def _build(method, **tok2vec):

@@ -1,4 +1,4 @@
-"""The ``spacy-auc-ner`` command line: data tools in :mod:`.app`, studies in :mod:`.study`.
+"""The ``spacy-auc-ner`` command line: conversion and configs in :mod:`.app`, the recipe in :mod:`.lowres`.
 
 `main` is the console entry point (``spacy-auc-ner`` and ``python -m spacy_auc_ner``): the typer
 app run with click's own error handling off, so that a usage error (a missing argument, an
@@ -15,10 +15,10 @@ __all__ = ["app", "main"]
 EXIT_USAGE = 2  # click's status for usage errors, kept
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    """Run the command line on `argv` (None: ``sys.argv[1:]``); returns the exit status."""
+def main(argv: Optional[List[str]] = None, app: typer.Typer = app, prog_name: str = "spacy-auc-ner") -> int:
+    """Run the command line `app` on `argv` (None: ``sys.argv[1:]``); returns the exit status."""
     try:
-        status = app(args=argv, prog_name="spacy-auc-ner", standalone_mode=False)
+        status = app(args=argv, prog_name=prog_name, standalone_mode=False)
     except typer.Abort:
         typer.echo("Error: aborted", err=True)
         return 1

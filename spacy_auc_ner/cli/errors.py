@@ -1,8 +1,7 @@
 """Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1.
 
-Bad paths, permissions, malformed data, bad specs or options, a study lock held by another
-run: the package raises them as :class:`DataError`, :class:`SpecError`, :class:`StudyError`,
-``OSError`` or ``ValueError``, each with a message naming the file and line or the key, and
+Bad paths, permissions, malformed data, bad options: the package raises them as
+:class:`DataError`, ``OSError`` or ``ValueError``, each with a message naming the file and line or the key, and
 :func:`one_line_errors` prints that message alone. Writers write whole files or nothing
 (:func:`spacy_auc_ner.data.files.atomic_output`), so a failed command leaves no partial
 output, and what a command may remove or replace is decided in one place,
@@ -12,17 +11,15 @@ see the traceback of an expected failure too.
 import functools
 import os
 import re
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, Tuple
 
 import typer
 
 from ..data.files import DataError, os_error_text
 from ..extras import MissingExtra
-from ..study.runner import StudyError
-from ..study.spec import SpecError
 
-EXIT_ERROR = 1  # an expected failure (also `study run` when a cell failed, unless --no-strict)
-EXPECTED = (DataError, SpecError, StudyError, OSError, ValueError, MissingExtra)
+EXIT_ERROR = 1  # an expected failure (also the lab's `study run` when a cell failed, unless --no-strict)
+EXPECTED = (DataError, OSError, ValueError, MissingExtra)
 
 
 _NEWLINES = re.compile(r"\s*\n\s*")
@@ -41,14 +38,15 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_ERROR)
 
 
-def one_line_errors(command: Callable) -> Callable:
-    """Decorate a typer command so that expected failures end it through :func:`fail`."""
+def one_line_errors(command: Callable, expected: Tuple[type, ...] = EXPECTED) -> Callable:
+    """Decorate a typer command so that the `expected` failures end it through :func:`fail`
+    (a tool built on the package passes its own errors on top of `EXPECTED`)."""
 
     @functools.wraps(command)
     def run(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except EXPECTED as err:
+        except expected as err:
             if os.environ.get("SPACY_AUC_NER_TRACEBACK"):
                 raise
             fail(error_text(err))

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ..study.methods import DEFAULT_CONFIGS_DIR
+from ..methods import DEFAULT_CONFIGS_DIR
 from .errors import one_line_errors
 
 lowres_app = typer.Typer(add_completion=False)

@@ -249,7 +249,7 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
 
 def doc_to_sentence(doc, line: int = 0) -> Sentence:
     """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
-    from ..pipeline.scoring import doc_bio_tags
+    from ..labels import doc_bio_tags
 
     return Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), line)
 

@@ -23,6 +23,8 @@ from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
 
+from ..labels import doc_bio_tags
+
 # Every scalar score of `score_entities`, with what it measures (study reports name them so).
 METRICS: Dict[str, str] = {
     "ents_p": "entity precision (spaCy scorer)",
@@ -38,11 +40,6 @@ METRICS: Dict[str, str] = {
     },
 }
 
-
-def doc_bio_tags(doc) -> List[str]:
-    """The entities of a Doc as IOB2 tag strings, one per token ("B-X", "I-X", "O");
-    tokens with missing entity annotation are "O"."""
-    return [f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc]
 
 
 def gold_bio_tags(example: Example) -> List[str]:

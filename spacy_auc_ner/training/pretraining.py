@@ -26,7 +26,7 @@ config's raw text can default to its training file (``raw_text = ${paths.train}`
 sentences' text, their annotation unused.
 """
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Tuple, Union
+from typing import Callable, Iterator, Optional, Tuple
 
 from spacy.language import Language
 from spacy.pipeline import Tok2Vec
@@ -36,9 +36,9 @@ from spacy.util import load_config, load_model_from_config, registry
 from thinc.api import Config
 
 from ..data.columns import DataError
+from ..data.files import PathLike
 from .self_training import pool_docs, read_pool
 
-PathLike = Union[str, Path]
 SHARED = "tok2vec"
 
 

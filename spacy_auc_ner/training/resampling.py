@@ -17,12 +17,24 @@ from typing import Sequence, Tuple
 import numpy
 
 from ..data.entity_arrays import type_counts
-from ..data.statistics import rareness
 
 METHODS = ("sC", "sCR", "sCRD", "nsCRD")
 VARIANTS = ("paper", "code")
 # ceil() tolerance, so that a value that is an integer up to float rounding is not pushed up
 _EPS = 1e-9
+
+
+def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
+    """(T,) r_t = -log_base(tokens of type t / all tokens): the self-information of a token
+    being of type t."""
+    counts = numpy.asarray(type_tokens, dtype="f8")
+    if n_tokens <= 0:
+        raise ValueError("rareness needs a corpus with at least one token")
+    if base <= 0 or base == 1:
+        raise ValueError(f"[base] log base must be positive and not 1, got {base}")
+    if (counts <= 0).any() or (counts > n_tokens).any():
+        raise ValueError("rareness needs each type's token count in 1..n_tokens")
+    return -numpy.log(counts / n_tokens) / numpy.log(base)
 
 
 def frequencies(

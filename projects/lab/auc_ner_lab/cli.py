@@ -1,0 +1,301 @@
+"""The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
+(``study run|report|verdicts|figure1``), the known corpora (``corpus get|list``), their
+statistics (``stats``, Table I) and low-resource partitions (``partition``). Expected failures
+end a command with one ``Error:`` line, as in the package's own command line."""
+import functools
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from spacy_auc_ner.cli import main as package_main
+from spacy_auc_ner.cli.errors import EXPECTED, fail
+from spacy_auc_ner.cli.errors import one_line_errors as _package_errors
+from spacy_auc_ner.data.files import DataError
+
+from .runner import StudyError
+
+# the package's expected errors plus a study lock held by another run
+one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError,))
+
+study_app = typer.Typer(
+    name="study",
+    help="Grids of training runs (methods x sizes x partitions): run them, report them, plot them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _err(msg: str) -> None:
+    typer.echo(msg, err=True)
+
+
+@study_app.command("run")
+@one_line_errors
+def run_command(
+    spec: Path = typer.Argument(..., help="Study spec (YAML), e.g. studies/preset_cpu.yaml"),
+    results: Optional[Path] = typer.Option(
+        None, "--results", "-o", help="JSONL results file to append to (default: results/<study name>.jsonl)"
+    ),
+    workers: int = typer.Option(1, "--workers", "-w", help="Cells run at once, each in its own process (0: in this process)"),
+    threads_per_worker: int = typer.Option(1, "--threads-per-worker", help="CPU threads per cell (OMP_NUM_THREADS, torch)"),
+    corpora_dir: Optional[Path] = typer.Option(None, "--corpora-dir", help="Folder of <corpus>/{train,dev,test}.spacy (overrides the spec)"),
+    configs_dir: Optional[Path] = typer.Option(None, "--configs-dir", help="Folder of the methods' configs (overrides the spec)"),
+    gpu_id: Optional[int] = typer.Option(None, "--gpu-id", "-g", help="GPU for every cell (overrides the spec; -1: CPU)"),
+    set_values: List[str] = typer.Option([], "--set", help="Replace a top-level spec key, KEY=<YAML>, e.g. --set 'sizes=[20, 50]' --set partitions=3"),
+    corpus: List[str] = typer.Option([], "--corpus", help="Run only this corpus of the spec (repeatable)"),
+    method: List[str] = typer.Option([], "--method", help="Run only this method of the spec, by its name there (repeatable)"),
+    runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
+    retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
+    ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
+    strict: bool = typer.Option(True, "--strict/--no-strict", help="Exit with status 1 when a cell failed (--no-strict: 0; failures are in the results either way)"),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
+):
+    """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell.
+
+    The results file must be new or a results JSONL of 'study run': any other file is refused
+    before anything is appended. Exits with status 1 when a cell failed (see --no-strict)."""
+    from .runner import check_results_file, plan, read_results, run_study
+    from .spec import load_spec
+
+    if threads_per_worker < 1:
+        fail(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
+    if workers < 0:
+        fail(f"--workers: expected 0 or more, got {workers}")
+    study = load_spec(
+        spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
+        set_values=set_values, only_corpora=corpus, only_methods=method,
+    )
+    study.check_overrides()  # an overrides key no config has (a typo): refused before any training
+    study.check_tuning()  # a grid key no method's config has: refused before any training
+    cells = study.cells()
+    results = results or Path("results") / f"{study.name}.jsonl"
+    check_results_file(results)
+    if dry_run:
+        todo = plan(cells, read_results(results), retry_failed=retry_failed)
+        for cell in todo:
+            typer.echo(cell.id)
+        trials = sum(1 for c in todo if c.tuning is not None)
+        _err(f"{len(todo)} of {len(cells)} cells to run" + (f" ({trials} tuning trials)" if study.tune else "") + f" -> {results}")
+        return
+    cell_runner = runner or study.runner
+    if cell_runner is None:
+        study.check_files()
+    outcome = run_study(
+        cells,
+        results,
+        workers=workers,
+        runner=cell_runner,
+        retry_failed=retry_failed,
+        threads_per_worker=threads_per_worker,
+        use_ray=ray,
+        ray_address=ray_address,
+        progress=progress,
+        log=None if progress else _err,
+    )
+    _err(
+        f"{study.name}: {outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} already done "
+        f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
+    )
+    if outcome.failed and strict:
+        fail(f"{outcome.failed} of {outcome.total} cells failed; their errors are in {results} (--no-strict: exit 0)")
+
+
+@study_app.command("report")
+@one_line_errors
+def report_command(
+    results: Path = typer.Argument(..., help="JSONL results file written by 'study run'"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: <results without .jsonl>_report)"),
+    metric: Optional[str] = typer.Option(None, "--metric", help="Score to report, any number in the rows' scores (default: the spec's metric with --spec, else ents_seqeval_micro_f), e.g. ents_untyped_f"),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="What the paired t-tests compare against: a method (ce), or VALUE_NAME=VALUE to pair each method with itself at that value (resampler=none); default: the spec's baseline with --spec, else ce; '' for none"),
+    confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals"),
+    title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG and SVG plots"),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (its current overrides)"),
+    set_values: List[str] = typer.Option([], "--set", help="With --spec: replace a top-level spec key, KEY=<YAML>"),
+    corpus: List[str] = typer.Option([], "--corpus", help="With --spec: only this corpus (repeatable)"),
+    method: List[str] = typer.Option([], "--method", help="With --spec: only this method (repeatable)"),
+):
+    """Mean and confidence interval per method and size, paired tests against the baseline,
+    a markdown table (printed and saved as report.md), summary.json and the plots."""
+    from .report import write_report
+    from .spec import DEFAULT_BASELINE, DEFAULT_METRIC
+
+    if not 0 < confidence < 1:
+        fail(f"--confidence must lie in (0, 1), not {confidence}")
+    out = out or results.with_name(results.stem + "_report")
+    cell_ids, value_order = None, ()
+    if spec is not None:
+        from .spec import load_spec
+
+        study = load_spec(spec, set_values=set_values, only_corpora=corpus, only_methods=method)
+        cell_ids = [c.id for c in study.cells()]
+        value_order = [v for v in study.values if v is not None]
+        metric = metric or study.metric
+        baseline = study.baseline if baseline is None else baseline
+    metric = metric or DEFAULT_METRIC
+    baseline = DEFAULT_BASELINE if baseline is None else baseline
+    report = write_report(
+        results, out, metric=metric, baseline=baseline or None, confidence=confidence,
+        title=title, plots=plots, cell_ids=cell_ids, warn=_err, value_order=value_order,
+    )
+    typer.echo(report["markdown"])
+    _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
+
+
+@study_app.command("verdicts")
+@one_line_errors
+def verdicts_command(
+    claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results paths are relative to it"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
+):
+    """A verdict per claim of the papers: the paired difference of its two methods over every
+    matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
+    contradicted / not measured."""
+    from spacy_auc_ner.data.files import write_text
+    from .verdicts import load_claims, markdown_table, verdicts
+
+    table = markdown_table(verdicts(load_claims(claims)))
+    typer.echo(table, nl=False)
+    if out is not None:
+        write_text(out, table)
+        _err(f"wrote {out}")
+
+
+@study_app.command("figure1")
+@one_line_errors
+def figure1_command(
+    models: List[str] = typer.Argument(..., help="TITLE=MODEL_PATH pairs, e.g. AUC=training/ova_auc/model-best BCE=training/ova_bce/model-best"),
+    data: Path = typer.Option(..., "--data", "-d", help="Gold corpus (.spacy), e.g. the test split"),
+    out: Path = typer.Option(Path("figure1"), "--out", "-o", help="Output path without suffix; .png and .svg are written"),
+    pipe_name: str = typer.Option("auc_ner", "--pipe", help="Name of the OVA component in the pipelines"),
+):
+    """Figure 1 of the OVA paper: each token's probability for its gold label against the best other label, one panel per model."""
+    from .figure1 import figure1
+
+    pairs = []
+    for item in models:
+        title, sep, path = item.partition("=")
+        if not sep or not title or not path:
+            fail(f"{item!r} is not TITLE=MODEL_PATH")
+        pairs.append((title, path))
+    if not data.exists():
+        fail(f"{data}: no such file")
+    shares = figure1(pairs, data, out, pipe_name)
+    for title, s in shares.items():
+        typer.echo(f"{title}: " + ", ".join(f"{k} {v:.1%}" for k, v in s.items()))
+    _err(f"wrote {out.with_suffix('.png')} and {out.with_suffix('.svg')}")
+
+app = typer.Typer(
+    name="auc-ner-lab",
+    help="The lab of spacy-auc-ner: studies that compare NER objectives, the known corpora, their statistics and low-resource partitions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(study_app, name="study")
+
+
+def _ints(text: str, option: str) -> List[int]:
+    try:
+        values = [int(x) for x in text.replace(" ", ",").split(",") if x]
+    except ValueError:
+        raise DataError(f"{option}: expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise DataError(f"{option}: expected positive integers, got {text!r}")
+    return values
+
+
+@app.command()
+@one_line_errors
+def stats(
+    paths: List[str] = typer.Argument(..., help="Corpus folders (with train/dev/test .spacy or .tsv), files, or known corpus names."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of markdown tables."),
+    base: float = typer.Option(2.0, help="Log base of the rareness r_t = -log(share of tokens of type t)."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for known corpus names (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
+):
+    """Corpus statistics (Table I of the papers) as markdown, or JSON.
+
+    Sentences and tokens per split, entity types, % of B/I/O tokens, % of sentences with an
+    entity, and each type's token share and rareness r_t.
+    """
+    from .corpora import CORPORA, locate
+    from .corpus_stats import corpus_statistics, to_markdown
+
+    results = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists() and p in CORPORA:
+            found = locate(p, data_dir)
+            if found is None:
+                raise DataError(f"{p}: no local copy found; fetch it with 'python -m auc_ner_lab corpus get {p} DIR'")
+            path = found
+        results.append(corpus_statistics(path, name=path.name if path.is_dir() else None, base=base))
+    typer.echo(json.dumps(results, indent=2) if as_json else to_markdown(results))
+
+@app.command()
+@one_line_errors
+def partition(
+    input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
+    output_dir: Path = typer.Argument(..., help="Folder for the partitions and manifest.json."),
+    sizes: str = typer.Option("20,50,100,200,300,400,500", help="Comma-separated training set sizes (sentences)."),
+    partitions: int = typer.Option(10, help="Random partitions per size."),
+    seed: int = typer.Option(0, help="Base seed: partition p of every size uses seed + p."),
+    entity_percent: Optional[float] = typer.Option(None, help="Draw with the imbalance generator instead: this % of entity tokens."),
+    tolerance: float = typer.Option(0.1, help="With --entity-percent: allowed relative miss of the target."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write low-resource training sets (sizes x partitions) and a JSON manifest.
+
+    Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
+    yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
+    """
+    from .partitions import write_partitions
+
+    size_list = _ints(sizes, "--sizes")
+    if partitions < 1:
+        raise DataError(f"--partitions: expected a positive integer, got {partitions}")
+    if fmt not in ("spacy", "tsv"):
+        raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
+    manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
+    typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
+
+@corpus_app.command("get")
+@one_line_errors
+def corpus_get(
+    name: str = typer.Argument(..., help="Corpus: conll2003, ncbi_disease or s800."),
+    output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
+    data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for NAME/{train,dev,test}.tsv (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
+    fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+):
+    """Write a known corpus's train/dev/test to OUTPUT_DIR.
+
+    From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
+    downloaded at their pinned commits, checked against their git blob ids and converted.
+    """
+    from .corpora import get_corpus
+
+    summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
+    counts = ", ".join(f"{s} {f['sentences']}" for s, f in summary["files"].items())
+    typer.echo(f"{name} from {summary['origin']}: {counts} sentences -> {output_dir}", err=True)
+
+@corpus_app.command("list")
+@one_line_errors
+def corpus_list(data_dir: Optional[Path] = typer.Option(None, help="Folder to look in first.")):
+    """List the known corpora and where a local copy was found."""
+    from .corpora import CORPORA, locate
+
+    for name, source in CORPORA.items():
+        found = locate(name, data_dir)
+        typer.echo(f"{name}\t{source.description}\t{found or 'not found locally (download from github.com/' + source.repo + ')'}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the lab's command line on `argv` (None: ``sys.argv[1:]``); returns the exit status."""
+    return package_main(argv, app=app, prog_name="auc-ner-lab")

@@ -1,0 +1,62 @@
+"""Low-resource training sets on disk: sizes x partitions drawn from one corpus, with a JSON
+manifest. Partition p of size n holds exactly what its manifest entry's ``reader`` block (the
+``[corpora.train]`` block of `training_set_config`: ``LowResource.v1``, or ``EntityRatio.v1``)
+yields, so files and readers are interchangeable."""
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from tqdm import tqdm
+
+from spacy_auc_ner.data.columns import DataError, read_sentences, write_sentences
+from spacy_auc_ner.data.entity_arrays import EntityArrays
+from spacy_auc_ner.data.files import write_json
+from spacy_auc_ner.training.readers import draw_entity_ratio, draw_indices
+from .sets import training_set_config
+
+
+def write_partitions(
+    input_path: Path,
+    output_dir: Path,
+    sizes: Sequence[int],
+    partitions: int = 10,
+    seed: int = 0,
+    entity_percent: Optional[float] = None,
+    tolerance: float = 0.1,
+    fmt: str = "spacy",
+) -> dict:
+    """Write ``output_dir/n{size}-p{p}.{fmt}`` and ``output_dir/manifest.json``; returns the
+    manifest. Every draw is made (and checked) before anything is written."""
+    input_path, output_dir = Path(input_path), Path(output_dir)
+    sentences = read_sentences(input_path)
+    too_big = [n for n in sizes if n > len(sentences)]
+    if too_big:
+        raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
+    if entity_percent is not None:
+        gold = EntityArrays.from_sentences(sentences)
+        lengths, ents = gold.lengths, gold.entity_tokens()
+    entries: List[dict] = []
+    for n in sizes:
+        for p in range(partitions):
+            entry = {"size": n, "partition": p, "seed": seed + p, "path": f"n{n}-p{p}.{fmt}"}
+            if entity_percent is None:
+                entry["sentence_ids"] = draw_indices(len(sentences), n, seed + p, where=input_path)
+                entry["reader"] = training_set_config("lowres", n, None, seed + p, path=str(input_path))
+            else:
+                ids, reached = draw_entity_ratio(lengths, ents, n, entity_percent, seed + p, tolerance, where=input_path)
+                entry["sentence_ids"], entry["entity_percent"] = ids, round(reached, 4)
+                share = entity_percent / 100.0
+                entry["reader"] = {**training_set_config("imbalance", n, share, seed + p, path=str(input_path)), "tolerance": tolerance}
+            entries.append(entry)
+    for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
+        write_sentences(output_dir / entry["path"], [sentences[i] for i in entry["sentence_ids"]])
+    manifest = {
+        "source": str(input_path),
+        "source_sentences": len(sentences),
+        "sizes": list(sizes),
+        "partitions": partitions,
+        "seed": seed,
+        "entity_percent": entity_percent,
+        "files": entries,
+    }
+    write_json(output_dir / "manifest.json", manifest, indent=1)
+    return manifest

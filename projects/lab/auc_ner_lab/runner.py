@@ -1,0 +1,555 @@
+"""Run a study's cells, in parallel processes or on a Ray cluster, resumably.
+
+Only the parent process writes the results: one JSON line per finished cell, flushed and
+fsynced, so a killed study loses at most the cells in flight and a rerun skips every cell
+whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
+error and the tail of its traceback, and the study goes on; failed cells are retried on the
+next run unless told otherwise. In a tuned study the reported cells of a group wait until its
+tuning trials have rows; the runner then merges the chosen grid point (`tuning.py`).
+"""
+import importlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from spacy_auc_ner.data.files import PathLike, os_error_text
+from .spec import Cell
+from .tuning import TuningError, resolve, trial_ids
+
+CellFunction = Callable[[Cell], Dict[str, Any]]
+DEFAULT_RUNNER = "auc_ner_lab.runner:run_cell"
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+_TRACEBACK_LINES = 30
+
+
+class StudyError(RuntimeError):
+    """A study that cannot start (bad results file, lock held, missing extra)."""
+
+
+def run_cell(cell: Cell) -> Dict[str, Any]:
+    """The real cell: train the cell's config on its training set, score it on the test split
+    (a tuning trial: on the dev split only; it is never scored on test)."""
+    from .experiment import train_and_evaluate
+    from .training_extras import POOL_STEPS, run_cell_with_extras
+
+    if any(step in (cell.extras or {}) for step in POOL_STEPS):
+        return run_cell_with_extras(cell)
+    return train_and_evaluate(
+        cell.training_config(),
+        train=cell.train,
+        dev=cell.dev,
+        test=None if cell.tuning is not None else cell.test,
+        gpu_id=cell.gpu_id,
+    )
+
+
+def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
+    """A cell function from a 'module:function' path (None: `run_cell`)."""
+    if runner is None:
+        return run_cell
+    if callable(runner):
+        return runner
+    module_name, _, func_name = runner.partition(":")
+    if not module_name or not func_name:
+        raise StudyError(f"runner {runner!r} is not a 'module:function' path")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as err:
+        raise StudyError(f"runner {runner!r} cannot be imported: {err}") from None
+    if not callable(func):
+        raise StudyError(f"runner {runner!r} is not callable")
+    return func
+
+
+def row_identity(cell: Cell) -> Dict[str, Any]:
+    """The fields of a results row that say which cell it is: the cell's description, its
+    config file's name and its overrides (every row of the cell, finished, failed or lost)."""
+    return {**cell.describe(), "config": Path(cell.config).name, "overrides": _jsonable(cell.overrides)}
+
+
+def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> Dict[str, Any]:
+    """Run one cell and return its results row; never raises for an error of the cell."""
+    start = time.perf_counter()
+    row: Dict[str, Any] = row_identity(cell)
+    try:
+        scores = resolve_runner(runner)(cell)
+        row.update(status="ok", scores=_jsonable(scores))
+    except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
+        tb = traceback.format_exc().rstrip().splitlines()
+        error = f"{type(err).__name__}: {err}".strip()
+        if isinstance(err, SystemExit):  # spaCy's msg.fail(..., exits=1): its message went to the quiet log
+            error += " (spaCy stopped on an error; train the cell's config with `python -m spacy train` to see it)"
+        row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
+    row.update(
+        seconds=round(time.perf_counter() - start, 3),
+        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        versions=environment(),
+    )
+    return row
+
+
+def git_commit(checkout: Path) -> Optional[str]:
+    """The checkout's commit, with "+changes" when tracked files other than projects/lab/results/ differ
+    from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
+    not say what ran); None outside a git checkout."""
+    if not (checkout / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)projects/lab/results"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
+@lru_cache(maxsize=1)
+def environment() -> Dict[str, Optional[str]]:
+    """What a cell's numbers depend on besides its config: the versions of the libraries that
+    train it and the package's git commit (None outside a checkout). Rerunning a cell under
+    other versions need not give the same F1, so rows say what ran them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: Dict[str, Optional[str]] = {}
+    for name in ("spacy_auc_ner", "spacy", "thinc", "numpy", "torch", "spacy-transformers", "transformers"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    found["git_commit"] = git_commit(Path(__file__).resolve().parents[3])  # the checkout: projects/lab/auc_ner_lab/../../..
+    return found
+
+
+def _jsonable(value: Any) -> Any:
+    def default(obj):
+        if hasattr(obj, "item"):  # numpy / cupy / torch scalars
+            return obj.item()
+        if hasattr(obj, "tolist"):
+            return obj.tolist()
+        return str(obj)
+
+    return json.loads(json.dumps(value, default=default))
+
+
+# ---- results file -------------------------------------------------------------------------
+def read_results(path: PathLike, *, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    """Every row of a JSONL results file; a line cut short by a kill is skipped (with a warning)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for lineno, line in enumerate(_results_lines(path), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if warn is not None:
+                warn(f"{path}:{lineno}: skipping a line that is not JSON (a run killed mid-write?)")
+            continue
+        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
+            if warn is not None:
+                warn(f"{path}:{lineno}: skipping a row without cell_id/status")
+            continue
+        rows.append(row)
+    return rows
+
+
+def _results_lines(path: Path) -> List[str]:
+    try:
+        return path.read_text(encoding="utf8").split("\n")
+    except UnicodeDecodeError as err:
+        raise StudyError(f"{path}: not a results file (not UTF-8 text: {err.reason} at byte {err.start})") from None
+    except IsADirectoryError:
+        raise StudyError(f"{path}: is a folder, not a results file") from None
+
+
+def check_results_file(path: PathLike) -> None:
+    """Refuse to append to an existing file that is not a results JSONL of 'study run':
+    every line a JSON row with cell_id and status, or a row cut short by a kill (it starts
+    with '{'). Checked before anything is appended, so another file is never touched."""
+    path = Path(path)
+    if not path.exists():
+        return
+    for lineno, line in enumerate(_results_lines(path), 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if line.startswith("{"):
+                continue  # a row cut short by a kill: read_results skips it
+            row = None
+        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
+            raise StudyError(f"{path}:{lineno}: not a results row of 'study run'; give a results JSONL it wrote, or a new file")
+
+
+def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """Per cell id, its last ok row, or its last row when it never succeeded."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for row in rows:
+        prev = out.get(row["cell_id"])
+        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
+            out[row["cell_id"]] = row
+    return out
+
+
+class ResultsWriter:
+    """Appends rows durably (flush + fsync per row) while holding an exclusive lock on the
+    results file itself: on its inode, so a second path to the same file (a symlink, a
+    hard link, a symlinked folder) meets the same lock."""
+
+    def __init__(self, path: PathLike):
+        self.path = Path(path)
+        check_results_file(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf8")
+        except OSError as err:
+            raise StudyError(f"{self.path}: cannot write the results file ({os_error_text(err)})") from None
+        try:
+            _lock(self._file, self.path)
+        except BaseException:
+            self._file.close()
+            raise
+        if self._file.tell() > 0 and not _ends_with_newline(self.path):
+            self._file.write("\n")  # a line cut short by a kill: start afresh on the next line
+
+    def append(self, row: Dict[str, Any]) -> None:
+        self._file.write(json.dumps(row, sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()  # releases the lock
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def _lock(handle, path: Path) -> None:
+    """An exclusive flock on the open results file, or StudyError when another run holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no protection against two writers
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        real = path.resolve()
+        where = f"{path}" if real == path.absolute() else f"{path} (the file {real})"
+        raise StudyError(f"another study is writing {where}; wait for it or write to another results file") from None
+
+
+# ---- executors ----------------------------------------------------------------------------
+class _InlineExecutor:
+    """Runs each cell in this process when submitted (``--workers 0``, for debugging)."""
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+def _init_worker(threads: int) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    _die_with_parent()
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+
+
+def _die_with_parent() -> None:
+    """On Linux, ask the kernel to end this worker when the study process dies, however it
+    dies (kill -9 included): otherwise a killed study leaves its workers training cells whose
+    rows nobody will write, on the cores its rerun needs. Elsewhere: nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() == 1:  # the parent died before the request was made
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
+@contextmanager
+def _thread_env(threads: int) -> Iterator[None]:
+    """Thread-count variables for spawned workers, set before they import numpy or torch."""
+    saved = {k: os.environ.get(k) for k in (*_THREAD_VARS, "TOKENIZERS_PARALLELISM")}
+    os.environ.update({k: str(threads) for k in _THREAD_VARS})
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context("spawn"),  # no fork of a process that may hold torch threads
+        initializer=_init_worker,
+        initargs=(threads,),
+    )
+
+
+class _RayExecutor:
+    """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
+    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else Ray's own
+    choice (``RAY_ADDRESS``, a cluster ``ray start`` began on this machine, else a new local
+    one, stopped at the end; a joined cluster is only left). Each cell gets
+    ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
+    and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
+    corpora and the configs must be at the same paths on every node."""
+
+    def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
+        try:
+            import ray
+        except ImportError:
+            raise StudyError(
+                "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
+            ) from None
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            ray.init(address=address or None, log_to_driver=False)
+        env = {k: str(threads) for k in _THREAD_VARS}
+        env["TOKENIZERS_PARALLELISM"] = "false"
+        self._remote = ray.remote(execute_cell).options(
+            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
+        )
+
+    def submit(self, fn, cell: Cell, runner) -> Future:
+        return self._remote.remote(cell, runner).future()
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+
+# ---- the study loop -----------------------------------------------------------------------
+@dataclass
+class StudyOutcome:
+    total: int
+    skipped: int
+    ok: int
+    failed: int
+    seconds: float
+
+
+def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True) -> List[Cell]:
+    """The cells still to run: those without an ok row (and, unless retrying, without a failed one)."""
+    ids = [c.id for c in cells]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise StudyError(f"the study has duplicate cells: {', '.join(dupes[:5])}")
+    latest = latest_rows(rows)
+    todo = []
+    for cell in cells:
+        row = latest.get(cell.id)
+        if row is None or (row["status"] != "ok" and retry_failed):
+            todo.append(cell)
+    return todo
+
+
+def run_study(
+    cells: Sequence[Cell],
+    results: PathLike,
+    *,
+    workers: int = 1,
+    runner: Union[None, str, CellFunction] = None,
+    retry_failed: bool = True,
+    threads_per_worker: int = 1,
+    ray_address: Optional[str] = None,
+    use_ray: bool = False,
+    progress: bool = True,
+    log: Optional[Callable[[str], None]] = None,
+) -> StudyOutcome:
+    """Run every cell not yet done, appending a row to `results` as each finishes.
+
+    `workers` >= 1: that many spawned processes (or cells in flight on Ray); 0: in this
+    process. `runner`: the cell function, a 'module:function' path (must be importable in
+    the workers) or a callable (in-process or picklable); None: `run_cell`.
+    """
+    if workers < 0:
+        raise StudyError(f"--workers must be >= 0, not {workers}")
+    if isinstance(runner, str) or runner is None:
+        resolve_runner(runner)  # fail now, not once per cell
+    start = time.perf_counter()
+    writer = ResultsWriter(results)  # takes the lock before reading what is done
+    try:
+        rows = read_results(results, warn=log)
+        todo = plan(cells, rows, retry_failed=retry_failed)
+        skipped = len(cells) - len(todo)
+        if log is not None and skipped:
+            log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
+        ok, failed = _run_cells(
+            todo, writer, rows=rows, workers=workers, runner=runner, threads=threads_per_worker,
+            ray_address=ray_address, use_ray=use_ray, progress=progress, log=log,
+        )
+    finally:
+        writer.close()
+    return StudyOutcome(len(cells), skipped, ok, failed, time.perf_counter() - start)
+
+
+def _make_executor(workers, threads, use_ray, ray_address, gpu):
+    if use_ray:
+        return _RayExecutor(ray_address, threads, 1.0 if gpu else 0.0)
+    if workers == 0:
+        return _InlineExecutor()
+    return _process_pool(workers, threads)
+
+
+def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log):
+    from tqdm.auto import tqdm
+
+    if not todo:
+        return 0, 0
+    capacity = max(1, workers)
+    pending = list(reversed(todo))  # the end of the list is the next cell: keeps the study's order
+    running: Dict[Future, Cell] = {}
+    latest = latest_rows(rows)  # what tuned cells choose from, kept current as rows come in
+    unfinished = {c.id for c in todo}
+    ok = failed = 0
+    bar = tqdm(total=len(todo), unit="cell", disable=not progress, dynamic_ncols=True, file=sys.stderr)
+    say = (lambda msg: bar.write(msg, file=sys.stderr)) if log is None else log
+    gpu = any(c.gpu_id >= 0 for c in todo)
+
+    def status():
+        bar.set_postfix_str(f"ok={ok} running={len(running)} failed={failed}", refresh=True)
+
+    def record(row):
+        nonlocal ok, failed
+        writer.append(row)
+        unfinished.discard(row["cell_id"])
+        prev = latest.get(row["cell_id"])
+        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
+            latest[row["cell_id"]] = row
+        if row["status"] == "ok":
+            ok += 1
+            scores = row.get("scores") or {}
+            name, f1 = ("dev ents_f", scores.get("dev_score")) if row.get("tuning") else ("ents_f", scores.get("ents_f"))
+            f1_text = f"{name}={f1:.3f} " if isinstance(f1, (int, float)) else ""
+            say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f}s")
+        else:
+            failed += 1
+            say(f"FAILED  {row['cell_id']}  {row['error']}")
+        bar.update(1)
+        status()
+
+    with _thread_env(threads):
+        executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+        try:
+            while pending or running:
+                while len(running) < capacity:
+                    cell = _next_ready(pending, unfinished)
+                    if cell is None and pending and not running:  # cannot happen: trials never wait
+                        cell = pending.pop()
+                    if cell is None:
+                        break
+                    if cell.selection is not None:
+                        try:
+                            cell = resolve(cell, latest)
+                        except TuningError as err:
+                            record(_lost_row(cell, f"tuning: {err}"))
+                            continue
+                    future = executor.submit(execute_cell, cell, runner)
+                    running[future] = cell
+                    status()
+                if not running:
+                    continue  # every pending cell was just recorded as failed
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                broken = False
+                for future in done:
+                    cell = running.pop(future)
+                    try:
+                        row = future.result()
+                    except BrokenProcessPool as err:
+                        broken = True
+                        row = _lost_row(cell, f"the worker process died ({err or 'BrokenProcessPool'})")
+                    except (Exception, SystemExit) as err:  # e.g. a Ray worker lost, an unpicklable cell
+                        first_line = (str(err).strip().splitlines() or [""])[0]
+                        row = _lost_row(cell, f"the cell did not come back ({type(err).__name__}: {first_line})")
+                    record(row)
+                if broken:  # every cell in flight went down with the pool: record them, start afresh
+                    for future, cell in list(running.items()):
+                        record(_lost_row(cell, "the worker pool broke while this cell was running"))
+                    running.clear()
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        else:
+            executor.shutdown(wait=True)
+        finally:
+            bar.close()
+    return ok, failed
+
+
+def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
+    """Take the next cell whose tuning trials (if any) all have a row in this run; None when
+    every pending cell waits for a trial still pending or running."""
+    for i in range(len(pending) - 1, -1, -1):
+        if not any(cid in unfinished for cid in trial_ids(pending[i])):
+            return pending.pop(i)
+    return None
+
+
+def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
+    row = row_identity(cell)
+    row.update(
+        status="failed",
+        error=error,
+        traceback="",
+        seconds=None,
+        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        pid=None,
+    )
+    return row

@@ -1,0 +1,272 @@
+"""Training extras of a study method: data augmentation, pretraining of the encoder and
+self-training on the unlabeled rest of the training split, so that a study measures spaCy's
+``ner``, the low-resource recipe (``configs/lowres_best.cfg``: spaCy's ``ner`` with all three)
+and each of its parts removed in turn on the same draws as every other method, with the same scorer.
+
+A method of a spec names them (`parse_extras` reads them, `run_cell_with_extras` runs them)::
+
+    augment: {copies: 2}          # Augmented.v1 settings around the cell's drawn sentences
+    pretrain: {objective: characters, epochs: 2, pool: 2000}   # or {text: draw}: on the draw alone
+    self_train: {rounds: 1, threshold: 0.9, pool: 2000}
+
+Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` block
+(`augmented_block`): the drawn sentences go inside the wrapper. A study replaces the config's
+training corpus by its draw, so a method whose config wraps its corpus in ``Augmented.v1``
+(the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
+
+Pretraining and self-training are steps that ``spacy train`` cannot do; for them the cell runs
+in a temporary folder:
+
+1. the pool: the sentences of the training split that the cell's draw leaves out, without
+   their annotation, the first ``pool`` of them in the draw's seeded order (`write_pool`, the
+   same pool as ``spacy-auc-ner pool``);
+2. ``pretrain``: ``spacy pretrain`` of the config's encoder on the pool for ``epochs`` epochs
+   with the objective ``configs/pretrain/<objective>.cfg`` (`pretraining_config`); training
+   then starts from the weights (``[initialize] init_tok2vec``). With ``text: draw`` it reads
+   the cell's drawn sentences instead (no pool): what ``spacy-auc-ner recipe`` does for a
+   user who has no raw text;
+3. ``self_train``: round 0 trains on the draw, each of ``rounds`` rounds labels the pool with
+   the previous round's model, keeps entities whose confidence reaches ``threshold`` and
+   retrains on draw + pseudo-labels (`self_train`). The round with the best dev F1 (on the
+   cell's dev sample, the set early stopping uses) is the cell's model: chosen on dev, never
+   on test.
+
+The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1 and pseudo
+entities, the chosen round; their ``train_seconds`` is everything up to the cell's model (the
+pool, pretraining, every round), so that a recipe's cost compares with a plain cell's.
+
+Not yet one job, one place: `run_cell_with_extras` and the package's
+`spacy_auc_ner.training.recipe.run_recipe` both orchestrate pretrain -> train -> self-train
+(this one for a study cell's draw, pool and dev sample; that one for a user's files). Making
+the cell call `run_recipe` needs `run_recipe` to take the cell's in-memory reader blocks and
+report the per-round figures a row records; left for the round that owns recipe.py (issue 24,
+point 3).
+"""
+import inspect
+import os
+import tempfile
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+
+from thinc.api import Config
+
+from spacy_auc_ner.training.augmentation import create_augmented
+
+AUGMENTED = "spacy_auc_ner.Augmented.v1"
+PRETRAIN_DEFAULTS: Dict[str, Any] = {"objective": "characters", "epochs": 2, "pool": 2000}
+SELF_TRAIN_DEFAULTS: Dict[str, Any] = {"rounds": 1, "threshold": 0.9, "pool": 2000, "low_confidence": "missing"}
+# the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
+AUGMENT_KEYS = tuple(p for p in inspect.signature(create_augmented).parameters if p not in ("corpus", "seed"))
+POOL_STEPS = ("pretrain", "self_train")
+# what pretraining reads: the pool (the default, left out of a cell's settings so that the ids
+# of cells written before this choice existed stay as they were) or the cell's own draw
+PRETRAIN_TEXTS = ("pool", "draw")
+
+
+def parse_extras(entry: Dict[str, Any], where: str, configs_dir: Path, config_augment: Optional[Dict[str, Any]], fail: Callable[[str], None]) -> Dict[str, Any]:
+    """The extras of a spec's method entry, defaults filled in: ``augment`` (Augmented.v1
+    settings; when the entry does not say, those of the method's own config, `config_augment`),
+    ``pretrain`` (with the objective's fragment file), ``self_train``. Absent or false: none."""
+    extras: Dict[str, Any] = {}
+    augment = entry.get("augment", config_augment)
+    if augment is True:
+        augment = {}
+    if augment not in (None, False):
+        if not isinstance(augment, dict):
+            fail(f"{where}.augment: a mapping of Augmented.v1 settings, true or false is expected, not {augment!r}")
+        unknown = sorted(set(augment) - set(AUGMENT_KEYS))
+        if unknown:
+            fail(f"{where}.augment: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(AUGMENT_KEYS)}")
+        extras["augment"] = dict(augment)
+    for step, defaults in (("pretrain", PRETRAIN_DEFAULTS), ("self_train", SELF_TRAIN_DEFAULTS)):
+        value = entry.get(step)
+        if value in (None, False):
+            continue
+        if value is True:
+            value = {}
+        if not isinstance(value, dict):
+            fail(f"{where}.{step}: a mapping of settings, true or false is expected, not {value!r}")
+        allowed = [*defaults, "text"] if step == "pretrain" else list(defaults)
+        unknown = sorted(set(value) - set(allowed))
+        if unknown:
+            fail(f"{where}.{step}: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+        settings = {**defaults, **value}
+        if step == "pretrain":
+            text = settings.pop("text", "pool")
+            if text not in PRETRAIN_TEXTS:
+                fail(f"{where}.pretrain.text: {text!r} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")
+            if text == "draw":
+                if "pool" in value:
+                    fail(f"{where}.pretrain: pool sets the size of a pool that text: draw does not read; give one of them")
+                del settings["pool"]
+                settings["text"] = "draw"
+        if "pool" in settings and (not isinstance(settings["pool"], int) or isinstance(settings["pool"], bool) or settings["pool"] < 1):
+            fail(f"{where}.{step}.pool: {settings['pool']!r} is not a positive number of sentences")
+        if step == "pretrain":
+            fragment = configs_dir / "pretrain" / f"{settings['objective']}.cfg"
+            if not fragment.is_file():
+                fail(f"{where}.pretrain.objective: {settings['objective']!r} has no fragment {fragment}")
+            if not isinstance(settings["epochs"], int) or settings["epochs"] < 1:
+                fail(f"{where}.pretrain.epochs: {settings['epochs']!r} is not a positive whole number")
+            settings["fragment"] = str(fragment)
+        else:
+            if not isinstance(settings["rounds"], int) or settings["rounds"] < 1:
+                fail(f"{where}.self_train.rounds: {settings['rounds']!r} is not a positive whole number")
+            if not isinstance(settings["threshold"], (int, float)) or not 0 <= settings["threshold"] <= 1:
+                fail(f"{where}.self_train.threshold: {settings['threshold']!r} is not a confidence in [0, 1]")
+        extras[step] = settings
+    return extras
+
+
+def config_augment(config: Config) -> Optional[Dict[str, Any]]:
+    """The Augmented.v1 settings of a config's training corpus (its seed and corpus left out),
+    or None when the corpus is not wrapped."""
+    block = config.get("corpora", {}).get("train", {})
+    if block.get("@readers") != AUGMENTED:
+        return None
+    return {k: v for k, v in block.items() if k in AUGMENT_KEYS}
+
+
+def augmented_block(draw: Dict[str, Any], settings: Dict[str, Any], seed: int) -> Dict[str, Any]:
+    """The ``[corpora.train]`` block that augments the sentences of reader block ``draw``."""
+    return {"@readers": AUGMENTED, **settings, "seed": seed, "corpus": draw}
+
+
+def drawn_block(block: Dict[str, Any]) -> Dict[str, Any]:
+    """The draw inside an augmentation wrapper (the block itself when it is not wrapped)."""
+    return block["corpus"] if block.get("@readers") == AUGMENTED else block
+
+
+def hashable(extras: Dict[str, Any]) -> Dict[str, Any]:
+    """The extras as a cell id hashes them: file paths by name only."""
+    return {step: {k: (Path(v).name if k == "fragment" else v) for k, v in settings.items()} for step, settings in extras.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a cell with extras
+
+
+def _quiet():
+    sink = open(os.devnull, "w")
+    return sink, redirect_stdout(sink), redirect_stderr(sink)
+
+
+def _reader_docs(config: Config, dot_name: str) -> Iterator:
+    """The reference Docs that the config's reader ``dot_name`` yields."""
+    import spacy
+    from spacy.util import resolve_dot_names
+
+    interpolated = config.interpolate()
+    (reader,) = resolve_dot_names(interpolated, [dot_name])
+    nlp = spacy.blank(interpolated["nlp"]["lang"])
+    return (eg.reference for eg in reader(nlp))
+
+
+def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
+    """Write the reference Docs that the config's reader ``dot_name`` yields to ``output``."""
+    from spacy_auc_ner.data.columns import write_docs
+
+    return write_docs(output, _reader_docs(config, dot_name))
+
+
+def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) -> Config:
+    """``config`` (a cell's training config) filled and merged with the pretraining settings
+    ``settings`` (``fragment``, ``epochs``), as `spacy pretrain` and then `spacy train` read it:
+    a model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe."""
+    from spacy_auc_ner.training.pretraining import pretraining_config
+
+    config.to_disk(workdir / "cell.cfg")
+    config = pretraining_config(workdir / "cell.cfg", settings["fragment"])
+    config["pretraining"]["max_epochs"] = settings["epochs"]
+    return config
+
+
+def run_cell_with_extras(cell) -> Dict[str, Any]:
+    """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose
+    ``extras`` name ``pretrain`` or ``self_train``), then score it like any cell."""
+    from spacy.training.pretrain import pretrain
+
+    from spacy_auc_ner.training.self_training import best_round, self_train, write_pool, write_unlabeled
+    from .experiment import dev_scores, evaluate, train_and_evaluate
+
+    extras = cell.extras or {}
+    if cell.size is None:
+        raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
+    start = time.perf_counter()
+    config = cell.training_config()
+    config["paths"]["train"] = str(cell.train)
+    config["paths"]["dev"] = str(cell.dev)
+    info: Dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        # each step's pool: the first `pool` sentences of the same order (the smaller within the larger)
+        written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=extras[step]["pool"])
+                   for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if "pool" in extras.get(step, {})]
+        if written:
+            info["pool_sentences"] = max(written)
+        if "pretrain" in extras:
+            raw_text = tmp / "pool.jsonl"
+            if extras["pretrain"].get("text") == "draw":  # the drawn sentences as they are, not augmented
+                raw_text = tmp / "draw.jsonl"
+                plain = config.copy()
+                plain["corpora"]["train"] = drawn_block(plain["corpora"]["train"])
+                info["pretrain_sentences"] = write_unlabeled(raw_text, _reader_docs(plain, "corpora.train"))
+            config = with_pretraining(config, extras["pretrain"], tmp)
+            config["paths"]["raw_text"] = str(raw_text)
+            began = time.perf_counter()
+            sink, out, err = _quiet()
+            (tmp / "pretrain").mkdir()
+            with sink, out, err:  # as `spacy pretrain` does: on the interpolated config
+                pretrain(config.interpolate(), tmp / "pretrain", use_gpu=cell.gpu_id, silent=True)
+            info["pretrain_seconds"] = time.perf_counter() - began
+            config["paths"]["init_tok2vec"] = str(tmp / "pretrain" / "model-last.bin")
+        if "self_train" not in extras:
+            before = time.perf_counter() - start
+            result = train_and_evaluate(config, train=cell.train, dev=cell.dev, test=None if cell.tuning is not None else cell.test, gpu_id=cell.gpu_id)
+            result.update(train_seconds=before + result["train_seconds"], extras=info)
+            return result
+        model, config, rounds = _self_train_cell(cell, config, extras["self_train"], tmp, self_train, best_round)
+        info.update(rounds)
+        import spacy
+
+        train_seconds = time.perf_counter() - start
+        nlp = spacy.load(model)
+        result = evaluate(nlp, cell.test) if cell.tuning is None else {}
+        result.update(
+            train_seconds=train_seconds,
+            dev_score=info["rounds"][info["chosen_round"]]["dev_f"],
+            dev_scores=dev_scores(nlp, config),
+            extras=info,
+        )
+        return result
+
+
+def _self_train_cell(cell, config: Config, settings: Dict[str, Any], tmp: Path, self_train, best_round) -> Tuple[Path, Config, Dict[str, Any]]:
+    """Self-train the cell's config: the draw and the dev sample written to files, the
+    training corpus read from ``paths.train`` (each round's file, still augmented if the cell
+    is); returns the best round's model, the config as its dev set resolves, the rounds."""
+    gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
+    train_block = config["corpora"]["train"]
+    plain = config.copy()
+    plain["corpora"]["train"] = drawn_block(train_block)
+    _write_reader_docs(plain, "corpora.train", gold)
+    _write_reader_docs(config, "corpora.dev", dev)
+    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": False}
+    config["corpora"]["train"] = {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus
+    config["corpora"]["dev"] = {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False}
+    config["paths"]["dev"] = str(dev)
+    config.to_disk(tmp / "self_train.cfg")
+    sink, out, err = _quiet()
+    with sink, out, err:
+        records = self_train(
+            tmp / "self_train.cfg", tmp / "self", train=gold, dev=dev, pool=tmp / "pool.spacy",
+            rounds=settings["rounds"], threshold=settings["threshold"], low_confidence=settings["low_confidence"],
+            gpu_id=cell.gpu_id, log=lambda text: None, progress=False,
+        )
+    rounds = [
+        {"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"], "pseudo_sentences": r["pseudo_sentences"], "train_seconds": r["train_seconds"]}
+        for r in records
+    ]
+    return tmp / "self" / "model-best", config, {"rounds": rounds, "chosen_round": best_round(records)}

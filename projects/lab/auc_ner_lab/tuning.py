@@ -1,0 +1,235 @@
+"""Tuning inside studies: a small grid of config overrides, chosen by dev score on tuning
+partitions that are never reported.
+
+The protocol, per corpus x setting value x size x method (a *group*):
+
+1. every grid point is trained on each of ``partitions`` tuning partitions: training sets drawn
+   like the reported ones but with seeds ``seed + 10000 + t``, which no reported partition uses
+   (they use ``seed + p``, p < partitions <= 10000); the trials are scored on the dev split
+   only, never on test (a trial's row has no test scores at all);
+2. the point with the best mean dev score over the tuning partitions is chosen (ties: the first
+   in grid order); a point is a candidate only when all its trials finished;
+3. the reported partitions are trained once each with the chosen values.
+
+Why this protocol and not nested selection (every reported cell tries every point and keeps
+its dev-best): it costs ``points x partitions + reported`` trainings per group instead of
+``points x reported`` (with 3 points and 5 partitions: 8 instead of 15), every method gets
+exactly the same trials, and the reported scores come from training sets that took no part in
+the selection, so the max over noisy dev scores never flatters a reported number. Its cost:
+one choice per group from a small tuning sample, which may suit the reported partitions less
+than a per-cell choice would; that affects every method alike.
+
+Selection metric: ``metric`` of the ``tune:`` block (default: the spec's ``metric``, else
+``ents_f``), read from the trial's dev scores (``scores.dev_scores``, the package's scorer on
+the dev corpus early stopping used); where a run lacks it, ``ents_f`` for that whole group.
+"""
+import itertools
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+TUNE_SEED_OFFSET = 10_000
+# the dev score a tuned cell selects its grid point by (spec.DEFAULT_METRIC is the reported
+# test score: another job, another name), and the one used when a run lacks the chosen score
+DEFAULT_SELECTION_METRIC = "ents_f"
+FALLBACK_METRIC = "ents_f"
+TUNE_KEYS = {"grid", "partitions", "metric"}
+# keys a cell sets itself: tuning them would select on the training sample or the seed
+_RESERVED = ("corpora", "system.seed", "paths.train", "paths.dev", "training.seed")
+
+
+class TuningError(ValueError):
+    """No grid point can be chosen (every candidate has a failed or missing trial)."""
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """The ``tune:`` block of a study spec."""
+
+    grid: Dict[str, List[Any]]
+    partitions: int = 1
+    metric: str = DEFAULT_SELECTION_METRIC
+
+    def points(self) -> List[Dict[str, Any]]:
+        """Every combination of the grid's values, the first key varying slowest."""
+        keys = list(self.grid)
+        return [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))]
+
+    def seeds(self, base_seed: int) -> List[int]:
+        return [base_seed + TUNE_SEED_OFFSET + t for t in range(self.partitions)]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"grid": {k: list(v) for k, v in self.grid.items()}, "partitions": self.partitions, "metric": self.metric}
+
+
+def parse_tune(raw: Any, fail: Callable[[str], None], *, default_metric: Optional[str] = None) -> Optional[TuneSpec]:
+    """The ``tune:`` block, or None when absent; `fail` raises with the spec file named."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        fail("tune: a mapping {grid: {config.key: [values]}, partitions: 1} is expected")
+    unknown = sorted(set(raw) - TUNE_KEYS)
+    if unknown:
+        fail(f"tune: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(TUNE_KEYS))}")
+    grid = raw.get("grid")
+    if not isinstance(grid, dict) or not grid:
+        fail("tune.grid: a non-empty mapping of config keys to lists of values is expected, "
+             f"e.g. {{training.optimizer.learn_rate: [0.001, 0.003]}}, not {grid!r}")
+    parsed: Dict[str, List[Any]] = {}
+    for key, values in grid.items():
+        where = f"tune.grid.{key}"
+        if not isinstance(key, str) or "." not in key or not all(key.split(".")):
+            fail(f"{where}: a dotted config key (section.setting, e.g. training.dropout) is expected")
+        if any(key == r or key.startswith(r + ".") for r in _RESERVED):
+            fail(f"{where}: set by each cell (training sample and seed); it cannot be tuned")
+        if not isinstance(values, list) or not values:
+            fail(f"{where}: a non-empty list of values is expected, not {values!r}")
+        for v in values:
+            if isinstance(v, (dict, list)):
+                fail(f"{where}: {v!r} is not a single value")
+            if isinstance(v, float) and not math.isfinite(v):
+                fail(f"{where}: {v!r} is not a finite number")
+        seen: List[Any] = []
+        for v in values:
+            if any(v == s and type(v) is type(s) for s in seen):
+                fail(f"{where}: {v!r} is listed twice")
+            seen.append(v)
+        parsed[key] = list(values)
+    partitions = raw.get("partitions", 1)
+    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
+        fail(f"tune.partitions: {partitions!r} is not a positive whole number")
+    metric = raw.get("metric", default_metric or DEFAULT_SELECTION_METRIC)
+    known = known_metrics()
+    if metric not in known:
+        fail(f"tune.metric: unknown metric {metric!r}; known: {', '.join(known)}")
+    return TuneSpec(parsed, partitions, metric)
+
+
+def known_metrics() -> List[str]:
+    """The scores a dev score can be selected on: the study scorer's (``METRICS``)."""
+    from spacy_auc_ner.pipeline.scoring import METRICS
+
+    return sorted(METRICS)
+
+
+def point_label(point: Mapping[str, Any]) -> str:
+    """A short readable name of a grid point for cell ids: the keys' last parts (whole keys
+    where two share a last part)."""
+    lasts = [k.rsplit(".", 1)[-1] for k in point]
+    names = [last if lasts.count(last) == 1 else key for key, last in zip(point, lasts)]
+    return ",".join(f"{n}={value_text(v)}" for n, v in zip(names, point.values()))
+
+
+def value_text(value: Any) -> str:
+    """A value as cell ids, reports and baselines write it: floats in %g (0.001, 0.7), the
+    rest as str."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# ---- checks against the methods' configs ------------------------------------------------------
+def missing_keys(config: Mapping[str, Any], keys: Sequence[str]) -> List[str]:
+    """The dotted keys that name nothing in `config` (spaCy would accept some of them as new
+    settings and fail, or silently ignore them, only once training starts)."""
+    out = []
+    for key in keys:
+        node: Any = config
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                out.append(key)
+                break
+            node = node[part]
+    return out
+
+
+def grid_key_problems(tune: TuneSpec, method_configs: Mapping[str, Tuple[str, Mapping[str, Any]]]) -> List[str]:
+    """One message per grid key that names nothing in a method's assembled config
+    (`method_configs`: method -> (config file, the config with the cell's overrides))."""
+    problems = []
+    for method, (path, config) in method_configs.items():
+        pipeline = list((config.get("nlp") or {}).get("pipeline") or [])
+        for key in missing_keys(config, list(tune.grid)):
+            problems.append(
+                f"tune.grid.{key}: names nothing in the config of method {method!r} "
+                f"({path}, pipeline {pipeline}); every method gets the grid, so use keys all "
+                f"methods share (e.g. training.optimizer.learn_rate, training.dropout)"
+            )
+    return problems
+
+
+# ---- selection ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    point: Dict[str, Any]
+    dev_score: float  # mean over the tuning partitions
+    metric: str  # the metric selected on (the requested one, or ents_f where runs lack it)
+    candidates: int  # grid points whose trials all finished
+    trials: int  # trials of the group (grid points x tuning partitions)
+
+
+def dev_score(row: Mapping[str, Any], metric: str) -> Optional[float]:
+    """A finished run's dev score of `metric` (None when it lacks it or did not finish)."""
+    if row.get("status") != "ok":
+        return None
+    scores = row.get("scores") or {}
+    value = (scores.get("dev_scores") or {}).get(metric)
+    if value is None and metric == FALLBACK_METRIC:
+        value = scores.get("dev_score")  # early stopping's ents_f, in rows without dev_scores
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def choose(
+    points: Sequence[Mapping[str, Any]],
+    trial_rows: Sequence[Sequence[Optional[Mapping[str, Any]]]],
+    metric: str,
+) -> Choice:
+    """The grid point with the best mean dev score; `trial_rows[i]` holds point i's rows, one
+    per tuning partition (None: no row). Test scores are never read."""
+    finished = [r for rows in trial_rows for r in rows if r is not None and r.get("status") == "ok"]
+    used = metric if finished and all(dev_score(r, metric) is not None for r in finished) else FALLBACK_METRIC
+    best: Optional[Tuple[int, float]] = None
+    candidates = 0
+    for i, rows in enumerate(trial_rows):
+        scores = [dev_score(r, used) if r is not None else None for r in rows]
+        if not scores or any(s is None for s in scores):
+            continue
+        candidates += 1
+        mean = sum(scores) / len(scores)
+        if best is None or mean > best[1]:
+            best = (i, mean)
+    n_trials = sum(len(rows) for rows in trial_rows)
+    if best is None:
+        failed = sum(1 for rows in trial_rows for r in rows if r is None or dev_score(r, used) is None)
+        raise TuningError(
+            f"no grid point has a dev {used} on every tuning partition ({failed} of {n_trials} trials "
+            f"failed or missing); rerun to retry them"
+        )
+    return Choice(dict(points[best[0]]), best[1], used, candidates, n_trials)
+
+
+def selection_of(cell) -> Optional[Dict[str, Any]]:
+    return getattr(cell, "selection", None)
+
+
+def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
+    """The reported `cell` with the chosen grid point merged into its overrides and the choice
+    recorded (its id unchanged); raises TuningError when no point can be chosen."""
+    selection = cell.selection
+    trial_rows = [[latest.get(cid) for cid in ids] for ids in selection["trials"]]
+    choice = choose(selection["points"], trial_rows, selection["metric"])
+    tuned = {
+        "point": choice.point,
+        "dev_score": choice.dev_score,
+        "metric": choice.metric,
+        "candidates": choice.candidates,
+        "trials": choice.trials,
+        "partitions": selection["partitions"],
+    }
+    return replace(cell, overrides={**cell.overrides, **choice.point}, selection={**selection, "chosen": tuned})
+
+
+def trial_ids(cell) -> List[str]:
+    """The ids of the tuning trials a reported cell waits for (none for other cells)."""
+    selection = selection_of(cell)
+    return [cid for ids in selection["trials"] for cid in ids] if selection else []

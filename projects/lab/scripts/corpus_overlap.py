@@ -1,0 +1,78 @@
+"""How many test sentences of a corpus also occur in its training split (the same token
+sequence), and how many of those carry the same labels: a training pool drawn from the
+training split can so hold sentences identical to test sentences.
+
+    python scripts/corpus_overlap.py conll2003 [--data-dir DIR] [--out docs/evidence/corpus_overlap.md]
+
+The corpus is found as `spacy-auc-ner` finds it (`--data-dir`, `$SPACY_AUC_NER_DATA`, `assets/`,
+`data/`, `shared/data` up the tree). With `--out`, a markdown table row per corpus is written
+there (corpora not found are said so in the table) and the counts beside it as JSON
+(`--out x.md` -> `x.json`), which `scripts/evidence.py` reads.
+"""
+import argparse
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+import srsly
+
+from spacy_auc_ner.data.columns import read_columns
+from auc_ner_lab.corpora import locate
+
+
+def overlap(train, test) -> Dict[str, int]:
+    """Counts of test sentences whose tokens (and tokens with labels) occur in train, each test
+    sentence once (repeats inside test included), and of train sentences equal to a test one
+    (what a pool drawn from train can carry)."""
+    train_tokens = {s.tokens for s in train}
+    train_labelled = {(s.tokens, s.labels) for s in train}
+    test_tokens = {s.tokens for s in test}
+    return {
+        "test": len(test),
+        "in_train": sum(s.tokens in train_tokens for s in test),
+        "in_train_same_labels": sum((s.tokens, s.labels) in train_labelled for s in test),
+        "in_train_with_entity": sum(s.tokens in train_tokens and any(l != "O" for l in s.labels) for s in test),
+        "distinct_in_train": len({s.tokens for s in test} & train_tokens),
+        "train": len(train),
+        "train_in_test": sum(s.tokens in test_tokens for s in train),
+    }
+
+
+def counts(corpora: Sequence[str], data_dir: Optional[Path] = None) -> Dict[str, Optional[Dict[str, int]]]:
+    """{corpus: overlap counts, or None when the corpus is not found}."""
+    out: Dict[str, Optional[Dict[str, int]]] = {}
+    for name in corpora:
+        folder = locate(name, data_dir)
+        out[name] = None if folder is None else overlap(read_columns(folder / "train.tsv"), read_columns(folder / "test.tsv"))
+    return out
+
+
+def table(found: Dict[str, Optional[Dict[str, int]]]) -> str:
+    lines = [
+        "| corpus | test sentences | also in train (same tokens) | same tokens and labels | of them with an entity | distinct such sentences | train sentences | train sentences equal to a test sentence |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, c in found.items():
+        if c is None:
+            lines.append(f"| {name} | not found | – | – | – | – | – | – |")
+            continue
+        lines.append(f"| {name} | {c['test']:,} | {c['in_train']:,} | {c['in_train_same_labels']:,} | "
+                     f"{c['in_train_with_entity']:,} | {c['distinct_in_train']:,} | {c['train']:,} | {c['train_in_test']:,} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="+")
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    found = counts(args.corpora, args.data_dir)
+    text = table(found)
+    print(text, end="")
+    if args.out is not None:
+        args.out.write_text(text, encoding="utf8")
+        srsly.write_json(args.out.with_suffix(".json"), found)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Property: random valid column files (the generator of tests/test_property_files.py) go through
+the lab's stats and partition without raising anything but the documented one-line errors:
+stats count what the file holds, partitions draw whole sentences."""
+import json
+import math
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from auc_ner_lab.cli import app
+from spacy_auc_ner.cli.app import app as package_app
+from spacy_auc_ner.data.columns import read_sentences
+from test_property_files import SETTINGS, _column_file, _one_error_line
+
+runner = CliRunner()
+
+
+def _invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(_column_file(), st.data())
+def test_valid_files_count_and_partition(column_file, data):
+    text, scheme, sentences = column_file
+    n_entities = sum(len(spans) for _, spans in sentences)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        src = tmp / "in.txt"
+        src.write_bytes(text.encode("utf-8"))
+        assert runner.invoke(package_app, ["convert", str(src), str(tmp / "out.spacy"), "--scheme", scheme]).exit_code == 0
+
+        # stats: the same counts
+        result = _invoke("stats", tmp / "out.spacy", "--json")
+        assert result.exit_code == 0, result.stderr
+        ((stats,),) = [c["splits"].values() for c in json.loads(result.stdout)]
+        assert (stats["sentences"], stats["tokens"], stats["entities"]) == (len(sentences), sum(len(t) for t, _ in sentences), n_entities)
+        assert math.isclose(stats["B%"] + stats["I%"] + stats["O%"], 100.0, abs_tol=0.02)
+
+        # partition: draws of whole sentences; impossible requests are one-line errors
+        n = len(sentences)
+        fmt = data.draw(st.sampled_from(["spacy", "tsv"]))
+        result = _invoke("partition", src, tmp / "parts", "--sizes", f"1,{n}", "--partitions", "2", "--format", fmt)
+        assert result.exit_code == 0, result.stderr
+        manifest = json.loads((tmp / "parts" / "manifest.json").read_text())
+        originals = [tuple(t) for t, _ in sentences]
+        for entry in manifest["files"]:
+            drawn = read_sentences(tmp / "parts" / entry["path"])
+            assert [s.tokens for s in drawn] == [originals[i] for i in entry["sentence_ids"]]
+        assert "larger than the corpus" in _one_error_line(_invoke("partition", src, tmp / "big", "--sizes", n + 1))
+        percent = data.draw(st.floats(1.0, 60.0))
+        result = _invoke("partition", src, tmp / "share", "--sizes", "1", "--partitions", "1", "--entity-percent", percent)
+        if result.exit_code != 0:
+            assert "entity tokens" in _one_error_line(result)
+
+

@@ -1,0 +1,220 @@
+"""Named methods: a short partial config per method, assembled onto a base config per encoder.
+
+``configs/base_cpu.cfg`` and ``configs/base_trf.cfg`` hold what every method shares on an
+encoder family: the nlp settings, the ``auc_ner`` pipe with its architecture and encoder, the
+corpora, the training and initialize blocks. ``configs/methods/<name>.cfg`` holds only what
+makes method ``<name>`` (its scheme, loss, strategy, decoder...), without the lines that restate
+a factory default. The method's name is its file name, in studies, benchmarks and configs alike.
+
+spaCy has no config include, so a full training config is assembled with spaCy's own merge,
+``Config.merge`` (the method's values over the base's; a block that names another registered
+function replaces the base's block instead of merging into it), plus two rules that keep every
+method on the base's encoder:
+
+1. a pipe that the method's ``[nlp] pipeline`` does not name is dropped, with its
+   ``[initialize.components]`` block (``spacy_ner`` puts spaCy's ``ner`` in place of ``auc_ner``);
+2. every pipe whose model names no ``tok2vec`` gets the base's encoder (``bilstm_crf`` replaces
+   the model block, ``spacy_ner`` the pipe; both keep the encoder of the base).
+
+Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
+``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
+writes it to a file for ``spacy train``, and the study runner trains it in process.
+"""
+import inspect
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from confection import ConfigValidationError
+from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
+from thinc.api import Config
+
+from .data.files import PathLike
+
+# the configs that ship with the package (configs/ in a checkout links to them), so that the
+# methods, bases and recipes are there after any pip install
+DEFAULT_CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
+METHODS_FOLDER = "methods"
+# encoder family -> its base config in the configs folder
+ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
+# old method or config names -> today's (so that an old command line gets a pointer, not a guess)
+RENAMED: Dict[str, str] = {
+    "softmax": "ce",
+    "ova_auc_grouped": "ova_auc",
+    "ova_auc_batch": "ova_auc_all_batch",
+    "ova_auc_viterbi": "ova_auc_all_viterbi",
+    "ova_auc_batch_viterbi": "ova_auc_all_batch_viterbi",
+    "comauc_2t": "two_task_comauc",
+    "comauc_ova": "ova_comauc",
+    "wce_inverse": "weighted_ce",
+    "wce_log": "weighted_ce_log",
+    "ns_uniform": "negative_sampling_uniform",
+    "ns_weighted": "negative_sampling_weighted",
+    "negative_sampling": "negative_sampling_uniform",
+}
+
+
+class MethodError(ValueError):
+    """A method or base that cannot be found or assembled; the message is one line naming the file."""
+
+
+def methods_dir(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    return Path(configs_dir) / METHODS_FOLDER
+
+
+def method_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
+    """Every method of the configs folder: the file names of ``methods/*.cfg``."""
+    return sorted(p.stem for p in methods_dir(configs_dir).glob("*.cfg"))
+
+
+def base_path(encoder: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    """The base config of an encoder family ('cpu' or 'trf')."""
+    if encoder not in ENCODERS:
+        raise MethodError(f"unknown encoder {encoder!r}; choose one of {', '.join(ENCODERS)}")
+    path = Path(configs_dir) / ENCODERS[encoder]
+    if not path.exists():
+        raise MethodError(f"{path}: base config not found (run from the project folder or name the configs folder)")
+    return path
+
+
+def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    """``configs/methods/<name>.cfg``; an unknown name fails with the known ones (and the new
+    name of a renamed method)."""
+    path = methods_dir(configs_dir) / f"{name}.cfg"
+    if path.exists():
+        return path
+    known = method_names(configs_dir)
+    if not known:
+        raise MethodError(f"{methods_dir(configs_dir)}: no method configs found (run from the project folder or name the configs folder)")
+    hint = ""
+    if name in RENAMED:
+        hint = f" (renamed: it is now {RENAMED[name]!r})"
+    elif name.endswith("_trf") and name[: -len("_trf")] in known:
+        hint = f" (the transformer variant is the method {name[: -len('_trf')]!r} on encoder 'trf')"
+    raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}")
+
+
+def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
+    """The first sentence of the comment that opens the method's file: what the method is."""
+    words = []
+    for line in method_path(name, configs_dir).read_text(encoding="utf8").splitlines():
+        if not line.startswith("#"):
+            break
+        words.append(line.lstrip("#").strip())
+    text = " ".join(words)
+    end = re.search(r"(?<! al)\.(\s|$)", text)
+    return text[: end.start() + 1] if end else text
+
+
+def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """The full training config of the partial config `method` on the base config `base`, with
+    `overrides` (dotted keys) applied last. Not interpolated: ``${paths.train}`` stays a variable."""
+    base_cfg = _read(base)
+    method_cfg = _read(method)
+    config = base_cfg.merge(method_cfg)
+    pipeline = list(config.get("nlp", {}).get("pipeline", []))
+    encoder = _encoder_of(base_cfg)
+    components = config.get("components", {})
+    for name in list(components):
+        if name not in pipeline:
+            del components[name]
+    init_components = config.get("initialize", {}).get("components", {})
+    for name in list(init_components):
+        if name not in pipeline:
+            del init_components[name]
+    for name in pipeline:
+        if name not in components:
+            raise MethodError(f"{method}: [nlp] pipeline names {name!r} but neither the method nor {Path(base).name} has [components.{name}]")
+        slot = _encoder_slot(components[name].setdefault("model", {}))
+        if slot is not None and encoder is not None:
+            slot["tok2vec"] = Config(encoder).copy()
+    config = Config(_ordered_like(config, base_cfg), section_order=base_cfg.section_order)
+    if overrides:
+        try:
+            config = load_config_from_str(config.to_str(interpolate=False), overrides=overrides, interpolate=False)
+        except ConfigValidationError as err:
+            raise MethodError(f"{method}: overrides {sorted(overrides)}: {_one_line(err)}") from None
+    return config
+
+
+def method_config(
+    name: str,
+    encoder: str = "cpu",
+    configs_dir: PathLike = DEFAULT_CONFIGS_DIR,
+    overrides: Optional[Dict[str, Any]] = None,
+) -> Config:
+    """The full training config of the named method on an encoder family."""
+    return assemble(base_path(encoder, configs_dir), method_path(name, configs_dir), overrides)
+
+
+def check_config(config: Config, where: str) -> None:
+    """Build the pipeline of `config` (without training or initialising it) so that a wrong key
+    or value in a method file fails at assembly, with a one-line error naming `where`."""
+    try:
+        load_model_from_config(config, auto_fill=True, validate=True)
+    except ConfigValidationError as err:
+        raise MethodError(f"{where}: {_one_line(err)}") from None
+    except (ValueError, KeyError, TypeError) as err:
+        raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
+
+
+def _encoder_slot(model: Any) -> Optional[Dict[str, Any]]:
+    """The block of a method's model that takes the base's encoder: the model itself when it
+    names no `tok2vec`; inside its `tok2vec` when that wraps an encoder (an architecture with a
+    `tok2vec` argument, e.g. BiLSTMEncoder.v1) and leaves it out; None when the method brings
+    its own encoder."""
+    while isinstance(model, dict):
+        if "tok2vec" not in model:
+            return model
+        inner = model["tok2vec"]
+        if not (isinstance(inner, dict) and _wraps_encoder(inner.get("@architectures"))):
+            return None
+        model = inner
+    return None
+
+
+def _wraps_encoder(architecture: Any) -> bool:
+    if not isinstance(architecture, str) or not registry.has("architectures", architecture):
+        return False
+    return "tok2vec" in inspect.signature(registry.architectures.get(architecture)).parameters
+
+
+def _read(path: PathLike) -> Config:
+    try:
+        return load_config(path, interpolate=False)
+    except ConfigValidationError as err:
+        raise MethodError(f"{path}: {_one_line(err)}") from None
+    except OSError as err:
+        raise MethodError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def _encoder_of(base: Config) -> Optional[Dict[str, Any]]:
+    """The ``model.tok2vec`` block of the base's first pipe that has one."""
+    for name in base.get("nlp", {}).get("pipeline", []):
+        model = base.get("components", {}).get(name, {}).get("model", {})
+        if isinstance(model, dict) and isinstance(model.get("tok2vec"), dict):
+            return model["tok2vec"]
+    return None
+
+
+def _ordered_like(merged: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
+    """`merged` with its keys in the base's order, the method's new keys after them, so that
+    the written config reads like the base."""
+    keys = [k for k in base if k in merged] + [k for k in merged if k not in base]
+    out = {}
+    for key in keys:
+        value = merged[key]
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            value = _ordered_like(value, base[key])
+        out[key] = value
+    return out
+
+
+def _one_line(err: ConfigValidationError) -> str:
+    """A confection validation error as one line: ``[section.key] message; ...`` (or, for a
+    malformed file, the parser's message squeezed onto one line)."""
+    parts = []
+    for e in getattr(err, "errors", None) or []:
+        loc = ".".join(str(p) for p in e.get("loc", []))
+        parts.append(f"[{loc}] {e.get('msg', '')}".strip())
+    return "; ".join(parts) if parts else " ".join(str(err).split())

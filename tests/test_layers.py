@@ -1,0 +1,176 @@
+"""The package stands alone: importing it, building and training every method config and its
+command line load no module of the lab (projects/lab) or of anything else outside the package;
+and no module imports from a layer above its own.
+
+Layers, each importing only from its own and those before it (read from the files with ast):
+``labels``, ``extras`` -> ``data`` (files, column I/O, gold arrays) -> ``ml`` -> ``losses`` ->
+``schemes`` -> ``pipeline`` -> ``training``, ``methods`` -> ``cli`` -> the package root
+(``__init__`` imports everything to register it, ``__main__`` runs the cli).
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "spacy_auc_ner"
+LAYERS = [
+    {"labels", "extras"},
+    {"data"},
+    {"ml"},
+    {"losses"},
+    {"schemes"},
+    {"pipeline"},
+    {"training", "methods"},
+    {"cli"},
+    {"__init__", "__main__"},
+]
+LAYER = {group: i for i, groups in enumerate(LAYERS) for group in groups}
+
+
+def _group(module: str) -> str:
+    """'spacy_auc_ner.training.readers' -> 'training'; the package itself -> '__init__'."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, source: str = None):
+    """(line, absolute module name) of every import of `path` (or of `source` as if it were
+    that file), relative ones resolved."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    source = path.read_text(encoding="utf8") if source is None else source
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            yield node.lineno, target
+            for alias in node.names:  # `from . import losses` imports a module too
+                if f"{target}.{alias.name}".startswith("spacy_auc_ner.") and (
+                    (ROOT / Path(*f"{target}.{alias.name}".split("."))).with_suffix(".py").exists()
+                    or (ROOT / Path(*f"{target}.{alias.name}".split("."))).is_dir()
+                ):
+                    yield node.lineno, f"{target}.{alias.name}"
+
+
+def test_every_module_is_in_a_layer():
+    groups = {_group(_module_name(p)) for p in PACKAGE.rglob("*.py")}
+    assert groups <= set(LAYER), groups - set(LAYER)
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own = _group(_module_name(path))
+        for line, target in _imports(path):
+            top = target.split(".")[0]
+            assert top not in ("auc_ner_lab", "tests", "scripts", "benchmarks"), f"{path}:{line} imports {target}"
+            if top == "spacy_auc_ner" and LAYER[_group(target)] > LAYER[own]:
+                upward.append(f"{path.relative_to(ROOT)}:{line}: {own} imports {target}")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_layer_check_sees_an_upward_import():
+    """The check can fail: a data module importing the pipeline is caught."""
+    fake = PACKAGE / "data" / "columns.py"
+    assert list(_imports(fake, "from ..pipeline.scoring import METRICS\n")) == [(1, "spacy_auc_ner.pipeline.scoring")]
+    assert LAYER[_group("spacy_auc_ner.pipeline.scoring")] > LAYER[_group(_module_name(fake))]
+
+
+# What a user's process loads: the package, its CLI, and every method built and trained one step
+# on a toy corpus. Run in a fresh interpreter so that what this test session imported (the lab's
+# tests run in it too) does not count.
+_TRAIN = r"""
+import sys
+from pathlib import Path
+
+import spacy
+import spacy_auc_ner
+import spacy_auc_ner.cli
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+from spacy.training.initialize import init_nlp
+from spacy.util import load_config_from_str
+from spacy_auc_ner.methods import method_config, method_names
+
+corpus = Path(sys.argv[1])
+vocab = spacy.blank("en").vocab
+docs = [
+    Doc(vocab, words="Aspirin treats breast cancer in Paris .".split(), ents=["O", "O", "B-Disease", "I-Disease", "O", "B-LOC", "O"]),
+    Doc(vocab, words="John Smith lives in Berlin".split(), ents=["B-PER", "I-PER", "O", "O", "B-LOC"]),
+]
+DocBin(docs=docs).to_disk(corpus)
+losses = {}
+for name in method_names():
+    overrides = {"paths.train": str(corpus), "paths.dev": str(corpus)}
+    nlp = init_nlp(load_config_from_str(method_config(name, "cpu").to_str(interpolate=False), overrides=overrides, interpolate=False))
+    losses[name] = nlp.update([Example(nlp.make_doc(d.text), d) for d in docs])
+"""
+# the modules loaded from the checkout but outside the package (the lab, tests, scripts)
+_OUTSIDE = r"""
+import json, sys
+from pathlib import Path
+import spacy_auc_ner
+
+root = Path(spacy_auc_ner.__file__).resolve().parents[1]
+files = {n: Path(m.__file__).resolve() for n, m in list(sys.modules.items()) if getattr(m, "__file__", None)}
+outside = sorted(n for n, f in files.items() if f.is_relative_to(root) and not f.is_relative_to(root / "spacy_auc_ner"))
+trained = globals().get("losses", {})
+print(json.dumps({"outside": outside, "trained": sorted(trained), "finite": all(v == v for l in trained.values() for v in l.values())}))
+"""
+
+
+def _probe(code: str, tmp_path: Path, *path: Path) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(str(p) for p in (ROOT, *path))}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "toy.spacy")], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_package_its_cli_and_every_method_load_nothing_of_the_lab(tmp_path):
+    from spacy_auc_ner.methods import method_names
+
+    found = _probe(_TRAIN + _OUTSIDE, tmp_path)
+    assert found["trained"] == method_names() and found["finite"]
+    assert found["outside"] == []
+
+
+def test_the_probe_sees_a_lab_module(tmp_path):
+    """The sys.modules check can fail: with the lab imported it names the lab's modules."""
+    found = _probe("import spacy_auc_ner.cli\nimport auc_ner_lab.stats\n" + _OUTSIDE, tmp_path, ROOT / "projects" / "lab")
+    assert "auc_ner_lab.stats" in found["outside"] and "spacy_auc_ner.cli" not in found["outside"]
+
+
+def test_importing_the_package_and_its_cli_loads_nothing_outside_it(tmp_path):
+    assert _probe("import spacy_auc_ner\nimport spacy_auc_ner.cli\n" + _OUTSIDE, tmp_path)["outside"] == []
+
+
+def test_every_entry_point_points_into_the_package():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]
+    targets = [*project["scripts"].values()] + [v for group in project["entry-points"].values() for v in group.values()]
+    assert len(targets) >= 30  # the console script, the factory, architectures, scorer, strategies, readers, losses
+    for target in targets:
+        module = target.split(":")[0]
+        assert module.startswith("spacy_auc_ner."), target
+        path = ROOT / Path(*module.split("."))
+        assert path.with_suffix(".py").is_file() or (path / "__init__.py").is_file(), target
