@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "spacy_auc_ner"
 LAYERS = [
     {"labels", "extras"},
-    {"data"},
+    {"data", "outputs"},  # column files, file writing and what a command may write
     {"ml"},
     {"losses"},
     {"schemes"},
@@ -131,7 +131,12 @@ import spacy_auc_ner
 
 root = Path(spacy_auc_ner.__file__).resolve().parents[1]
 files = {n: Path(m.__file__).resolve() for n, m in list(sys.modules.items()) if getattr(m, "__file__", None)}
-outside = sorted(n for n, f in files.items() if f.is_relative_to(root) and not f.is_relative_to(root / "spacy_auc_ner"))
+# a virtualenv inside the checkout (.venv, CI's .venv-ci) holds installed packages, not the checkout's code
+installed = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix)}
+outside = sorted(
+    n for n, f in files.items()
+    if f.is_relative_to(root) and not f.is_relative_to(root / "spacy_auc_ner") and not any(f.is_relative_to(p) for p in installed)
+)
 trained = globals().get("losses", {})
 print(json.dumps({"outside": outside, "trained": sorted(trained), "finite": all(v == v for l in trained.values() for v in l.values())}))
 """
