@@ -17,7 +17,10 @@ and works with or without internet:
 
 ``frozen = true`` wraps the encoder in :func:`~spacy_auc_ner.ml.cached.CachedFrozenEncoder`
 (no gradient into the transformer, each sentence encoded once and reused, ``cache_size``
-sentences kept).
+sentences kept). ``trainable_layers = k`` (1 to the number of layers) trains only the top k
+layers: the embeddings and the layers below are frozen and each wordpiece row's output from
+them is computed once and kept (``cache_size`` rows), see :mod:`spacy_auc_ner.ml.partial`;
+``trainable_layers = 0`` is ``frozen = true``; null (the default) trains every layer.
 """
 import logging
 import os
@@ -31,7 +34,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Ragged
 
-from .cached import CachedFrozenEncoder
+from .cached import CachedFrozenEncoder, EncoderCache
+from .partial import CONFIG_KEY, apply_partial
 
 ENV_VAR = "SPACY_AUC_NER_TRANSFORMER"
 logger = logging.getLogger("spacy_auc_ner")
@@ -156,12 +160,19 @@ def build_transformer_encoder(
     grad_scaler_config: dict = {},
     frozen: bool = False,
     cache_size: int = 5000,
+    trainable_layers: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A pretrained transformer as the tok2vec of a component: spacy-transformers'
     ``Tok2VecTransformer.v3`` whose `name` is resolved at initialisation (offline alias
     ``minilm``, ``$SPACY_AUC_NER_TRANSFORMER``) with a one-line error when it cannot be
     loaded. `frozen`: the transformer is not trained, and each sentence's output is computed
-    once and reused (`cache_size` sentences kept; 0 recomputes every time)."""
+    once and reused (`cache_size` sentences kept; 0 recomputes every time).
+    `trainable_layers`: null trains every layer; k >= 1 trains the top k layers only, the
+    lower layers' outputs cached (`cache_size` rows); 0 is the same as `frozen`."""
+    if trainable_layers is not None and (isinstance(trainable_layers, bool) or int(trainable_layers) != trainable_layers or trainable_layers < 0):
+        raise ValueError(f"{CONFIG_KEY} must be null or an integer >= 0, not {trainable_layers!r}")
+    if frozen and trainable_layers:
+        raise ValueError(f"{CONFIG_KEY} = {trainable_layers} contradicts frozen = true: set one of them")
     from ..extras import require
 
     transformer_tok2vec_v3 = require(
@@ -181,7 +192,9 @@ def build_transformer_encoder(
     )
     transformer = next(node for node in model.walk() if isinstance(node, TransformerModel))
     transformer.init = _resolving_init(transformer.init)
-    if frozen:
+    if trainable_layers:
+        transformer._func = _partial_forward(transformer._func, int(trainable_layers), EncoderCache(cache_size))
+    if frozen or trainable_layers == 0:
         return CachedFrozenEncoder(model, max_size=cache_size)
     return model
 
@@ -199,3 +212,15 @@ def _resolving_init(original_init):
         original_init(model, X=X, Y=Y)
 
     return init
+
+
+def _partial_forward(original_forward, trainable_layers: int, cache: EncoderCache):
+    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning
+    first: the patch lives on the model instance, which loading replaces, so it is checked
+    (and re-applied when missing) at every call."""
+
+    def forward(model, docs, is_train):
+        apply_partial(model.transformer, trainable_layers, cache)
+        return original_forward(model, docs, is_train)
+
+    return forward
