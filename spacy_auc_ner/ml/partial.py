@@ -13,7 +13,9 @@ untouched: the parameters and their ``state_dict`` keys are the model's own, ``t
 ``from_disk`` save and load the full model, and the patch is re-applied (idempotently) before
 each call, when loading has replaced the instance. The cache key of a row is its wordpiece
 ids and token type ids up to its length (rows are right-padded, and BERT-type positions
-count from the row's start, so a row's lower output does not depend on its batch).
+count from the row's start, so a row's lower output does not depend on its batch). The cache
+starts empty for each new model instance (initialisation, loading); weights written into the
+same instance behind its back (``load_state_dict``) would leave it stale.
 """
 from dataclasses import dataclass, field
 from types import MethodType
