@@ -13,11 +13,15 @@ untouched: the parameters and their ``state_dict`` keys are the model's own, ``t
 ``from_disk`` save and load the full model, and the patch is re-applied (idempotently) before
 each call, when loading has replaced the instance. The cache key of a row is its wordpiece
 ids and token type ids up to its length (rows are right-padded, and BERT-type positions
-count from the row's start, so a row's lower output does not depend on its batch).
+count from the row's start, so a row's lower output does not depend on its batch). The cache
+starts empty for each new model instance (initialisation, loading); weights written into the
+same instance behind its back (``load_state_dict``) would leave it stale.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MethodType
 from typing import Optional
+
+import numpy
 
 from .cached import EncoderCache
 
@@ -31,7 +35,6 @@ class PartialState:
     trainable_layers: int
     cache: EncoderCache
     lower_rows_computed: int = 0
-    calls: int = field(default=0)
 
 
 def n_layers(hf_model) -> int:
@@ -84,7 +87,6 @@ def partial_forward(
     """The model's output for right-padded rows of wordpieces: the lower layers' outputs
     from the cache (computed without gradient for the rows it lacks), the top layers with
     gradient. The same as the unpatched forward at every non-padded position."""
-    import numpy
     import torch
     from transformers.modeling_outputs import BaseModelOutputWithPooling
 
@@ -95,7 +97,6 @@ def partial_forward(
             f"{CONFIG_KEY}: the partial forward takes input_ids, attention_mask and token_type_ids "
             f"only (got {asked or 'no input_ids'}); remove trainable_layers for this use"
         )
-    state.calls += 1
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     if token_type_ids is None:
