@@ -10,9 +10,9 @@ strategies, scorer) -> ``data`` (column files, corpora, statistics) -> ``trainin
 (registered readers, sampling, partitions) -> ``study`` (methods, specs, runner, reports)
 -> ``cli``.
 """
-from .pipeline import component, scoring, strategies  # noqa: F401
+from .pipeline import calibration, component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401
-from .ml import architectures, cached, encoders  # noqa: F401
+from .ml import architectures, cached, encoders, word_dropout  # noqa: F401
 from .training import augmentation, readers  # noqa: F401
 
 __version__ = "0.1.0"
