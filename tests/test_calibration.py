@@ -8,6 +8,7 @@ from spacy.training import Example
 
 from spacy_auc_ner.labels import LabelSet
 from spacy_auc_ner.pipeline.calibration import bias_candidates, calibrate_entity_bias, choose_bias, make_calibrate_entity_bias
+from spacy_auc_ner.pipeline.scoring import score_entities
 from spacy_auc_ner.schemes import make_scheme
 
 from toy_data import TOY, make_examples
@@ -103,7 +104,7 @@ def test_calibration_picks_the_candidate_with_the_best_dev_f1():
 
     def f1(b):
         pipe.set_annotations(docs, scores, entity_bias=b)
-        return pipe.scorer([Example(d, eg.reference) for d, eg in zip(docs, examples)])["ents_f"] or 0.0
+        return score_entities([Example(d, eg.reference) for d, eg in zip(docs, examples)])["ents_f"]
 
     expected = max(f1(b) for b in candidates)
     out = calibrate_entity_bias(pipe, examples)
