@@ -11,9 +11,9 @@ pretraining, self-training, the recipe), ``methods`` (the method configs) -> ``c
 The studies that compare the methods are the lab's, a spaCy project in projects/lab; nothing
 here imports it.
 """
-from .pipeline import component, scoring, strategies  # noqa: F401
+from .pipeline import calibration, component, scoring, strategies  # noqa: F401
 from . import losses  # noqa: F401
-from .ml import architectures, cached, encoders  # noqa: F401
+from .ml import architectures, cached, encoders, word_dropout  # noqa: F401
 from .training import augmentation, readers  # noqa: F401
 
 __version__ = "0.1.0"

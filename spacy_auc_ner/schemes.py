@@ -86,6 +86,16 @@ class Scheme:
         truth = Truth(gold.Y, gold.mask, column_weights, lengths, self.multilabel, params, self.o_column, step)
         return loss(scores, truth)
 
+    def entity_columns(self, labels: LabelSet) -> List[int]:
+        """The columns whose scores favour an entity: an entity bias is added to these."""
+        return [k for k in range(len(self.columns(labels))) if k != self.o_column]
+
+    def entity_margin(self, scores: Floats2d, labels: LabelSet) -> Floats1d:
+        """(N,) how far each token is from being decoded as an entity: the best entity
+        column's score minus the O column's. An entity bias b flips, roughly, the tokens
+        whose margin is above -b."""
+        return scores[:, self.entity_columns(labels)].max(axis=1) - scores[:, self.o_column]
+
     def bio_probabilities(self, scores: Floats2d, labels: LabelSet) -> Floats2d:
         """(N, n_bio) confidence of each BIO label, for decoding and span scores."""
         return sigmoid(scores)
@@ -226,6 +236,13 @@ class TwoTaskScheme(Scheme):
         out[:, 1::2] = (p[:, 0] * p[:, 1])[:, None] * p_type
         out[:, 2::2] = (p[:, 0] * (1.0 - p[:, 1]))[:, None] * p_type
         return out
+
+    def entity_columns(self, labels: LabelSet) -> List[int]:
+        return [0, 1]  # the entity-token and beginning-token classifiers; type columns compete among themselves
+
+    def entity_margin(self, scores, labels: LabelSet):
+        """The entity-token logit minus the logit of the decision threshold."""
+        return scores[:, 0] - float(numpy.log(self.threshold / (1.0 - self.threshold)))
 
     def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
         if decoder == "viterbi":

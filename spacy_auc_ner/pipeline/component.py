@@ -67,6 +67,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
         "two_task_lambda": 100.0,
         "decoder": None,
         "threshold": 0.5,
+        "entity_bias": 0.0,
         "spans_key": "auc_ner",
         "scorer": {"@scorers": "spacy_auc_ner.entity_scorer.v1"},
     },
@@ -84,6 +85,7 @@ def make_auc_ner(
     threshold: float,
     spans_key: str,
     scorer: Optional[Callable],
+    entity_bias: float = 0.0,
 ) -> "AUCNER":
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
 
@@ -100,6 +102,12 @@ def make_auc_ner(
         transitions for crf); null picks viterbi for crf, greedy otherwise, and
         ``initialize`` writes the choice into the pipeline's config.
     threshold: two_task decision threshold on the entity and beginning probabilities, in (0, 1).
+    entity_bias: added to the entity columns' scores (logits, or CRF emissions) before
+        decoding, a shift of the decision boundary: AUC losses rank tokens but do not
+        calibrate them, and a head fit to a handful of mentions puts unseen entity words
+        below the O boundary. 0 decodes the scores as trained; the
+        ``spacy_auc_ner.calibrate_entity_bias.v1`` training callback chooses it on the dev
+        set and stores it in the pipe (``cfg["entity_bias"]``).
     spans_key: doc.spans key that receives the entities with their scores.
 
     Every setting is checked here, before training, and an error names its full config key.
@@ -114,6 +122,7 @@ def make_auc_ner(
         two_task_lambda=two_task_lambda,
         decoder=decoder,
         threshold=threshold,
+        entity_bias=entity_bias,
         spans_key=spans_key,
         scorer=scorer,
     )
@@ -132,11 +141,13 @@ class AUCNER(TrainablePipe):
         two_task_lambda: float = 100.0,
         decoder: Optional[str] = None,
         threshold: float = 0.5,
+        entity_bias: float = 0.0,
         spans_key: str = "auc_ner",
         scorer: Optional[Callable] = None,
     ):
         key = f"components.{name}"
         _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
+        require(math.isfinite(entity_bias), f"{key}.entity_bias", f"must be a finite number, not {entity_bias}")
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -155,6 +166,7 @@ class AUCNER(TrainablePipe):
             "two_task_lambda": float(two_task_lambda),
             "decoder": decoder if decoder is not None else self.scheme.default_decoder,
             "threshold": float(threshold),
+            "entity_bias": float(entity_bias),
             "spans_key": spans_key,
             "n_updates": 0,
             "class_counts": None,
@@ -202,16 +214,21 @@ class AUCNER(TrainablePipe):
             return [self.model.ops.alloc2f(len(doc), nO) for doc in docs]
         return self.model.predict(docs)
 
-    def decode(self, scores: List[Floats2d]) -> Spans:
-        """Spans of a batch from its per-doc score arrays."""
+    def decode(self, scores: List[Floats2d], entity_bias: Optional[float] = None) -> Spans:
+        """Spans of a batch from its per-doc score arrays, the entity columns shifted by
+        `entity_bias` (None: the pipe's ``cfg["entity_bias"]``)."""
         lengths = numpy.asarray([s.shape[0] for s in scores], dtype="i")
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
+        bias = self.cfg.get("entity_bias", 0.0) if entity_bias is None else entity_bias
+        if bias:
+            flat = flat.copy()
+            flat[:, self.scheme.entity_columns(self.label_set)] += bias
         return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], self._loss_params())
 
-    def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
         docs = list(docs)
-        spans = self.decode(scores)
+        spans = self.decode(scores, entity_bias)
         types = self.labels
         key = self.cfg["spans_key"]
         by_doc: List[List[Span]] = [[] for _ in docs]

@@ -564,6 +564,9 @@ def main() -> None:
     if (ROOT / "results" / "lowres_recipe.jsonl").exists():
         (OUT / "caveats.md").write_text(caveats_text(), encoding="utf8")
     (OUT / "campaign_minilm.md").write_text(minilm_table(), encoding="utf8")
+    if (ROOT / "results" / "heads_lowres.jsonl").exists():
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "heads_lowres_table.py"), "--markdown",
+                        str(OUT / "heads_lowres.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "docs")], check=True)

@@ -1,0 +1,115 @@
+"""Choosing the ``auc_ner`` pipe's ``entity_bias`` on the dev set.
+
+AUC losses rank tokens, they do not calibrate them, and a head fit to a handful of mentions
+puts most unseen entity words below the O boundary (scripts/diagnose_heads.py: on s800 at 20
+sentences the CRF ranks unseen entity tokens above O tokens with AUC ~0.7, yet flags fewer
+than 5% of them). The bias moves the boundary; it is chosen where the decisions are scored,
+on the dev set early stopping uses, never on test.
+
+The candidates are scale-free: for each entity rate r of :data:`DEFAULT_RATES`, the bias that
+flags the share r of dev tokens by their entity margin (the scheme's ``entity_margin``), plus
+0. The bias with the highest dev F1 wins; ties go to the one nearest 0.
+"""
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
+
+import numpy
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import registry, resolve_dot_names
+
+from .scoring import score_entities, typed_scores
+
+# shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)
+DEFAULT_RATES = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3)
+
+
+def bias_candidates(margins: numpy.ndarray, rates: Sequence[float] = DEFAULT_RATES) -> List[float]:
+    """0, then for each rate r the bias b = -q + 1e-3 with q the (1 - r) quantile of the
+    margins, so that about the share r of tokens has margin + b > 0; sorted by |b|,
+    duplicates dropped."""
+    margins = numpy.asarray(margins, dtype="float64")
+    found = [0.0]
+    if margins.size:
+        for r in rates:
+            b = float(-numpy.quantile(margins, 1.0 - r) + 1e-3)
+            if numpy.isfinite(b):
+                found.append(round(b, 4))
+    return sorted(set(found), key=lambda b: (abs(b), b))
+
+
+def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) -> (float, float):
+    """(best bias, its score): the first of `candidates` (ordered by preference) with the
+    highest score; a later one must beat it strictly."""
+    best, best_score = None, -numpy.inf
+    for b in candidates:
+        s = score(b)
+        if s > best_score:
+            best, best_score = b, s
+    return best, best_score
+
+
+def calibrate_entity_bias(pipe, examples: Sequence[Example], rates: Sequence[float] = DEFAULT_RATES, metric: str = "ents_f") -> Dict[str, float]:
+    """Set ``pipe.cfg["entity_bias"]`` to the candidate bias with the best `metric` (a score
+    of :func:`~spacy_auc_ner.pipeline.scoring.score_entities`) on `examples`, whose predicted docs hold what the pipes before it set.
+    Returns {"entity_bias": b, metric: score}."""
+    docs = [eg.predicted.copy() for eg in examples]
+    scores = pipe.predict(docs)
+    if not pipe.labels or not len(scores):
+        return {"entity_bias": pipe.cfg.get("entity_bias", 0.0), metric: 0.0}
+    flat = pipe.model.ops.to_numpy(pipe.model.ops.flatten(list(scores)))
+    margins = pipe.model.ops.to_numpy(pipe.scheme.entity_margin(flat, pipe.label_set))
+
+    # spaCy's entity P/R/F alone when they are the metric: the full scorer's seqeval is
+    # slow, and it runs once per candidate at every evaluation
+    scorer = typed_scores if metric in ("ents_p", "ents_r", "ents_f") else score_entities
+
+    def score(bias: float) -> float:
+        pipe.set_annotations(docs, scores, entity_bias=bias)
+        return float(scorer([Example(d, eg.reference) for d, eg in zip(docs, examples)])[metric] or 0.0)
+
+    best, best_score = choose_bias(bias_candidates(margins, rates), score)
+    pipe.cfg["entity_bias"] = float(best)
+    return {"entity_bias": float(best), metric: best_score}
+
+
+@registry.callbacks("spacy_auc_ner.calibrate_entity_bias.v1")
+def make_calibrate_entity_bias(
+    component: str = "auc_ner",
+    dev_corpus: str = "corpora.dev",
+    rates: Optional[List[float]] = None,
+    metric: str = "ents_f",
+) -> Callable[[Language, Dict], None]:
+    """A ``[training.before_update]`` callback: at every evaluation step (step % 
+    [training.eval_frequency] == 0, just before spaCy's training loop evaluates), choose the
+    `component`'s ``entity_bias`` on `dev_corpus` (the dev set early stopping scores) by
+    `metric`, so the model that early stopping keeps is saved with the bias it was scored
+    with. `rates`: the candidate entity shares (null: :data:`DEFAULT_RATES`)."""
+    state: Dict = {}
+    for r in rates or ():
+        if not 0.0 < r < 1.0:
+            raise ValueError(f"[training.before_update.rates] every rate must be in (0, 1), not {r}")
+
+    def before_update(nlp: Language, args: Dict) -> None:
+        if "examples" not in state:
+            config = nlp.config.interpolate()
+            state["every"] = int(config["training"]["eval_frequency"])
+            (reader,) = resolve_dot_names(config, [dev_corpus])
+            state["examples"] = list(reader(nlp))
+        if args.get("step", 0) % state["every"] == 0:
+            examples = _after_earlier_pipes(nlp, component, state["examples"])
+            calibrate_entity_bias(nlp.get_pipe(component), examples, rates or DEFAULT_RATES, metric)
+
+    return before_update
+
+
+def _after_earlier_pipes(nlp: Language, component: str, examples: Iterable[Example]) -> List[Example]:
+    """The examples with the pipes before `component` run on copies of their predicted docs
+    (none in the shipped configs; a shared tok2vec would be, so this runs at every call)."""
+    examples = list(examples)
+    before = nlp.pipe_names[: nlp.pipe_names.index(component)]
+    if not before:
+        return examples
+    docs = [eg.predicted.copy() for eg in examples]
+    for name in before:
+        docs = list(nlp.get_pipe(name).pipe(docs))
+    return [Example(d, eg.reference) for d, eg in zip(docs, examples)]
