@@ -557,7 +557,7 @@ def main() -> None:
     from auc_ner_lab.corpora import locate
 
     if all(locate(c, cwd=ROOT) for c in corpora):
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "corpus_overlap.py"), *corpora, "--out",
+        subprocess.run([sys.executable, "-m", "scripts.corpus_overlap", *corpora, "--out",
                         str(OUT / "corpus_overlap.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
     else:
         print("corpus_overlap.md: corpora not found; the committed table is kept")
