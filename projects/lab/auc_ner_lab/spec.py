@@ -359,11 +359,20 @@ class StudySpec:
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
             if not origin:
                 continue
-            plain = Cell(**{**cell.to_dict(), "id": "", "overrides": {k: v for k, v in cell.overrides.items() if k not in origin}})
-            config = plain.training_config()
-            missing = missing_keys(config, list(origin))
-            if missing:  # a key may restate a default the config file leaves out
-                missing = missing_keys(_filled(config), missing)
+            # A key that swaps a registered function (``...embed.@architectures``) is checked
+            # against the config without the spec's keys; the others against the config with
+            # the swaps made, as the new function's settings exist only there.
+            swaps = [k for k in origin if k.rsplit(".", 1)[-1].startswith("@")]
+            missing = []
+            for keys, kept in ((swaps, ()), ([k for k in origin if k not in swaps], swaps)):
+                if not keys:
+                    continue
+                overrides = {k: v for k, v in cell.overrides.items() if k not in origin or k in kept}
+                config = Cell(**{**cell.to_dict(), "id": "", "overrides": overrides}).training_config()
+                absent = missing_keys(config, keys)
+                if absent:  # a key may restate a default the config file leaves out
+                    absent = missing_keys(_filled(config), absent)
+                missing.extend(absent)
             problems.extend(
                 f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
                 for key in missing
