@@ -267,9 +267,12 @@ class AUCNER(TrainablePipe):
         set_dropout_rate(self.model, drop)
         for i, column_weights in enumerate(plan):
             scores, backprop = self.model.begin_update(docs)
-            loss, d_scores = self.get_loss(examples, scores, gold=gold, column_weights=column_weights, learn=True)
-            backprop(d_scores)
-            losses[self.name] += loss
+            out, lengths = self._loss_output(examples, scores, gold, column_weights)
+            # the loss's own parameters get their gradients and closed-form steps here, as
+            # backprop gives the weights theirs; get_loss stays pure
+            self.loss.apply_update(self.model.get_ref("output"), out)
+            backprop(self.model.ops.unflatten(out.d_scores, lengths))
+            losses[self.name] += float(out.loss)
             if i < len(plan) - 1 and optimizer is not None:
                 self.finish_update(optimizer)
         if sgd not in (None, False):
@@ -284,16 +287,18 @@ class AUCNER(TrainablePipe):
         *,
         gold: Optional[Targets] = None,
         column_weights: Optional[Floats1d] = None,
-        learn: bool = False,
     ):
-        """Loss and gradient of `scores`, the model's output for the examples' predicted docs.
+        """Loss and gradient of `scores`, the model's output for the examples' predicted docs;
+        pure, as spaCy's `get_loss` is (`update` hands the loss's learned parameters their steps).
 
         gold: the examples' targets when the caller has built them already (``update``
             builds them once per batch). column_weights: (K,) weights of the output columns
-            this step trains (update strategies; default all). learn: also hand the loss's
-            learned parameters their gradients and closed-form steps, as backprop does for
-            the weights (training); without it nothing is written.
+            this step trains (update strategies; default all).
         """
+        out, lengths = self._loss_output(examples, scores, gold, column_weights)
+        return float(out.loss), self.model.ops.unflatten(out.d_scores, lengths)
+
+    def _loss_output(self, examples, scores, gold, column_weights):
         ops = self.model.ops
         if gold is None:
             examples = list(examples)
@@ -304,13 +309,9 @@ class AUCNER(TrainablePipe):
         flat = ops.flatten(scores)
         if ops.xp.isnan(flat.sum()):
             raise ValueError(f"[{self.name}] NaN in the model's scores; lower [training.optimizer.learn_rate]")
-        head = self.model.get_ref("output")
-        out = self.scheme.get_loss(
-            self.loss, flat, gold, weights, lengths, self.loss.read_params(head), self.cfg["n_updates"]
-        )
-        if learn:
-            self.loss.apply_update(head, out)
-        return float(out.loss), ops.unflatten(out.d_scores, lengths)
+        params = self.loss.read_params(self.model.get_ref("output"))
+        out = self.scheme.get_loss(self.loss, flat, gold, weights, lengths, params, self.cfg["n_updates"])
+        return out, lengths
 
     def finish_update(self, sgd: Optimizer) -> None:
         self._optimizer = sgd
