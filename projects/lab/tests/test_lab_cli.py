@@ -345,6 +345,25 @@ def test_an_override_of_a_default_the_config_leaves_out_is_accepted(tmp_path):
     assert result.exit_code == 0, result.stderr
 
 
+SWAP = "components.auc_ner.model.tok2vec.embed"
+
+
+@pytest.mark.parametrize("key,message", [
+    ("word_dropout_rate", None),  # a setting of the swapped-in function only
+    ("word_dropout_rat", "methods.bilstm_crf.overrides." + SWAP + ".word_dropout_rat: names nothing"),
+])
+def test_override_keys_under_a_swapped_function_are_checked_against_the_swap(tmp_path, key, message):
+    """studies/heads_lowres.yaml swaps the embedding for spacy_auc_ner.MultiHashEmbed.v1 and sets
+    its word_dropout_rate, which the method's own config does not have; a typo is still refused."""
+    overrides = {SWAP + ".@architectures": "spacy_auc_ner.MultiHashEmbed.v1", f"{SWAP}.{key}": 0.3}
+    spec = _spec(tmp_path, methods=[{"name": "bilstm_crf", "overrides": overrides}])
+    result = _run("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress", "--dry-run")
+    if message is None:
+        assert result.exit_code == 0, result.stderr
+    else:
+        assert _one_error_line(result).startswith(f"Error: {tmp_path / 'spec.yaml'}: {message}")
+
+
 def test_study_run_exits_1_when_cells_fail(tmp_path):
     """Item 7: failing cells used to end with exit 0; --no-strict keeps that."""
     spec = _spec(tmp_path, runner="study_fake_cells:exiting_cell", partitions=2, methods=["ce"])
