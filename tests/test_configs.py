@@ -47,7 +47,7 @@ def _base_encoder(model):
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
     # the bases, and the one full config shipped for `spacy train` alone (the recipe)
-    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_best.cfg", "lowres_crf_auc.cfg"])
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_best.cfg", "lowres_spacy_ner.cfg", "lowres_crf_auc.cfg"])
     assert not set(RENAMED) & set(METHODS)
     assert all(describe(m, CONFIGS) for m in METHODS)
 
@@ -282,9 +282,9 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,pipes", [("lowres_best", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
+@pytest.mark.parametrize("name,pipes", [("lowres_best", ["auc_ner"]), ("lowres_spacy_ner", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
 def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pipes):
-    """configs/lowres_best.cfg (and the CRF + AUC variant) trains alone (its Augmented.v1
+    """configs/lowres_best.cfg (and the spaCy-ner and CRF + AUC variants) trains alone (its Augmented.v1
     reader around the training file), and spacy pretrain, on the filled config and with no raw
     text but the training file, writes weights that it trains from through
     --paths.init_tok2vec (a layer mismatch would fail at initialize)."""

@@ -181,6 +181,13 @@ class Cell:
         return asdict(self)
 
 
+# config files renamed after rows were trained from them -> the name their ids hash, so that
+# committed rows keep matching their cells (lowres_spacy_ner.cfg was lowres_best.cfg until the
+# package's head took that name on 2026-11-24; today's lowres_best.cfg hashes another name, so
+# that its cells never match the spaCy-ner rows)
+ID_CONFIG_NAMES = {"lowres_spacy_ner.cfg": "lowres_best.cfg", "lowres_best.cfg": "lowres_best.cfg (bilstm_crf, 2026-11-24)"}
+
+
 def cell_id(cell: Cell) -> str:
     """Readable fields plus a hash of what the run trains (method or config file name, base
     config name, overrides).
@@ -191,8 +198,9 @@ def cell_id(cell: Cell) -> str:
     A tuned reported cell's hash covers its grid and selection metric (not the chosen values,
     which its trials decide); a trial's overrides hold its grid point and tuning seed.
     """
+    config_name = Path(cell.config).name
     content: Dict[str, Any] = {
-        "method_config": Path(cell.config).name,
+        "method_config": ID_CONFIG_NAMES.get(config_name, config_name),
         "base_config": Path(cell.base_config).name if cell.base_config else None,
         "overrides": cell.overrides,
     }

@@ -18,7 +18,8 @@ from spacy_auc_ner.training.self_training import write_pool
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
-RECIPE = CONFIGS / "lowres_best.cfg"
+RECIPE = CONFIGS / "lowres_spacy_ner.cfg"  # the recipe until 2026-11-24
+HEAD_RECIPE = CONFIGS / "lowres_best.cfg"
 CRF_AUC_RECIPE = CONFIGS / "lowres_crf_auc.cfg"
 sys.path.insert(0, str(Path(__file__).parent))
 from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
@@ -155,7 +156,7 @@ def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
 
 
 def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
-    """configs/lowres_best.cfg is written out by hand; a study cell of it (with pretraining)
+    """configs/lowres_spacy_ner.cfg is written out by hand; a study cell of it (with pretraining)
     must train exactly what spaCy's ner with augmentation (3 copies) and pretraining assembles
     to, so that the recipe's committed rows (first run as `spacy_ner_extras`) stay true."""
     spec = _spec([
@@ -172,6 +173,31 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
     assert configs[0] == configs[1]
     assert configs[0]["nlp"]["pipeline"] == ["tok2vec", "ner"]
     assert configs[0]["pretraining"]["component"] == "tok2vec" and configs[0]["pretraining"]["max_epochs"] == 2
+
+
+def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
+    """configs/lowres_best.cfg (the package's head with the extras) is written out by hand; a
+    study cell of it must train exactly what studies/lowres_recipe.yaml's
+    bilstm_crf_cal_wd_extras trained, the rows that chose it on dev."""
+    overrides = {
+        "training.before_update": {"@callbacks": "spacy_auc_ner.calibrate_entity_bias.v1"},
+        "components.auc_ner.model.tok2vec.embed.@architectures": "spacy_auc_ner.MultiHashEmbed.v1",
+        "components.auc_ner.model.tok2vec.embed.word_dropout_rate": 0.3,
+    }
+    spec = _spec([
+        {"name": "recipe", "config": str(HEAD_RECIPE), "pretrain": True, "self_train": {"rounds": 2}},
+        {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "overrides": overrides,
+         "augment": {"copies": 3}, "pretrain": True, "self_train": {"rounds": 2}},
+    ])
+    recipe, study = [c for c in spec.cells() if c.partition == 1]
+    assert recipe.extras["pretrain"] == study.extras["pretrain"] and recipe.extras["self_train"] == study.extras["self_train"]
+    configs = []
+    for cell in (recipe, study):
+        (tmp_path / cell.method).mkdir()
+        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
+    assert configs[0] == configs[1]
+    assert configs[0]["nlp"]["pipeline"] == ["auc_ner"]
+    assert configs[0]["pretraining"]["component"] == "auc_ner" and configs[0]["pretraining"]["layer"] == "tok2vec"
 
 
 @pytest.mark.slow
