@@ -272,9 +272,9 @@ class StudySpec:
         train = training_set_config(self.setting, size, value, seed)
         if "augment" in method.extras:
             train = augmented_block(train, method.extras["augment"], seed)
-        overrides = {
-            **method.overrides,
+        overrides = {  # the method's own keys over the spec's shared ones
             **self.overrides,
+            **method.overrides,
             **paths.get("overrides", {}),
             "system.seed": seed,
             **({"corpora.dev": dev} if dev is not None else {}),

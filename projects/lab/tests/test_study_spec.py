@@ -243,3 +243,15 @@ def test_every_study_spec_expands_and_its_methods_build(path):
         nlp = load_model_from_config(cell.training_config().merge({"paths": {"transformer": "unused"}}) if spec.encoder == "trf"
                                      else cell.training_config(), auto_fill=True, validate=True)
         assert nlp.pipe_names
+
+
+def test_a_method_override_wins_over_the_spec_override_of_the_same_key():
+    """campaign_minilm's spacy_ner_full_budget sets training.patience 0 where the spec sets 36
+    for every method; the method's own key used to lose, training the spec's value under the
+    other method's id."""
+    spec = parse_spec(_spec(overrides={"training.patience": 36},
+                            methods=["ce", {"name": "ce_no_patience", "base": "ce", "overrides": {"training.patience": 0}}]))
+    cells = {c.method: c for c in spec.cells() if c.partition == 0}
+    assert cells["ce"].overrides["training.patience"] == 36
+    assert cells["ce_no_patience"].overrides["training.patience"] == 0
+    assert cells["ce"].id.split("#")[1] != cells["ce_no_patience"].id.split("#")[1]
