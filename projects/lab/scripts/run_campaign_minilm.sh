@@ -13,7 +13,7 @@
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
-METHODS=${METHODS:-"ce ova_auc crf ova_bce two_task_auc ce_2t ova_auc_all spacy_ner spacy_ner_full_budget"}
+METHODS=${METHODS:-"ce ova_auc crf ova_bce two_task_auc ce_2t ova_auc_all spacy_ner"}
 run() { "$PY" -m auc_ner_lab study run "studies/campaign_minilm_$1.yaml" --workers "${WORKERS:-1}" --results "results/campaign_minilm_$1.jsonl" --no-progress --corpus "$2" --method "$3"; }
 for stage in "20 ncbi_disease" "20 conll2003" "50 ncbi_disease" "50 conll2003"; do
   for method in $METHODS; do
