@@ -72,7 +72,7 @@ def test_not_measured_and_table(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("claims: []", "non-empty list under 'claims'"),
+        ("claims: []", "claims.yaml: claims: a non-empty list of claims is expected, not []"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b}", "claims[0].results: missing"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, expect: maybe}", "claims[0].expect"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, colour: red}", "unknown key(s) colour"),
