@@ -9,15 +9,16 @@ A cell is one training run: a named method (``configs/methods/<name>.cfg``) asse
 base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
-the same sampled sentences and differences are paired.
-Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
-which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
-block adds tuning trials (cells too, see `tuning.py` for the protocol) whose dev scores choose
-the values its reported cells train with.
+the same sampled sentences and differences are paired. A cell's `key` says what it trains
+(`cell_key`: its method config's content, not the method's or the file's name), its `id` is a
+readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
+too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
+train with.
 """
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence
 
@@ -333,27 +334,31 @@ class Cell:
     test: str
     gpu_id: int = -1
     base_config: Optional[str] = None
-    id: str = ""
+    key: str = ""  # what the cell trains (`cell_key`): its rows' folder in a results store
+    id: str = ""  # a readable label: corpus/method/n=.../p0#<key's first 10 characters>
     # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
     tuning: Optional[Dict[str, Any]] = None
-    # a reported cell of a tuned study: the grid points, the ids of their trials and the
+    # a reported cell of a tuned study: the grid points, the keys of their trials and the
     # selection metric; the runner adds "chosen" when it merges the chosen point
     selection: Optional[Dict[str, Any]] = None
     # the method's training extras (augment, pretrain, self_train; see study/training_extras.py)
     extras: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
+        if not self.key:
+            self.key = cell_key(self)
         if not self.id:
-            self.id = cell_id(self)
+            self.id = cell_label(self) + "#" + self.key[:10]
 
     def redefined(self, **changes) -> "Cell":
-        """This cell with `changes`: another cell, whose id follows from them."""
-        return Cell(**{**self.to_dict(), "id": "", **changes})
+        """This cell with `changes`: another cell, whose key and id follow from them."""
+        return Cell(**{**self.to_dict(), "key": "", "id": "", **changes})
 
     def describe(self) -> Dict[str, Any]:
         """The fields a results row carries to identify the cell (a tuning trial's row also
         has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
         row = {
+            "key": self.key,
             "cell_id": self.id,
             "study": self.study,
             "corpus": self.corpus,
@@ -384,35 +389,47 @@ class Cell:
         return asdict(self)
 
 
-# config files renamed after rows were trained from them -> the name their ids hash, so that
-# committed rows keep matching their cells (lowres_spacy_ner.cfg was lowres_best.cfg until the
-# package's head took that name on 2026-11-24; today's lowres_best.cfg hashes another name, so
-# that its cells never match the spaCy-ner rows)
-ID_CONFIG_NAMES = {"lowres_spacy_ner.cfg": "lowres_best.cfg", "lowres_best.cfg": "lowres_best.cfg (bilstm_crf, 2026-11-24)"}
+def cell_key(cell: Cell) -> str:
+    """What the cell trains, hashed: its method config's content (parsed, so that comments and
+    layout do not count; not its file's or the method's name, so that renaming either keeps
+    the cell's rows), its base config's name, its overrides (the training draw and seed among
+    them), its extras, its draw's coordinates (corpus, size, value, partition or tuning trial)
+    and, for a tuned reported cell, its grid and selection metric (not the chosen values, which
+    its trials decide).
 
-
-def cell_id(cell: Cell) -> str:
-    """Readable fields plus a hash of what the run trains (method or config file name, base
-    config name, overrides).
-
-    Paths are left out so that moving the corpora or configs does not invalidate results;
-    changing an override or the encoder does, so that stale results are never mistaken for new
-    ones (and rows written before methods had their own files, under other keys, never match).
-    A tuned reported cell's hash covers its grid and selection metric (not the chosen values,
-    which its trials decide); a trial's overrides hold its grid point and tuning seed.
+    Paths are left out so that moving the corpora or configs does not lose results; changing
+    a method's config or an override does, so that stale results are never mistaken for new.
     """
-    config_name = Path(cell.config).name
     content: Dict[str, Any] = {
-        "method_config": ID_CONFIG_NAMES.get(config_name, config_name),
+        "method_config": config_content(cell.config),
         "base_config": Path(cell.base_config).name if cell.base_config else None,
         "overrides": cell.overrides,
+        "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
+        "extras": hashable(cell.extras or {}),
+        "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
     }
-    if cell.extras:  # only then: the ids of cells without extras stay as they were
-        content["extras"] = hashable(cell.extras)
-    if cell.selection is not None:
-        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
     payload = json.dumps(content, sort_keys=True, default=str)
-    return cell_label(cell) + "#" + hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
+    return hashlib.sha1(payload.encode("utf8")).hexdigest()[:16]
+
+
+def config_content(path: PathLike) -> Any:
+    """A config file's settings as a cell key hashes them; a file that cannot be read (which
+    `check_files` refuses before training) by its name."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return {"unread": path.name}
+    return _parsed_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
+    text = Path(path).read_text(encoding="utf8")
+    try:
+        return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
+    except Exception:  # not a config thinc can parse: its text (training it fails anyway)
+        return {"text": text}
 
 
 def cell_label(cell: Cell) -> str:
@@ -531,7 +548,7 @@ class StudySpec:
                 self._cell(
                     cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
                     self._method(cell.method), None, seed, {"partition": t, "point": point},
-                ).id
+                ).key
                 for t, seed in enumerate(self.tune.seeds(self.seed))
             ]
             for point in points
@@ -541,6 +558,11 @@ class StudySpec:
 
     def _method(self, name: str) -> MethodSpec:
         return next(m for m in self.methods if m.name == name)
+
+    def check_configs(self) -> None:
+        """Fail when a method's config file is missing: its cells' keys would not say what
+        they train (a spec read from another folder than the one its paths are relative to)."""
+        self._refuse(self._config_problems())
 
     def check_files(self) -> None:
         """Fail before any training when a config or corpus file is missing."""
@@ -635,7 +657,7 @@ def load_spec(
     `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` and `only_methods`
     keep those corpora and methods (by the names the spec gives them).
 
-    A subset of a grid (fewer sizes, partitions or corpora) has the same cell ids as in the
+    A subset of a grid (fewer sizes, partitions or corpora) has the same cells as in the
     whole grid, so its results count towards the whole study later.
     """
     path = Path(path)

@@ -231,9 +231,10 @@ def selection_of(cell) -> Optional[Dict[str, Any]]:
 
 def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     """The reported `cell` with the chosen grid point merged into its overrides and the choice
-    recorded (its id unchanged); raises TuningError when no point can be chosen."""
+    recorded (its key and id unchanged); raises TuningError when no point can be chosen;
+    `latest`: the latest row per cell key."""
     selection = cell.selection
-    trial_rows = [[latest.get(cid) for cid in ids] for ids in selection["trials"]]
+    trial_rows = [[latest.get(key) for key in keys] for keys in selection["trials"]]
     choice = choose(selection["points"], trial_rows, selection["metric"])
     tuned = {
         "point": choice.point,
@@ -246,7 +247,7 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     return replace(cell, overrides={**cell.overrides, **choice.point}, selection={**selection, "chosen": tuned})
 
 
-def trial_ids(cell) -> List[str]:
-    """The ids of the tuning trials a reported cell waits for (none for other cells)."""
+def trial_keys(cell) -> List[str]:
+    """The keys of the tuning trials a reported cell waits for (none for other cells)."""
     selection = selection_of(cell)
-    return [cid for ids in selection["trials"] for cid in ids] if selection else []
+    return [key for keys in selection["trials"] for key in keys] if selection else []

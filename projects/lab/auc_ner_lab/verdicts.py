@@ -33,9 +33,9 @@ from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple, Union
 import srsly
 from pydantic import BeforeValidator, model_validator
 
-from .runner import latest_rows, read_results
 from .spec import DEFAULT_METRIC
 from .stats import holm, paired_t_test, summarize, trend_test
+from .store import ResultsStore, latest_rows
 from .validation import At, Section, validate
 from .validation import expect as check
 
@@ -147,7 +147,7 @@ class ClaimsFile(Section):
 
 
 def load_claims(path: PathLike) -> List[Claim]:
-    """The claims of a claims file; its results paths are relative to it."""
+    """The claims of a claims file; its results stores' paths are relative to it."""
     path = Path(path)
     try:
         data = srsly.read_yaml(path)
@@ -289,7 +289,7 @@ def verdicts(claims: Sequence[Claim]) -> List[Verdict]:
         rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
-                cache[path] = read_results(path)
+                cache[path] = ResultsStore(path).rows()
             rows.extend(cache[path])
         cells = paired_cells(rows, claim)
         verdict = judge_trend(claim, cells) if claim.trend else judge(claim, list(cells.values()))

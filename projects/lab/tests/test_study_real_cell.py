@@ -1,17 +1,16 @@
 """One tiny real cell end to end: a spec, the default runner, spaCy training, seqeval scores."""
-import sys
 from pathlib import Path
 
 import pytest
 from spacy.training import Corpus
 from spacy.util import registry
 
-from auc_ner_lab.runner import read_results, run_cell, run_study
+from auc_ner_lab.runner import run_cell, run_study
 from auc_ner_lab.spec import parse_spec
 
 ROOT = Path(__file__).parents[1]
-sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import write_toy_corpus  # noqa: E402
+from lab_helpers import rows as read_results
+from study_toy_corpus import write_toy_corpus
 
 LOW_RESOURCE = "spacy_auc_ner.LowResource.v1"
 
@@ -48,7 +47,7 @@ def test_tiny_real_cell_end_to_end(tmp_path):
     )
     spec.check_files()
     (cell,) = spec.cells()
-    out = tmp_path / "r.jsonl"
+    out = tmp_path / "r"
     outcome = run_study([cell], out, workers=0, progress=False, log=lambda m: None)
     (row,) = read_results(out)
     assert outcome.ok == 1, row.get("traceback")
