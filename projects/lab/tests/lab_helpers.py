@@ -1,7 +1,7 @@
 """What the lab's tests share: stand-in cell functions (importable by spawned workers, Ray
-and `study run` subprocesses: conftest.py puts this folder on their path), results stores
-written and read, a study run in a subprocess and killed midway, and the command line's
-one-line errors.
+and `study run` subprocesses: conftest.py puts this folder on their path), a tiny real study
+trained on the toy corpus, results stores written and read, a study run in a subprocess and
+killed midway, and the command line's one-line errors.
 
 The stand-ins' scores are a made-up function of the cell, so the aggregation downstream is
 predictable. The sleepy ones log each start to $STUDY_FAKE_LOG, so tests can count how often
@@ -14,12 +14,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from typer.testing import CliRunner
 
+from auc_ner_lab.runner import StudyOutcome, run_study
+from auc_ner_lab.spec import StudySpec, parse_spec
 from auc_ner_lab.store import ResultsStore
 
+LAB = Path(__file__).resolve().parents[1]
 QUIET = dict(progress=False, log=lambda msg: None)  # run_study without a progress bar or log
 
 # ---- stand-in cells ------------------------------------------------------------------------------
@@ -103,6 +106,26 @@ def dies_once_cell(cell):
             time.sleep(0.2)
             os.kill(os.getpid(), signal.SIGKILL)
     return instant_cell(cell)
+
+
+# ---- a tiny real study -------------------------------------------------------------------------
+def train_tiny(tmp_path: Path, methods: Sequence[Any], *, steps: int = 4, **keys: Any) -> Tuple[StudySpec, StudyOutcome, List[Dict[str, Any]]]:
+    """Train `methods` for real on the toy corpus (tests/study_toy_corpus.py): 5 sentences,
+    one partition, `steps` training steps (dev scored every half), in this process, into the
+    store tmp_path/r; `keys` are more spec keys. Returns the spec, the outcome and the rows."""
+    from study_toy_corpus import write_toy_corpus
+
+    spec = parse_spec(
+        {"name": "tiny", "corpora": ["toy"], "methods": list(methods), "sizes": [5], "partitions": 1,
+         "overrides": {"training.max_steps": steps, "training.eval_frequency": max(1, steps // 2)}, **keys},
+        corpora_dir=write_toy_corpus(tmp_path / "corpus"), configs_dir=LAB / "configs",
+    )
+    spec.check_files()
+    spec.check_tuning()
+    outcome = run_study(spec.cells(), tmp_path / "r", workers=0, **QUIET)
+    found = rows(tmp_path / "r")
+    assert outcome.failed == 0, [r.get("traceback") for r in found if r["status"] != "ok"]
+    return spec, outcome, found
 
 
 # ---- results stores --------------------------------------------------------------------------------

@@ -16,8 +16,7 @@ from auc_ner_lab.runner import plan, run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 from auc_ner_lab.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
 import lab_helpers
-from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env
-from study_toy_corpus import write_toy_corpus
+from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env, train_tiny
 
 ROOT = Path(__file__).parents[1]
 LR = "training.optimizer.learn_rate"
@@ -280,19 +279,8 @@ def test_report_shows_chosen_values_and_compute(tmp_path):
 # ---- one tiny real tuned study -------------------------------------------------------------------
 @pytest.mark.slow
 def test_tiny_real_tuned_study(tmp_path):
-    corpora = write_toy_corpus(tmp_path / "corpus")
-    spec = parse_spec(
-        {"name": "tiny", "corpora": ["toy"], "methods": ["ce", "spacy_ner"], "sizes": [5], "partitions": 1,
-         "dev_size": 4, "tune": {"grid": {LR: [0.001, 0.01]}},
-         "overrides": {"training.max_steps": 12, "training.eval_frequency": 4}},
-        corpora_dir=corpora, configs_dir=ROOT / "configs",
-    )
-    spec.check_files()
-    spec.check_tuning()
-    out = tmp_path / "r"
-    outcome = run_study(spec.cells(), out, workers=0, **QUIET)
-    rows = read_results(out)
-    assert (outcome.ok, outcome.failed) == (6, 0), [r.get("traceback") for r in rows if r["status"] != "ok"]
+    _, outcome, rows = train_tiny(tmp_path, ["ce", "spacy_ner"], steps=12, dev_size=4, tune={"grid": {LR: [0.001, 0.01]}})
+    assert outcome.ok == 6
     trials = [r for r in rows if r.get("tuning")]
     assert len(trials) == 4
     for row in trials:  # scored on dev only
