@@ -12,9 +12,9 @@ included.
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .runner import latest_rows
 from .spec import DEFAULT_METRIC, Baseline
 from .stats import PairedTest, Summary, paired_t_test, summarize
+from .store import latest_rows
 from .tuning import value_text
 
 Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value

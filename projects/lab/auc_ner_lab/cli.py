@@ -1,5 +1,5 @@
 """The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
-(``study run|report|verdicts|figure1``), the known corpora (``corpus get|list``), their
+(``study run|report|status|import|verdicts|figure1``), the known corpora (``corpus get|list``), their
 statistics (``stats``, Table I) and low-resource partitions (``partition``). Expected failures
 end a command with one ``Error:`` line, as in the package's own command line."""
 import functools
@@ -15,9 +15,10 @@ from spacy_auc_ner.cli.errors import one_line_errors as _package_errors
 from spacy_auc_ner.data.files import DataError
 
 from .runner import StudyError
+from .store import StoreError
 
-# the package's expected errors plus a study lock held by another run
-one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError,))
+# the package's expected errors plus the study's and its results store's
+one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError, StoreError))
 
 study_app = typer.Typer(
     name="study",
@@ -37,7 +38,7 @@ def _err(msg: str) -> None:
 def run_command(
     spec: Path = typer.Argument(..., help="Study spec (YAML), e.g. studies/preset_cpu.yaml"),
     results: Optional[Path] = typer.Option(
-        None, "--results", "-o", help="JSONL results file to append to (default: results/<study name>.jsonl)"
+        None, "--results", "-o", help="Results store (folder) to add rows to (default: results/<study name>)"
     ),
     workers: int = typer.Option(1, "--workers", "-w", help="Cells run at once, each in its own process (0: in this process)"),
     threads_per_worker: int = typer.Option(1, "--threads-per-worker", help="CPU threads per cell (OMP_NUM_THREADS, torch)"),
@@ -49,18 +50,20 @@ def run_command(
     method: List[str] = typer.Option([], "--method", help="Run only this method of the spec, by its name there (repeatable)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
+    again: bool = typer.Option(False, "--again", help="Train the cells again even where they have an ok row (after a fix of the code they ran); reports read each cell's latest ok row, the old rows stay"),
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
     strict: bool = typer.Option(True, "--strict/--no-strict", help="Exit with status 1 when a cell failed (--no-strict: 0; failures are in the results either way)"),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar"),
 ):
-    """Train and evaluate every cell of SPEC not yet in the results file, appending a JSON line per finished cell.
+    """Train and evaluate every cell of SPEC not yet in the results store, adding a row (a JSON file) per finished cell.
 
-    The results file must be new or a results JSONL of 'study run': any other file is refused
-    before anything is appended. Exits with status 1 when a cell failed (see --no-strict)."""
-    from .runner import check_results_file, plan, read_results, run_study
+    The store must be new or a folder 'study run' wrote: anything else is refused before
+    anything is written. Exits with status 1 when a cell failed (see --no-strict)."""
+    from .runner import plan, run_study
     from .spec import load_spec
+    from .store import ResultsStore
 
     if threads_per_worker < 1:
         fail(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
@@ -73,10 +76,11 @@ def run_command(
     study.check_overrides()  # an overrides key no config has (a typo): refused before any training
     study.check_tuning()  # a grid key no method's config has: refused before any training
     cells = study.cells()
-    results = results or Path("results") / f"{study.name}.jsonl"
-    check_results_file(results)
+    results = results or Path("results") / study.name
+    store = ResultsStore(results)
+    store.check()
     if dry_run:
-        todo = plan(cells, read_results(results), retry_failed=retry_failed)
+        todo = plan(cells, store.rows(), retry_failed=retry_failed, again=again)
         for cell in todo:
             typer.echo(cell.id)
         trials = sum(1 for c in todo if c.tuning is not None)
@@ -91,6 +95,7 @@ def run_command(
         workers=workers,
         runner=cell_runner,
         retry_failed=retry_failed,
+        again=again,
         threads_per_worker=threads_per_worker,
         use_ray=ray,
         ray_address=ray_address,
@@ -108,14 +113,14 @@ def run_command(
 @study_app.command("report")
 @one_line_errors
 def report_command(
-    results: Path = typer.Argument(..., help="JSONL results file written by 'study run'"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: <results without .jsonl>_report)"),
+    results: Path = typer.Argument(..., help="Results store (folder) written by 'study run'"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output folder (default: <results>_report)"),
     metric: Optional[str] = typer.Option(None, "--metric", help="Score to report, any number in the rows' scores (default: the spec's metric with --spec, else ents_seqeval_micro_f), e.g. ents_untyped_f"),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="What the paired t-tests compare against: a method (ce), or VALUE_NAME=VALUE to pair each method with itself at that value (resampler=none); default: the spec's baseline with --spec, else ce; '' for none"),
     confidence: float = typer.Option(0.95, "--confidence", help="Confidence level of the intervals"),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the markdown report"),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write the PNG and SVG plots"),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (its current overrides)"),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Report only the cells of this study spec (what they train now), named as it names them"),
     set_values: List[str] = typer.Option([], "--set", help="With --spec: replace a top-level spec key, KEY=<YAML>"),
     corpus: List[str] = typer.Option([], "--corpus", help="With --spec: only this corpus (repeatable)"),
     method: List[str] = typer.Option([], "--method", help="With --spec: only this method (repeatable)"),
@@ -127,13 +132,14 @@ def report_command(
 
     if not 0 < confidence < 1:
         fail(f"--confidence must lie in (0, 1), not {confidence}")
-    out = out or results.with_name(results.stem + "_report")
-    cell_ids, value_order = None, ()
+    out = out or results.with_name(results.name + "_report")
+    cells, value_order = None, ()
     if spec is not None:
         from .spec import load_spec
 
         study = load_spec(spec, set_values=set_values, only_corpora=corpus, only_methods=method)
-        cell_ids = [c.id for c in study.cells()]
+        study.check_configs()
+        cells = study.cells()
         value_order = [v for v in study.values if v is not None]
         metric = metric or study.metric
         baseline = study.baseline if baseline is None else baseline
@@ -141,16 +147,71 @@ def report_command(
     baseline = DEFAULT_BASELINE if baseline is None else baseline
     report = write_report(
         results, out, metric=metric, baseline=baseline or None, confidence=confidence,
-        title=title, plots=plots, cell_ids=cell_ids, warn=_err, value_order=value_order,
+        title=title, plots=plots, cells=cells, warn=_err, value_order=value_order,
     )
     typer.echo(report["markdown"])
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
 
 
+@study_app.command("status")
+@one_line_errors
+def status_command(
+    spec: Path = typer.Argument(..., help="Study spec (YAML)"),
+    results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
+    listing: bool = typer.Option(False, "--list", help="Also list the rows its reports do not read"),
+):
+    """How far a study has got in its store: cells done, failed and to run (tuning trials
+    apart), and the rows its reports do not read: those of cells the spec no longer has (a
+    changed config or override) and those of the old format that matched no cell."""
+    from .spec import load_spec
+    from .store import ResultsStore, latest_rows
+
+    study = load_spec(spec)
+    study.check_configs()
+    results = results or Path("results") / study.name
+    rows = ResultsStore(results).rows(warn=_err)
+    latest = latest_rows(r for r in rows if r["key"])
+    cells = study.cells()
+    for kind, group in (("reported cells", [c for c in cells if c.tuning is None]), ("tuning trials", [c for c in cells if c.tuning is not None])):
+        if group:
+            status = [latest[c.key]["status"] if c.key in latest else None for c in group]
+            typer.echo(f"{kind}: {status.count('ok')} ok, {len(status) - status.count('ok') - status.count(None)} failed, "
+                       f"{status.count(None)} to run, of {len(group)}")
+    keys = {c.key for c in cells}
+    unread = [r for r in rows if r["key"] not in keys]
+    typer.echo(f"rows: {len(rows)} in {results}, {len(unread)} not read by this spec "
+               f"({sum(r['key'] is None for r in unread)} of them unmatched rows of the old format)")
+    if listing:
+        for row in unread:
+            typer.echo(f"{row['key'] or 'unmatched'}\t{row.get('cell_id')}\t{row['status']}\t{row.get('finished')}")
+
+
+@study_app.command("import")
+@one_line_errors
+def import_command(
+    jsonl: Path = typer.Argument(..., help="Results file of the old format (JSONL, one row a line), e.g. a campaign's"),
+    spec: Path = typer.Argument(..., help="The study spec whose cells the rows were trained for"),
+    results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
+):
+    """Bring the rows of an old results file into a study's store: each into the folder of the
+    cell whose id it has (as the old files named cells), the others into unmatched/. Rows
+    already in the store are left as they are, so importing a growing file again adds only
+    its new rows."""
+    from .spec import load_spec
+    from .store import ResultsStore, import_jsonl
+
+    study = load_spec(spec)
+    study.check_configs()
+    results = results or Path("results") / study.name
+    done = import_jsonl(jsonl, study.cells(), ResultsStore(results), warn=_err)
+    typer.echo(f"{jsonl}: {done.rows} rows, {done.matched} found by a cell of {spec}, {done.unmatched} kept "
+               f"unmatched; {done.new} new in {results}")
+
+
 @study_app.command("verdicts")
 @one_line_errors
 def verdicts_command(
-    claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results paths are relative to it"),
+    claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results stores' paths are relative to it"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
 ):
     """A verdict per claim of the papers: the paired difference of its two methods over every

@@ -13,8 +13,8 @@ from spacy_auc_ner.pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
 from .tuning import value_text
-from .runner import latest_rows, read_results
 from .spec import Baseline
+from .store import ResultsStore, latest_rows
 
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
@@ -354,18 +354,16 @@ def write_report(
     confidence: float = 0.95,
     title: Optional[str] = None,
     plots: bool = True,
-    cell_ids: Optional[Sequence[str]] = None,
+    cells: Optional[Sequence] = None,
     warn=None,
     value_order: Sequence[Any] = (),
 ) -> Dict[str, Any]:
-    """Read `results_path` (only the rows of `cell_ids` when given), write report.md,
-    summary.json and the plots into `out_dir`; a setting's values in `value_order` (the
-    spec's) where given."""
+    """Read the results store `results_path` (only the rows of `cells`, named as they are,
+    when given: a spec's), write report.md, summary.json and the plots into `out_dir`; a
+    setting's values in `value_order` (the spec's) where given."""
     results_path = Path(results_path)
-    rows = read_results(results_path, warn=warn)
-    if cell_ids is not None:
-        wanted = set(cell_ids)
-        rows = [r for r in rows if r["cell_id"] in wanted]
+    store = ResultsStore(results_path)
+    rows = store.rows(warn=warn) if cells is None else store.rows_for(cells, warn=warn)
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
     if not any(isinstance((r.get("scores") or {}).get(metric), (int, float)) for r in rows):
@@ -380,7 +378,7 @@ def write_report(
     costs = compute(rows)
     out_dir = Path(out_dir)
     text = markdown_report(
-        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.stem}",
+        summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.name}",
         costs=costs,
     )
     write_text(out_dir / "report.md", text)

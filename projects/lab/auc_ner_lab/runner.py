@@ -1,11 +1,13 @@
 """Run a study's cells, in parallel processes or on a Ray cluster, resumably.
 
-Only the parent process writes the results: one JSON line per finished cell, flushed and
-fsynced, so a killed study loses at most the cells in flight and a rerun skips every cell
-whose id already has an ``ok`` row. A cell that raises is recorded as ``failed`` with its
-error and the tail of its traceback, and the study goes on; failed cells are retried on the
-next run unless told otherwise. In a tuned study the reported cells of a group wait until its
-tuning trials have rows; the runner then merges the chosen grid point (`tuning.py`).
+Only the parent process writes the results: one row per finished cell into the study's
+results store (`store.py`), written whole and durably, so a killed study loses at most the
+cells in flight and a rerun skips every cell that already has an ``ok`` row. Several studies
+may write into one store: a cell another one finished meanwhile is skipped when its turn
+comes. A cell that raises is recorded as ``failed`` with its error and the tail of its
+traceback, and the study goes on; failed cells are retried on the next run unless told
+otherwise. In a tuned study the reported cells of a group wait until its tuning trials have
+rows; the runner then merges the chosen grid point (`tuning.py`).
 """
 import importlib
 import json
@@ -25,9 +27,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-from spacy_auc_ner.data.files import PathLike, os_error_text
+from spacy_auc_ner.data.files import PathLike
 from .spec import Cell
-from .tuning import TuningError, resolve, trial_ids
+from .store import ResultsStore, latest_rows
+from .tuning import TuningError, resolve, trial_keys
 
 CellFunction = Callable[[Cell], Dict[str, Any]]
 DEFAULT_RUNNER = "auc_ner_lab.runner:run_cell"
@@ -36,7 +39,7 @@ _TRACEBACK_LINES = 30
 
 
 class StudyError(RuntimeError):
-    """A study that cannot start (bad results file, lock held, missing extra)."""
+    """A study that cannot start (bad runner, missing extra)."""
 
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
@@ -95,7 +98,7 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
     row.update(
         seconds=round(time.perf_counter() - start, 3),
-        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         host=socket.gethostname(),
         pid=os.getpid(),
         versions=environment(),
@@ -146,127 +149,6 @@ def _jsonable(value: Any) -> Any:
         return str(obj)
 
     return json.loads(json.dumps(value, default=default))
-
-
-# ---- results file -------------------------------------------------------------------------
-def read_results(path: PathLike, *, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
-    """Every row of a JSONL results file; a line cut short by a kill is skipped (with a warning)."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    rows = []
-    for lineno, line in enumerate(_results_lines(path), 1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if warn is not None:
-                warn(f"{path}:{lineno}: skipping a line that is not JSON (a run killed mid-write?)")
-            continue
-        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
-            if warn is not None:
-                warn(f"{path}:{lineno}: skipping a row without cell_id/status")
-            continue
-        rows.append(row)
-    return rows
-
-
-def _results_lines(path: Path) -> List[str]:
-    try:
-        return path.read_text(encoding="utf8").split("\n")
-    except UnicodeDecodeError as err:
-        raise StudyError(f"{path}: not a results file (not UTF-8 text: {err.reason} at byte {err.start})") from None
-    except IsADirectoryError:
-        raise StudyError(f"{path}: is a folder, not a results file") from None
-
-
-def check_results_file(path: PathLike) -> None:
-    """Refuse to append to an existing file that is not a results JSONL of 'study run':
-    every line a JSON row with cell_id and status, or a row cut short by a kill (it starts
-    with '{'). Checked before anything is appended, so another file is never touched."""
-    path = Path(path)
-    if not path.exists():
-        return
-    for lineno, line in enumerate(_results_lines(path), 1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if line.startswith("{"):
-                continue  # a row cut short by a kill: read_results skips it
-            row = None
-        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
-            raise StudyError(f"{path}:{lineno}: not a results row of 'study run'; give a results JSONL it wrote, or a new file")
-
-
-def latest_rows(rows: Sequence[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """Per cell id, its last ok row, or its last row when it never succeeded."""
-    out: Dict[str, Dict[str, Any]] = {}
-    for row in rows:
-        prev = out.get(row["cell_id"])
-        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
-            out[row["cell_id"]] = row
-    return out
-
-
-class ResultsWriter:
-    """Appends rows durably (flush + fsync per row) while holding an exclusive lock on the
-    results file itself: on its inode, so a second path to the same file (a symlink, a
-    hard link, a symlinked folder) meets the same lock."""
-
-    def __init__(self, path: PathLike):
-        self.path = Path(path)
-        check_results_file(self.path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("a", encoding="utf8")
-        except OSError as err:
-            raise StudyError(f"{self.path}: cannot write the results file ({os_error_text(err)})") from None
-        try:
-            _lock(self._file, self.path)
-        except BaseException:
-            self._file.close()
-            raise
-        if self._file.tell() > 0 and not _ends_with_newline(self.path):
-            self._file.write("\n")  # a line cut short by a kill: start afresh on the next line
-
-    def append(self, row: Dict[str, Any]) -> None:
-        self._file.write(json.dumps(row, sort_keys=True) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()  # releases the lock
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
-
-
-def _lock(handle, path: Path) -> None:
-    """An exclusive flock on the open results file, or StudyError when another run holds it."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no protection against two writers
-        return
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        real = path.resolve()
-        where = f"{path}" if real == path.absolute() else f"{path} (the file {real})"
-        raise StudyError(f"another study is writing {where}; wait for it or write to another results file") from None
 
 
 # ---- executors ----------------------------------------------------------------------------
@@ -382,16 +264,19 @@ class StudyOutcome:
     seconds: float
 
 
-def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True) -> List[Cell]:
-    """The cells still to run: those without an ok row (and, unless retrying, without a failed one)."""
-    ids = [c.id for c in cells]
-    if len(set(ids)) != len(ids):
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        raise StudyError(f"the study has duplicate cells: {', '.join(dupes[:5])}")
+def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True, again: bool = False) -> List[Cell]:
+    """The cells still to run: those without an ok row (and, unless retrying, without a
+    failed one); with `again`, every cell (their new rows supersede the old in reports)."""
+    keys = [c.key for c in cells]
+    if len(set(keys)) != len(keys):
+        dupes = sorted({c.id for c in cells if keys.count(c.key) > 1})
+        raise StudyError(f"the study has cells that train the same (methods defined alike?): {', '.join(dupes[:5])}")
+    if again:
+        return list(cells)
     latest = latest_rows(rows)
     todo = []
     for cell in cells:
-        row = latest.get(cell.id)
+        row = latest.get(cell.key)
         if row is None or (row["status"] != "ok" and retry_failed):
             todo.append(cell)
     return todo
@@ -404,13 +289,15 @@ def run_study(
     workers: int = 1,
     runner: Union[None, str, CellFunction] = None,
     retry_failed: bool = True,
+    again: bool = False,
     threads_per_worker: int = 1,
     ray_address: Optional[str] = None,
     use_ray: bool = False,
     progress: bool = True,
     log: Optional[Callable[[str], None]] = None,
 ) -> StudyOutcome:
-    """Run every cell not yet done, appending a row to `results` as each finishes.
+    """Run every cell not yet done, adding a row to the results store `results` as each
+    finishes (`again`: every cell, done or not).
 
     `workers` >= 1: that many spawned processes (or cells in flight on Ray); 0: in this
     process. `runner`: the cell function, a 'module:function' path (must be importable in
@@ -421,20 +308,17 @@ def run_study(
     if isinstance(runner, str) or runner is None:
         resolve_runner(runner)  # fail now, not once per cell
     start = time.perf_counter()
-    writer = ResultsWriter(results)  # takes the lock before reading what is done
-    try:
-        rows = read_results(results, warn=log)
-        todo = plan(cells, rows, retry_failed=retry_failed)
-        skipped = len(cells) - len(todo)
-        if log is not None and skipped:
-            log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
-        ok, failed = _run_cells(
-            todo, writer, rows=rows, workers=workers, runner=runner, threads=threads_per_worker,
-            ray_address=ray_address, use_ray=use_ray, progress=progress, log=log,
-        )
-    finally:
-        writer.close()
-    return StudyOutcome(len(cells), skipped, ok, failed, time.perf_counter() - start)
+    store = ResultsStore(results)
+    rows = store.rows(warn=log)
+    todo = plan(cells, rows, retry_failed=retry_failed, again=again)
+    skipped = len(cells) - len(todo)
+    if log is not None and skipped:
+        log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
+    ok, failed, done = _run_cells(
+        todo, store, rows=rows, workers=workers, runner=runner, threads=threads_per_worker,
+        ray_address=ray_address, use_ray=use_ray, progress=progress, log=log, again=again,
+    )
+    return StudyOutcome(len(cells), skipped + done, ok, failed, time.perf_counter() - start)
 
 
 def _make_executor(workers, threads, use_ray, ray_address, gpu):
@@ -445,17 +329,18 @@ def _make_executor(workers, threads, use_ray, ray_address, gpu):
     return _process_pool(workers, threads)
 
 
-def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log):
+def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log, again=False):
+    """Run `todo`, recording each row in `store`; (ok, failed, found done by another study)."""
     from tqdm.auto import tqdm
 
     if not todo:
-        return 0, 0
+        return 0, 0, 0
     capacity = max(1, workers)
     pending = list(reversed(todo))  # the end of the list is the next cell: keeps the study's order
     running: Dict[Future, Cell] = {}
     latest = latest_rows(rows)  # what tuned cells choose from, kept current as rows come in
-    unfinished = {c.id for c in todo}
-    ok = failed = 0
+    unfinished = {c.key for c in todo}
+    ok = failed = elsewhere = 0
     bar = tqdm(total=len(todo), unit="cell", disable=not progress, dynamic_ncols=True, file=sys.stderr)
     say = (lambda msg: bar.write(msg, file=sys.stderr)) if log is None else log
     gpu = any(c.gpu_id >= 0 for c in todo)
@@ -465,11 +350,11 @@ def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, 
 
     def record(row):
         nonlocal ok, failed
-        writer.append(row)
-        unfinished.discard(row["cell_id"])
-        prev = latest.get(row["cell_id"])
+        store.add(row)
+        unfinished.discard(row["key"])
+        prev = latest.get(row["key"])
         if prev is None or row["status"] == "ok" or prev["status"] != "ok":
-            latest[row["cell_id"]] = row
+            latest[row["key"]] = row
         if row["status"] == "ok":
             ok += 1
             scores = row.get("scores") or {}
@@ -492,6 +377,13 @@ def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, 
                         cell = pending.pop()
                     if cell is None:
                         break
+                    found = [] if again else store.rows(keys=[cell.key])
+                    if any(row["status"] == "ok" for row in found):  # another study wrote it meanwhile
+                        unfinished.discard(cell.key)
+                        latest.update(latest_rows(found))
+                        elsewhere += 1
+                        bar.update(1)
+                        continue
                     if cell.selection is not None:
                         try:
                             cell = resolve(cell, latest)
@@ -529,14 +421,14 @@ def _run_cells(todo, writer, *, rows=(), workers, runner, threads, ray_address, 
             executor.shutdown(wait=True)
         finally:
             bar.close()
-    return ok, failed
+    return ok, failed, elsewhere
 
 
 def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
     """Take the next cell whose tuning trials (if any) all have a row in this run; None when
     every pending cell waits for a trial still pending or running."""
     for i in range(len(pending) - 1, -1, -1):
-        if not any(cid in unfinished for cid in trial_ids(pending[i])):
+        if not any(key in unfinished for key in trial_keys(pending[i])):
             return pending.pop(i)
     return None
 
@@ -548,7 +440,7 @@ def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
         error=error,
         traceback="",
         seconds=None,
-        finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         host=socket.gethostname(),
         pid=None,
     )

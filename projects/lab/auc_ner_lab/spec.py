@@ -1,22 +1,29 @@
 """Study specs: a YAML grid of corpora x methods x setting values x partitions, expanded to cells.
 
+A spec file is read into pydantic models (`SpecFile`, `MethodEntry`, `CorpusEntry`; the
+extras' and the tune block's in `training_extras.py` and `tuning.py`), so that bad input is
+one line naming the file and the key (`validation.py`), then resolved into a `StudySpec`: each
+method's config file, its base, its extras.
+
 A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
 base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
-the same sampled sentences and differences are paired.
-Each cell has a stable id (readable fields plus a hash of the method, base and overrides) under
-which the runner records it and by which a rerun skips what is done. A spec with a ``tune:``
-block adds tuning trials (cells too, see `study/tuning.py` for the protocol) whose dev scores
-choose the values its reported cells train with.
+the same sampled sentences and differences are paired. A cell's `key` says what it trains
+(`cell_key`: its method config's content, not the method's or the file's name), its `id` is a
+readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
+too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
+train with.
 """
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence
 
-import yaml
+import srsly
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 from spacy.util import load_config
 from thinc.api import Config
 
@@ -25,8 +32,9 @@ from spacy_auc_ner.data.files import PathLike
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .sets import dev_set_config, training_set_config
 from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path
-from .training_extras import POOL_STEPS, augmented_block, config_augment, hashable, parse_extras
-from .tuning import TUNE_SEED_OFFSET, TuneSpec, parse_tune, point_label, value_text
+from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
+from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
+from .validation import At, Section, expect, key_path, positive, validate, whole
 
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
@@ -38,17 +46,10 @@ SETTINGS: Dict[str, Optional[str]] = {
 }
 # how a setting's value is named in cell ids and results
 VALUE_NAMES = {"lowres": None, "imbalance": "share", "missing": "mask_p", "resampling": "resampler"}
-_TOP_KEYS = {
-    "name", "description", "setting", "corpora", "corpora_dir", "configs_dir", "methods",
-    "sizes", "partitions", "seed", "overrides", "gpu_id", "runner", "dev_size", "encoder",
-    "shares", "mask_p", "resamplers", "notes", "tune", "metric", "baseline",
-}
 # the score a study's tables show unless its spec names another (`metric:`)
 DEFAULT_METRIC = "ents_seqeval_micro_f"
 # what its reports pair every result with unless its spec says (`baseline:`, see Baseline)
 DEFAULT_BASELINE = "ce"
-_METHOD_KEYS = {"name", "config", "base", "overrides", "description", "augment", "pretrain", "self_train"}
-_CORPUS_KEYS = {"train", "dev", "test", "overrides"}
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,205 @@ class SpecError(ValueError):
     """A study spec that cannot be expanded; the message names the file and the key."""
 
 
+# ---- the spec file, as pydantic models -------------------------------------------------------
+def _nonempty_list(message: str):
+    return expect(lambda v: isinstance(v, list) and v, message + ", not {value}")
+
+
+def _mapping_or_empty(message: str):
+    """None means {}; anything else must be a mapping."""
+
+    def check(value):
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(message)
+        return value
+
+    return BeforeValidator(check)
+
+
+Overrides = Annotated[Dict[str, Any], _mapping_or_empty("a mapping of config keys is expected")]
+PositiveInt = Annotated[int, positive()]
+Size = Annotated[Optional[int], expect(lambda v: v is None or (whole(v) and v >= 1), "{value} is not a positive whole number of sentences")]
+Fraction = Annotated[float, expect(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+                                   "{value} is not a fraction between 0 and 1 (write 2% as 0.02)")]
+Resampler = Annotated[str, expect(lambda v: isinstance(v, str), "{value} is not a resampling method name (or 'none')")]
+
+
+def _listed_once(values: Sequence, key: str) -> None:
+    seen: List[Any] = []
+    for v in values:
+        if v in seen:
+            raise At((key,), f"{v!r} is listed twice")
+        seen.append(v)
+
+
+class MethodEntry(Section):
+    """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
+    study's own ``overrides``, or a full ``config`` file of the user's; plus training extras
+    (`training_extras.py`)."""
+
+    name: str
+    base: Optional[str] = None
+    config: Optional[str] = None
+    overrides: Overrides = {}
+    description: str = ""
+    # None: the augmentation of the method's own config; false: none
+    augment: Annotated[Optional[AugmentSettings], BeforeValidator(AugmentSettings.given)] = None
+    pretrain: Annotated[Optional[PretrainSettings], BeforeValidator(PretrainSettings.given)] = None
+    self_train: Annotated[Optional[SelfTrainSettings], BeforeValidator(SelfTrainSettings.given)] = None
+
+    @model_validator(mode="after")
+    def _one_definition(self) -> "MethodEntry":
+        if self.config is not None and self.base is not None:
+            raise ValueError("give either 'config' (a full config file) or 'base' (a method), not both")
+        return self
+
+    def pool_steps(self) -> List[str]:
+        return [step for step in POOL_STEPS if getattr(self, step) is not None]
+
+
+class CorpusEntry(Section):
+    """A corpus of a spec: its files (default ``<corpora_dir>/<name>/<split>.spacy``) and the
+    config overrides its cells get."""
+
+    train: Optional[str] = None
+    dev: Optional[str] = None
+    test: Optional[str] = None
+    overrides: Overrides = {}
+
+
+def _corpora(value: Any) -> Any:
+    """A name, a list of names or a mapping name -> entry (an empty entry: the defaults)."""
+    if value is None:
+        raise ValueError("name at least one corpus (its files are <corpora_dir>/<name>/{train,dev,test}.spacy)")
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        value = {name: {} for name in value}
+    if not isinstance(value, dict) or not value:
+        raise ValueError("a list of corpus names or a mapping name -> {train, dev, test, overrides}")
+    for name, entry in value.items():
+        if entry is not None and not isinstance(entry, dict):
+            raise At((name,), "a mapping with train/dev/test paths and overrides is expected")
+    return {str(name): entry or {} for name, entry in value.items()}
+
+
+def _methods(value: Any) -> Any:
+    if not isinstance(value, list) or not value:
+        raise ValueError("a non-empty list of method names or {name, base|config, overrides} entries is expected")
+    out = []
+    for i, entry in enumerate(value):
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise At((i,), f"a method name or a mapping with a 'name' is expected, not {entry!r}")
+        out.append(entry)
+    return out
+
+
+def _one_of(choices: Sequence[str], what: str = ""):
+    return expect(lambda v: v in choices, "{value} is not one of " + ", ".join(choices) + what)
+
+
+class SpecFile(Section):
+    """A study spec as its YAML file holds it (see docs/studies.md)."""
+
+    name: Optional[str] = None
+    description: str = ""
+    notes: Any = None
+    setting: Annotated[str, _one_of(list(SETTINGS))] = "lowres"
+    encoder: Annotated[str, _one_of(list(ENCODERS), f" (the bases {', '.join(ENCODERS.values())} of configs_dir)")] = "cpu"
+    corpora: Annotated[Dict[str, CorpusEntry], BeforeValidator(_corpora)] = Field(None, validate_default=True)
+    corpora_dir: Optional[str] = None
+    configs_dir: Optional[str] = None
+    methods: Annotated[List[MethodEntry], BeforeValidator(_methods)] = Field(None, validate_default=True)
+    sizes: Annotated[Optional[List[Size]], _nonempty_list("a non-empty list is expected")] = None
+    shares: Annotated[Optional[List[Fraction]], _nonempty_list("a non-empty list is expected")] = None
+    mask_p: Annotated[Optional[List[Fraction]], _nonempty_list("a non-empty list is expected")] = None
+    resamplers: Annotated[Optional[List[Resampler]], _nonempty_list("a non-empty list is expected")] = None
+    partitions: PositiveInt = 1
+    seed: Annotated[int, expect(whole, "{value} is not a whole number")] = 0
+    dev_size: Optional[PositiveInt] = None
+    overrides: Annotated[Dict[str, Any], _mapping_or_empty("a mapping of config keys (training.max_steps: 500) is expected")] = {}
+    tune: Annotated[Optional[TuneBlock], BeforeValidator(TuneBlock.given)] = None
+    metric: Optional[str] = None
+    baseline: Any = None
+    runner: Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")] = None
+    # null (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
+    gpu_id: Annotated[Optional[int], expect(lambda v: v is None or (whole(v) and v >= -1), "{value} is not a GPU number (0, 1, ...) or -1 / null for the CPU")] = None
+
+    VALUE_KEYS: ClassVar = [k for k in SETTINGS.values() if k]
+
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and value not in METRICS:
+            raise ValueError(f"{value!r} is not a score; choose one of {', '.join(METRICS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "SpecFile":
+        """What one key says about another: the setting's values, sizes, unique names, the
+        baseline, the extras that need a lowres draw, the tuning seeds."""
+        setting, value_key = self.setting, SETTINGS[self.setting]
+        if value_key is not None and getattr(self, value_key) is None:
+            raise At((value_key,), f"a {setting} study needs a list of {value_key}")
+        for other in self.VALUE_KEYS:
+            if other != value_key and getattr(self, other) is not None:
+                raise At((other,), f"only used by the {_setting_of(other)} setting, not {setting}")
+        if self.sizes is None and setting in ("lowres", "imbalance"):
+            raise At(("sizes",), f"a {setting} study needs a list of training-set sizes")
+        _listed_once(self.sizes or [], "sizes")
+        _listed_once(self.values(), value_key or "values")
+        _listed_once([m.name for m in self.methods], "methods")
+        for i, method in enumerate(self.methods):
+            steps = method.pool_steps()
+            if steps and setting != "lowres":
+                raise At(("methods", i), f"{' and '.join(steps)} take their unlabeled pool from the rest of a lowres draw; the {setting} setting has none")
+        self._check_baseline()
+        if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
+            raise At(("partitions",), f"at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
+        return self
+
+    def values(self) -> List[Any]:
+        """The setting's values ([None] for lowres)."""
+        key = SETTINGS[self.setting]
+        return [None] if key is None else list(getattr(self, key) or [])
+
+    def _check_baseline(self) -> None:
+        """`baseline:` a method of the spec (its reports pair every method with it), or
+        VALUE_NAME=VALUE (each method paired with itself at that value, e.g. resampler=none)."""
+        value, setting = self.baseline, self.setting
+
+        def fail(message):
+            raise At(("baseline",), f"{value!r}{message}")
+
+        if value is None:
+            return
+        if not isinstance(value, str) or not value.strip():
+            fail(f" is not a method name or {VALUE_NAMES[setting] or 'VALUE_NAME'}=VALUE")
+        base = Baseline.parse(value)
+        methods = [m.name for m in self.methods]
+        if base.method is not None:
+            if base.method not in methods:
+                fail(f" is not a method of this spec ({', '.join(methods)})")
+            return
+        if VALUE_NAMES[setting] is None:
+            fail(f" names a value, but a {setting} study has none; name a method")
+        if base.value_name != VALUE_NAMES[setting]:
+            fail(f": the values of a {setting} study are named {VALUE_NAMES[setting]}, not {base.value_name}")
+        known = [value_text(v) for v in self.values()]
+        if base.value not in known:
+            fail(f": {base.value} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
+
+
+def _setting_of(value_key: str) -> str:
+    return next(s for s, k in SETTINGS.items() if k == value_key)
+
+
+# ---- the resolved spec and its cells -----------------------------------------------------------
 @dataclass
 class MethodSpec:
     """A method of a study: `config` is a method file assembled onto `base_config`, or, when
@@ -134,23 +334,31 @@ class Cell:
     test: str
     gpu_id: int = -1
     base_config: Optional[str] = None
-    id: str = ""
+    key: str = ""  # what the cell trains (`cell_key`): its rows' folder in a results store
+    id: str = ""  # a readable label: corpus/method/n=.../p0#<key's first 10 characters>
     # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
     tuning: Optional[Dict[str, Any]] = None
-    # a reported cell of a tuned study: the grid points, the ids of their trials and the
+    # a reported cell of a tuned study: the grid points, the keys of their trials and the
     # selection metric; the runner adds "chosen" when it merges the chosen point
     selection: Optional[Dict[str, Any]] = None
     # the method's training extras (augment, pretrain, self_train; see study/training_extras.py)
     extras: Optional[Dict[str, Any]] = None
 
     def __post_init__(self):
+        if not self.key:
+            self.key = cell_key(self)
         if not self.id:
-            self.id = cell_id(self)
+            self.id = cell_label(self) + "#" + self.key[:10]
+
+    def redefined(self, **changes) -> "Cell":
+        """This cell with `changes`: another cell, whose key and id follow from them."""
+        return Cell(**{**self.to_dict(), "key": "", "id": "", **changes})
 
     def describe(self) -> Dict[str, Any]:
         """The fields a results row carries to identify the cell (a tuning trial's row also
         has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
         row = {
+            "key": self.key,
             "cell_id": self.id,
             "study": self.study,
             "corpus": self.corpus,
@@ -181,35 +389,51 @@ class Cell:
         return asdict(self)
 
 
-# config files renamed after rows were trained from them -> the name their ids hash, so that
-# committed rows keep matching their cells (lowres_spacy_ner.cfg was lowres_best.cfg until the
-# package's head took that name on 2026-11-24; today's lowres_best.cfg hashes another name, so
-# that its cells never match the spaCy-ner rows)
-ID_CONFIG_NAMES = {"lowres_spacy_ner.cfg": "lowres_best.cfg", "lowres_best.cfg": "lowres_best.cfg (bilstm_crf, 2026-11-24)"}
+def cell_key(cell: Cell) -> str:
+    """What the cell trains, hashed: its method config's content (parsed, so that comments and
+    layout do not count; not its file's or the method's name, so that renaming either keeps
+    the cell's rows), its base config's name, its overrides (the training draw and seed among
+    them), its extras, its draw's coordinates (corpus, size, value, partition or tuning trial)
+    and, for a tuned reported cell, its grid and selection metric (not the chosen values, which
+    its trials decide).
 
-
-def cell_id(cell: Cell) -> str:
-    """Readable fields plus a hash of what the run trains (method or config file name, base
-    config name, overrides).
-
-    Paths are left out so that moving the corpora or configs does not invalidate results;
-    changing an override or the encoder does, so that stale results are never mistaken for new
-    ones (and rows written before methods had their own files, under other keys, never match).
-    A tuned reported cell's hash covers its grid and selection metric (not the chosen values,
-    which its trials decide); a trial's overrides hold its grid point and tuning seed.
+    Paths are left out so that moving the corpora or configs does not lose results; changing
+    a method's config or an override does, so that stale results are never mistaken for new.
     """
-    config_name = Path(cell.config).name
     content: Dict[str, Any] = {
-        "method_config": ID_CONFIG_NAMES.get(config_name, config_name),
+        "method_config": config_content(cell.config),
         "base_config": Path(cell.base_config).name if cell.base_config else None,
         "overrides": cell.overrides,
+        "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
+        "extras": hashable(cell.extras or {}),
+        "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
     }
-    if cell.extras:  # only then: the ids of cells without extras stay as they were
-        content["extras"] = hashable(cell.extras)
-    if cell.selection is not None:
-        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
     payload = json.dumps(content, sort_keys=True, default=str)
-    digest = hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
+    return hashlib.sha1(payload.encode("utf8")).hexdigest()[:16]
+
+
+def config_content(path: PathLike) -> Any:
+    """A config file's settings as a cell key hashes them; a file that cannot be read (which
+    `check_files` refuses before training) by its name."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return {"unread": path.name}
+    return _parsed_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
+    text = Path(path).read_text(encoding="utf8")
+    try:
+        return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
+    except Exception:  # not a config thinc can parse: its text (training it fails anyway)
+        return {"text": text}
+
+
+def cell_label(cell: Cell) -> str:
+    """corpus/method/n=50/share=0.02/p0 (a tuning trial: .../tune0/learn_rate=0.001)."""
     parts = [cell.corpus, cell.method]
     if cell.size is not None:
         parts.append(f"n={cell.size}")
@@ -220,7 +444,7 @@ def cell_id(cell: Cell) -> str:
         parts += [f"tune{cell.tuning['partition']}", point_label(cell.tuning["point"])]
     else:
         parts.append(f"p{cell.partition}")
-    return "/".join(parts) + "#" + digest
+    return "/".join(parts)
 
 
 def encoder_of(base_config: Optional[str]) -> Optional[str]:
@@ -324,30 +548,36 @@ class StudySpec:
                 self._cell(
                     cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
                     self._method(cell.method), None, seed, {"partition": t, "point": point},
-                ).id
+                ).key
                 for t, seed in enumerate(self.tune.seeds(self.seed))
             ]
             for point in points
         ]
         selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
-        return Cell(**{**cell.to_dict(), "id": "", "selection": selection})
+        return cell.redefined(selection=selection)
 
     def _method(self, name: str) -> MethodSpec:
         return next(m for m in self.methods if m.name == name)
 
+    def check_configs(self) -> None:
+        """Fail when a method's config file is missing: its cells' keys would not say what
+        they train (a spec read from another folder than the one its paths are relative to)."""
+        self._refuse(self._config_problems())
+
     def check_files(self) -> None:
         """Fail before any training when a config or corpus file is missing."""
-        problems = []
-        for method in self.methods:
-            for path in filter(None, (method.config, method.base_config)):
-                if not Path(path).exists():
-                    problems.append(f"method {method.name!r}: config {path} not found")
+        problems = self._config_problems()
         for corpus, paths in self.corpora.items():
-            for split in SPLITS:
-                if not Path(paths[split]).exists():
-                    problems.append(f"corpus {corpus!r}: {split} file {paths[split]} not found")
+            problems += [f"corpus {corpus!r}: {split} file {paths[split]} not found" for split in SPLITS if not Path(paths[split]).exists()]
+        self._refuse(problems)
+
+    def _config_problems(self) -> List[str]:
+        return [f"method {m.name!r}: config {path} not found"
+                for m in self.methods for path in filter(None, (m.config, m.base_config)) if not Path(path).exists()]
+
+    def _refuse(self, problems: Sequence[str]) -> None:
         if problems:
-            raise SpecError(f"{self.source}: " + "; ".join(problems))
+            raise SpecError(f"{self.source}: " + "; ".join(dict.fromkeys(problems)))
 
     def check_overrides(self) -> None:
         """Fail before any training when an ``overrides`` key (the spec's, a method's or a
@@ -376,7 +606,7 @@ class StudySpec:
                 if not keys:
                     continue
                 overrides = {k: v for k, v in cell.overrides.items() if k not in origin or k in kept}
-                config = Cell(**{**cell.to_dict(), "id": "", "overrides": overrides}).training_config()
+                config = cell.redefined(overrides=overrides).training_config()
                 absent = missing_keys(config, keys)
                 if absent:  # a key may restate a default the config file leaves out
                     absent = missing_keys(_filled(config), absent)
@@ -385,8 +615,7 @@ class StudySpec:
                 f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
                 for key in missing
             )
-        if problems:
-            raise SpecError(f"{self.source}: " + "; ".join(dict.fromkeys(problems)))
+        self._refuse(problems)
 
     def check_tuning(self) -> None:
         """Fail before any training when a grid key names nothing in a method's config, as
@@ -401,11 +630,9 @@ class StudySpec:
             if cell.tuning is not None or cell.method in configs or not Path(cell.config).exists():
                 continue
             base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
-            plain = Cell(**{**cell.to_dict(), "id": "", "overrides": base, "selection": None})
+            plain = cell.redefined(overrides=base, selection=None)
             configs[cell.method] = (cell.config, _filled(plain.training_config()))
-        problems = grid_key_problems(self.tune, configs)
-        if problems:
-            raise SpecError(f"{self.source}: " + "; ".join(problems))
+        self._refuse(grid_key_problems(self.tune, configs))
 
 
 def _filled(config: Config) -> Config:
@@ -430,18 +657,20 @@ def load_spec(
     `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` and `only_methods`
     keep those corpora and methods (by the names the spec gives them).
 
-    A subset of a grid (fewer sizes, partitions or corpora) has the same cell ids as in the
+    A subset of a grid (fewer sizes, partitions or corpora) has the same cells as in the
     whole grid, so its results count towards the whole study later.
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf8"))
+        data = srsly.yaml_loads(path.read_text(encoding="utf8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: study spec not found") from None
+    except IsADirectoryError:
+        raise SpecError(f"{path}: is a folder, not a study spec") from None
     except UnicodeDecodeError as err:
         raise SpecError(f"{path}: not a study spec (not UTF-8 text: {err.reason} at byte {err.start})") from None
-    except yaml.YAMLError as err:
-        raise SpecError(f"{path}: not valid YAML: {err}") from None
+    except ValueError as err:  # srsly's "Invalid YAML: ..." names the line and column
+        raise SpecError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
     if set_values and isinstance(data, dict):
         data = dict(data)
         for item in set_values:
@@ -449,9 +678,9 @@ def load_spec(
             if not sep or not key.strip():
                 raise SpecError(f"{path}: --set {item!r} is not KEY=VALUE")
             try:
-                data[key.strip()] = yaml.safe_load(raw)
-            except yaml.YAMLError as err:
-                raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {err}") from None
+                data[key.strip()] = srsly.yaml_loads(raw)
+            except ValueError as err:
+                raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {' '.join(str(err).split())}") from None
     spec = parse_spec(
         data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id
     )
@@ -478,217 +707,61 @@ def parse_spec(
     configs_dir: Optional[PathLike] = None,
     gpu_id: Optional[int] = None,
 ) -> StudySpec:
-    def fail(msg: str):
-        raise SpecError(f"{source}: {msg}")
-
+    """A spec's data (validated as `SpecFile`) resolved into a `StudySpec`: corpus files,
+    method config files, extras; `corpora_dir`, `configs_dir` and `gpu_id` override the data's."""
     if not isinstance(data, dict):
-        fail("a study spec is a mapping of keys (name, setting, corpora, methods, ...)")
-    unknown = sorted(set(data) - _TOP_KEYS)
-    if unknown:
-        fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_TOP_KEYS))}")
-    name = data.get("name") or Path(source).stem
-    setting = data.get("setting", "lowres")
-    if setting not in SETTINGS:
-        fail(f"setting: {setting!r} is not one of {', '.join(SETTINGS)}")
-
-    corpora_dir = Path(corpora_dir if corpora_dir is not None else data.get("corpora_dir", "corpus"))
-    configs_dir = Path(configs_dir if configs_dir is not None else data.get("configs_dir", DEFAULT_CONFIGS_DIR))
-    corpora = _parse_corpora(data.get("corpora"), corpora_dir, fail)
-    encoder = data.get("encoder", "cpu")
-    if encoder not in ENCODERS:
-        fail(f"encoder: {encoder!r} is not one of {', '.join(ENCODERS)} (the bases {', '.join(ENCODERS.values())} of configs_dir)")
-    methods = _parse_methods(data.get("methods"), configs_dir, encoder, fail)
-    for method in methods:
-        steps = sorted(set(method.extras) & set(POOL_STEPS))
-        if steps and setting != "lowres":
-            fail(f"methods ({method.name}): {' and '.join(steps)} take their unlabeled pool from the rest of a lowres draw; the {setting} setting has none")
-
-    sizes = data.get("sizes")
-    if sizes is None:
-        if setting in ("lowres", "imbalance"):
-            fail(f"sizes: a {setting} study needs a list of training-set sizes")
-        sizes = [None]
-    sizes = _as_list(sizes, "sizes", fail)
-    for s in sizes:
-        if s is not None and (not isinstance(s, int) or isinstance(s, bool) or s < 1):
-            fail(f"sizes: {s!r} is not a positive whole number of sentences")
-    _check_unique(sizes, "sizes", fail)
-
-    value_key = SETTINGS[setting]
-    if value_key is None:
-        values: List[Any] = [None]
-    else:
-        if data.get(value_key) is None:
-            fail(f"{value_key}: a {setting} study needs a list of {value_key}")
-        values = _as_list(data[value_key], value_key, fail)
-        for v in values:
-            if setting in ("imbalance", "missing"):
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                    fail(f"{value_key}: {v!r} is not a fraction between 0 and 1 (write 2% as 0.02)")
-            elif not isinstance(v, str):
-                fail(f"{value_key}: {v!r} is not a resampling method name (or 'none')")
-        values = [float(v) if setting in ("imbalance", "missing") else v for v in values]
-        _check_unique(values, value_key, fail)
-    for other in set(SETTINGS.values()) - {value_key, None}:
-        if other in data:
-            fail(f"{other}: only used by the {_setting_of(other)} setting, not {setting}")
-
-    partitions = data.get("partitions", 1)
-    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
-        fail(f"partitions: {partitions!r} is not a positive whole number")
-    seed = data.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        fail(f"seed: {seed!r} is not a whole number")
-    overrides = data.get("overrides") or {}
-    if not isinstance(overrides, dict):
-        fail("overrides: a mapping of config keys (training.max_steps: 500) is expected")
-    dev_size = data.get("dev_size")
-    if dev_size is not None and (not isinstance(dev_size, int) or dev_size < 1):
-        fail(f"dev_size: {dev_size!r} is not a positive whole number")
-    runner = data.get("runner")
-    if runner is not None and (not isinstance(runner, str) or ":" not in runner):
-        fail(f"runner: {runner!r} is not a 'module:function' path")
-    metric = data.get("metric", DEFAULT_METRIC)
-    if metric not in METRICS:
-        fail(f"metric: {metric!r} is not a score; choose one of {', '.join(METRICS)}")
-    baseline = _parse_baseline(data.get("baseline"), setting, [m.name for m in methods], values, fail)
-    # null in a spec (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
-    spec_gpu = data.get("gpu_id")
-    spec_gpu = -1 if spec_gpu is None else spec_gpu
-    if not isinstance(spec_gpu, int) or isinstance(spec_gpu, bool) or spec_gpu < -1:
-        fail(f"gpu_id: {spec_gpu!r} is not a GPU number (0, 1, ...) or -1 / null for the CPU")
-    default_metric = data.get("metric") if isinstance(data.get("metric"), str) else None
-    tune = parse_tune(data.get("tune"), fail, default_metric=default_metric)
-    if tune is not None and partitions > TUNE_SEED_OFFSET:
-        fail(f"partitions: at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
+        raise SpecError(f"{source}: a study spec is a mapping of keys (name, setting, corpora, methods, ...)")
+    spec = validate(SpecFile, data, source=source, error=SpecError)
+    corpora_dir = Path(corpora_dir if corpora_dir is not None else spec.corpora_dir or "corpus")
+    configs_dir = Path(configs_dir if configs_dir is not None else spec.configs_dir or DEFAULT_CONFIGS_DIR)
+    corpora = {
+        name: {**{split: str(getattr(entry, split) or corpora_dir / name / f"{split}.spacy") for split in SPLITS},
+               "overrides": dict(entry.overrides)}
+        for name, entry in spec.corpora.items()
+    }
+    methods = [_resolve_method(i, entry, configs_dir, spec.encoder, data, source) for i, entry in enumerate(spec.methods)]
+    tune = None
+    if spec.tune is not None:
+        tune = spec.tune.resolve(default_metric=spec.metric)
     return StudySpec(
-        name=str(name),
-        setting=setting,
+        name=spec.name or Path(source).stem,
+        setting=spec.setting,
         corpora=corpora,
         methods=methods,
-        sizes=sizes,
-        values=values,
-        partitions=partitions,
-        seed=seed,
-        overrides=dict(overrides),
-        encoder=encoder,
-        gpu_id=int(gpu_id if gpu_id is not None else spec_gpu),
-        runner=runner,
-        dev_size=dev_size,
-        description=str(data.get("description", "")),
-        metric=metric,
-        baseline=baseline,
+        sizes=spec.sizes if spec.sizes is not None else [None],
+        values=[float(v) if spec.setting in ("imbalance", "missing") else v for v in spec.values()],
+        partitions=spec.partitions,
+        seed=spec.seed,
+        overrides=dict(spec.overrides),
+        encoder=spec.encoder,
+        gpu_id=gpu_id if gpu_id is not None else (-1 if spec.gpu_id is None else spec.gpu_id),
+        runner=spec.runner,
+        dev_size=spec.dev_size,
+        description=spec.description,
+        metric=spec.metric or DEFAULT_METRIC,
+        baseline=DEFAULT_BASELINE if spec.baseline is None else str(Baseline.parse(spec.baseline)),
         source=source,
         tune=tune,
     )
 
 
-def _parse_baseline(value: Any, setting: str, methods: List[str], values: List[Any], fail) -> str:
-    """`baseline:` a method of the spec (its reports pair every method with it), or
-    VALUE_NAME=VALUE (each method paired with itself at that value, e.g. resampler=none)."""
-    if value is None:
-        return DEFAULT_BASELINE
-    if not isinstance(value, str) or not value.strip():
-        fail(f"baseline: {value!r} is not a method name or {VALUE_NAMES[setting] or 'VALUE_NAME'}=VALUE")
-    base = Baseline.parse(value)
-    if base.method is not None:
-        if base.method not in methods:
-            fail(f"baseline: {value!r} is not a method of this spec ({', '.join(methods)})")
-        return value
-    if VALUE_NAMES[setting] is None:
-        fail(f"baseline: {value!r} names a value, but a {setting} study has none; name a method")
-    if base.value_name != VALUE_NAMES[setting]:
-        fail(f"baseline: {value!r}: the values of a {setting} study are named {VALUE_NAMES[setting]}, not {base.value_name}")
-    known = [value_text(v) for v in values]
-    if base.value not in known:
-        fail(f"baseline: {value!r}: {base.value} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
-    return str(base)
-
-
-def _setting_of(value_key: str) -> str:
-    return next(s for s, k in SETTINGS.items() if k == value_key)
-
-
-def _as_list(value: Any, key: str, fail) -> list:
-    if not isinstance(value, list) or not value:
-        fail(f"{key}: a non-empty list is expected, not {value!r}")
-    return list(value)
-
-
-def _check_unique(values: Sequence, key: str, fail) -> None:
-    seen = set()
-    for v in values:
-        if v in seen:
-            fail(f"{key}: {v!r} is listed twice")
-        seen.add(v)
-
-
-def _parse_corpora(raw: Any, corpora_dir: Path, fail) -> Dict[str, Dict[str, Any]]:
-    if raw is None:
-        fail("corpora: name at least one corpus (its files are <corpora_dir>/<name>/{train,dev,test}.spacy)")
-    if isinstance(raw, str):
-        raw = [raw]
-    if isinstance(raw, list):
-        raw = {name: {} for name in raw}
-    if not isinstance(raw, dict) or not raw:
-        fail("corpora: a list of corpus names or a mapping name -> {train, dev, test, overrides}")
-    out = {}
-    for name, entry in raw.items():
-        entry = entry or {}
-        if not isinstance(entry, dict):
-            fail(f"corpora.{name}: a mapping with train/dev/test paths and overrides is expected")
-        unknown = sorted(set(entry) - _CORPUS_KEYS)
-        if unknown:
-            fail(f"corpora.{name}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_CORPUS_KEYS))}")
-        paths: Dict[str, Any] = {
-            split: str(entry.get(split) or corpora_dir / str(name) / f"{split}.spacy") for split in SPLITS
-        }
-        overrides = entry.get("overrides") or {}
-        if not isinstance(overrides, dict):
-            fail(f"corpora.{name}.overrides: a mapping of config keys is expected")
-        paths["overrides"] = dict(overrides)
-        out[str(name)] = paths
-    return out
-
-
-def _own_augment(config_file: str) -> Optional[Dict[str, Any]]:
-    """The augmentation a method's own config file applies to its training corpus (a study
-    replaces the corpus by its draw and puts the draw inside the same wrapper)."""
-    if not Path(config_file).is_file():
-        return None  # check_files reports it
-    return config_augment(load_config(config_file, interpolate=False))
-
-
-def _parse_methods(raw: Any, configs_dir: Path, encoder: str, fail) -> List[MethodSpec]:
-    """Methods by name (a file of configs_dir/methods/, on the spec's encoder), by a named
-    `base` method with the study's own `overrides`, or by a full `config` file of the user's."""
-    if not isinstance(raw, list) or not raw:
-        fail("methods: a non-empty list of method names or {name, base|config, overrides} entries is expected")
-    out: List[MethodSpec] = []
-    for i, entry in enumerate(raw):
-        if isinstance(entry, str):
-            entry = {"name": entry}
-        if not isinstance(entry, dict) or "name" not in entry:
-            fail(f"methods[{i}]: a method name or a mapping with a 'name' is expected, not {entry!r}")
-        unknown = sorted(set(entry) - _METHOD_KEYS)
-        if unknown:
-            fail(f"methods[{i}] ({entry['name']}): unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_METHOD_KEYS))}")
-        name = str(entry["name"])
-        overrides = entry.get("overrides") or {}
-        if not isinstance(overrides, dict):
-            fail(f"methods[{i}] ({name}).overrides: a mapping of config keys is expected")
-        if "config" in entry and "base" in entry:
-            fail(f"methods[{i}] ({name}): give either 'config' (a full config file) or 'base' (a method), not both")
-        if "config" in entry:
-            config_file, base_config = str(entry["config"]), None
-        else:
-            try:
-                config_file = str(method_path(str(entry.get("base", name)), configs_dir))
-            except MethodError as err:
-                fail(f"methods[{i}]: {err} (or define it with 'config: <file.cfg>')")
-            base_config = str(configs_dir / ENCODERS[encoder])
-        own = None if "augment" in entry else _own_augment(config_file)
-        extras = parse_extras(entry, f"methods[{i}] ({name})", configs_dir, own, fail)
-        out.append(MethodSpec(name, config_file, dict(overrides), base_config=base_config, extras=extras))
-    _check_unique([m.name for m in out], "methods", fail)
-    return out
+def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str, data: Any, source: str) -> MethodSpec:
+    """A method entry's config file (its own, or the named method's on the spec's encoder) and
+    its extras (the augmentation of its config file unless the entry says)."""
+    where = key_path(("methods", i), data)
+    if entry.config is not None:
+        config_file, base_config = entry.config, None
+    else:
+        try:
+            config_file = str(method_path(entry.base or entry.name, configs_dir))
+        except MethodError as err:
+            raise SpecError(f"{source}: {where}: {err} (or define it with 'config: <file.cfg>')") from None
+        base_config = str(configs_dir / ENCODERS[encoder])
+    own = None
+    if "augment" not in entry.model_fields_set and Path(config_file).is_file():  # else check_files reports it
+        own = config_augment(load_config(config_file, interpolate=False))
+    try:
+        extras = resolve_extras(entry, configs_dir, own)
+    except At as err:
+        raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras)

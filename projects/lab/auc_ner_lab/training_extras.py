@@ -3,7 +3,8 @@ self-training on the unlabeled rest of the training split, so that a study measu
 ``ner``, the low-resource recipe (``configs/lowres_best.cfg``: spaCy's ``ner`` with all three)
 and each of its parts removed in turn on the same draws as every other method, with the same scorer.
 
-A method of a spec names them (`parse_extras` reads them, `run_cell_with_extras` runs them)::
+A method of a spec names them (`AugmentSettings`, `PretrainSettings`, `SelfTrainSettings` read them,
+`resolve_extras` completes them, `run_cell_with_extras` runs them)::
 
     augment: {copies: 2}          # Augmented.v1 settings around the cell's drawn sentences
     pretrain: {objective: characters, epochs: 2, pool: 2000}   # or {text: draw}: on the draw alone
@@ -48,75 +49,112 @@ import tempfile
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Annotated, Any, ClassVar, Dict, Iterator, Optional, Tuple
 
+from pydantic import create_model, model_validator
 from thinc.api import Config
 
 from spacy_auc_ner.training.augmentation import create_augmented
+from .validation import At, Section, expect, positive
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
-PRETRAIN_DEFAULTS: Dict[str, Any] = {"objective": "characters", "epochs": 2, "pool": 2000}
-SELF_TRAIN_DEFAULTS: Dict[str, Any] = {"rounds": 1, "threshold": 0.9, "pool": 2000, "low_confidence": "missing"}
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
 AUGMENT_KEYS = tuple(p for p in inspect.signature(create_augmented).parameters if p not in ("corpus", "seed"))
 POOL_STEPS = ("pretrain", "self_train")
-# what pretraining reads: the pool (the default, left out of a cell's settings so that the ids
-# of cells written before this choice existed stay as they were) or the cell's own draw
-PRETRAIN_TEXTS = ("pool", "draw")
 
 
-def parse_extras(entry: Dict[str, Any], where: str, configs_dir: Path, config_augment: Optional[Dict[str, Any]], fail: Callable[[str], None]) -> Dict[str, Any]:
-    """The extras of a spec's method entry, defaults filled in: ``augment`` (Augmented.v1
-    settings; when the entry does not say, those of the method's own config, `config_augment`),
-    ``pretrain`` (with the objective's fragment file), ``self_train``. Absent or false: none."""
-    extras: Dict[str, Any] = {}
-    augment = entry.get("augment", config_augment)
-    if augment is True:
-        augment = {}
-    if augment not in (None, False):
-        if not isinstance(augment, dict):
-            fail(f"{where}.augment: a mapping of Augmented.v1 settings, true or false is expected, not {augment!r}")
-        unknown = sorted(set(augment) - set(AUGMENT_KEYS))
-        if unknown:
-            fail(f"{where}.augment: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(AUGMENT_KEYS)}")
-        extras["augment"] = dict(augment)
-    for step, defaults in (("pretrain", PRETRAIN_DEFAULTS), ("self_train", SELF_TRAIN_DEFAULTS)):
-        value = entry.get(step)
-        if value in (None, False):
-            continue
+class Extra(Section):
+    """The settings of one extra in a spec's method entry: ``true`` for the defaults, ``false``
+    (or leaving it out) for none."""
+
+    noun: ClassVar[str] = "setting(s)"
+    what: ClassVar[str] = "a mapping of settings"
+
+    @classmethod
+    def given(cls, value: Any) -> Any:
         if value is True:
-            value = {}
+            return {}
+        if value is False or value is None:
+            return None
         if not isinstance(value, dict):
-            fail(f"{where}.{step}: a mapping of settings, true or false is expected, not {value!r}")
-        allowed = [*defaults, "text"] if step == "pretrain" else list(defaults)
-        unknown = sorted(set(value) - set(allowed))
-        if unknown:
-            fail(f"{where}.{step}: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
-        settings = {**defaults, **value}
-        if step == "pretrain":
-            text = settings.pop("text", "pool")
-            if text not in PRETRAIN_TEXTS:
-                fail(f"{where}.pretrain.text: {text!r} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")
-            if text == "draw":
-                if "pool" in value:
-                    fail(f"{where}.pretrain: pool sets the size of a pool that text: draw does not read; give one of them")
-                del settings["pool"]
-                settings["text"] = "draw"
-        if "pool" in settings and (not isinstance(settings["pool"], int) or isinstance(settings["pool"], bool) or settings["pool"] < 1):
-            fail(f"{where}.{step}.pool: {settings['pool']!r} is not a positive number of sentences")
-        if step == "pretrain":
-            fragment = configs_dir / "pretrain" / f"{settings['objective']}.cfg"
-            if not fragment.is_file():
-                fail(f"{where}.pretrain.objective: {settings['objective']!r} has no fragment {fragment}")
-            if not isinstance(settings["epochs"], int) or settings["epochs"] < 1:
-                fail(f"{where}.pretrain.epochs: {settings['epochs']!r} is not a positive whole number")
-            settings["fragment"] = str(fragment)
-        else:
-            if not isinstance(settings["rounds"], int) or settings["rounds"] < 1:
-                fail(f"{where}.self_train.rounds: {settings['rounds']!r} is not a positive whole number")
-            if not isinstance(settings["threshold"], (int, float)) or not 0 <= settings["threshold"] <= 1:
-                fail(f"{where}.self_train.threshold: {settings['threshold']!r} is not a confidence in [0, 1]")
-        extras[step] = settings
+            raise ValueError(f"{cls.what}, true or false is expected, not {value!r}")
+        return value
+
+    def settings(self) -> Dict[str, Any]:
+        """What a cell's extras hold: the settings, defaults filled in."""
+        return self.model_dump()
+
+
+class _Augment(Extra):
+    what: ClassVar[str] = "a mapping of Augmented.v1 settings"
+
+    def settings(self) -> Dict[str, Any]:
+        return self.model_dump(exclude_unset=True)  # the reader fills the rest
+
+
+# Augmented.v1's own settings and their types, read from its signature as spaCy reads a
+# registered function's
+AugmentSettings = create_model("AugmentSettings", __base__=_Augment, **{
+    name: (p.annotation, p.default) for name, p in inspect.signature(create_augmented).parameters.items() if name in AUGMENT_KEYS})
+
+
+class PretrainSettings(Extra):
+    """``spacy pretrain`` of the encoder: the objective's fragment (configs/pretrain/), epochs,
+    and what it reads: the first ``pool`` sentences of the rest of the split, or the cell's
+    own drawn sentences (``text: draw``)."""
+
+    objective: str = "characters"
+    epochs: Annotated[int, positive()] = 2
+    pool: Annotated[int, positive("number of sentences")] = 2000
+    text: Annotated[str, expect(lambda v: v in ("pool", "draw"), "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
+
+    @model_validator(mode="after")
+    def _no_pool_for_the_draw(self) -> "PretrainSettings":
+        if self.text == "draw" and "pool" in self.model_fields_set:
+            raise ValueError("pool sets the size of a pool that text: draw does not read; give one of them")
+        return self
+
+    def settings(self) -> Dict[str, Any]:
+        """The pool (the default) leaves `text` out, so that the cells written before the draw
+        was a choice keep their keys; the draw has no pool."""
+        return self.model_dump(exclude={"text"} if self.text == "pool" else {"pool"})
+
+
+class SelfTrainSettings(Extra):
+    """Self-training on the rest of the split: rounds, the confidence a pseudo entity needs,
+    the pool's size and what a low-confidence token becomes."""
+
+    rounds: Annotated[int, positive()] = 1
+    # as written (1 stays 1, not 1.0): a cell's key hashes it
+    threshold: Annotated[Any, expect(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+                                     "{value} is not a confidence in [0, 1]")] = 0.9
+    pool: Annotated[int, positive("number of sentences")] = 2000
+    low_confidence: Any = "missing"
+
+
+PRETRAIN_DEFAULTS = PretrainSettings().settings()
+SELF_TRAIN_DEFAULTS = SelfTrainSettings().settings()
+
+
+def resolve_extras(entry, configs_dir: Path, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The extras of a validated method entry (`spec.MethodEntry`), as its cells hold them:
+    ``augment`` (the entry's settings; where it says nothing, those of the method's own config,
+    `config_augment`), ``pretrain`` with its objective's fragment file, ``self_train``.
+    Raises `At` when the objective has no fragment."""
+    extras: Dict[str, Any] = {}
+    if "augment" in entry.model_fields_set:
+        if entry.augment is not None:
+            extras["augment"] = entry.augment.settings()
+    elif config_augment is not None:
+        extras["augment"] = dict(config_augment)
+    if entry.pretrain is not None:
+        settings = entry.pretrain.settings()
+        fragment = configs_dir / "pretrain" / f"{settings['objective']}.cfg"
+        if not fragment.is_file():
+            raise At(("pretrain", "objective"), f"{settings['objective']!r} has no fragment {fragment}")
+        extras["pretrain"] = {**settings, "fragment": str(fragment)}
+    if entry.self_train is not None:
+        extras["self_train"] = entry.self_train.settings()
     return extras
 
 

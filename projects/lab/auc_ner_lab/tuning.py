@@ -26,14 +26,17 @@ the dev corpus early stopping used); where a run lacks it, ``ents_f`` for that w
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Annotated, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from pydantic import BeforeValidator, Field, field_validator
+
+from .validation import Section, positive
 
 TUNE_SEED_OFFSET = 10_000
 # the dev score a tuned cell selects its grid point by (spec.DEFAULT_METRIC is the reported
 # test score: another job, another name), and the one used when a run lacks the chosen score
 DEFAULT_SELECTION_METRIC = "ents_f"
 FALLBACK_METRIC = "ents_f"
-TUNE_KEYS = {"grid", "partitions", "metric"}
 # keys a cell sets itself: tuning them would select on the training sample or the seed
 _RESERVED = ("corpora", "system.seed", "paths.train", "paths.dev", "training.seed")
 
@@ -62,47 +65,61 @@ class TuneSpec:
         return {"grid": {k: list(v) for k, v in self.grid.items()}, "partitions": self.partitions, "metric": self.metric}
 
 
-def parse_tune(raw: Any, fail: Callable[[str], None], *, default_metric: Optional[str] = None) -> Optional[TuneSpec]:
-    """The ``tune:`` block, or None when absent; `fail` raises with the spec file named."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        fail("tune: a mapping {grid: {config.key: [values]}, partitions: 1} is expected")
-    unknown = sorted(set(raw) - TUNE_KEYS)
-    if unknown:
-        fail(f"tune: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(sorted(TUNE_KEYS))}")
-    grid = raw.get("grid")
+def _grid_key(key: Any) -> Any:
+    if not isinstance(key, str) or "." not in key or not all(key.split(".")):
+        raise ValueError("a dotted config key (section.setting, e.g. training.dropout) is expected")
+    if any(key == r or key.startswith(r + ".") for r in _RESERVED):
+        raise ValueError("set by each cell (training sample and seed); it cannot be tuned")
+    return key
+
+
+def _grid_values(values: Any) -> Any:
+    if not isinstance(values, list) or not values:
+        raise ValueError(f"a non-empty list of values is expected, not {values!r}")
+    seen: List[Any] = []
+    for v in values:
+        if isinstance(v, (dict, list)):
+            raise ValueError(f"{v!r} is not a single value")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{v!r} is not a finite number")
+        if any(v == s and type(v) is type(s) for s in seen):
+            raise ValueError(f"{v!r} is listed twice")
+        seen.append(v)
+    return values
+
+
+def _grid(grid: Any) -> Any:
     if not isinstance(grid, dict) or not grid:
-        fail("tune.grid: a non-empty mapping of config keys to lists of values is expected, "
-             f"e.g. {{training.optimizer.learn_rate: [0.001, 0.003]}}, not {grid!r}")
-    parsed: Dict[str, List[Any]] = {}
-    for key, values in grid.items():
-        where = f"tune.grid.{key}"
-        if not isinstance(key, str) or "." not in key or not all(key.split(".")):
-            fail(f"{where}: a dotted config key (section.setting, e.g. training.dropout) is expected")
-        if any(key == r or key.startswith(r + ".") for r in _RESERVED):
-            fail(f"{where}: set by each cell (training sample and seed); it cannot be tuned")
-        if not isinstance(values, list) or not values:
-            fail(f"{where}: a non-empty list of values is expected, not {values!r}")
-        for v in values:
-            if isinstance(v, (dict, list)):
-                fail(f"{where}: {v!r} is not a single value")
-            if isinstance(v, float) and not math.isfinite(v):
-                fail(f"{where}: {v!r} is not a finite number")
-        seen: List[Any] = []
-        for v in values:
-            if any(v == s and type(v) is type(s) for s in seen):
-                fail(f"{where}: {v!r} is listed twice")
-            seen.append(v)
-        parsed[key] = list(values)
-    partitions = raw.get("partitions", 1)
-    if not isinstance(partitions, int) or isinstance(partitions, bool) or partitions < 1:
-        fail(f"tune.partitions: {partitions!r} is not a positive whole number")
-    metric = raw.get("metric", default_metric or DEFAULT_SELECTION_METRIC)
-    known = known_metrics()
-    if metric not in known:
-        fail(f"tune.metric: unknown metric {metric!r}; known: {', '.join(known)}")
-    return TuneSpec(parsed, partitions, metric)
+        raise ValueError("a non-empty mapping of config keys to lists of values is expected, "
+                         f"e.g. {{training.optimizer.learn_rate: [0.001, 0.003]}}, not {grid!r}")
+    return grid
+
+
+class TuneBlock(Section):
+    """The ``tune:`` block of a study spec, as its file holds it."""
+
+    grid: Annotated[Dict[Annotated[str, BeforeValidator(_grid_key)], Annotated[List[Any], BeforeValidator(_grid_values)]],
+                    BeforeValidator(_grid)] = Field(None, validate_default=True)
+    partitions: Annotated[int, positive()] = 1
+    metric: Optional[str] = None
+
+    @classmethod
+    def given(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, dict):
+            raise ValueError("a mapping {grid: {config.key: [values]}, partitions: 1} is expected")
+        return value
+
+    @field_validator("metric")
+    @classmethod
+    def _known(cls, metric: Optional[str]) -> Optional[str]:
+        if metric is not None and metric not in known_metrics():
+            raise ValueError(f"unknown metric {metric!r}; known: {', '.join(known_metrics())}")
+        return metric
+
+    def resolve(self, *, default_metric: Optional[str] = None) -> TuneSpec:
+        """The block as a `TuneSpec`; its metric, unless given, is the spec's (`default_metric`)
+        or ``ents_f``."""
+        return TuneSpec(dict(self.grid), self.partitions, self.metric or default_metric or DEFAULT_SELECTION_METRIC)
 
 
 def known_metrics() -> List[str]:
@@ -214,9 +231,10 @@ def selection_of(cell) -> Optional[Dict[str, Any]]:
 
 def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     """The reported `cell` with the chosen grid point merged into its overrides and the choice
-    recorded (its id unchanged); raises TuningError when no point can be chosen."""
+    recorded (its key and id unchanged); raises TuningError when no point can be chosen;
+    `latest`: the latest row per cell key."""
     selection = cell.selection
-    trial_rows = [[latest.get(cid) for cid in ids] for ids in selection["trials"]]
+    trial_rows = [[latest.get(key) for key in keys] for keys in selection["trials"]]
     choice = choose(selection["points"], trial_rows, selection["metric"])
     tuned = {
         "point": choice.point,
@@ -229,7 +247,7 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     return replace(cell, overrides={**cell.overrides, **choice.point}, selection={**selection, "chosen": tuned})
 
 
-def trial_ids(cell) -> List[str]:
-    """The ids of the tuning trials a reported cell waits for (none for other cells)."""
+def trial_keys(cell) -> List[str]:
+    """The keys of the tuning trials a reported cell waits for (none for other cells)."""
     selection = selection_of(cell)
-    return [cid for ids in selection["trials"] for cid in ids] if selection else []
+    return [key for keys in selection["trials"] for key in keys] if selection else []

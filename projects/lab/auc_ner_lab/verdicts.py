@@ -28,20 +28,21 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import srsly
+from pydantic import BeforeValidator, model_validator
 
-from .runner import latest_rows, read_results
 from .spec import DEFAULT_METRIC
 from .stats import holm, paired_t_test, summarize, trend_test
+from .store import ResultsStore, latest_rows
+from .validation import At, Section, validate
+from .validation import expect as check
 
 PathLike = Union[str, Path]
 EXPECTATIONS = ("better", "similar", "worse", "rising", "falling")
 TREND_EXPECTATIONS = ("rising", "falling")
-_CLAIM_KEYS = {"id", "claim", "paper", "results", "a", "b", "where", "expect", "metric", "margin", "trend", "note"}
 _COORDS = ("corpus", "setting", "size", "value", "partition")
-_WHERE_KEYS = {"corpus", "setting", "size", "value"}
 DEFAULT_MARGIN = 0.02
 
 
@@ -86,7 +87,67 @@ class Verdict:
         return self.mean_a / self.mean_b - 1.0
 
 
+def _side(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"method": value}
+    if isinstance(value, dict) and "method" in value and set(value) <= {"method", "value"}:
+        return dict(value)
+    raise ValueError(f"expected a method name or {{method: NAME, value: VALUE}}, not {value!r}")
+
+
+def _listed(value: Any) -> Any:
+    return value if isinstance(value, list) else [value]
+
+
+class Where(Section):
+    """The cells a claim compares its sides on; a list for several values."""
+
+    corpus: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
+    setting: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
+    size: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
+    value: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
+
+
+class ClaimEntry(Section):
+    """A claim of `studies/claims.yaml` (see the module's docstring)."""
+
+    id: str
+    claim: str
+    paper: str = ""
+    results: Annotated[List[str], BeforeValidator(_listed)]
+    a: Annotated[Dict[str, Any], BeforeValidator(_side)]
+    b: Annotated[Dict[str, Any], BeforeValidator(_side)]
+    where: Annotated[Where, BeforeValidator(lambda v: v or {})] = Where()
+    expect: Annotated[str, check(lambda v: v in EXPECTATIONS, "{value} is not one of " + ", ".join(EXPECTATIONS))] = "better"
+    metric: str = DEFAULT_METRIC
+    margin: Annotated[float, check(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
+                                    "must be a positive number, not {value}")] = DEFAULT_MARGIN
+    trend: Annotated[Optional[str], check(lambda v: v in (None, "value", "size"), "{value} is not an axis (value or size)")] = None
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _trend_with_its_expectations(self) -> "ClaimEntry":
+        if (self.trend is None) != (self.expect not in TREND_EXPECTATIONS):
+            raise ValueError(f"expect {', '.join(TREND_EXPECTATIONS)} goes with a trend axis and only with one")
+        return self
+
+
+class ClaimsFile(Section):
+    claims: Annotated[List[ClaimEntry], check(lambda v: isinstance(v, list) and v, "a non-empty list of claims is expected, not {value}")]
+
+    @model_validator(mode="after")
+    def _ids_once(self) -> "ClaimsFile":
+
+        seen = set()
+        for i, claim in enumerate(self.claims):
+            if claim.id in seen:
+                raise At(("claims", i, "id"), f"{claim.id!r} is used twice")
+            seen.add(claim.id)
+        return self
+
+
 def load_claims(path: PathLike) -> List[Claim]:
+    """The claims of a claims file; its results stores' paths are relative to it."""
     path = Path(path)
     try:
         data = srsly.read_yaml(path)
@@ -94,63 +155,18 @@ def load_claims(path: PathLike) -> List[Claim]:
         raise ClaimsError(f"{path}: cannot read: {err.strerror or err}") from None
     except ValueError as err:  # srsly's "Invalid YAML" names the line and column
         raise ClaimsError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list) or not data["claims"]:
+    if not isinstance(data, dict):
         raise ClaimsError(f"{path}: expected a mapping with a non-empty list under 'claims'")
-    base = path.parent
-    claims, seen = [], set()
-    for i, item in enumerate(data["claims"]):
-        where = f"{path}: claims[{i}]"
-        if not isinstance(item, dict):
-            raise ClaimsError(f"{where}: expected a mapping")
-        unknown = set(item) - _CLAIM_KEYS
-        if unknown:
-            raise ClaimsError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        for key in ("id", "claim", "a", "b", "results"):
-            if key not in item:
-                raise ClaimsError(f"{where}.{key}: missing")
-        if item["id"] in seen:
-            raise ClaimsError(f"{where}.id: {item['id']!r} is used twice")
-        seen.add(item["id"])
-        expect = item.get("expect", "better")
-        if expect not in EXPECTATIONS:
-            raise ClaimsError(f"{where}.expect: {expect!r} is not one of {', '.join(EXPECTATIONS)}")
-        trend = item.get("trend")
-        if trend not in (None, "value", "size"):
-            raise ClaimsError(f"{where}.trend: {trend!r} is not an axis (value or size)")
-        if (trend is None) != (expect not in TREND_EXPECTATIONS):
-            raise ClaimsError(f"{where}: expect {', '.join(TREND_EXPECTATIONS)} goes with a trend axis and only with one")
-        filters = item.get("where") or {}
-        if not isinstance(filters, dict) or set(filters) - _WHERE_KEYS:
-            raise ClaimsError(f"{where}.where: expected a mapping of {', '.join(sorted(_WHERE_KEYS))}")
-        results = item["results"] if isinstance(item["results"], list) else [item["results"]]
-        margin = item.get("margin", DEFAULT_MARGIN)
-        if not isinstance(margin, (int, float)) or margin <= 0:
-            raise ClaimsError(f"{where}.margin: must be a positive number, not {margin!r}")
-        claims.append(
-            Claim(
-                id=str(item["id"]),
-                claim=str(item["claim"]),
-                paper=str(item.get("paper", "")),
-                results=tuple(str(base / r) if not Path(r).is_absolute() else str(r) for r in results),
-                a=_side(item["a"], f"{where}.a"),
-                b=_side(item["b"], f"{where}.b"),
-                where={k: tuple(v) if isinstance(v, list) else (v,) for k, v in filters.items()},
-                expect=expect,
-                metric=str(item.get("metric", DEFAULT_METRIC)),
-                margin=float(margin),
-                trend=trend,
-                note=str(item.get("note", "")),
-            )
+    parsed = validate(ClaimsFile, data, source=str(path), error=ClaimsError)
+    return [
+        Claim(
+            id=c.id, claim=c.claim, paper=c.paper,
+            results=tuple(str(path.parent / r) if not Path(r).is_absolute() else r for r in c.results),
+            a=c.a, b=c.b, where={k: tuple(v) for k, v in c.where.model_dump(exclude_none=True).items()},
+            expect=c.expect, metric=c.metric, margin=float(c.margin), trend=c.trend, note=c.note,
         )
-    return claims
-
-
-def _side(value: Any, where: str) -> Dict[str, Any]:
-    if isinstance(value, str):
-        return {"method": value}
-    if isinstance(value, dict) and "method" in value and set(value) <= {"method", "value"}:
-        return dict(value)
-    raise ClaimsError(f"{where}: expected a method name or {{method: NAME, value: VALUE}}, not {value!r}")
+        for c in parsed.claims
+    ]
 
 
 def side_name(side: Dict[str, Any]) -> str:
@@ -273,7 +289,7 @@ def verdicts(claims: Sequence[Claim]) -> List[Verdict]:
         rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
-                cache[path] = read_results(path)
+                cache[path] = ResultsStore(path).rows()
             rows.extend(cache[path])
         cells = paired_cells(rows, claim)
         verdict = judge_trend(claim, cells) if claim.trend else judge(claim, list(cells.values()))

@@ -93,7 +93,7 @@ fi
 if wants study; then
   step "a study on the GPU: studies/preset_cpu.yaml, 50 sentences, 1 partition, --gpu-id 0"
   $PY -m auc_ner_lab study run studies/preset_cpu.yaml --corpora-dir "$(dirname "$corpus")" --set "corpora=[$(basename "$corpus")]" \
-    --set 'sizes=[50]' --set 'partitions=1' --gpu-id 0 --workers 2 --results "$out/study_gpu.jsonl" --no-progress
+    --set 'sizes=[50]' --set 'partitions=1' --gpu-id 0 --workers 2 --results "$out/study_gpu" --no-progress
 fi
 
 step done

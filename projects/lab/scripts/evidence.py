@@ -1,6 +1,6 @@
 """Regenerate the evidence from the committed results: one command for every table.
 
-For each `studies/campaign_*.yaml` whose results file `results/<name>.jsonl` exists: the study
+For each `studies/campaign_*.yaml` whose results store `results/<name>/` exists: the study
 report (mean F1 with 95 % intervals, paired tests against CE, chosen tuning values, compute,
 plots) into `docs/evidence/<name>/`; the same for the recipe's ablation
 (`studies/lowres_recipe.yaml`, against spaCy's default `ner`) plus its tables
@@ -60,7 +60,7 @@ RECIPE_CONTRASTS = [
     ("at 20-50 sentences, no raw text: the recipe without --raw against spaCy's ner", "recipe_no_raw", "spacy_ner", (20, 50)),
 ]
 
-# new methods against their baseline rerun alongside them (results/lowres_recipe_rerun.jsonl):
+# new methods against their baseline rerun alongside them (results/lowres_recipe_rerun/):
 # (what, method of the committed results, method of the rerun)
 RERUN_CONTRASTS = [
     ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
@@ -99,8 +99,8 @@ def status_table() -> str:
     """How far each campaign has got: finished cells of its grid, tuning trials apart, and the
     training time its rows record (summed over cells, so about twice the wall time with 2
     workers)."""
-    from auc_ner_lab.runner import latest_rows, read_results
     from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.store import latest_rows
 
     lines = [
         "| study | reported cells done | tuning trials done | failed | training hours recorded |",
@@ -109,15 +109,15 @@ def status_table() -> str:
     specs = sorted((ROOT / "studies").glob("campaign_*.yaml")) + [ROOT / "studies" / f"{name}.yaml" for name in OTHER_STUDIES]
     for spec_path in specs:
         cells = load_spec(spec_path).cells()
-        rows = latest_rows(read_results(ROOT / "results" / f"{spec_path.stem}.jsonl"))
-        done = {cid for cid, row in rows.items() if row.get("status") == "ok"}
-        failed = sum(1 for c in cells if c.id in rows and rows[c.id].get("status") != "ok")
+        rows = latest_rows(_store(spec_path.stem).rows_for(cells))
+        done = {key for key, row in rows.items() if row.get("status") == "ok"}
+        failed = sum(1 for c in cells if c.key in rows and rows[c.key].get("status") != "ok")
         trials = [c for c in cells if c.tuning is not None]
         reported = [c for c in cells if c.tuning is None]
-        hours = sum(float(rows[c.id].get("seconds") or 0.0) for c in cells if c.id in rows) / 3600
+        hours = sum(float(rows[c.key].get("seconds") or 0.0) for c in cells if c.key in rows) / 3600
         lines.append(
-            f"| `{spec_path.stem}` | {sum(c.id in done for c in reported)} of {len(reported)} "
-            f"| {sum(c.id in done for c in trials)} of {len(trials)} | {failed} | {hours:.1f} |"
+            f"| `{spec_path.stem}` | {sum(c.key in done for c in reported)} of {len(reported)} "
+            f"| {sum(c.key in done for c in trials)} of {len(trials)} | {failed} | {hours:.1f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -128,13 +128,13 @@ def ratio_table(name: str, baseline: str) -> str:
     last column pools every (corpus, size, partition) pair; then the mean wall seconds of one
     cell (training, extras and scoring), finished cells only."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.runner import latest_rows, read_results
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.stats import paired_t_test
+    from auc_ner_lab.store import latest_rows
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
-    wanted = {c.id for c in spec.cells()}
-    rows = [r for r in read_results(ROOT / "results" / f"{name}.jsonl") if r["cell_id"] in wanted]
+    wanted = spec.cells()
+    rows = _store(name).rows_for(wanted)
     results = aggregate(rows, metric=spec.metric, baseline=baseline)
     columns = sorted({(r.corpus, r.size) for r in results}, key=lambda k: (k[0], k[1]))
     methods = list(dict.fromkeys(r.method for r in results))
@@ -217,12 +217,10 @@ def ratio_table(name: str, baseline: str) -> str:
 def _results_by_cell(name: str) -> dict:
     """{(method, corpus, size): MethodResult} of a study's reported cells (its spec's only)."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.runner import read_results
     from auc_ner_lab.spec import load_spec
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
-    wanted = {c.id for c in spec.cells()}
-    rows = [r for r in read_results(ROOT / "results" / f"{name}.jsonl") if r["cell_id"] in wanted]
+    rows = _store(name).rows_for(spec.cells())
     return {(r.method, r.corpus, r.size): r for r in aggregate(rows, metric=spec.metric, baseline=None)}
 
 
@@ -279,19 +277,21 @@ METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
 
 
 def rerun_table(name: str, contrasts) -> str:
-    """The same cells trained again later (`results/<name>_rerun.jsonl`, written with the same
-    spec and cell ids, other library versions and code): per method, corpus and size, the
+    """The same cells trained again later (`results/<name>_rerun/`, written with the same
+    spec and cells, other library versions and code): per method, corpus and size, the
     committed mean F1, the rerun's, their paired difference and the largest difference of one
     cell; then each new method against the rerun of what it changes, both from the same
     environment."""
-    from auc_ner_lab.runner import latest_rows, read_results
     from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.store import latest_rows
 
-    metric = load_spec(ROOT / "studies" / f"{name}.yaml").metric
-    def ok(path):
-        return {cid: r for cid, r in latest_rows(read_results(path)).items() if r["status"] == "ok" and metric in (r.get("scores") or {})}
+    spec = load_spec(ROOT / "studies" / f"{name}.yaml")
+    metric, cells = spec.metric, spec.cells()
 
-    old, new = ok(ROOT / "results" / f"{name}.jsonl"), ok(ROOT / "results" / f"{name}_rerun.jsonl")
+    def ok(store):
+        return {key: r for key, r in latest_rows(_store(store).rows_for(cells)).items() if r["status"] == "ok" and metric in (r.get("scores") or {})}
+
+    old, new = ok(name), ok(f"{name}_rerun")
 
     def diff_text(xs, ys) -> str:
         t, diff = paired_difference(xs, ys)
@@ -332,11 +332,18 @@ def tested(a: str, b: str, xs, ys) -> str:
     return f"`{a}` - `{b}` = {diff} points ({p_text(t.p_value, 'no p-value')}, {t.n} pairs; {level} at the 5 % level)"
 
 
-def _rows(name: str):
-    from auc_ner_lab.runner import latest_rows, read_results
+def _store(name: str):
+    """The results store of study `name` (results/<name>/)."""
+    from auc_ner_lab.store import ResultsStore
 
-    return [r for r in latest_rows(read_results(ROOT / "results" / f"{name}.jsonl")).values()
-            if r["status"] == "ok" and not r.get("tuning")]
+    return ResultsStore(ROOT / "results" / name)
+
+
+def _rows(name: str):
+    """The latest ok rows of a store's reported cells, every row of it (its spec's or not)."""
+    from auc_ner_lab.store import latest_rows
+
+    return [r for r in latest_rows(_store(name).rows()).values() if r["status"] == "ok" and not r.get("tuning")]
 
 
 def _dev_pairs(a_rows, b_rows, metric: str):
@@ -385,12 +392,11 @@ def caveats_text() -> str:
 
     # 2. one dev sample
     all_rows = {name: _rows(name) for name in ["lowres_recipe", "lowres_recipe_rerun"]
-                + sorted(p.stem for p in (ROOT / "results").glob("campaign_*.jsonl"))}
-    from auc_ner_lab.runner import read_results
+                + sorted(p.name for p in (ROOT / "results").glob("campaign_*") if p.is_dir())}
     dev_settings = set()
     n_rows = 0
     for name in all_rows:
-        for r in read_results(ROOT / "results" / f"{name}.jsonl"):
+        for r in _store(name).rows():
             n_rows += 1
             dev = (r.get("overrides") or {}).get("corpora.dev") or {}
             dev_settings.add((dev.get("n"), dev.get("seed")))
@@ -482,9 +488,9 @@ def minilm_table() -> str:
 
     by = {}
     for name in MINILM:
-        if (ROOT / "results" / f"{name}.jsonl").exists():
+        if (ROOT / "results" / name).exists():
             by.update(_results_by_cell(name))
-    recipe = _results_by_cell("lowres_recipe") if (ROOT / "results" / "lowres_recipe.jsonl").exists() else {}
+    recipe = _results_by_cell("lowres_recipe") if (ROOT / "results" / "lowres_recipe").exists() else {}
     keys = sorted({(corpus, size) for (_, corpus, size) in by})
     lines = [
         "# MiniLM: every method on a fully fine-tuned all-MiniLM-L6-v2 (CPU)",
@@ -531,7 +537,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "campaign_status.md").write_text(status_table(), encoding="utf8")
     for spec in sorted((ROOT / "studies").glob("campaign_*.yaml")):
-        results = ROOT / "results" / f"{spec.stem}.jsonl"
+        results = ROOT / "results" / spec.stem
         if not results.exists():
             print(f"{spec.name}: no results yet ({results.relative_to(ROOT)})")
             continue
@@ -541,7 +547,7 @@ def main() -> None:
                    "--out", str((OUT / spec.stem).relative_to(ROOT))):
             print(f"{spec.name}: no report yet")
     for name, baseline in OTHER_STUDIES.items():
-        results = ROOT / "results" / f"{name}.jsonl"
+        results = ROOT / "results" / name
         if not results.exists():
             print(f"{name}: no results yet ({results.relative_to(ROOT)})")
             continue
@@ -549,9 +555,9 @@ def main() -> None:
             "--out", str((OUT / name).relative_to(ROOT)))
         (OUT / name).mkdir(parents=True, exist_ok=True)
         (OUT / name / "ablation.md").write_text(ratio_table(name, baseline), encoding="utf8")
-    if (ROOT / "results" / "lowres_recipe.jsonl").exists():
+    if (ROOT / "results" / "lowres_recipe").exists():
         (OUT / "lowres_recipe" / "parts.md").write_text(contrast_table("lowres_recipe", RECIPE_CONTRASTS), encoding="utf8")
-    if (ROOT / "results" / "lowres_recipe_rerun.jsonl").exists():
+    if (ROOT / "results" / "lowres_recipe_rerun").exists():
         (OUT / "lowres_recipe" / "rerun.md").write_text(rerun_table("lowres_recipe", RERUN_CONTRASTS), encoding="utf8")
     corpora = ["conll2003", "ncbi_disease", "s800"]
     from auc_ner_lab.corpora import locate
@@ -561,11 +567,11 @@ def main() -> None:
                         str(OUT / "corpus_overlap.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
     else:
         print("corpus_overlap.md: corpora not found; the committed table is kept")
-    if (ROOT / "results" / "lowres_recipe.jsonl").exists():
+    if (ROOT / "results" / "lowres_recipe").exists():
         (OUT / "caveats.md").write_text(caveats_text(), encoding="utf8")
     (OUT / "campaign_minilm.md").write_text(minilm_table(), encoding="utf8")
-    if (ROOT / "results" / "heads_lowres.jsonl").exists():
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "heads_lowres_table.py"), "--markdown",
+    if (ROOT / "results" / "heads_lowres").exists():
+        subprocess.run([sys.executable, "-m", "scripts.heads_lowres_table", "--markdown",
                         str(OUT / "heads_lowres.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
     if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
         raise SystemExit(1)

@@ -1,7 +1,7 @@
 """The table of issue 23: the fixed auc_ner heads against spaCy's default ner, per corpus x size.
 
-Reads the heads' rows (results/heads_lowres.jsonl) and spaCy's ner and the unfixed heads'
-rows of studies/lowres_recipe.yaml (results/lowres_recipe.jsonl: the same cells, so rows pair
+Reads the heads' rows (results/heads_lowres/) and spaCy's ner and the unfixed heads'
+rows of studies/lowres_recipe.yaml (results/lowres_recipe/: the same cells, so rows pair
 by corpus, size and partition), and prints, for every method, corpus and size: the mean test
 F1 (strict seqeval micro, %), the mean dev F1 early stopping saw, the ratio of the mean test
 F1 to spaCy ner's, the paired t-test p over the partitions both have (scipy ttest_rel), the
@@ -12,10 +12,9 @@ Then the recipe decision (issue 23 point 3): the fixed head with the recipe's ex
 (bilstm_crf_cal_wd_extras) against spaCy's ner with the same extras (recipe_rounds2, the
 recipe until then), dev F1 (what the decision reads) and test F1, paired per cell and pooled.
 
-  python scripts/heads_lowres_table.py [--markdown docs/evidence/heads_lowres.md]
+  python -m scripts.heads_lowres_table [--markdown docs/evidence/heads_lowres.md]   (from projects/lab)
 """
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,10 +29,12 @@ SIZES = [20, 50]
 
 
 def load(path, methods=None):
-    """{(method, corpus, size): {partition: (test F1 %, dev F1 %)}}, the last ok row of a cell."""
+    """{(method, corpus, size): {partition: (test F1 %, dev F1 %)}}, the last ok row of a cell
+    (of the results store `path`, every row of it)."""
+    from auc_ner_lab.store import ResultsStore
+
     out = defaultdict(dict)
-    for line in Path(path).read_text(encoding="utf8").splitlines():
-        r = json.loads(line)
+    for r in ResultsStore(path).rows():
         if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
             continue
         s = r["scores"]
@@ -128,8 +129,8 @@ def recipe_table(recipe_path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--heads", default=ROOT / "results" / "heads_lowres.jsonl")
-    p.add_argument("--recipe", default=ROOT / "results" / "lowres_recipe.jsonl")
+    p.add_argument("--heads", default=ROOT / "results" / "heads_lowres")
+    p.add_argument("--recipe", default=ROOT / "results" / "lowres_recipe")
     p.add_argument("--markdown", default=None, help="also write the table under this file's '## Table' heading")
     a = p.parse_args()
     text = table(a.heads, a.recipe)

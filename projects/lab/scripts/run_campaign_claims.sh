@@ -5,11 +5,12 @@
 # campaign clone (see scripts/run_campaign_lowres.sh), one queue per core:
 #   nohup projects/lab/scripts/run_campaign_claims.sh a >> claims_a.log 2>&1 &
 #   nohup projects/lab/scripts/run_campaign_claims.sh b >> claims_b.log 2>&1 &
-# then, in this repository: python scripts/collect_results.py ../../../campaign campaign_losses ...
+# then, in this repository, copy its rows (a file each, none overwritten), for each study:
+#   cp -rn ../../../campaign/projects/lab/results/campaign_losses/. results/campaign_losses/
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
-run() { local name=$1; shift; "$PY" -m auc_ner_lab study run "studies/$name.yaml" --workers 1 --results "results/$name.jsonl" --no-progress "$@"; }
+run() { local name=$1; shift; "$PY" -m auc_ner_lab study run "studies/$name.yaml" --workers 1 --results "results/$name" --no-progress "$@"; }
 case "$1" in
   a)  # MoM > CE and > focal (NCBI-disease 100/200); negative sampling at high masking first
     run campaign_losses

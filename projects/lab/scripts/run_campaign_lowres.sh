@@ -5,11 +5,14 @@
 #   git clone . ../campaign && cd ../campaign && python3 -m venv .venv
 #   .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e .
 #   WORKERS=1 nohup projects/lab/scripts/run_campaign_lowres.sh >> campaign.log 2>&1 &
-# then, in this repository: python scripts/collect_results.py ../../../campaign campaign_lowres
+# then, in this repository, copy its rows (a file each, none overwritten):
+#   cp -rn ../../../campaign/projects/lab/results/campaign_lowres/. results/campaign_lowres/
+# (a clone still on the one-file-per-study format: python -m auc_ner_lab study import
+#  ../../../campaign/projects/lab/results/campaign_lowres.jsonl studies/campaign_lowres.yaml)
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
-run() { "$PY" -m auc_ner_lab study run studies/campaign_lowres.yaml --workers "${WORKERS:-2}" --results results/campaign_lowres.jsonl --no-progress "$@"; }
+run() { "$PY" -m auc_ner_lab study run studies/campaign_lowres.yaml --workers "${WORKERS:-2}" --results results/campaign_lowres --no-progress "$@"; }
 run --corpus ncbi_disease --set 'sizes=[20, 50]'
 run --corpus conll2003 --set 'sizes=[20, 50]'
 run --corpus ncbi_disease --set 'sizes=[100, 200]'

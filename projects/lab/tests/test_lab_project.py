@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import srsly
 
+from auc_ner_lab.store import ResultsStore
+
 LAB = Path(__file__).resolve().parents[1]
 AUTO_START = "<!-- WEASEL: AUTO-GENERATED DOCS START (do not remove) -->"
 AUTO_END = "<!-- WEASEL: AUTO-GENERATED DOCS END (do not remove) -->"
@@ -47,7 +49,7 @@ def test_the_smoke_workflow_runs_in_a_copy_of_the_project(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "smoke", str(copy)], cwd=copy, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    rows = [json.loads(line) for line in (copy / "smoke" / "smoke.jsonl").read_text().splitlines()]
+    rows = ResultsStore(copy / "smoke" / "results").rows()
     assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
     assert json.loads((copy / "smoke" / "partitions" / "manifest.json").read_text())["sizes"] == [4]
     assert "| ova_auc |" in (copy / "smoke" / "report" / "report.md").read_text()

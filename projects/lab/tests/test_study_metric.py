@@ -1,8 +1,6 @@
 """The metric a study's tables show: `metric:` in the spec (refused when not a score), the
 report's default, and rows scored before a metric existed."""
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -10,12 +8,11 @@ from typer.testing import CliRunner
 
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
-from auc_ner_lab.runner import read_results
 from auc_ner_lab.spec import DEFAULT_METRIC, SpecError, load_spec, parse_spec
+from lab_helpers import rows as read_results, write_rows
 
-sys.path.insert(0, str(Path(__file__).parent))
 SPEC = {"name": "m", "corpora": ["toy"], "methods": ["ce", "ova_auc"], "sizes": [10, 20], "partitions": 2,
-        "runner": "study_fake_cells:instant_cell"}
+        "runner": "lab_helpers:instant_cell"}
 
 
 def _write_spec(tmp_path, **changes):
@@ -38,7 +35,7 @@ def test_untyped_study_reports_untyped_scores(tmp_path):
     typed over its 2 partitions (42 and 43 at size 20), so 51.5 (52.5) untyped."""
     spec = _write_spec(tmp_path, metric="ents_untyped_f")
     runner = CliRunner()
-    out = tmp_path / "r.jsonl"
+    out = tmp_path / "r"
     ran = runner.invoke(study_app, ["run", str(spec), "--results", str(out), "--workers", "0", "--no-progress"])
     assert ran.exit_code == 0, ran.output
     assert all("ents_untyped_f" in r["scores"] for r in read_results(out))
@@ -57,9 +54,8 @@ def test_rows_without_the_metric_are_left_out_with_a_warning(tmp_path):
     base = {"study": "m", "corpus": "toy", "setting": "lowres", "size": 10, "value": None, "seed": 0, "status": "ok"}
     rows = [{**base, "cell_id": f"toy/ce/n=10/p{p}#a", "method": "ce", "partition": p,
              "scores": {"ents_f": 0.5, **({"ents_untyped_f": 0.6} if p else {})}} for p in range(3)]
-    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     warnings = []
-    report = write_report(tmp_path / "r.jsonl", tmp_path / "rep", metric="ents_untyped_f", plots=False, warn=warnings.append)
+    report = write_report(write_rows(tmp_path / "r", rows), tmp_path / "rep", metric="ents_untyped_f", plots=False, warn=warnings.append)
     (summary,) = report["summaries"]
     assert (summary.summary.n, summary.failed) == (2, 0)  # not counted as a failure
     assert warnings == ["1 finished cell(s) have no score 'ents_untyped_f' and are left out (e.g. toy/ce/n=10/p0#a); rerun them to include them"]

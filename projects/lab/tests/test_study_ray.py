@@ -2,20 +2,18 @@
 process pool, the thread settings reach the workers, and a worker killed mid-cell is recorded
 as failed and rerun on resume. Skipped when Ray is not installed (the `ray` extra)."""
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from auc_ner_lab.runner import read_results, run_study
+from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
+from lab_helpers import QUIET, rows as read_results
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'spacy-auc-ner[ray]'); the --ray path is untested")
 
 TESTS = Path(__file__).parent
-sys.path.insert(0, str(TESTS))  # the fake cells, for this process and the process pool
-QUIET = dict(progress=False, log=lambda msg: None)
 VOLATILE = {"seconds", "finished", "host", "pid"}
 
 
@@ -42,25 +40,25 @@ def _by_cell(path):
 def test_ray_gives_the_rows_of_the_process_pool(cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     cells = _cells()
-    pool = run_study(cells, tmp_path / "pool.jsonl", workers=1, runner="study_fake_cells:thread_count_cell", **QUIET)
-    on_ray = run_study(cells, tmp_path / "ray.jsonl", workers=2, use_ray=True,
-                       runner="study_fake_cells:thread_count_cell", **QUIET)
+    pool = run_study(cells, tmp_path / "pool", workers=1, runner="lab_helpers:thread_count_cell", **QUIET)
+    on_ray = run_study(cells, tmp_path / "ray", workers=2, use_ray=True,
+                       runner="lab_helpers:thread_count_cell", **QUIET)
     assert (pool.ok, on_ray.ok, on_ray.failed) == (4, 4, 0)
-    rows = _by_cell(tmp_path / "ray.jsonl")
-    assert rows == _by_cell(tmp_path / "pool.jsonl") and len(rows) == 4
+    rows = _by_cell(tmp_path / "ray")
+    assert rows == _by_cell(tmp_path / "pool") and len(rows) == 4
     assert {(r["scores"]["omp"], r["scores"]["torch_threads"]) for r in rows.values()} == {("1", 1)}
-    ray_pids = {r["pid"] for r in read_results(tmp_path / "ray.jsonl")}
+    ray_pids = {r["pid"] for r in read_results(tmp_path / "ray")}
     assert os.getpid() not in ray_pids  # cells ran in Ray's workers
 
 
 def test_a_ray_worker_killed_mid_cell_is_failed_then_rerun_on_resume(cluster, tmp_path):
     cells = _cells(sizes=(10,))  # ce and ova_auc
-    out = tmp_path / "r.jsonl"
-    first = run_study(cells, out, workers=2, use_ray=True, runner="study_fake_cells:dies_once_cell", **QUIET)
+    out = tmp_path / "r"
+    first = run_study(cells, out, workers=2, use_ray=True, runner="lab_helpers:dies_once_cell", **QUIET)
     assert (first.ok, first.failed) == (1, 1)  # the ova_auc cell killed its worker
     (failed,) = [r for r in read_results(out) if r["status"] == "failed"]
     assert failed["method"] == "ova_auc" and "did not come back" in failed["error"], failed["error"]
-    again = run_study(cells, out, workers=2, use_ray=True, runner="study_fake_cells:dies_once_cell", **QUIET)
+    again = run_study(cells, out, workers=2, use_ray=True, runner="lab_helpers:dies_once_cell", **QUIET)
     assert (again.ok, again.failed, again.skipped) == (1, 0, 1)
     rows = read_results(out)
     assert [r["status"] for r in rows if r["method"] == "ova_auc"] == ["failed", "ok"]

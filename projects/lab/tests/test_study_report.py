@@ -1,7 +1,5 @@
-"""The report renders from a tiny results file: markdown content, summary.json, PNG and SVG."""
+"""The report renders from a tiny results store: markdown content, summary.json, PNG and SVG."""
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -12,8 +10,8 @@ from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
 
-sys.path.insert(0, str(Path(__file__).parent))
-import study_fake_cells  # noqa: E402
+import lab_helpers
+from lab_helpers import write_rows as _write
 
 
 def _row(method, partition, f, *, corpus="ncbi", setting="lowres", size=50, value=None, status="ok"):
@@ -27,11 +25,6 @@ def _row(method, partition, f, *, corpus="ncbi", setting="lowres", size=50, valu
     return row
 
 
-def _write(path: Path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 LOWRES = [
     _row("ce", 0, 0.50), _row("ce", 1, 0.55), _row("ce", 2, 0.60),
     _row("ova_auc", 0, 0.60), _row("ova_auc", 1, 0.70), _row("ova_auc", 2, 0.65),
@@ -43,7 +36,7 @@ LOWRES = [
 
 
 def test_lowres_report_tables_and_plots(tmp_path):
-    results = _write(tmp_path / "res.jsonl", LOWRES)
+    results = _write(tmp_path / "res", LOWRES)
     report = write_report(results, tmp_path / "out")
     md = report["markdown"]
     for ext in ("png", "svg"):  # the paired differences to the baseline, as a figure
@@ -72,13 +65,13 @@ def test_lowres_report_tables_and_plots(tmp_path):
 def test_plots_written_again_from_the_same_results_are_the_same_bytes(tmp_path):
     """Regenerating the evidence leaves a plot's file as it was unless its data changed (no
     date, no random ids), so git shows only the plots whose numbers moved."""
-    results = _write(tmp_path / "res.jsonl", LOWRES)
+    results = _write(tmp_path / "res", LOWRES)
     first = write_report(results, tmp_path / "a")["plots"]
     second = write_report(results, tmp_path / "b")["plots"]
     assert len(first) == len(second) == 4
     for a, b in zip(first, second):
         assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
-    changed = write_report(_write(tmp_path / "res2.jsonl", LOWRES[:-1] + [_row("ova_auc", 0, 0.45, corpus="s800")]), tmp_path / "c")["plots"]
+    changed = write_report(_write(tmp_path / "res2", LOWRES[:-1] + [_row("ova_auc", 0, 0.45, corpus="s800")]), tmp_path / "c")["plots"]
     assert (tmp_path / "c" / "f1_vs_size.svg").read_bytes() != (tmp_path / "a" / "f1_vs_size.svg").read_bytes()
     assert len(changed) == 4
 
@@ -86,7 +79,7 @@ def test_plots_written_again_from_the_same_results_are_the_same_bytes(tmp_path):
 def test_significance_marks(tmp_path):
     rows = [_row("ce", p, 0.5 + 0.01 * p) for p in range(4)] + [_row("ova_auc", p, 0.6 + 0.011 * p) for p in range(4)]
     rows += [_row("ova_bce", p, 0.3 + 0.012 * p) for p in range(4)]
-    md = write_report(_write(tmp_path / "r.jsonl", rows), tmp_path / "o", plots=False)["markdown"]
+    md = write_report(_write(tmp_path / "r", rows), tmp_path / "o", plots=False)["markdown"]
     auc_line = next(line for line in md.splitlines() if line.startswith("| ova_auc | 6"))
     bce_line = next(line for line in md.splitlines() if line.startswith("| ova_bce | 3"))
     assert auc_line.endswith("▲ |") and bce_line.endswith("▼ |")
@@ -100,7 +93,7 @@ def test_other_settings_render(tmp_path):
             for p in range(2):
                 rows += [_row("ce", p, 0.4 + 0.1 * p, setting=setting, value=v, size=200),
                          _row("ova_auc", p, 0.5 + 0.1 * p, setting=setting, value=v, size=200)]
-    report = write_report(_write(tmp_path / "r.jsonl", rows), tmp_path / "o")
+    report = write_report(_write(tmp_path / "r", rows), tmp_path / "o")
     md = report["markdown"]
     assert "## ncbi, n=200 (imbalance: entity tokens in the training set)" in md
     assert "| method | 1% | 5% |" in md and "| method | p=0.1 | p=0.5 |" in md and "| method | none | sCR |" in md
@@ -109,20 +102,20 @@ def test_other_settings_render(tmp_path):
 
 
 def test_report_cli(tmp_path):
-    results = _write(tmp_path / "res.jsonl", LOWRES)
+    results = _write(tmp_path / "res", LOWRES)
     runner = CliRunner()
     out = runner.invoke(study_app, ["report", str(results), "--metric", "ents_seqeval_macro_f", "--no-plots"])
     assert out.exit_code == 0, out.output
     assert "| ce | 27.5 ± 6.2 |" in out.output  # macro = micro / 2 in the made-up rows
     assert (tmp_path / "res_report" / "report.md").exists()
-    missing = runner.invoke(study_app, ["report", str(tmp_path / "nothing.jsonl")])
+    missing = runner.invoke(study_app, ["report", str(tmp_path / "nothing")])
     assert missing.exit_code == 1 and "no results rows" in missing.output
 
 
 def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
     base = {"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [10], "partitions": 2}
-    out = tmp_path / "r.jsonl"
-    quiet = dict(workers=0, runner=study_fake_cells.instant_cell, progress=False, log=lambda m: None)
+    out = tmp_path / "r"
+    quiet = dict(workers=0, runner=lab_helpers.instant_cell, progress=False, log=lambda m: None)
     run_study(parse_spec(base).cells(), out, **quiet)
     changed = dict(base, overrides={"training.max_steps": 5})
     run_study(parse_spec(changed).cells(), out, **quiet)
@@ -149,7 +142,7 @@ def test_paired_interval_by_hand(tmp_path):
 
 
 def test_no_paired_figure_without_a_baseline(tmp_path):
-    results = _write(tmp_path / "res.jsonl", LOWRES)
+    results = _write(tmp_path / "res", LOWRES)
     report = write_report(results, tmp_path / "out", baseline=None)
     assert not list((tmp_path / "out").glob("paired_vs_*")) and report["plots"]
 
@@ -182,7 +175,7 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
     assert by_method[("ova_auc", "none")].vs_baseline.mean_diff == pytest.approx(0.10)
     assert by_method[("ce", "sCRD")].vs_baseline is None
 
-    report = write_report(_write(tmp_path / "r.jsonl", RESAMPLING), tmp_path / "o", baseline="resampler=none")
+    report = write_report(_write(tmp_path / "r", RESAMPLING), tmp_path / "o", baseline="resampler=none")
     md = report["markdown"]
     assert "better / worse than the same method at resampler=none" in md
     assert "Paired difference to the same method at resampler=none" in md
@@ -206,10 +199,10 @@ def test_a_value_baseline_reads_numbers_as_cells_write_them():
 
 def test_a_baseline_that_pairs_nothing_is_said(tmp_path):
     warnings = []
-    write_report(_write(tmp_path / "r.jsonl", LOWRES), tmp_path / "o", baseline="resampler=none", plots=False, warn=warnings.append)
+    write_report(_write(tmp_path / "r", LOWRES), tmp_path / "o", baseline="resampler=none", plots=False, warn=warnings.append)
     assert len(warnings) == 1 and "no result pairs with the baseline 'resampler=none'" in warnings[0]
     warnings.clear()
-    write_report(_write(tmp_path / "r.jsonl", LOWRES), tmp_path / "o", baseline="ce", plots=False, warn=warnings.append)
+    write_report(_write(tmp_path / "r", LOWRES), tmp_path / "o", baseline="ce", plots=False, warn=warnings.append)
     assert warnings == []
 
 
@@ -222,7 +215,7 @@ def test_the_spec_baseline_is_the_reports_default(tmp_path):
     scores = {(r["method"], r["value"], r["partition"]): r["scores"] for r in RESAMPLING}
     rows = [dict(c.describe(), status="ok", scores=scores[(c.method, c.value, c.partition)])
             for c in cells if (c.method, c.value, c.partition) in scores]
-    results = _write(tmp_path / "r.jsonl", rows)
+    results = _write(tmp_path / "r", rows)
     out = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots"])
     assert out.exit_code == 0, out.output
     assert "Paired difference to the same method at resampler=none" in out.output

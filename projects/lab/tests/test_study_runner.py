@@ -1,6 +1,7 @@
-"""The study runner: durable JSONL rows, resume after a kill, failing cells, parallel workers."""
-import json
+"""The study runner: durable rows in a results store, resume after a kill, failing cells,
+parallel workers, several studies writing into one store."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,16 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auc_ner_lab.runner import (
-    ResultsWriter, StudyError, execute_cell, plan, read_results, run_study,
-)
+from auc_ner_lab.runner import StudyError, execute_cell, plan, run_study
 from auc_ner_lab.spec import parse_spec
-
-TESTS = Path(__file__).parent
-sys.path.insert(0, str(TESTS))  # the fake cells, for this process and (via spawn) its workers
-import study_fake_cells  # noqa: E402
-
-QUIET = dict(progress=False, log=lambda msg: None)
+from auc_ner_lab.store import ResultsStore, StoreError
+import lab_helpers
+from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env
 
 
 def _cells(methods=("ce", "ova_auc"), sizes=(10, 20), partitions=2):
@@ -31,23 +27,27 @@ def _cells(methods=("ce", "ova_auc"), sizes=(10, 20), partitions=2):
 
 def test_in_process_study_writes_one_row_per_cell_and_resumes(tmp_path):
     cells = _cells()
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, workers=0, runner="study_fake_cells:instant_cell", **QUIET)
+    out = tmp_path / "r"
+    outcome = run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
     assert (outcome.total, outcome.ok, outcome.failed, outcome.skipped) == (8, 8, 0, 0)
     rows = read_results(out)
     assert sorted(r["cell_id"] for r in rows) == sorted(c.id for c in cells)
-    row = rows[0]
+    assert sorted(p.parent.name for p in out.glob("*/*.json")) == sorted(c.key for c in cells)  # a folder per cell
+    row = next(r for r in rows if r["key"] == cells[0].key)
     assert row["status"] == "ok" and row["scores"]["ents_f"] == pytest.approx(0.41)
-    assert {"seconds", "finished", "host", "pid", "config", "overrides", "partition", "size"} <= set(row)
-    again = run_study(cells, out, workers=0, runner="study_fake_cells:instant_cell", **QUIET)
+    assert {"seconds", "finished", "host", "pid", "config", "overrides", "partition", "size", "key"} <= set(row)
+    again = run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
     assert (again.ok, again.skipped) == (0, 8)
     assert len(read_results(out)) == 8
+    # --again: every cell trains anew, its new row supersedes the old, both are kept
+    redo = run_study(cells[:2], out, workers=0, runner="lab_helpers:instant_cell", again=True, **QUIET)
+    assert (redo.ok, redo.skipped) == (2, 0) and len(read_results(out)) == 10
 
 
 def test_failing_cell_is_recorded_and_the_study_goes_on(tmp_path):
     cells = _cells(methods=("ce", "broken", "ova_auc"), sizes=(10,), partitions=2)
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    out = tmp_path / "r"
+    outcome = run_study(cells, out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
     assert (outcome.ok, outcome.failed) == (4, 2)
     rows = read_results(out)
     failed = [r for r in rows if r["status"] == "failed"]
@@ -59,7 +59,7 @@ def test_failing_cell_is_recorded_and_the_study_goes_on(tmp_path):
     # a rerun retries only the failed cells (and they fail again), unless told not to
     assert [c.method for c in plan(cells, rows)] == ["broken", "broken"]
     assert plan(cells, rows, retry_failed=False) == []
-    rerun = run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    rerun = run_study(cells, out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
     assert (rerun.ok, rerun.failed, rerun.skipped) == (0, 2, 4)
 
 
@@ -77,7 +77,7 @@ def test_every_row_says_what_ran_it():
     from auc_ner_lab.runner import environment
 
     cell = _cells(sizes=(10,), partitions=1)[0]
-    for row in (execute_cell(cell, study_fake_cells.instant_cell), execute_cell(cell, lambda c: 1 / 0)):
+    for row in (execute_cell(cell, lab_helpers.instant_cell), execute_cell(cell, lambda c: 1 / 0)):
         versions = row["versions"]
         assert versions["spacy"] == spacy.__version__ and versions["numpy"] == __import__("numpy").__version__
         assert {"spacy_auc_ner", "thinc", "torch", "git_commit"} <= set(versions)
@@ -98,13 +98,14 @@ def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
     subprocess.run(git + ["init", "-q"], check=True)
     results = tmp_path / "projects" / "lab" / "results"  # where the lab's rows are in a checkout
     results.mkdir(parents=True)
-    (results / "study.jsonl").write_text("{}\n")
+    (results / "study" / "0123").mkdir(parents=True)
+    (results / "study" / "0123" / "a.json").write_text("{}\n")
     (tmp_path / "code.py").write_text("x = 1\n")
     subprocess.run(git + ["add", "."], check=True)
     subprocess.run(git + ["commit", "-qm", "first"], check=True)
     clean = git_commit(tmp_path)
     assert len(clean) == 40
-    (results / "study.jsonl").write_text("{}\n{}\n")  # a campaign appending
+    (results / "study" / "0123" / "b.json").write_text("{}\n")  # a campaign adding rows
     (tmp_path / "notes.txt").write_text("untracked\n")
     assert git_commit(tmp_path) == clean
     (tmp_path / "code.py").write_text("x = 2\n")
@@ -113,69 +114,82 @@ def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
 
 def test_bad_runner_path_fails_before_any_cell(tmp_path):
     with pytest.raises(StudyError, match="cannot be imported"):
-        run_study(_cells(), tmp_path / "r.jsonl", workers=0, runner="study_fake_cells:nope", **QUIET)
-    assert not (tmp_path / "r.jsonl").exists() or read_results(tmp_path / "r.jsonl") == []
+        run_study(_cells(), tmp_path / "r", workers=0, runner="lab_helpers:nope", **QUIET)
+    assert read_results(tmp_path / "r") == []
 
 
-def test_truncated_last_line_is_skipped_and_the_next_row_starts_a_new_line(tmp_path):
-    out = tmp_path / "r.jsonl"
+def test_a_file_that_is_not_a_row_is_skipped_with_a_warning(tmp_path):
+    out = tmp_path / "r"
     cells = _cells(sizes=(10,), partitions=1)
-    good = execute_cell(cells[0], study_fake_cells.instant_cell)
-    out.write_text(json.dumps(good) + "\n" + '{"cell_id": "toy/ova_auc/n=10/p0#abc", "sta')
+    run_study(cells[:1], out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
+    (out / cells[1].key).mkdir()
+    (out / cells[1].key / "0123456789abcdef.json").write_text('{"cell_id": "toy/ova_auc/n=10/p0#abc", "sta')
     warnings = []
-    assert [r["cell_id"] for r in read_results(out, warn=warnings.append)] == [cells[0].id]
-    assert "r.jsonl:2: skipping a line that is not JSON" in warnings[0]
-    run_study(cells, out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    assert [r["cell_id"] for r in ResultsStore(out).rows(warn=warnings.append)] == [cells[0].id]
+    assert "0123456789abcdef.json: skipping a file that is not a results row" in warnings[0]
+    run_study(cells, out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
     assert [r["cell_id"] for r in read_results(out)] == [cells[0].id, cells[1].id]
 
 
-def test_a_second_writer_is_refused(tmp_path):
-    out = tmp_path / "r.jsonl"
-    with ResultsWriter(out):
-        with pytest.raises(StudyError, match="another study is writing"):
-            run_study(_cells(), out, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
-
-
-@pytest.mark.parametrize("second_path", ["symlink", "hardlink", "symlinked folder"])
-def test_a_second_path_to_the_same_results_file_meets_the_same_lock(tmp_path, second_path):
-    """Issue 13.5: the lock was a sibling file named after the path given, so a symlink to the
-    results file got its own lock and both studies trained every cell."""
-    real = tmp_path / "results" / "r.jsonl"
-    real.parent.mkdir()
-    real.touch()
-    if second_path == "symlink":
-        other = tmp_path / "link.jsonl"
-        other.symlink_to(real)
-    elif second_path == "hardlink":
-        other = tmp_path / "hard.jsonl"
-        os.link(real, other)
+@pytest.mark.parametrize("content", ["a file", "a folder of other things"])
+def test_a_path_that_is_not_a_results_store_is_refused_untouched(tmp_path, content):
+    target = tmp_path / "target"
+    if content == "a file":
+        target.write_text("col\tB-X\n")
     else:
-        (tmp_path / "elsewhere").symlink_to(real.parent)
-        other = tmp_path / "elsewhere" / "r.jsonl"
-    with ResultsWriter(real):
-        with pytest.raises(StudyError, match="another study is writing "):
-            run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)
-    assert read_results(real) == []
-    outcome = run_study(_cells(), other, workers=0, runner=study_fake_cells.instant_cell, **QUIET)  # lock released
-    assert outcome.ok == 8 and len(read_results(real)) == 8
+        (target / "notes").mkdir(parents=True)
+    with pytest.raises(StoreError, match="not a results store"):
+        run_study(_cells(), target, workers=0, runner=lab_helpers.instant_cell, **QUIET)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == (["target"] if content == "a file" else ["notes", "target"])
 
 
-def test_results_file_that_cannot_be_written_is_a_study_error(tmp_path):
+def test_two_stores_combine_by_copying_their_files(tmp_path):
+    """Two processes (or clones) ran cells of one study, each into its own store (cells 3 and 4
+    in both); copying one's files into the other gives every row once, as one store that ran
+    them all would hold them."""
+    cells = _cells()
+    run_study(cells[:5], tmp_path / "a", workers=0, runner=lab_helpers.instant_cell, **QUIET)
+    run_study(cells[3:], tmp_path / "b", workers=0, runner=lab_helpers.instant_cell, **QUIET)
+    shutil.copytree(tmp_path / "b", tmp_path / "a", dirs_exist_ok=True)
+    rows = read_results(tmp_path / "a")
+    assert Counter(r["key"] for r in rows) == Counter(c.key for c in cells + cells[3:5])
+    assert plan(cells, rows) == []
+    shutil.copytree(tmp_path / "b", tmp_path / "a", dirs_exist_ok=True)  # again: nothing new
+    assert len(read_results(tmp_path / "a")) == len(rows)
+
+
+def test_a_cell_another_study_finished_meanwhile_is_skipped(tmp_path):
+    cells = _cells(sizes=(10,), partitions=1)
+    out = tmp_path / "r"
+    seen = []
+
+    def runner(cell):  # while the first cell runs, another study finishes the second
+        seen.append(cell.id)
+        if len(seen) == 1:
+            run_study(cells[1:], out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
+        return lab_helpers.instant_cell(cell)
+
+    outcome = run_study(cells, out, workers=0, runner=runner, **QUIET)
+    assert seen == [cells[0].id] and (outcome.ok, outcome.skipped) == (1, 1)
+    assert Counter(r["key"] for r in read_results(out)) == Counter(c.key for c in cells)
+
+
+def test_a_store_that_cannot_be_written_is_a_store_error(tmp_path):
     (tmp_path / "blocker").write_text("")
-    with pytest.raises(StudyError, match="blocker/r.jsonl: cannot write the results file"):
-        run_study(_cells(), tmp_path / "blocker" / "r.jsonl", workers=0, runner=study_fake_cells.instant_cell, **QUIET)
+    with pytest.raises(StoreError, match="blocker"):
+        run_study(_cells(), tmp_path / "blocker" / "r", workers=0, runner=lab_helpers.instant_cell, **QUIET)
 
 
 def test_ray_without_the_extra_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     with pytest.raises(StudyError, match=r"pip install 'spacy-auc-ner\[ray\]'"):
-        run_study(_cells(), tmp_path / "r.jsonl", use_ray=True, runner="study_fake_cells:instant_cell", **QUIET)
+        run_study(_cells(), tmp_path / "r", use_ray=True, runner="lab_helpers:instant_cell", **QUIET)
 
 
 def test_process_workers_use_one_thread_and_survive_a_dying_worker(tmp_path):
     cells = _cells(methods=("ce", "broken"), sizes=(10,), partitions=2)[:3]  # ce, broken (dies), ce
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, workers=1, runner="study_fake_cells:thread_count_cell", **QUIET)
+    out = tmp_path / "r"
+    outcome = run_study(cells, out, workers=1, runner="lab_helpers:thread_count_cell", **QUIET)
     assert (outcome.ok, outcome.failed) == (2, 1)
     rows = {r["cell_id"]: r for r in read_results(out)}
     assert list(rows) == [c.id for c in cells]
@@ -186,44 +200,21 @@ def test_process_workers_use_one_thread_and_survive_a_dying_worker(tmp_path):
     assert os.getpid() not in {r["pid"] for r in ok} and ok[0]["pid"] != ok[1]["pid"]  # a fresh pool
 
 
-def _write_spec(tmp_path):
+def _start(tmp_path, sleep: str):
+    """The killme study of sleepy cells: (its command, environment, store, the cells' start log)."""
     spec = {"name": "killme", "corpora": ["toy"], "methods": ["ce", "ova_auc", "ova_bce"],
-            "sizes": [10, 20, 30], "partitions": 2, "runner": "study_fake_cells:sleepy_cell"}
-    path = tmp_path / "spec.yaml"
+            "sizes": [10, 20, 30], "partitions": 2, "runner": "lab_helpers:sleepy_cell"}
+    path, out, log = tmp_path / "spec.yaml", tmp_path / "r", tmp_path / "calls.log"
     path.write_text(yaml.safe_dump(spec))
-    return path
-
-
-def _study_cmd(spec, out):
-    return [sys.executable, "-m", "auc_ner_lab", "study", "run", str(spec), "--results", str(out),
-            "--workers", "2", "--no-progress"]
-
-
-def _start_study(tmp_path, sleep: str, stderr=subprocess.PIPE):
-    """The killme study of sleepy cells in its own process group: (process, spec, results,
-    the cells' start log, its environment)."""
-    spec, out, log = _write_spec(tmp_path), tmp_path / "r.jsonl", tmp_path / "calls.log"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP=sleep, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen(_study_cmd(spec, out), env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=stderr)
-    return proc, spec, out, log, env
+    return study_command(path, out, "--workers", "2"), study_env(STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP=sleep), out, log
 
 
 def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
-    proc, spec, out, log, env = _start_study(tmp_path, "0.4")
-    deadline = time.time() + 60
-    try:
-        while time.time() < deadline and len(read_results(out)) < 4:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.1)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the study and its workers, mid-way
-        proc.wait()
-    first = {r["cell_id"] for r in read_results(out)}
+    command, env, out, log = _start(tmp_path, "0.4")
+    first = {r["cell_id"] for r in run_killed_midway(command, env, out, 4)}
     assert 4 <= len(first) < 18, "the study was not killed mid-way"
 
-    done = subprocess.run(_study_cmd(spec, out), env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{len(first)} already done of 18 cells" in done.stderr
     rows = read_results(out)
@@ -237,7 +228,8 @@ def test_resume_after_kill_loses_and_repeats_nothing(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's prctl")
 def test_workers_end_when_the_study_is_killed(tmp_path):
     """kill -9 of the study process alone (not its group): its workers must not go on."""
-    proc, _, _, log, _ = _start_study(tmp_path, "30", stderr=subprocess.DEVNULL)
+    command, env, _, log = _start(tmp_path, "30")
+    proc = subprocess.Popen(command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 60
         while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 2):
@@ -269,8 +261,8 @@ def _alive(pid: int) -> bool:
 
 def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
     cells = _cells(methods=("ce",), sizes=(10,), partitions=2)
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.exiting_cell, **QUIET)
+    out = tmp_path / "r"
+    outcome = run_study(cells, out, workers=0, runner=lab_helpers.exiting_cell, **QUIET)
     assert (outcome.ok, outcome.failed) == (1, 1)
     failed = [r for r in read_results(out) if r["status"] == "failed"]
     assert failed[0]["error"].startswith("SystemExit: 1 (spaCy stopped")

@@ -112,7 +112,7 @@ def test_imbalance_and_resampling_values():
         ({"bogus": 1}, "unknown key(s) bogus"),
         ({"setting": "weird"}, "setting: 'weird' is not one of"),
         ({"sizes": None}, "sizes: a lowres study needs"),
-        ({"sizes": [10, "x"]}, "sizes: 'x' is not a positive"),
+        ({"sizes": [10, "x"]}, "sizes[1]: 'x' is not a positive"),
         ({"sizes": [10, 10]}, "sizes: 10 is listed twice"),
         ({"methods": ["nope"]}, "methods[0]: unknown method 'nope'; known: "),
         ({"methods": ["ova_auc_grouped"]}, "methods[0]: unknown method 'ova_auc_grouped' (renamed: it is now 'ova_auc')"),
@@ -124,7 +124,7 @@ def test_imbalance_and_resampling_values():
         ({"corpora": None}, "corpora: name at least one corpus"),
         ({"corpora": {"toy": {"tets": "x"}}}, "corpora.toy: unknown key(s) tets"),
         ({"setting": "imbalance"}, "shares: a imbalance study needs"),
-        ({"setting": "imbalance", "shares": [5]}, "write 2% as 0.02"),
+        ({"setting": "imbalance", "shares": [5]}, "shares[0]: 5 is not a fraction between 0 and 1 (write 2% as 0.02)"),
         ({"setting": "missing", "mask_p": [0.1], "shares": [0.1]}, "shares: only used by the imbalance setting"),
         ({"partitions": 0}, "partitions: 0 is not a positive"),
         ({"runner": "nocolon"}, "runner: 'nocolon' is not a 'module:function'"),
@@ -210,7 +210,7 @@ def test_subset_of_a_grid_shares_the_whole_grids_ids():
         load_spec(STUDIES / "paper_lowres.yaml", only_corpora=["nope"])
     with pytest.raises(SpecError, match="is not KEY=VALUE"):
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes"])
-    with pytest.raises(SpecError, match="sizes: 'x' is not a positive"):
+    with pytest.raises(SpecError, match=r"sizes\[0\]: 'x' is not a positive"):
         load_spec(STUDIES / "paper_lowres.yaml", set_values=["sizes=[x]"])
 
 

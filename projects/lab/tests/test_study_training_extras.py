@@ -1,7 +1,6 @@
 """Training extras of study methods: augmentation around the draw, pretraining and
 self-training on the rest of the training split (study/training_extras.py)."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,7 @@ from spacy.util import load_config
 
 from spacy_auc_ner.data.columns import read_docs
 from spacy_auc_ner.methods import assemble
-from auc_ner_lab.runner import read_results, run_study
-from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
 from spacy_auc_ner.training.self_training import write_pool
@@ -21,8 +19,8 @@ CONFIGS = ROOT / "configs"
 RECIPE = CONFIGS / "lowres_spacy_ner.cfg"  # the recipe until 2026-11-24
 HEAD_RECIPE = CONFIGS / "lowres_best.cfg"
 CRF_AUC_RECIPE = CONFIGS / "lowres_crf_auc.cfg"
-sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
+from lab_helpers import train_tiny
+from study_toy_corpus import SENTENCES, write_toy_corpus
 
 
 def _spec(methods, **extra):
@@ -37,7 +35,7 @@ def test_augment_wraps_the_draw_with_the_cell_seed():
     block = aug.overrides["corpora.train"]
     assert block == {"@readers": AUGMENTED, "copies": 2, "seed": 1, "corpus": draw}
     assert aug.extras == {"augment": {"copies": 2}} and plain.extras is None
-    assert aug.id != plain.id and aug.describe()["extras"] == ["augment"]
+    assert aug.key != plain.key and aug.describe()["extras"] == ["augment"]
     assert "extras" not in plain.describe()
 
 
@@ -55,20 +53,6 @@ def test_a_config_that_augments_keeps_its_wrapper_unless_told_not_to():
     assert {k: recipe.overrides["corpora.train"][k] for k in own} == own
     assert plain.overrides["corpora.train"]["@readers"] == "spacy_auc_ner.LowResource.v1"
     assert one.overrides["corpora.train"]["copies"] == 1
-
-
-@pytest.mark.parametrize("study", ["campaign_lowres", "lowres_recipe"])
-def test_every_committed_row_is_a_cell_of_its_spec(study):
-    """The committed results still match their specs' cells: the campaign's rows, written
-    before extras existed, and the ablation's, renamed by scripts/rename_methods.py. A change
-    to how ids are computed, or to a spec, that would orphan them fails here."""
-    rows = ROOT / "results" / f"{study}.jsonl"
-    if not rows.exists():
-        pytest.skip(f"results/{study}.jsonl is not in this checkout")
-    recorded = {json.loads(line)["cell_id"] for line in rows.read_text(encoding="utf8").splitlines() if line.strip()}
-    spec = load_spec(ROOT / "studies" / f"{study}.yaml", corpora_dir="corpus", configs_dir=CONFIGS)
-    ids = {c.id for c in spec.cells()}
-    assert recorded and recorded <= ids, sorted(recorded - ids)[:3]
 
 
 def test_pretrain_and_self_train_defaults_and_fragment():
@@ -91,8 +75,8 @@ def test_pretraining_on_the_draw_has_no_pool_and_the_default_text_keeps_the_ids(
     # `text: pool` is the default, written or not: the same settings, so the same cells as before it existed
     assert by_method["pool"][0].extras == by_method["plain"][0].extras
     assert "text" not in by_method["plain"][0].extras["pretrain"]
-    assert [c.id.split("#")[1] for c in by_method["pool"]] == [c.id.split("#")[1] for c in by_method["plain"]]
-    assert by_method["draw"][0].id.split("#")[1] != by_method["plain"][0].id.split("#")[1]
+    assert [c.key for c in by_method["pool"]] == [c.key for c in by_method["plain"]]
+    assert by_method["draw"][0].key != by_method["plain"][0].key
 
 
 @pytest.mark.parametrize(
@@ -155,6 +139,19 @@ def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
     assert recipe["pretraining"]["component"] == "auc_ner" and recipe["pretraining"]["layer"] == "tok2vec"
 
 
+def _trained_alike(spec, tmp_path):
+    """The configs `spacy pretrain` and `spacy train` get for the spec's two methods (partition
+    1), asserted equal, as are their pool steps (augmentation is in the configs)."""
+    a, b = [c for c in spec.cells() if c.partition == 1]
+    assert a.extras["pretrain"] == b.extras["pretrain"] and a.extras["self_train"] == b.extras["self_train"]
+    configs = []
+    for cell in (a, b):
+        (tmp_path / cell.method).mkdir()
+        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
+    assert configs[0] == configs[1]
+    return configs
+
+
 def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
     """configs/lowres_spacy_ner.cfg is written out by hand; a study cell of it (with pretraining)
     must train exactly what spaCy's ner with augmentation (3 copies) and pretraining assembles
@@ -163,14 +160,7 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
         {"name": "recipe", "config": str(RECIPE), "pretrain": True, "self_train": True},
         {"name": "spacy_ner_extras", "base": "spacy_ner", "augment": {"copies": 3}, "pretrain": True, "self_train": True},
     ])
-    recipe, extras = [c for c in spec.cells() if c.partition == 1]
-    # the same pool steps; augmentation is in the configs compared below (defaults filled)
-    assert recipe.extras["pretrain"] == extras.extras["pretrain"] and recipe.extras["self_train"] == extras.extras["self_train"]
-    configs = []
-    for cell in (recipe, extras):
-        (tmp_path / cell.method).mkdir()
-        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
-    assert configs[0] == configs[1]
+    configs = _trained_alike(spec, tmp_path)
     assert configs[0]["nlp"]["pipeline"] == ["tok2vec", "ner"]
     assert configs[0]["pretraining"]["component"] == "tok2vec" and configs[0]["pretraining"]["max_epochs"] == 2
 
@@ -189,31 +179,16 @@ def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
         {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "overrides": overrides,
          "augment": {"copies": 3}, "pretrain": True, "self_train": {"rounds": 2}},
     ])
-    recipe, study = [c for c in spec.cells() if c.partition == 1]
-    assert recipe.extras["pretrain"] == study.extras["pretrain"] and recipe.extras["self_train"] == study.extras["self_train"]
-    configs = []
-    for cell in (recipe, study):
-        (tmp_path / cell.method).mkdir()
-        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
-    assert configs[0] == configs[1]
+    configs = _trained_alike(spec, tmp_path)
     assert configs[0]["nlp"]["pipeline"] == ["auc_ner"]
     assert configs[0]["pretraining"]["component"] == "auc_ner" and configs[0]["pretraining"]["layer"] == "tok2vec"
 
 
 @pytest.mark.slow
 def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
-    corpora = write_toy_corpus(tmp_path / "corpus")
-    spec = parse_spec(
-        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
-         "methods": [{"name": "recipe", "config": str(RECIPE), "augment": {"copies": 1},
-                      "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}}],
-         "overrides": {"training.max_steps": 6, "training.eval_frequency": 3}},
-        corpora_dir=corpora, configs_dir=CONFIGS,
-    )
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(spec.cells(), out, workers=0, progress=False, log=lambda m: None)
-    (row,) = read_results(out)
-    assert outcome.ok == 1, row.get("traceback")
+    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "recipe", "config": str(RECIPE), "augment": {"copies": 1},
+                                                "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}}], steps=6)
+    assert outcome.ok == 1
     extras = row["scores"]["extras"]
     assert extras["pool_sentences"] == 4
     assert 0 < extras["pretrain_seconds"] < row["scores"]["train_seconds"] <= row["seconds"]
@@ -230,7 +205,6 @@ def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
 def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatch):
     from auc_ner_lab import experiment
 
-    corpora = write_toy_corpus(tmp_path / "corpus")
     seen = []
     real = experiment.train_and_evaluate
 
@@ -239,15 +213,8 @@ def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatc
         return real(config, **kwargs)
 
     monkeypatch.setattr(experiment, "train_and_evaluate", spy)
-    spec = parse_spec(
-        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
-         "methods": [{"name": "ce_pre", "base": "ce", "pretrain": {"epochs": 1, "pool": 4}}],
-         "overrides": {"training.max_steps": 4, "training.eval_frequency": 2}},
-        corpora_dir=corpora, configs_dir=CONFIGS,
-    )
-    outcome = run_study(spec.cells(), tmp_path / "r.jsonl", workers=0, progress=False, log=lambda m: None)
-    (row,) = read_results(tmp_path / "r.jsonl")
-    assert outcome.ok == 1, row.get("traceback")
+    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "ce_pre", "base": "ce", "pretrain": {"epochs": 1, "pool": 4}}])
+    assert outcome.ok == 1
     assert len(seen) == 1 and seen[0].endswith("model-last.bin")
     extras = row["scores"]["extras"]
     assert set(extras) == {"pool_sentences", "pretrain_seconds"} and extras["pool_sentences"] == 4
@@ -260,7 +227,6 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
     sentences, as drawn and not augmented, and no pool is written."""
     from spacy.training import pretrain as pretrain_module
 
-    corpora = write_toy_corpus(tmp_path / "corpus")
     read = []
     real = pretrain_module.pretrain
 
@@ -272,18 +238,11 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(pretrain_module, "pretrain", spy)
-    spec = parse_spec(
-        {"name": "tiny", "corpora": ["toy"], "sizes": [5], "partitions": 1,
-         "methods": [{"name": "no_raw", "config": str(RECIPE), "augment": {"copies": 1}, "pretrain": {"epochs": 1, "text": "draw"}}],
-         "overrides": {"training.max_steps": 4, "training.eval_frequency": 2}},
-        corpora_dir=corpora, configs_dir=CONFIGS,
-    )
-    (cell,) = spec.cells()
-    outcome = run_study([cell], tmp_path / "r.jsonl", workers=0, progress=False, log=lambda m: None)
-    (row,) = read_results(tmp_path / "r.jsonl")
-    assert outcome.ok == 1, row.get("traceback")
-    train_docs = read_docs(corpora / "toy" / "train.spacy", spacy.blank("en").vocab)
-    drawn = sorted(" ".join(train_docs[i].text.split()) for i in draw_indices(len(train_docs), 5, cell.seed))
+    spec, outcome, (row,) = train_tiny(tmp_path, [{"name": "no_raw", "config": str(RECIPE), "augment": {"copies": 1},
+                                                   "pretrain": {"epochs": 1, "text": "draw"}}])
+    assert outcome.ok == 1
+    train_docs = read_docs(tmp_path / "corpus" / "toy" / "train.spacy", spacy.blank("en").vocab)
+    drawn = sorted(" ".join(train_docs[i].text.split()) for i in draw_indices(len(train_docs), 5, spec.seed))
     assert read == [drawn]
     extras = row["scores"]["extras"]
     assert extras["pretrain_sentences"] == 5 and "pool_sentences" not in extras and extras["pretrain_seconds"] > 0

@@ -1,12 +1,7 @@
 """Tuning inside studies: trials per method, selection by dev score only, refusals, resume,
 the report's chosen values and compute, and one tiny real tuned study."""
-import hashlib
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,18 +12,14 @@ from typer.testing import CliRunner
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.aggregate import aggregate, compute
 from auc_ner_lab.report import write_report
-from auc_ner_lab.runner import plan, read_results, run_study
+from auc_ner_lab.runner import plan, run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 from auc_ner_lab.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
+import lab_helpers
+from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env, train_tiny
 
 ROOT = Path(__file__).parents[1]
-TESTS = Path(__file__).parent
-sys.path.insert(0, str(TESTS))  # the fake cells, for this process and (via spawn) its workers
-import study_fake_cells  # noqa: E402
-from study_toy_corpus import write_toy_corpus  # noqa: E402
-
 LR = "training.optimizer.learn_rate"
-QUIET = dict(progress=False, log=lambda msg: None)
 
 
 def _spec(**kw):
@@ -63,32 +54,24 @@ def test_every_method_gets_the_same_trials_on_unreported_partitions():
     assert one.id.startswith("toy/ce/n=10/tune0/learn_rate=0.003,dropout=0.3#")
     # a reported cell waits for its own group's 6 points x 2 tuning partitions
     cell = reported[0]
-    waits = [cid for ids in cell.selection["trials"] for cid in ids]
-    group = {c.id for c in trials if (c.method, c.size) == (cell.method, cell.size)}
+    waits = [key for keys in cell.selection["trials"] for key in keys]
+    group = {c.key for c in trials if (c.method, c.size) == (cell.method, cell.size)}
     assert set(waits) == group and len(waits) == 12
     assert LR not in cell.overrides  # until its trials choose
 
 
-def test_ids_untuned_unchanged_tuned_track_the_grid():
+def test_keys_of_tuned_cells_track_the_grid():
     plain = parse_spec(_spec(tune=None)).cells()
-    cell = plain[0]
-    content = {
-        "method_config": Path(cell.config).name,
-        "base_config": Path(cell.base_config).name if cell.base_config else None,
-        "overrides": cell.overrides,
-    }
-    payload = json.dumps(content, sort_keys=True, default=str)
-    assert cell.id == "toy/ce/n=10/p0#" + hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
     tuned = parse_spec(_spec()).cells()
     reported = [c for c in tuned if c.tuning is None]
     assert [c.id.split("#")[0] for c in reported] == [c.id.split("#")[0] for c in plain]
-    assert not {c.id for c in reported} & {c.id for c in plain}
-    assert [c.id for c in tuned] == [c.id for c in parse_spec(_spec()).cells()]  # stable
-    # one more grid value: the old trials keep their ids (reused), the reported cells change
+    assert not {c.key for c in reported} & {c.key for c in plain}
+    assert [c.key for c in tuned] == [c.key for c in parse_spec(_spec()).cells()]  # stable
+    # one more grid value: the old trials keep their keys (reused), the reported cells change
     wider = parse_spec(_spec(tune={"grid": {LR: [0.0005, 0.001, 0.003, 0.01]}})).cells()
-    old_trials = {c.id for c in tuned if c.tuning is not None}
-    assert old_trials < {c.id for c in wider if c.tuning is not None}
-    assert not {c.id for c in reported} & {c.id for c in wider}
+    old_trials = {c.key for c in tuned if c.tuning is not None}
+    assert old_trials < {c.key for c in wider if c.tuning is not None}
+    assert not {c.key for c in reported} & {c.key for c in wider}
 
 
 def test_set_and_corpus_keep_working(tmp_path):
@@ -148,8 +131,8 @@ def test_grid_key_missing_from_a_methods_config_is_refused_before_training(tmp_p
         typo.check_tuning()
     # through the command line: one line, exit 1, no results file, nothing trained
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({**bad, "configs_dir": str(ROOT / "configs"), "runner": "study_fake_cells:tuning_cell"}))
-    out = tmp_path / "r.jsonl"
+    path.write_text(yaml.safe_dump({**bad, "configs_dir": str(ROOT / "configs"), "runner": "lab_helpers:tuning_cell"}))
+    out = tmp_path / "r"
     for extra in ([], ["--dry-run"]):
         result = CliRunner().invoke(study_app, ["run", str(path), "--results", str(out), "--workers", "0", *extra])
         assert result.exit_code == 1 and "Error: " in result.output and "tune.grid.components.auc_ner.threshold" in result.output
@@ -200,9 +183,9 @@ def test_choose_by_the_spec_metric_else_ents_f():
 
 
 def _run(tmp_path, spec, **kw):
-    out = tmp_path / "r.jsonl"
+    out = tmp_path / "r"
     cells = parse_spec(spec).cells()
-    outcome = run_study(cells, out, workers=0, runner=study_fake_cells.tuning_cell, **QUIET, **kw)
+    outcome = run_study(cells, out, workers=0, runner=lab_helpers.tuning_cell, **QUIET, **kw)
     return cells, outcome, read_results(out), out
 
 
@@ -213,14 +196,14 @@ def test_study_trains_reported_cells_with_the_dev_best_point_never_the_test_best
     reported = [r for r in rows if not r.get("tuning")]
     assert len(trials) == 6 and {r["partition"] for r in trials} == {None}
     assert Counter(r["method"] for r in trials) == {"ce": 3, "spacy_ner": 3}
-    dev_best = {m: max(t, key=t.get) for m, t in study_fake_cells.DEV_BY_LR.items()}
-    test_best = {m: max(t, key=t.get) for m, t in study_fake_cells.TEST_BY_LR.items()}
+    dev_best = {m: max(t, key=t.get) for m, t in lab_helpers.DEV_BY_LR.items()}
+    test_best = {m: max(t, key=t.get) for m, t in lab_helpers.TEST_BY_LR.items()}
     assert all(dev_best[m] != test_best[m] for m in dev_best)
     assert len(reported) == 4
     for row in reported:
         method = row["method"]
         assert row["tuned"]["point"] == {LR: dev_best[method]}
-        assert row["tuned"]["dev_score"] == study_fake_cells.DEV_BY_LR[method][dev_best[method]]
+        assert row["tuned"]["dev_score"] == lab_helpers.DEV_BY_LR[method][dev_best[method]]
         assert (row["tuned"]["metric"], row["tuned"]["trials"], row["tuned"]["partitions"]) == ("ents_f", 3, 1)
         assert row["scores"]["lr"] == dev_best[method] and row["overrides"][LR] == dev_best[method]
         assert "tuning" not in row
@@ -228,12 +211,12 @@ def test_study_trains_reported_cells_with_the_dev_best_point_never_the_test_best
     results = aggregate(rows, metric="ents_f")
     assert [(r.method, r.summary.n) for r in results] == [("ce", 2), ("spacy_ner", 2)]
     assert results[0].tuned["point"] == {LR: 0.001}
-    again = run_study(cells, tmp_path / "r.jsonl", workers=0, runner=study_fake_cells.tuning_cell, **QUIET)
+    again = run_study(cells, tmp_path / "r", workers=0, runner=lab_helpers.tuning_cell, **QUIET)
     assert (again.ok, again.skipped) == (0, 10)
 
 
 def test_failed_trials_exclude_their_point_and_a_group_without_candidates_fails(tmp_path):
-    spec = _spec(methods=["ce", {"name": "flaky", "config": "x.cfg"}, {"name": "broken", "config": "x.cfg"}], partitions=1)
+    spec = _spec(methods=["ce", {"name": "flaky", "config": "x.cfg"}, {"name": "broken", "config": "y.cfg"}], partitions=1)
     cells, outcome, rows, out = _run(tmp_path, spec)
     by = {(r["method"], bool(r.get("tuning"))): r for r in rows}
     flaky = next(r for r in rows if r["method"] == "flaky" and not r.get("tuning"))
@@ -251,31 +234,19 @@ def test_failed_trials_exclude_their_point_and_a_group_without_candidates_fails(
 
 # ---- resume ----------------------------------------------------------------------------------
 def test_resume_after_a_kill_during_tuning(tmp_path):
-    spec = _spec(sizes=[10, 20], runner="study_fake_cells:sleepy_tuning_cell")
-    path, out, log = tmp_path / "spec.yaml", tmp_path / "r.jsonl", tmp_path / "calls.log"
+    spec = _spec(sizes=[10, 20], runner="lab_helpers:sleepy_tuning_cell")
+    path, out, log = tmp_path / "spec.yaml", tmp_path / "r", tmp_path / "calls.log"
     path.write_text(yaml.safe_dump(spec))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-               STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "auc_ner_lab", "study", "run", str(path), "--results", str(out), "--no-progress"]
-    proc = subprocess.Popen([*cmd, "--workers", "2"], env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    try:
-        while time.time() < deadline and len(read_results(out)) < 3:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.1)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    first = read_results(out)
+    env = study_env(STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="0.4")
+    first = run_killed_midway(study_command(path, out, "--workers", "2"), env, out, 3)
     assert 3 <= len(first) < 12 and all(r.get("tuning") for r in first), "not killed during tuning"
     total = 2 * 2 * 3 + 2 * 2 * 2
-    dry = subprocess.run([*cmd, "--dry-run"], env=env, capture_output=True, text=True, timeout=60)
+    dry = subprocess.run(study_command(path, out, "--dry-run"), env=env, capture_output=True, text=True, timeout=60)
     assert dry.returncode == 0, dry.stderr
     listed = dry.stdout.split()
     assert f"{total - len(first)} of {total} cells to run ({12 - len(first)} tuning trials)" in dry.stderr
     assert len(listed) == total - len(first) and not {r["cell_id"] for r in first} & set(listed)
-    done = subprocess.run([*cmd, "--workers", "2"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(study_command(path, out, "--workers", "2"), env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     rows = read_results(out)
     counts = Counter(r["cell_id"] for r in rows)
@@ -308,19 +279,8 @@ def test_report_shows_chosen_values_and_compute(tmp_path):
 # ---- one tiny real tuned study -------------------------------------------------------------------
 @pytest.mark.slow
 def test_tiny_real_tuned_study(tmp_path):
-    corpora = write_toy_corpus(tmp_path / "corpus")
-    spec = parse_spec(
-        {"name": "tiny", "corpora": ["toy"], "methods": ["ce", "spacy_ner"], "sizes": [5], "partitions": 1,
-         "dev_size": 4, "tune": {"grid": {LR: [0.001, 0.01]}},
-         "overrides": {"training.max_steps": 12, "training.eval_frequency": 4}},
-        corpora_dir=corpora, configs_dir=ROOT / "configs",
-    )
-    spec.check_files()
-    spec.check_tuning()
-    out = tmp_path / "r.jsonl"
-    outcome = run_study(spec.cells(), out, workers=0, **QUIET)
-    rows = read_results(out)
-    assert (outcome.ok, outcome.failed) == (6, 0), [r.get("traceback") for r in rows if r["status"] != "ok"]
+    _, outcome, rows = train_tiny(tmp_path, ["ce", "spacy_ner"], steps=12, dev_size=4, tune={"grid": {LR: [0.001, 0.01]}})
+    assert outcome.ok == 6
     trials = [r for r in rows if r.get("tuning")]
     assert len(trials) == 4
     for row in trials:  # scored on dev only

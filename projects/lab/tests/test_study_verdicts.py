@@ -1,8 +1,7 @@
-import json
-
 import pytest
 
 from auc_ner_lab.verdicts import Claim, ClaimsError, judge, load_claims, markdown_table, paired_scores, verdicts
+from lab_helpers import write_rows
 
 
 def _row(method, partition, f, size=20, corpus="c", status="ok", **extra):
@@ -49,13 +48,12 @@ def test_similar_needs_a_tight_interval():
 
 
 def test_not_measured_and_table(tmp_path):
-    results = tmp_path / "r.jsonl"
-    results.write_text("\n".join(json.dumps(r) for r in [_row("a", p, 0.5 + 0.01 * p) for p in range(3)] + [_row("b", p, 0.4) for p in range(3)]))
+    write_rows(tmp_path / "r", [_row("a", p, 0.5 + 0.01 * p) for p in range(3)] + [_row("b", p, 0.4) for p in range(3)])
     spec = tmp_path / "claims.yaml"
     spec.write_text(
         "claims:\n"
-        "  - {id: one, claim: 'A beats B', paper: '+30 %', results: r.jsonl, a: a, b: b}\n"
-        "  - {id: two, claim: 'C beats B', results: r.jsonl, a: c, b: b}\n"
+        "  - {id: one, claim: 'A beats B', paper: '+30 %', results: r, a: a, b: b}\n"
+        "  - {id: two, claim: 'C beats B', results: r, a: c, b: b}\n"
     )
     out = verdicts(load_claims(spec))
     assert [v.verdict for v in out] == ["confirmed", "not measured"]
@@ -72,7 +70,7 @@ def test_not_measured_and_table(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("claims: []", "non-empty list under 'claims'"),
+        ("claims: []", "claims.yaml: claims: a non-empty list of claims is expected, not []"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b}", "claims[0].results: missing"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, expect: maybe}", "claims[0].expect"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, colour: red}", "unknown key(s) colour"),
@@ -137,10 +135,9 @@ def test_trend_claim_by_hand(tmp_path):
     for p, gap in gaps.items():
         for share, g in zip((0.01, 0.02, 0.04), gap):
             rows += [_share_row("a", p, share, 0.1 + g), _share_row("b", p, share, 0.1)]
-    results = tmp_path / "r.jsonl"
-    results.write_text("\n".join(json.dumps(r) for r in rows))
+    write_rows(tmp_path / "r", rows)
     spec = tmp_path / "claims.yaml"
-    spec.write_text("claims:\n  - {id: t, claim: 'gap widens when rare', results: r.jsonl, a: a, b: b, trend: value, expect: falling}\n")
+    spec.write_text("claims:\n  - {id: t, claim: 'gap widens when rare', results: r, a: a, b: b, trend: value, expect: falling}\n")
     (v,) = verdicts(load_claims(spec))
     assert v.n == 3 and v.mean_diff == pytest.approx(-0.1)
     assert v.p_value == pytest.approx(1 - (3 / 5) ** 0.5, abs=1e-9)
@@ -151,7 +148,8 @@ def test_trend_claim_by_hand(tmp_path):
     assert "slope of the gap -10.0 [-34.8, +14.8] per doubling of value | p=0.225 (n=3 partitions)" in table
     # nine partitions with the same three slopes: t = -3 sqrt 3 on 8 df, p < 0.05: confirmed
     many = [dict(r, partition=r["partition"] + 3 * k, cell_id=f"{r['cell_id']}-{k}") for k in range(3) for r in rows]
-    results.write_text("\n".join(json.dumps(r) for r in many))
+    write_rows(tmp_path / "r2", many)
+    spec.write_text(spec.read_text().replace("results: r,", "results: r2,"))
     (v,) = verdicts(load_claims(spec))
     assert v.n == 9 and v.verdict == "confirmed"
 

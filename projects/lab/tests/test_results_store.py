@@ -1,0 +1,117 @@
+"""The results store (auc_ner_lab/store.py): rows found by what their cell trains, whatever a
+spec calls it; rows of the old one-file-per-study format brought in once, in their order,
+nothing lost; and every committed row still found by its study's cells."""
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auc_ner_lab.cli import study_app
+from auc_ner_lab.runner import run_study
+from auc_ner_lab.spec import load_spec, parse_spec
+from auc_ner_lab.store import UNMATCHED, ResultsStore, import_jsonl, old_cell_id
+import lab_helpers
+from lab_helpers import QUIET, invoke, rows
+
+ROOT = Path(__file__).parents[1]
+CONFIGS = ROOT / "configs"
+# stores whose spec is not studies/<store>.yaml
+SPEC_OF = {"lowres_recipe_rerun": "lowres_recipe"}
+
+
+def _spec(methods, **extra):
+    return parse_spec({"name": "t", "corpora": ["toy"], "methods": methods, "sizes": [10], "partitions": 2, **extra},
+                      configs_dir=CONFIGS)
+
+
+@pytest.mark.parametrize("store", sorted(p.name for p in (ROOT / "results").iterdir() if p.is_dir() and p.name != "lowres_extras"))
+def test_every_committed_row_is_found_by_a_cell_of_its_spec(store):
+    """The migration's check, kept: the 2,599 rows of the old results/*.jsonl each went to the
+    folder of the cell that matched it then (`study import`); a change to what keys hash, to a
+    spec or to a method's config file that would orphan them fails here (an intended change
+    of what a method trains leaves its rows unread, and says so here)."""
+    spec = load_spec(ROOT / "studies" / f"{SPEC_OF.get(store, store)}.yaml", corpora_dir="corpus", configs_dir=CONFIGS)
+    keys = {c.key for c in spec.cells()}
+    found = ResultsStore(ROOT / "results" / store).rows()
+    orphans = [r["cell_id"] for r in found if r["key"] is not None and r["key"] not in keys]
+    assert found and not orphans, orphans[:3]
+    assert all(r.get("imported") for r in found if r["key"] is None)  # only old rows are kept unmatched
+
+
+def test_a_cells_key_is_what_it_trains_not_its_names(tmp_path):
+    method = tmp_path / "mine.cfg"
+    method.write_text((CONFIGS / "methods" / "ce.cfg").read_text())
+    renamed = tmp_path / "renamed.cfg"
+    renamed.write_text("# the same settings, other comments and layout\n" + method.read_text().replace(" = ", "="))
+    a = _spec([{"name": "mine", "config": str(method)}]).cells()
+    b = _spec([{"name": "new_name", "config": str(renamed)}]).cells()
+    assert [c.key for c in a] == [c.key for c in b] and a[0].id.split("#")[0] == "toy/mine/n=10/p0"
+    method.write_text(method.read_text() + "\n[training]\ndropout = 0.3\n")
+    assert not {c.key for c in _spec([{"name": "mine", "config": str(method)}]).cells()} & {c.key for c in a}
+    # the base's name, an override, an extra, the draw: other cells
+    by_name = _spec(["ce"]).cells()
+    for other in (_spec(["ce"], encoder="trf"), _spec(["ce"], overrides={"training.max_steps": 5}),
+                  _spec([{"name": "ce", "augment": {"copies": 1}}]), _spec(["ce"], seed=3), _spec(["ce"], corpora=["other"])):
+        assert not {c.key for c in other.cells()} & {c.key for c in by_name}
+
+
+def test_a_renamed_method_keeps_its_rows_and_reports_show_the_spec_name(tmp_path):
+    out = tmp_path / "r"
+    run_study(_spec(["ce", "ova_auc"]).cells(), out, workers=0, runner=lab_helpers.instant_cell, **QUIET)
+    renamed = _spec([{"name": "softmax_ce", "base": "ce"}, "ova_auc"])
+    assert run_study(renamed.cells(), out, workers=0, runner=lab_helpers.instant_cell, **QUIET).skipped == 4
+    named = ResultsStore(out).rows_for(renamed.cells())
+    assert sorted({r["method"] for r in named}) == ["ova_auc", "softmax_ce"] and len(named) == 4
+    assert {r["method"] for r in rows(out)} == {"ce", "ova_auc"}  # the rows themselves are as written
+
+
+def _old_file(path: Path, cells, extra=()) -> Path:
+    """An old-format results file: a row per cell, under its old id, then `extra` rows."""
+    lines = [json.dumps({"cell_id": old_cell_id(c), "method": c.method, "corpus": c.corpus, "setting": c.setting, "size": c.size,
+                         "value": c.value, "partition": c.partition, "status": "ok", "finished": f"2026-01-0{9 - i}T00:00:00+00:00",
+                         "scores": {"ents_seqeval_micro_f": 0.1 * (i + 1)}}) for i, c in enumerate(cells)]
+    path.write_text("".join(line + "\n" for line in [*lines, *extra]))
+    return path
+
+
+def test_an_old_results_file_comes_in_once_in_its_order_nothing_lost(tmp_path):
+    cells = _spec(["ce", "ova_auc", "ova_bce"]).cells()
+    old = _old_file(tmp_path / "t.jsonl", cells[:4], ["not json"])
+    old.write_text(old.read_text() + '{"cell_id": "toy/ce/n=10/p1#')  # a line a campaign is writing
+    without_bce = [c for c in cells if c.method != "ova_bce"]  # a spec that lost a method
+    store = ResultsStore(tmp_path / "r")
+    warnings = []
+    assert import_jsonl(old, without_bce, store, warn=warnings.append) == (4, 3, 1, 4)
+    assert warnings == [f"{old}:5: skipping a line that is not a results row"]
+    found = store.rows()
+    # the file's order (its rows finished in the other order), each row as it was
+    assert [r["cell_id"] for r in found] == [old_cell_id(c) for c in cells[:4]]
+    assert [r["key"] for r in found] == [cells[0].key, cells[1].key, None, cells[3].key]
+    assert found[2]["imported"] == {"from": "t.jsonl", "line": 3} and (tmp_path / "r" / UNMATCHED).is_dir()
+    assert {k: v for k, v in found[0].items() if k not in ("key", "imported")} == json.loads(old.read_text().splitlines()[0])
+    # again, the file having grown by a row: only that row is new
+    _old_file(old, cells[:5])
+    assert import_jsonl(old, without_bce, store) == (5, 4, 1, 1)
+    # with the method back in the spec, its row moves from unmatched/ to its cell's folder
+    assert import_jsonl(old, cells, store) == (5, 5, 0, 0)
+    assert [r["key"] for r in store.rows()] == [c.key for c in cells[:5]]
+    assert not list((tmp_path / "r" / UNMATCHED).glob("*.json"))
+
+
+def test_study_import_and_status_commands(tmp_path):
+    """The rows a GPU run wrote in the old format (docs/evidence/gpu/study_gpu.jsonl: the preset
+    spec at 50 sentences, one partition) are found by that spec's cells; status counts them."""
+    spec = tmp_path / "preset.yaml"
+    data = yaml.safe_load((ROOT / "studies" / "preset_cpu.yaml").read_text())
+    spec.write_text(yaml.safe_dump({**data, "sizes": [50], "partitions": 1, "configs_dir": str(CONFIGS)}))
+    old = ROOT / "docs" / "evidence" / "gpu" / "study_gpu.jsonl"
+    result = invoke(study_app, "import", old, spec, "--results", tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{old}: 5 rows, 5 found by a cell of {spec}, 0 kept unmatched; 5 new in {tmp_path / 'r'}"
+    again = invoke(study_app, "import", old, spec, "--results", tmp_path / "r")
+    assert again.stdout.strip().endswith(f"; 0 new in {tmp_path / 'r'}")
+    status = invoke(study_app, "status", spec, "--results", tmp_path / "r", "--list")
+    assert status.exit_code == 0, status.output
+    assert status.stdout.splitlines() == ["reported cells: 5 ok, 0 failed, 0 to run, of 5",
+                                          f"rows: 5 in {tmp_path / 'r'}, 0 not read by this spec (0 of them unmatched rows of the old format)"]
