@@ -43,6 +43,8 @@ METHODS = {
                     "self_train": {"rounds": 2, "threshold": 0.0, "pool": 3}},
     # pretraining alone: the cell trains once from the weights
     "ce_pretrain": {"base": "ce", "pretrain": {"epochs": 1, "pool": 4}},
+    # no pool step: the plain path of a cell (augmentation is a reader, so it is a plain cell)
+    "crf_augment": {"base": "crf", "augment": {"copies": 1}},
     # self-training alone, no augmentation
     "crf_self_train": {"base": "crf", "self_train": {"threshold": 0.0, "pool": 3, "low_confidence": "outside"}},
 }
@@ -110,7 +112,7 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     )
     (cell,) = spec.cells()
     scores = run_cell(cell)
-    extras = scores.pop("extras")
+    extras = scores.pop("extras", {})
     rounds = [{k: v for k, v in r.items() if k != "train_seconds"} for r in extras.pop("rounds", [])]
     kept = {k: v for k, v in scores.items() if "second" not in k}
     return {
