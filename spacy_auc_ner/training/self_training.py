@@ -39,7 +39,7 @@ from spacy.pipeline import EntityRecognizer
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import ConfigValidationError
+from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
@@ -252,14 +252,37 @@ def label_pool(
 # Training rounds
 
 
-def train_config(config_path: PathLike, output_dir: Path, overrides: Dict[str, Any], gpu_id: int = -1) -> Path:
-    """``spacy train`` in-process: the config with ``overrides`` trained into
-    ``output_dir``; returns ``output_dir / "model-best"``."""
+def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
+    """``config`` (a file, or a Config) with ``overrides``, not interpolated. A missing file,
+    a file that is not UTF-8 text or an override that names no section is one line naming the
+    file (or ``where``, for a Config)."""
+    from spacy.util import load_config, load_config_from_str
+
+    where = where if where is not None else ("the config" if isinstance(config, Config) else config)
+    try:
+        if isinstance(config, Config):
+            return load_config_from_str(config.to_str(interpolate=False), overrides=overrides or {}, interpolate=False)
+        if not Path(config).is_file():
+            raise DataError(f"{config}: no such config file")
+        return load_config(config, overrides=overrides or {}, interpolate=False)
+    except UnicodeDecodeError as err:
+        raise DataError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except ConfigValidationError as err:
+        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
+        raise DataError(f"{where}: {problems or err.title}") from None
+
+
+def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
+    """``spacy train`` in-process, the package's one: ``config`` (a file or a Config) with
+    ``overrides`` trained into ``output_dir``, its log on stderr; returns
+    ``output_dir / "model-best"``."""
+    import spacy
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
 
-    config = load_training_config(config_path, overrides)
-    nlp = init_nlp(config, use_gpu=gpu_id)
+    if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
+        spacy.require_gpu(gpu_id)
+    nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
     return output_dir / "model-best"
 
@@ -292,20 +315,6 @@ def run_names(rounds: int) -> List[str]:
     """The entries a self-training run of ``rounds`` rounds writes in its output folder."""
     rounds_ = [name for k in range(rounds + 1) for name in (f"round-{k}", f".round-{k}.partial")]
     return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
-
-
-def load_training_config(config_path: PathLike, overrides: Dict[str, Any]):
-    """The config with ``overrides`` (not interpolated); a file that is not UTF-8 text or an
-    override that names no section is one line naming the file."""
-    from spacy.util import load_config
-
-    try:
-        return load_config(config_path, overrides=overrides, interpolate=False)
-    except UnicodeDecodeError as err:
-        raise DataError(f"{config_path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except ConfigValidationError as err:
-        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
-        raise DataError(f"{config_path}: {problems or err.title}") from None
 
 
 def check_component(config, component: Optional[str], where: PathLike) -> None:
@@ -360,23 +369,21 @@ def self_train(
     or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
     as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
     of the user's is never removed, and an input inside what would be removed is refused."""
-    config_path, output_dir = Path(config_path), Path(output_dir)
-    checked = check_self_train(
-        config_path, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold, teacher=teacher,
-        low_confidence=low_confidence, beam_width=beam_width, component=component, overrides=overrides, gpu_id=gpu_id,
-    )
+    config = load_training_config(config_path, overrides)
+    settings = dict(rounds=rounds, threshold=threshold, low_confidence=low_confidence, beam_width=beam_width, component=component)
+    checked = check_self_train(config, config_path, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id, **settings)
     out = OutputFolder(output_dir, "self-train")
     out.claim(run_names(rounds), [config_path, train, dev, pool, teacher], overwrite, "a self-training run")
     out.clear()
     return run_rounds(
-        out, config_path, train=Path(train), dev=dev, rounds=rounds, threshold=threshold, teacher=teacher,
-        low_confidence=low_confidence, keep_empty=keep_empty, component=component, beam_width=beam_width,
-        gpu_id=gpu_id, log=log, progress=progress, **checked,
+        out, config, config_path, train=Path(train), dev=dev, teacher=teacher, keep_empty=keep_empty,
+        gpu_id=gpu_id, log=log, progress=progress, **settings, **checked,
     )
 
 
 def check_self_train(
-    config_path: Path,
+    config: Config,
+    where: PathLike,
     *,
     train: Optional[PathLike],
     dev: PathLike,
@@ -387,20 +394,17 @@ def check_self_train(
     low_confidence: str = "missing",
     beam_width: int = 16,
     component: Optional[str] = None,
-    overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     gold: Optional[List[Doc]] = None,
 ) -> Dict[str, Any]:
-    """Read and check every input of a self-training run, writing nothing: the settings, the
-    config and its overrides, the gold, dev and pool files, the teacher and the component.
-    Returns what the rounds need (``gold``, ``items``, ``overrides``, ``first_teacher``);
+    """Read and check every input of a self-training run of ``config`` (read from ``where``),
+    writing nothing: the settings, the gold, dev and pool files, the teacher and the
+    component. Returns what the rounds need (``gold``, ``items``, ``first_teacher``);
     ``gold`` given (by the recipe, which has read its training and dev files itself) stands
     for ``train``, which need not exist yet."""
     import spacy
 
     check_settings(rounds, threshold, low_confidence, beam_width)
-    if not config_path.is_file():
-        raise DataError(f"{config_path}: no such config file")
     for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
         if not Path(path).exists():
             raise DataError(f"{path}: no such file or folder")
@@ -408,9 +412,7 @@ def check_self_train(
     if gold is None:
         gold = read_docs(train, Vocab())
         read_docs(dev, Vocab())  # a bad dev file fails now, not after round 0
-    overrides = dict(overrides or {})
-    overrides["paths.dev"] = str(dev)
-    config = load_training_config(config_path, {**overrides, "paths.train": str(train)})  # bad overrides fail now
+    load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, where)  # a config without [paths] fails now
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     first_teacher = None
@@ -418,37 +420,41 @@ def check_self_train(
         first_teacher = spacy.load(teacher)
         find_recognizer(first_teacher, component)
     else:
-        check_component(config, component, config_path)
-    return {"gold": gold, "items": items, "overrides": overrides, "first_teacher": first_teacher}
+        check_component(config, component, where)
+    return {"gold": gold, "items": items, "first_teacher": first_teacher}
 
 
 def run_rounds(
     out: OutputFolder,
-    config_path: Path,
+    config: Config,
+    where: PathLike,
     *,
     train: Path,
     dev: PathLike,
     rounds: int,
     threshold: float,
-    teacher: Optional[PathLike],
-    low_confidence: str,
-    keep_empty: bool,
-    component: Optional[str],
-    beam_width: int,
-    gpu_id: int,
-    log: Callable[[str], None],
-    progress: bool,
+    teacher: Optional[PathLike] = None,
+    low_confidence: str = "missing",
+    keep_empty: bool = False,
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    overrides: Optional[Dict[str, Any]] = None,
+    gpu_id: int = -1,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
     gold: List[Doc],
     items: List[PoolItem],
-    overrides: Dict[str, Any],
-    first_teacher: Optional[Language],
+    first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
-    """Round 0 and the self-training rounds into ``out``, every input already checked and
-    ``out`` claimed; each entry is recorded in ``out`` before it is written."""
+    """Round 0 and the self-training rounds of ``config`` (read from ``where``) into ``out``,
+    every input already checked (`check_self_train`) and ``out`` claimed; each entry is
+    recorded in ``out`` before it is written. Every round trains ``config`` with
+    ``overrides``, ``paths.train`` (the round's file) and ``paths.dev`` (``dev``)."""
     import spacy
 
     output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
+    overrides = {**(overrides or {}), "paths.dev": str(dev)}
     records: List[Dict[str, Any]] = []
 
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
@@ -478,8 +484,8 @@ def run_rounds(
             log(f"round 0: the teacher is {teacher}")
             model, trained = str(teacher), None
         else:
-            log(f"round 0: training {config_path} on the {len(gold)} gold sentences of {train}")
-            train_config(config_path, partial, {**overrides, "paths.train": str(train)}, gpu_id)
+            log(f"round 0: training {where} on the {len(gold)} gold sentences of {train}")
+            train_config(config, partial, {**overrides, "paths.train": str(train)}, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
         nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
         find_recognizer(nlp, component)
@@ -510,7 +516,7 @@ def run_rounds(
             train_path = partial / "train.spacy"
             write_docs(train_path, gold + pseudo)
             start = time.perf_counter()
-            train_config(config_path, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
+            train_config(config, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
             train_seconds = time.perf_counter() - start
             # the saved configs name the training file where it will be once the round is complete
             final_train = output_dir / f"round-{k}" / "train.spacy"
