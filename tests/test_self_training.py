@@ -8,6 +8,7 @@ import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
+from spacy.training import Example
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
@@ -187,6 +188,23 @@ def test_label_pool_counts_and_keep_empty(trained):
 
 
 # -- the rounds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("factory", ["auc_ner", "ner"])
+def test_the_dev_f1_that_chooses_the_round_is_spacys(trained, factory, tmp_path):
+    """A round's dev scores come from the package's scorer (`pipeline.scoring.dev_scores`);
+    its ents_f, which chooses the round, is what spaCy's own evaluation gives, for the
+    auc_ner pipe (whose scorer is the package's) and for a ner pipe with spaCy's scorer, on
+    pipelines fitted to the toy corpus (which find entities), on it and one unseen sentence."""
+    nlp = trained[factory]
+    vocab = spacy.blank("en").vocab
+    dev = [Doc(vocab, words=w, ents=t) for w, t in TOY]
+    dev.append(Doc(vocab, words="Anna lives in Rome".split(), ents=["B-PER", "O", "O", "B-LOC"]))
+    write_docs(tmp_path / "dev.spacy", dev)
+    spacys = nlp.evaluate([Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in read_docs(tmp_path / "dev.spacy", nlp.vocab)])
+    ours = self_training._dev_scores(nlp, tmp_path / "dev.spacy")
+    assert spacys["ents_f"] > 0.3 and ours["ents_f"] == pytest.approx(spacys["ents_f"], abs=1e-12)
+    assert (ours["ents_p"], ours["ents_r"]) == pytest.approx((spacys["ents_p"], spacys["ents_r"]), abs=1e-12)
 
 
 def test_best_round_is_the_best_dev_f1_earliest_first():

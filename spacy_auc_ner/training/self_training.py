@@ -19,7 +19,8 @@ contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on
 model, while the entities themselves are the pipeline's usual greedy ones.
 
 ``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
-and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, dev scores, times). A round is built in a
+and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, times, dev scores
+of the package's one dev scorer, `spacy_auc_ner.pipeline.scoring.dev_scores`). A round is built in a
 hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
 leaves finished rounds only. When all rounds are done, ``<output>/model-best`` is a copy of the
 pipeline of the round with the best dev F1 (`best_round`: chosen on dev, the earliest of equal
@@ -46,6 +47,7 @@ from ..data.columns import DataError, read_docs, write_docs
 from ..data.files import write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
+from ..pipeline.scoring import dev_scores
 from .readers import draw_indices
 
 PathLike = Union[str, Path]
@@ -283,15 +285,14 @@ def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: O
     if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
         spacy.require_gpu(gpu_id)
     nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
     return output_dir / "model-best"
 
 
-def dev_scores(nlp: Language, dev: PathLike) -> Dict[str, Optional[float]]:
-    """Entity precision, recall and F1 of ``nlp`` on the gold Docs of ``dev``."""
-    examples = [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)]
-    scores = nlp.evaluate(examples)
-    return {k: (float(scores[k]) if scores.get(k) is not None else None) for k in ("ents_f", "ents_p", "ents_r")}
+def _dev_scores(nlp: Language, dev: PathLike) -> Dict[str, float]:
+    """The package's dev scores of ``nlp`` on the gold Docs of ``dev``, on their own tokens."""
+    return dev_scores(nlp, [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)])
 
 
 def _set_train_path(config_file: Path, train_path: Path) -> None:
@@ -492,7 +493,7 @@ def run_rounds(
         return {
             "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
-            "train_sentences": len(gold), "dev": dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
+            "train_sentences": len(gold), "dev": _dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
@@ -526,7 +527,7 @@ def run_rounds(
             return {
                 "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
                 "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
-                "train_file": str(final_train), "dev": dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
+                "train_file": str(final_train), "dev": _dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
             }
 
         run_round(k, round_k)

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
 import spacy
-from spacy.training import Corpus, Example
+from spacy.training import Corpus
 from thinc.api import Config
 
 from spacy_auc_ner.data.files import PathLike
-from spacy_auc_ner.pipeline.scoring import score_entities
+from spacy_auc_ner.pipeline.scoring import dev_scores as package_dev_scores
+from spacy_auc_ner.pipeline.scoring import predict, score_entities
 from spacy_auc_ner.training.self_training import load_training_config, train_config
 
 
@@ -55,28 +56,24 @@ def trained_scores(model: PathLike, config: Config, test: Optional[PathLike]) ->
 
 
 def dev_scores(nlp, config) -> Dict[str, float]:
-    """The numeric scores of `score_entities` on the config's dev corpus (``[training]
-    dev_corpus``, e.g. a fixed sample of the dev file): the same scorer for every pipeline, so
-    a run can be chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
+    """The package's dev scores (`spacy_auc_ner.pipeline.scoring.dev_scores`) on the config's
+    dev corpus (``[training] dev_corpus``, e.g. a fixed sample of the dev file), so that a run
+    can be chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
     from spacy.util import resolve_dot_names
 
     interpolated = config.interpolate()
     (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["dev_corpus"]])
-    examples = list(corpus(nlp))
-    docs = nlp.pipe(eg.predicted for eg in examples)
-    scores = score_entities([Example(doc, eg.reference) for doc, eg in zip(docs, examples)])
-    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return package_dev_scores(nlp, corpus(nlp))
 
 
 def evaluate(nlp, path: PathLike) -> Dict[str, Any]:
     """Entity scores of `nlp` on the gold corpus at `path` (.spacy), plus inference speed."""
     examples = list(Corpus(str(path))(nlp))
     start = time.perf_counter()
-    docs = list(nlp.pipe(eg.predicted for eg in examples))
+    scored = predict(nlp, examples)
     seconds = time.perf_counter() - start
-    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
     scores = score_entities(scored)
-    n_words = sum(len(doc) for doc in docs)
+    n_words = sum(len(eg.predicted) for eg in scored)
     scores["test_words"] = n_words
     scores["test_words_per_second"] = n_words / seconds if seconds > 0 else None
     return scores
