@@ -37,7 +37,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import sigmoid
-from .base import LossOutput, LossParam, Truth, TokenLoss, empty_output, masked_counts, require, safe_inverse
+from .base import LossOutput, LossParam, Truth, TokenLoss, check_setting, empty_output, masked_counts, safe_inverse
 
 # a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
 # that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0
@@ -67,15 +67,15 @@ class AUCMargin(TokenLoss):
         self.params = AUC_PARAMS if mode == "learned" else ()
 
     def validate(self, key: str = "loss") -> None:
-        require(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
-        require(
+        check_setting(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
+        check_setting(
             self.alpha_update in ("ascent", "pesg"),
             f"{key}.alpha_update",
             f"must be 'ascent' or 'pesg', not {self.alpha_update!r}",
         )
-        require(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
-        require(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
-        require(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
+        check_setting(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
+        check_setting(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
+        check_setting(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
 
     def finish_update(self, store) -> None:
         """Projection of alpha's ascent step onto alpha >= 0."""

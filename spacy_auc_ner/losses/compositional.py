@@ -14,7 +14,7 @@ from typing import Optional
 from spacy.util import registry
 
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, require
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting
 from .crossentropy import BinaryCE
 
 
@@ -29,7 +29,7 @@ class Compositional(LossWrapper):
         self.k = int(k)
 
     def validate_own(self, key: str) -> None:
-        require(self.k >= 1, f"{key}.k", f"must be >= 1, not {self.k}")
+        check_setting(self.k >= 1, f"{key}.k", f"must be >= 1, not {self.k}")
 
     def phase(self, step: int) -> str:
         """"ce" for steps 0..k-1, "auc" for k..2k-1, and so on."""

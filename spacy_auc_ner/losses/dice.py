@@ -23,7 +23,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 from .focal import _pow
 
 
@@ -37,9 +37,9 @@ class Dice(TokenLoss):
         self.level = level
 
     def validate(self, key: str = "loss") -> None:
-        require(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
-        require(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
-        require(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
+        check_setting(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
+        check_setting(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
+        check_setting(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -16,7 +16,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_sigmoid, log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 
 
 class Focal(TokenLoss):
@@ -27,7 +27,7 @@ class Focal(TokenLoss):
         self.gamma = float(gamma)
 
     def validate(self, key: str = "loss") -> None:
-        require(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
+        check_setting(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

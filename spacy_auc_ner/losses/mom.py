@@ -34,7 +34,7 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require, safe_inverse, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output, safe_inverse, weighted_sum
 from .crossentropy import SoftmaxCE
 
 O_TERMS = ("share", "mean")
@@ -51,8 +51,8 @@ class MoM(LossWrapper):
         self.o_term = o_term
 
     def validate_own(self, key: str) -> None:
-        require(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
-        require(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
+        check_setting(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
+        check_setting(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -63,7 +63,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import SoftmaxCE
 
 
@@ -93,17 +93,17 @@ class NegativeSampling(LossWrapper):
         self.seed = int(seed)
 
     def validate_own(self, key: str) -> None:
-        require(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
-        require(
+        check_setting(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
+        check_setting(
             self.distribution in ("uniform", "weighted"),
             f"{key}.distribution",
             f"must be 'uniform' or 'weighted', not {self.distribution!r}",
         )
-        require(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
-        require(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
-        require(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
+        check_setting(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
+        check_setting(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
+        check_setting(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
         t = self.temperature
-        require(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
+        check_setting(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -39,7 +39,7 @@ from typing import Optional
 from spacy.util import registry
 
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, require, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, weighted_sum
 from .crf import CRFLoss
 
 
@@ -57,16 +57,16 @@ class CRFWithAUC(LossWrapper):
         self.schemes = ("crf",) if "crf" in crf.schemes and "ova" in auc.schemes else ()
 
     def validate_own(self, key: str) -> None:
-        require(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
+        check_setting(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
 
     def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        require(
+        check_setting(
             scheme in self.own_schemes,
             key,
             f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",
         )
         self.crf.check_scheme(scheme, f"{key}.crf")
-        require(
+        check_setting(
             "ova" in self.auc.schemes,
             f"{key}.auc",
             f"{self.auc.name} cannot score the CRF's emissions as one-vs-all classifiers: it does "

@@ -16,7 +16,7 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, TokenLoss, Truth, empty_output, require
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import BinaryCE, SoftmaxCE
 
 
@@ -45,8 +45,8 @@ class WeightedCE(TokenLoss):
         self._binary = BinaryCE()
 
     def validate(self, key: str = "loss") -> None:
-        require(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
-        require(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
+        check_setting(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
+        check_setting(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
 
     def initialize(self, class_counts) -> None:
         self.weights = class_weights(class_counts, self.form, self.beta)

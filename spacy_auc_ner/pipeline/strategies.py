@@ -17,7 +17,7 @@ import numpy
 
 from spacy.util import registry
 
-from ..losses.base import require
+from ..losses.base import check_setting
 
 
 class UpdateStrategy:
@@ -33,7 +33,7 @@ class UpdateStrategy:
         the setting when a setting is invalid."""
 
     def check_scheme(self, scheme: str, key: str = "strategy") -> None:
-        require(
+        check_setting(
             scheme == "ova" or self.name == "all",
             key,
             f"'{self.name}' picks OVA classifiers and only applies to scheme 'ova', not "
@@ -57,8 +57,8 @@ class SampledClassifiers(UpdateStrategy):
         self.seed = seed
 
     def validate(self, key: str = "strategy") -> None:
-        require(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
-        require(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
+        check_setting(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
+        check_setting(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         K = len(columns)

@@ -44,13 +44,12 @@ from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
-from ..data.files import write_text
+from ..data.files import PathLike, write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
 from ..pipeline.scoring import dev_scores
 from .readers import draw_indices
 
-PathLike = Union[str, Path]
 PoolItem = Union[str, Tuple[List[str], List[bool]]]
 POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
 LOW_CONFIDENCE = ("missing", "outside")
