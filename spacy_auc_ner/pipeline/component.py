@@ -19,7 +19,7 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
-from spacy.util import registry
+from spacy.util import minibatch, registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
@@ -113,18 +113,8 @@ def make_auc_ner(
     Every setting is checked here, before training, and an error names its full config key.
     """
     return AUCNER(
-        nlp.vocab,
-        model,
-        name,
-        scheme=scheme,
-        loss=loss,
-        strategy=strategy,
-        two_task_lambda=two_task_lambda,
-        decoder=decoder,
-        threshold=threshold,
-        entity_bias=entity_bias,
-        spans_key=spans_key,
-        scorer=scorer,
+        nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
+        decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,
     )
 
 
@@ -362,7 +352,7 @@ class AUCNER(TrainablePipe):
         head.attrs[LOSS_PARAMS_ATTR] = {p.name: [list(p.shape(n_loss)), p.init] for p in self.loss.params}
         self.model.initialize(X=doc_sample)
         counts = numpy.zeros(n_columns, dtype="f")
-        for batch in _batched(get_examples(), 256):
+        for batch in minibatch(get_examples(), 256):
             gold = self.scheme.gold(batch, self.label_set, self.model.ops)
             counts += self.model.ops.to_numpy((gold.Y * gold.mask[:, None]).sum(axis=0))
         self.cfg["class_counts"] = counts.tolist()
@@ -438,14 +428,3 @@ def _is_number(value) -> bool:
     """A real number, not a string such as the 'nan' a command-line override leaves (a
     comparison with it would raise a TypeError instead of naming the key)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _batched(items: Iterable, size: int):
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

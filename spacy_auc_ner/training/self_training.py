@@ -36,7 +36,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy
 from spacy.language import Language
-from spacy.pipeline import EntityRecognizer
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
@@ -44,7 +43,7 @@ from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
-from ..data.files import PathLike, write_text
+from ..data.files import PathLike, config_error_text, write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
 from ..pipeline.scoring import dev_scores
@@ -53,6 +52,7 @@ from .readers import draw_indices
 PoolItem = Union[str, Tuple[List[str], List[bool]]]
 POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
 LOW_CONFIDENCE = ("missing", "outside")
+RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
 
 
 def _log(text: str) -> None:
@@ -156,20 +156,29 @@ def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
 # Entities and their confidences
 
 
-def find_recognizer(nlp: Language, component: Optional[str] = None) -> str:
-    """The name of the pipe whose entities are pseudo-labels: ``component`` if given, else
-    the last ``auc_ner`` or spaCy ``ner`` pipe."""
-    kinds = (AUCNER, EntityRecognizer)
+def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:
+    """The name of the pipe whose entities are pseudo-labels, from each pipe's factory
+    (`pipe_factories`, of a loaded pipeline or of a config before it trains): ``component``
+    if given, else the last ``auc_ner`` or spaCy ``ner`` pipe."""
+    names = ", ".join(factories) or "no pipes"
     if component is not None:
-        if component not in nlp.pipe_names:
-            raise DataError(f"--component: the pipeline has no pipe {component!r} (it has {', '.join(nlp.pipe_names) or 'none'})")
-        if not isinstance(nlp.get_pipe(component), kinds):
+        if component not in factories:
+            raise DataError(f"--component: {where} has no pipe {component!r} (it has {names})")
+        if factories[component] not in RECOGNIZERS:
             raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
         return component
-    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, kinds)]
-    if not names:
-        raise DataError(f"the pipeline ({', '.join(nlp.pipe_names) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
-    return names[-1]
+    found = [name for name, factory in factories.items() if factory in RECOGNIZERS]
+    if not found:
+        raise DataError(f"{where} ({names}) has no auc_ner or ner pipe to label the pool")
+    return found[-1]
+
+
+def pipe_factories(pipeline: Union[Language, Config]) -> Dict[str, Optional[str]]:
+    """Each pipe of a pipeline, or of a config's pipeline, with the name of its factory."""
+    if isinstance(pipeline, Language):
+        return {name: pipeline.get_pipe_meta(name).factory for name in pipeline.pipe_names}
+    components = pipeline.get("components", {})
+    return {name: (components.get(name) or {}).get("factory") for name in pipeline.get("nlp", {}).get("pipeline", [])}
 
 
 def scored_entities(
@@ -182,7 +191,7 @@ def scored_entities(
 ) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
     """Run the pipeline on ``docs``: each doc with its predicted entities and one confidence
     in [0, 1] per entity (see the module docstring for where the confidence comes from)."""
-    name = find_recognizer(nlp, component)
+    name = find_recognizer(pipe_factories(nlp), component)
     pipe = nlp.get_pipe(name)
     out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
     bar = tqdm(total=len(docs), desc="labelling the pool", unit="sent", disable=None if progress else True, file=sys.stderr)
@@ -269,8 +278,7 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
     except UnicodeDecodeError as err:
         raise DataError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ConfigValidationError as err:
-        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
-        raise DataError(f"{where}: {problems or err.title}") from None
+        raise DataError(f"{where}: {config_error_text(err)}") from None
 
 
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
@@ -315,21 +323,6 @@ def run_names(rounds: int) -> List[str]:
     """The entries a self-training run of ``rounds`` rounds writes in its output folder."""
     rounds_ = [name for k in range(rounds + 1) for name in (f"round-{k}", f".round-{k}.partial")]
     return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
-
-
-def check_component(config, component: Optional[str], where: PathLike) -> None:
-    """Refuse a config whose pipeline has no pipe to label the pool with (``component``, or
-    any auc_ner or ner pipe), before round 0 trains it."""
-    pipeline = list(config.get("nlp", {}).get("pipeline", []))
-    factories = {name: (config.get("components", {}).get(name) or {}).get("factory") for name in pipeline}
-    kinds = ("auc_ner", "ner")
-    if component is not None:
-        if component not in pipeline:
-            raise DataError(f"--component: the pipeline of {where} has no pipe {component!r} (it has {', '.join(pipeline) or 'none'})")
-        if factories[component] not in kinds:
-            raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
-    elif not any(f in kinds for f in factories.values()):
-        raise DataError(f"{where}: the pipeline ({', '.join(pipeline) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
 
 
 def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
@@ -418,9 +411,9 @@ def check_self_train(
     first_teacher = None
     if teacher is not None:
         first_teacher = spacy.load(teacher)
-        find_recognizer(first_teacher, component)
-    else:
-        check_component(config, component, where)
+        find_recognizer(pipe_factories(first_teacher), component)
+    else:  # refused now, not once round 0 has trained
+        find_recognizer(pipe_factories(config), component, f"the pipeline of {where}")
     return {"gold": gold, "items": items, "first_teacher": first_teacher}
 
 
@@ -488,7 +481,7 @@ def run_rounds(
             train_config(config, partial, {**overrides, "paths.train": str(train)}, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
         nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
-        find_recognizer(nlp, component)
+        find_recognizer(pipe_factories(nlp), component)
         return {
             "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
