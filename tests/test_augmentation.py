@@ -13,7 +13,7 @@ from thinc.api import Config
 
 from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
 from spacy_auc_ner.training.augmentation import create_augmented, segment_starts
-from spacy_auc_ner.training.readers import create_low_resource
+from spacy_auc_ner.training.readers import LowResourceCorpus
 
 # The draws of the hand-computed cases (numpy's PCG64 stream, 3 decimals shown):
 # default_rng([0, 0]).random(12) = .637 .270 .041 .017 .813 .913 .607 .729 .544 .935 .816 .003
@@ -241,7 +241,7 @@ def test_composes_in_a_config_and_trains_spacy_ner(nlp, tmp_path):
     config = Config().from_str(CONFIG, overrides={"paths.train": str(path)})
     reader = registry.resolve(config["corpora"])["train"]
     egs = list(reader(nlp))
-    drawn = [eg.reference.text for eg in create_low_resource(str(path), n=6, seed=3)(nlp)]
+    drawn = [eg.reference.text for eg in LowResourceCorpus(str(path), n=6, seed=3)(nlp)]
     assert [eg.reference.text for eg in egs[0::3]] == drawn and len(egs) == 18
     ner_nlp = spacy.blank("en")
     ner_nlp.add_pipe("ner")

@@ -15,7 +15,7 @@ from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.outputs import MANIFEST
 from spacy_auc_ner.training import self_training
-from spacy_auc_ner.training.readers import create_low_resource
+from spacy_auc_ner.training.readers import LowResourceCorpus
 from spacy_auc_ner.training.self_training import (
     best_round,
     label_pool,
@@ -102,7 +102,7 @@ def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
     nlp = spacy.blank("en")
     source = tmp_path / "numbered.spacy"
     DocBin(docs=[Doc(nlp.vocab, words=[f"s{i}", "has", "Flu"], ents=["O", "O", "B-D"]) for i in range(20)]).to_disk(source)
-    drawn = {eg.reference.text for eg in create_low_resource(str(source), n=5, seed=3)(nlp)}
+    drawn = {eg.reference.text for eg in LowResourceCorpus(str(source), n=5, seed=3)(nlp)}
     n = write_pool(source, tmp_path / "pool.spacy", size=5, seed=3)
     docs = read_docs(tmp_path / "pool.spacy", nlp.vocab)
     assert n == len(docs) == 15

@@ -117,11 +117,13 @@ def _report(text: str) -> None:
 # LowResource.v1
 
 
+@registry.readers("spacy_auc_ner.LowResource.v1")
 class LowResourceCorpus:
-    """n sentences drawn without replacement: the first n of a seeded permutation of the
-    corpus, so a smaller draw with the same seed is a subset of a larger one."""
+    """A corpus limited to n sentences drawn with a seed, without replacement: the first n of
+    a seeded permutation of the corpus (in drawn order, or in corpus order when shuffle is
+    false), so a smaller draw with the same seed is a subset of a larger one."""
 
-    def __init__(self, path=None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
+    def __init__(self, path: Optional[str] = None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
         if n < 1:
             raise DataError(f"[LowResource.v1] n must be at least 1, got {n}")
         self.path, self.corpus, self.n, self.seed, self.shuffle = path, corpus, n, seed, shuffle
@@ -145,27 +147,19 @@ def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="c
     return chosen if shuffle else sorted(chosen)
 
 
-@registry.readers("spacy_auc_ner.LowResource.v1")
-def create_low_resource(
-    path: Optional[str] = None,
-    n: int = 100,
-    seed: int = 0,
-    shuffle: bool = True,
-    corpus: Optional[Reader] = None,
-) -> Reader:
-    """A corpus limited to n sentences drawn with a seed (in drawn order, or in corpus order
-    when shuffle is false)."""
-    return LowResourceCorpus(path, n, seed, shuffle, corpus)
-
-
 # ---------------------------------------------------------------------------------------------
 # EntityRatio.v1
 
 
+@registry.readers("spacy_auc_ner.EntityRatio.v1")
 class EntityRatioCorpus:
-    """n sentences whose share of entity tokens is as close as possible to ``percent``."""
+    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
+    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
+    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
 
-    def __init__(self, path=None, n=100, percent=5.0, seed=0, tolerance=0.1, corpus=None):
+    def __init__(
+        self, path: Optional[str] = None, n: int = 100, percent: float = 5.0, seed: int = 0, tolerance: float = 0.1, corpus: Optional[Reader] = None
+    ):
         if not 0 < percent < 100:
             raise DataError(f"[EntityRatio.v1] percent must be between 0 and 100 (exclusive), got {percent}")
         if n < 1:
@@ -265,30 +259,17 @@ def draw_entity_ratio(
     return order, float(reached)
 
 
-@registry.readers("spacy_auc_ner.EntityRatio.v1")
-def create_entity_ratio(
-    path: Optional[str] = None,
-    n: int = 100,
-    percent: float = 5.0,
-    seed: int = 0,
-    tolerance: float = 0.1,
-    corpus: Optional[Reader] = None,
-) -> Reader:
-    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
-    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
-    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
-    return EntityRatioCorpus(path, n, percent, seed, tolerance, corpus)
-
-
 # ---------------------------------------------------------------------------------------------
 # MaskedEntities.v1
 
 
+@registry.readers("spacy_auc_ner.MaskedEntities.v1")
 class MaskedEntitiesCorpus:
-    """Hides each gold entity independently with probability p, to simulate unlabeled
+    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
+    annotation, no gradient, with ``missing = true``), independently, to simulate unlabeled
     entities; the same seed hides the same entities on every call."""
 
-    def __init__(self, corpus: Reader, p: float, seed: int = 0, missing: bool = False):
+    def __init__(self, corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False):
         if not 0.0 <= p <= 1.0:
             raise DataError(f"[MaskedEntities.v1] p must be in [0, 1], got {p}")
         self.corpus, self.p, self.seed, self.missing = corpus, p, seed, missing
@@ -315,22 +296,18 @@ class MaskedEntitiesCorpus:
             yield Example(eg.predicted, ref)
 
 
-@registry.readers("spacy_auc_ner.MaskedEntities.v1")
-def create_masked_entities(corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False) -> Reader:
-    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
-    annotation, no gradient, with ``missing = true``)."""
-    return MaskedEntitiesCorpus(corpus, p, seed, missing)
-
-
 # ---------------------------------------------------------------------------------------------
 # Resampled.v1
 
 
+@registry.readers("spacy_auc_ner.Resampled.v1")
 class ResampledCorpus:
-    """Repeats each sentence of the wrapped corpus f times (sC, sCR, sCRD, nsCRD); rareness
-    comes from the wrapped corpus, computed on the first call and kept."""
+    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): each sentence
+    repeated f times by ``method`` sC, sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's
+    formulas) or "code" (the authors' code); ``base`` the log base of the rareness, which comes
+    from the wrapped corpus, computed on the first call and kept."""
 
-    def __init__(self, corpus: Reader, method: str, variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
+    def __init__(self, corpus: Reader, method: str = "sCR", variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
         if method not in METHODS:
             raise DataError(f"[Resampled.v1] unknown method {method!r}; choose one of {', '.join(METHODS)}")
         if variant not in VARIANTS:
@@ -359,18 +336,3 @@ class ResampledCorpus:
         # predicted Docs before annotating them, so repeats never share state in training.
         for i in order:
             yield examples[i]
-
-
-@registry.readers("spacy_auc_ner.Resampled.v1")
-def create_resampled(
-    corpus: Reader,
-    method: str = "sCR",
-    variant: str = "paper",
-    base: float = 2.0,
-    seed: int = 0,
-    shuffle: bool = True,
-) -> Reader:
-    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): ``method`` sC,
-    sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's formulas) or "code" (the authors'
-    code); ``base`` the log base of the rareness."""
-    return ResampledCorpus(corpus, method, variant, base, seed, shuffle)
