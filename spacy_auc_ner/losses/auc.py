@@ -47,15 +47,23 @@ A, B, ALPHA = (p.name for p in AUC_PARAMS)
 WEIGHTINGS = ("mean", "libauc")
 
 
+@registry.losses("spacy_auc_ner.AUCMargin.v1")
 class AUCMargin(TokenLoss):
+    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
+    the model's head and saved with the pipeline (alpha by gradient ascent with projection
+    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
+    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
+    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
+    positive share."""
+
     name = "spacy_auc_ner.AUCMargin.v1"
     schemes = ("ova", "two_task")
 
     def __init__(
         self,
         margin: float = 1.0,
-        mode: Literal["learned", "batch"] = "learned",
-        alpha_update: Literal["ascent", "pesg"] = "ascent",
+        mode: str = "learned",
+        alpha_update: str = "ascent",
         alpha_lr: float = 0.1,
         weighting: Literal["mean", "libauc"] = "mean",
     ):
@@ -145,20 +153,3 @@ class AUCMargin(TokenLoss):
             return xp.ones_like(n_pos)
         p = n_pos * safe_inverse(xp, n_pos + n_neg)
         return p * (1.0 - p)
-
-
-@registry.losses("spacy_auc_ner.AUCMargin.v1")
-def make_auc_margin(
-    margin: float = 1.0,
-    mode: str = "learned",
-    alpha_update: str = "ascent",
-    alpha_lr: float = 0.1,
-    weighting: Literal["mean", "libauc"] = "mean",
-) -> AUCMargin:
-    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
-    the model's head and saved with the pipeline (alpha by gradient ascent with projection
-    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
-    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
-    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
-    positive share."""
-    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr, weighting=weighting)

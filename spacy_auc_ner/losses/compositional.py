@@ -18,11 +18,17 @@ from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting
 from .crossentropy import BinaryCE
 
 
+@registry.losses("spacy_auc_ner.Compositional.v1")
 class Compositional(LossWrapper):
+    """COMAUC: k training steps of `ce` (default binary CE), then k of `auc` (default the
+    learned AUC margin loss), alternating; for schemes ova and two_task."""
+
     name = "spacy_auc_ner.Compositional.v1"
     own_schemes = ("ova", "two_task")
 
-    def __init__(self, ce: TokenLoss, auc: TokenLoss, k: int = 1):
+    def __init__(self, ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1):
+        ce = ce if ce is not None else BinaryCE()
+        auc = auc if auc is not None else AUCMargin()
         super().__init__(ce=ce, auc=auc)
         self.ce = ce
         self.auc = auc
@@ -38,14 +44,3 @@ class Compositional(LossWrapper):
     def __call__(self, scores, truth: Truth) -> LossOutput:
         loss = self.ce if self.phase(truth.step) == "ce" else self.auc
         return loss(scores, truth)
-
-
-@registry.losses("spacy_auc_ner.Compositional.v1")
-def make_compositional(
-    ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1
-) -> Compositional:
-    """COMAUC: k training steps of `ce` (default binary CE), then k of `auc` (default the
-    learned AUC margin loss), alternating; for schemes ova and two_task."""
-    return Compositional(
-        ce if ce is not None else BinaryCE(), auc if auc is not None else AUCMargin(), k=k
-    )

@@ -19,7 +19,11 @@ from ..ml.activations import log_sigmoid, log_softmax, sigmoid
 from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 
 
+@registry.losses("spacy_auc_ner.Focal.v1")
 class Focal(TokenLoss):
+    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
+    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
+
     name = "spacy_auc_ner.Focal.v1"
     schemes = ("ova", "softmax", "two_task")
 
@@ -89,10 +93,3 @@ def softmax_focal(scores, targets, gamma: float):
     factor = gamma * _pow(xp, q, gamma - 1.0) * p_t * log_p_t - _pow(xp, q, gamma)
     grad = factor * (targets - p) * has_gold
     return loss, grad
-
-
-@registry.losses("spacy_auc_ner.Focal.v1")
-def make_focal(gamma: float = 2.0) -> Focal:
-    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
-    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
-    return Focal(gamma=gamma)

@@ -67,13 +67,19 @@ from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empt
 from .crossentropy import SoftmaxCE
 
 
+@registry.losses("spacy_auc_ner.NegativeSampling.v1")
 class NegativeSampling(LossWrapper):
+    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
+    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
+    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
+    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
+
     name = "spacy_auc_ner.NegativeSampling.v1"
     own_schemes = ("softmax", "ova")
 
     def __init__(
         self,
-        loss: TokenLoss,
+        loss: Optional[TokenLoss] = None,
         rate: float = 0.35,
         distribution: Literal["uniform", "weighted"] = "uniform",
         mu: float = 8.0,
@@ -82,6 +88,7 @@ class NegativeSampling(LossWrapper):
         temperature: Optional[float] = None,
         seed: int = 0,
     ):
+        loss = loss if loss is not None else SoftmaxCE()
         super().__init__(loss=loss)
         self.loss = loss
         self.rate = float(rate)
@@ -187,30 +194,3 @@ def label_distribution(scores, multilabel: bool):
         return xp.exp(log_softmax(scores))
     h = sigmoid(scores)
     return h / xp.maximum(h.sum(axis=1, keepdims=True), 1e-12)
-
-
-@registry.losses("spacy_auc_ner.NegativeSampling.v1")
-def make_negative_sampling(
-    loss: Optional[TokenLoss] = None,
-    rate: float = 0.35,
-    distribution: Literal["uniform", "weighted"] = "uniform",
-    mu: float = 8.0,
-    epochs: int = 10,
-    total_steps: int = 20000,
-    temperature: Optional[float] = None,
-    seed: int = 0,
-) -> NegativeSampling:
-    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
-    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
-    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
-    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
-    return NegativeSampling(
-        loss if loss is not None else SoftmaxCE(),
-        rate=rate,
-        distribution=distribution,
-        mu=mu,
-        epochs=epochs,
-        total_steps=total_steps,
-        temperature=temperature,
-        seed=seed,
-    )

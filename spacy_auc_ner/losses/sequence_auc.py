@@ -43,11 +43,18 @@ from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, weig
 from .crf import CRFLoss
 
 
+@registry.losses("spacy_auc_ner.CRFWithAUC.v1")
 class CRFWithAUC(LossWrapper):
+    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
+    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
+    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
+
     name = "spacy_auc_ner.CRFWithAUC.v1"
     own_schemes = ("crf",)
 
-    def __init__(self, crf: TokenLoss, auc: TokenLoss, mu: float = 0.1):
+    def __init__(self, crf: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, mu: float = 0.1):
+        crf = crf if crf is not None else CRFLoss()
+        auc = auc if auc is not None else AUCMargin()
         super().__init__(crf=crf, auc=auc)
         self.crf = crf
         self.auc = auc
@@ -80,13 +87,3 @@ class CRFWithAUC(LossWrapper):
         # the same gold, read as K independent binary classifiers (one-hot targets per label)
         auc_out = self.auc(scores, replace(truth, multilabel=True))
         return weighted_sum([crf_out, auc_out], [1.0, self.mu])
-
-
-@registry.losses("spacy_auc_ner.CRFWithAUC.v1")
-def make_crf_with_auc(
-    crf: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, mu: float = 0.1
-) -> CRFWithAUC:
-    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
-    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
-    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
-    return CRFWithAUC(crf if crf is not None else CRFLoss(), auc if auc is not None else AUCMargin(), mu=mu)
