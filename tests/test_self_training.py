@@ -25,7 +25,7 @@ from spacy_auc_ner.training.self_training import (
     self_train,
     write_pool,
 )
-from toy_data import TOY, make_examples
+from toy_data import TOY, fit_toy
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 runner = CliRunner()
@@ -47,18 +47,7 @@ def _one_line_error(result):
 @pytest.fixture(scope="module")
 def trained():
     """Tiny auc_ner and spaCy ner pipelines fitted to the toy corpus."""
-    pipelines = {}
-    for factory in ("auc_ner", "ner"):
-        nlp = spacy.blank("en")
-        nlp.add_pipe(factory)
-        examples = make_examples(nlp)
-        optimizer = nlp.initialize(lambda: examples)
-        rng = random.Random(0)
-        for _ in range(25):
-            rng.shuffle(examples)
-            nlp.update(examples, sgd=optimizer)
-        pipelines[factory] = nlp
-    return pipelines
+    return {factory: fit_toy(n_iter=25, factory=factory)[0] for factory in ("auc_ner", "ner")}
 
 
 @pytest.fixture
