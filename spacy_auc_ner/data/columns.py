@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .files import DataError, PathLike, atomic_output
+from .files import DataError, PathLike, atomic_output, write_text
 
 TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
 DOCSTART = "-DOCSTART-"
@@ -219,9 +219,7 @@ _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
     """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence
     (atomically: the file is whole or not there)."""
-    text = columns_text(sentences)
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(path, columns_text(sentences))
 
 
 def columns_text(sentences: Iterable[Sentence]) -> str:
