@@ -93,6 +93,12 @@ def segment_starts(iob: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     return starts
 
 
+def segments(tokens: Tokens) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The first token and the length of every segment (`segment_starts`), in order."""
+    seg_start = numpy.flatnonzero(segment_starts(tokens.iob, tokens.lengths))
+    return seg_start, numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+
+
 def _ranges(starts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     """The concatenation of range(s, s + l) for each start s and length l."""
     total = int(lengths.sum())
@@ -117,9 +123,7 @@ class Source:
         self.pair_orth = pairs[order, 1]
         self.cum_weight = numpy.cumsum(counts[order].astype("f8") ** power)
         # distinct mentions: (type rank, orth of each token, 0-padded), first occurrence
-        starts = segment_starts(tokens.iob, tokens.lengths)
-        seg_start = numpy.flatnonzero(starts)
-        seg_len = numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+        seg_start, seg_len = segments(tokens)
         is_mention = tokens.iob[seg_start] == BEGIN
         m_start, m_len = seg_start[is_mention], seg_len[is_mention]
         width = int(m_len.max()) if len(m_len) else 0
@@ -147,9 +151,7 @@ def replace_mentions(source: Source, p: float, rng: numpy.random.Generator) -> T
     distinct mention of its type drawn uniformly. Draws: one uniform per segment for the coin,
     then one per segment for the choice (floor(u * number of mentions of the type))."""
     tokens = source.tokens
-    starts = segment_starts(tokens.iob, tokens.lengths)
-    seg_start = numpy.flatnonzero(starts)
-    seg_len = numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+    seg_start, seg_len = segments(tokens)
     coin = rng.random(len(seg_start))
     pick = rng.random(len(seg_start))
     is_mention = tokens.iob[seg_start] == BEGIN

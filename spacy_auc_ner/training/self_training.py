@@ -43,7 +43,7 @@ from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
 from ..data.columns import DataError, read_docs, write_docs
-from ..data.files import PathLike, config_error_text, write_text
+from ..data.files import PathLike, config_error_text, read_text, write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
 from ..pipeline.scoring import dev_scores
@@ -266,17 +266,18 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
     """``config`` (a file, or a Config) with ``overrides``, not interpolated. A missing file,
     a file that is not UTF-8 text or an override that names no section is one line naming the
     file (or ``where``, for a Config)."""
-    from spacy.util import load_config, load_config_from_str
+    from spacy.util import load_config_from_str
 
-    where = where if where is not None else ("the config" if isinstance(config, Config) else config)
+    if isinstance(config, Config):
+        text = config.to_str(interpolate=False)
+        where = where if where is not None else "the config"
+    elif not Path(config).is_file():
+        raise DataError(f"{config}: no such config file")
+    else:
+        text = read_text(config)
+        where = config
     try:
-        if isinstance(config, Config):
-            return load_config_from_str(config.to_str(interpolate=False), overrides=overrides or {}, interpolate=False)
-        if not Path(config).is_file():
-            raise DataError(f"{config}: no such config file")
-        return load_config(config, overrides=overrides or {}, interpolate=False)
-    except UnicodeDecodeError as err:
-        raise DataError(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
     except ConfigValidationError as err:
         raise DataError(f"{where}: {config_error_text(err)}") from None
 
