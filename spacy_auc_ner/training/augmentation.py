@@ -244,8 +244,14 @@ def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
         begin = end
 
 
+@registry.readers("spacy_auc_ner.Augmented.v1")
 class AugmentedCorpus:
-    """The wrapped corpus, each example followed by ``copies`` augmented versions of it."""
+    """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
+    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
+    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
+    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
+    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
+    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
 
     def __init__(
         self,
@@ -299,22 +305,3 @@ class AugmentedCorpus:
             for pairs in copies:
                 yield Example(*next(pairs))
 
-
-@registry.readers("spacy_auc_ner.Augmented.v1")
-def create_augmented(
-    corpus: Reader,
-    copies: int = 3,
-    replace_tokens: float = 0.3,
-    replace_mentions: float = 0.3,
-    shuffle_segments: float = 0.3,
-    combine: str = "separate",
-    power: float = 1.0,
-    seed: int = 0,
-) -> Reader:
-    """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
-    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
-    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
-    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
-    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
-    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
-    return AugmentedCorpus(corpus, copies, replace_tokens, replace_mentions, shuffle_segments, combine, power, seed)

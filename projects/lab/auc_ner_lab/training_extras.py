@@ -45,7 +45,7 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 from thinc.api import Config
 
-from spacy_auc_ner.training.augmentation import create_augmented
+from spacy_auc_ner.training.augmentation import AugmentedCorpus as create_augmented  # the settings of Augmented.v1
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
 PRETRAIN_DEFAULTS: Dict[str, Any] = {"objective": "characters", "epochs": 2, "pool": 2000}
