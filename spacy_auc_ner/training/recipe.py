@@ -33,7 +33,7 @@ from thinc.api import Config
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..outputs import OutputFolder
-from .self_training import best_round, check_self_train, load_training_config, read_pool, run_names, run_rounds, train_config
+from .self_training import Settings, best_round, check_self_train, load_training_config, read_pool, run_names, run_rounds, train_config
 
 PRETRAIN_DIR = "pretrain"
 DATA_DIR = "data"  # column files given as --train / --dev, converted to .spacy for spacy train
@@ -106,8 +106,9 @@ def run_recipe(
     raw_text = str(raw if raw is not None else train)
     if pretrain:
         config = _pretraining_config(config, config_path, raw_text)
+    settings = Settings(rounds, threshold) if raw is not None else Settings()  # no raw text: no rounds to check
     if raw is not None:
-        check_self_train(config, config_path, train=train, dev=dev, pool=raw, rounds=rounds, threshold=threshold, gpu_id=gpu_id, gold=docs["train"])
+        check_self_train(config, config_path, settings, train=train, dev=dev, pool=raw, gpu_id=gpu_id, gold=docs["train"])
     out = OutputFolder(output_dir, "recipe")
     out.claim([f"{DATA_DIR}/{role}.spacy" for role in columns] + step_names(pretrain, raw is not None, rounds), inputs, overwrite, "a recipe run")
     out.clear()
@@ -116,7 +117,7 @@ def run_recipe(
         log(f"--{role}: {len(role_docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
     summary = train_steps(
         out, config, where=config_path, train=train, dev=dev, raw_text=raw_text if pretrain else None,
-        pretrain_epochs=pretrain_epochs, pool=raw, rounds=rounds, threshold=threshold, gpu_id=gpu_id, log=log, progress=progress,
+        pretrain_epochs=pretrain_epochs, pool=raw, settings=settings, gpu_id=gpu_id, log=log, progress=progress,
     )
     return {"config": str(config_path), "raw_text": raw_text, **summary}
 
@@ -131,9 +132,7 @@ def train_steps(
     raw_text: Optional[PathLike] = None,
     pretrain_epochs: int = 2,
     pool: Optional[PathLike] = None,
-    rounds: int = 2,
-    threshold: float = 0.9,
-    low_confidence: str = "missing",
+    settings: Settings = Settings(),
     overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
@@ -147,8 +146,8 @@ def train_steps(
       as spacy pretrain reads it) on that text for ``pretrain_epochs`` epochs into
       ``out/pretrain``; every training then starts from its weights (``paths.init_tok2vec``);
     - without ``pool``: ``config`` trained once on ``train`` (``out/model-best``);
-    - with ``pool``: round 0 trained on ``train``, then ``rounds`` rounds of self-training on
-      the pool (`run_rounds`); ``out/model-best`` is the round with the best dev F1.
+    - with ``pool``: round 0 trained on ``train``, then the rounds of self-training on the
+      pool that ``settings`` asks for (`run_rounds`); ``out/model-best`` is the round with the best dev F1.
 
     Every training is of ``config`` (as pretrained, with ``paths.raw_text`` and the epochs
     set) with ``overrides``, ``paths.train`` and ``paths.dev``: ``config``'s own corpora read
@@ -178,8 +177,7 @@ def train_steps(
         out.record(*TRAIN_DIRS)
         train_config(config, out.folder, {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}, gpu_id)
         return summary
-    settings = dict(rounds=rounds, threshold=threshold, low_confidence=low_confidence)
-    checked = check_self_train(config, where, train=train, dev=dev, pool=pool, gpu_id=gpu_id, **settings)
-    records = run_rounds(out, config, where, train=Path(train), dev=dev, overrides=overrides, gpu_id=gpu_id, log=log, progress=progress, **settings, **checked)
+    checked = check_self_train(config, where, settings, train=train, dev=dev, pool=pool, gpu_id=gpu_id)
+    records = run_rounds(out, config, where, settings, train=Path(train), dev=dev, overrides=overrides, gpu_id=gpu_id, log=log, progress=progress, **checked)
     summary.update(rounds=records, chosen_round=best_round(records), pool_sentences=len(checked["items"]))
     return summary

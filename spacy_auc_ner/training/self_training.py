@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -326,16 +327,27 @@ def run_names(rounds: int) -> List[str]:
     return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
 
 
-def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
-    """Refuse self-training settings that cannot work, naming the option."""
-    if rounds < 1:
-        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
-    if not 0.0 <= threshold <= 1.0:
-        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
-    if low_confidence not in LOW_CONFIDENCE:
-        raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {low_confidence!r}")
-    if beam_width < 2:
-        raise DataError(f"--beam-width: expected 2 or more, got {beam_width}")
+@dataclass(frozen=True)
+class Settings:
+    """How self-training runs (the options of ``spacy-auc-ner self-train``), refused when made
+    if they cannot work, naming the option."""
+
+    rounds: int = 2
+    threshold: float = 0.9
+    low_confidence: str = "missing"
+    keep_empty: bool = False
+    component: Optional[str] = None
+    beam_width: int = 16
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise DataError(f"--rounds: expected 1 or more, got {self.rounds}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise DataError(f"--threshold: expected a confidence in [0, 1], got {self.threshold}")
+        if self.low_confidence not in LOW_CONFIDENCE:
+            raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {self.low_confidence!r}")
+        if self.beam_width < 2:
+            raise DataError(f"--beam-width: expected 2 or more, got {self.beam_width}")
 
 
 def self_train(
@@ -363,42 +375,34 @@ def self_train(
     or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
     as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
     of the user's is never removed, and an input inside what would be removed is refused."""
+    settings = Settings(rounds, threshold, low_confidence, keep_empty, component, beam_width)
     config = load_training_config(config_path, overrides)
-    settings = dict(rounds=rounds, threshold=threshold, low_confidence=low_confidence, beam_width=beam_width, component=component)
-    checked = check_self_train(config, config_path, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id, **settings)
+    checked = check_self_train(config, config_path, settings, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id)
     out = OutputFolder(output_dir, "self-train")
     out.claim(run_names(rounds), [config_path, train, dev, pool, teacher], overwrite, "a self-training run")
     out.clear()
-    return run_rounds(
-        out, config, config_path, train=Path(train), dev=dev, teacher=teacher, keep_empty=keep_empty,
-        gpu_id=gpu_id, log=log, progress=progress, **settings, **checked,
-    )
+    return run_rounds(out, config, config_path, settings, train=Path(train), dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, **checked)
 
 
 def check_self_train(
     config: Config,
     where: PathLike,
+    settings: Settings,
     *,
     train: Optional[PathLike],
     dev: PathLike,
     pool: PathLike,
-    rounds: int,
-    threshold: float,
     teacher: Optional[PathLike] = None,
-    low_confidence: str = "missing",
-    beam_width: int = 16,
-    component: Optional[str] = None,
     gpu_id: int = -1,
     gold: Optional[List[Doc]] = None,
 ) -> Dict[str, Any]:
     """Read and check every input of a self-training run of ``config`` (read from ``where``),
-    writing nothing: the settings, the gold, dev and pool files, the teacher and the
+    with ``settings``, writing nothing: the gold, dev and pool files, the teacher and the
     component. Returns what the rounds need (``gold``, ``items``, ``first_teacher``);
     ``gold`` given (by the recipe, which has read its training and dev files itself) stands
     for ``train``, which need not exist yet."""
     import spacy
 
-    check_settings(rounds, threshold, low_confidence, beam_width)
     for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
         if not Path(path).exists():
             raise DataError(f"{path}: no such file or folder")
@@ -412,9 +416,9 @@ def check_self_train(
     first_teacher = None
     if teacher is not None:
         first_teacher = spacy.load(teacher)
-        find_recognizer(pipe_factories(first_teacher), component)
+        find_recognizer(pipe_factories(first_teacher), settings.component)
     else:  # refused now, not once round 0 has trained
-        find_recognizer(pipe_factories(config), component, f"the pipeline of {where}")
+        find_recognizer(pipe_factories(config), settings.component, f"the pipeline of {where}")
     return {"gold": gold, "items": items, "first_teacher": first_teacher}
 
 
@@ -422,16 +426,11 @@ def run_rounds(
     out: OutputFolder,
     config: Config,
     where: PathLike,
+    settings: Settings,
     *,
     train: Path,
     dev: PathLike,
-    rounds: int,
-    threshold: float,
     teacher: Optional[PathLike] = None,
-    low_confidence: str = "missing",
-    keep_empty: bool = False,
-    component: Optional[str] = None,
-    beam_width: int = 16,
     overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
@@ -482,14 +481,15 @@ def run_rounds(
             train_config(config, partial, {**overrides, "paths.train": str(train)}, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
         nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
-        find_recognizer(pipe_factories(nlp), component)
+        find_recognizer(pipe_factories(nlp), settings.component)
         return {
-            "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
+            "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
             "train_sentences": len(gold), "dev": _dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
+    rounds, threshold = settings.rounds, settings.threshold
     for k in range(1, rounds + 1):
         def round_k(partial: Path, k: int = k) -> Dict[str, Any]:
             teacher_path = records[-1]["model"]
@@ -497,8 +497,8 @@ def run_rounds(
             start = time.perf_counter()
             nlp = spacy.load(teacher_path)
             pseudo, counts = label_pool(
-                nlp, items, threshold, low_confidence=low_confidence, keep_empty=keep_empty,
-                component=component, beam_width=beam_width, progress=progress,
+                nlp, items, threshold, low_confidence=settings.low_confidence, keep_empty=settings.keep_empty,
+                component=settings.component, beam_width=settings.beam_width, progress=progress,
             )
             label_seconds = time.perf_counter() - start
             log(

@@ -197,7 +197,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     pools, the draw and dev sample as files, and the row's ``extras``."""
     from spacy_auc_ner.outputs import OutputFolder
     from spacy_auc_ner.training.recipe import train_steps
-    from spacy_auc_ner.training.self_training import load_training_config, write_pool, write_unlabeled
+    from spacy_auc_ner.training.self_training import Settings, load_training_config, write_pool, write_unlabeled
     from .experiment import quiet, trained_scores
 
     extras = cell.extras or {}
@@ -224,8 +224,8 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
             config = with_pretraining(config, extras["pretrain"], tmp)
         if "self_train" in extras:
             settings = extras["self_train"]
-            steps.update(_self_training_files(config, tmp), pool=tmp / "pool.spacy", rounds=settings["rounds"],
-                         threshold=settings["threshold"], low_confidence=settings["low_confidence"])
+            steps.update(_self_training_files(config, tmp), pool=tmp / "pool.spacy",
+                         settings=Settings(settings["rounds"], settings["threshold"], settings["low_confidence"]))
         with quiet():
             summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, gpu_id=cell.gpu_id, log=lambda text: None, progress=False, **steps)
         train_seconds = time.perf_counter() - start
