@@ -76,9 +76,9 @@ def test_a_source_reads_its_file_once_and_makes_fresh_examples_of_its_draw_only(
     import spacy_auc_ner.training.readers as readers
 
     reads, made = [], []
-    real_read, real_example = readers.read_docs, readers._example
+    real_read, real_tokens = readers.read_docs, readers.tokens_only
     monkeypatch.setattr(readers, "read_docs", lambda *a, **k: reads.append(a[0]) or real_read(*a, **k))
-    monkeypatch.setattr(readers, "_example", lambda *a: made.append(1) or real_example(*a))
+    monkeypatch.setattr(readers, "tokens_only", lambda *a: made.append(1) or real_tokens(*a))
     reader = make(numbered)
     first, second = list(reader(nlp)), list(reader(nlp))
     assert len(reads) == 1

@@ -245,6 +245,17 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
         yield Doc(vocab, words=list(s.tokens), spaces=spaces, ents=list(s.labels))
 
 
+def tokens_only(doc, vocab=None):
+    """A Doc with the tokens and spaces of ``doc`` and no annotation, in ``vocab`` (default
+    the doc's); made from the token arrays, no Token objects."""
+    from spacy.attrs import ORTH, SPACY
+    from spacy.tokens import Doc
+
+    arr = doc.to_array([ORTH, SPACY]).reshape(-1, 2)
+    words = [doc.vocab.strings[int(h)] for h in arr[:, 0]]
+    return Doc(vocab or doc.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist())
+
+
 def doc_to_sentence(doc, line: int = 0) -> Sentence:
     """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
     from ..labels import doc_bio_tags

@@ -32,13 +32,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import ORTH, SPACY
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from ..data.columns import DataError, read_docs
+from ..data.columns import DataError, read_docs, tokens_only
 from ..data.entity_arrays import EntityArrays
 from .resampling import METHODS, VARIANTS, frequencies, rareness
 
@@ -80,7 +79,7 @@ class LazyExamples(collections.abc.Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return _example(self.nlp, self.references[i])
+        return Example(tokens_only(self.references[i], self.nlp.vocab), self.references[i])
 
 
 def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], reader: str) -> Sequence[Example]:
@@ -91,14 +90,6 @@ def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], rea
     if corpus is not None:
         return list(corpus(nlp))
     return LazyExamples(nlp, docs(nlp))
-
-
-def _example(nlp: Language, reference: Doc) -> Example:
-    """An example whose predicted Doc has the reference's tokens (no Token objects made)."""
-    arr = reference.to_array([ORTH, SPACY]).reshape(-1, 2)
-    strings = nlp.vocab.strings
-    words = [strings[int(h)] for h in arr[:, 0]]
-    return Example(Doc(nlp.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist()), reference)
 
 
 def gold_arrays(examples: Sequence[Example]) -> EntityArrays:

@@ -43,7 +43,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
-from ..data.columns import DataError, read_docs, write_docs
+from ..data.columns import DataError, read_docs, tokens_only, write_docs
 from ..data.files import PathLike, config_error_text, read_text, write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
@@ -99,11 +99,6 @@ def read_pool(path: PathLike) -> List[PoolItem]:
     if not items:
         raise DataError(f"{path}: the pool holds no text")
     return items
-
-
-def tokens_only(doc: Doc) -> Doc:
-    """A Doc with the tokens and spaces of ``doc`` and no annotation."""
-    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
 
 
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
