@@ -29,7 +29,7 @@ from confection import ConfigValidationError
 from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
 from thinc.api import Config
 
-from .data.files import PathLike
+from .data.files import PathLike, config_error_text
 
 # the configs that ship with the package (configs/ in a checkout links to them), so that the
 # methods, bases and recipes are there after any pip install
@@ -133,7 +133,7 @@ def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any
         try:
             config = load_config_from_str(config.to_str(interpolate=False), overrides=overrides, interpolate=False)
         except ConfigValidationError as err:
-            raise MethodError(f"{method}: overrides {sorted(overrides)}: {_one_line(err)}") from None
+            raise MethodError(f"{method}: overrides {sorted(overrides)}: {config_error_text(err)}") from None
     return config
 
 
@@ -153,7 +153,7 @@ def check_config(config: Config, where: str) -> None:
     try:
         load_model_from_config(config, auto_fill=True, validate=True)
     except ConfigValidationError as err:
-        raise MethodError(f"{where}: {_one_line(err)}") from None
+        raise MethodError(f"{where}: {config_error_text(err)}") from None
     except (ValueError, KeyError, TypeError) as err:
         raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
 
@@ -183,7 +183,7 @@ def _read(path: PathLike) -> Config:
     try:
         return load_config(path, interpolate=False)
     except ConfigValidationError as err:
-        raise MethodError(f"{path}: {_one_line(err)}") from None
+        raise MethodError(f"{path}: {config_error_text(err)}") from None
     except OSError as err:
         raise MethodError(f"{path}: cannot read: {err.strerror or err}") from None
 
@@ -208,13 +208,3 @@ def _ordered_like(merged: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any
             value = _ordered_like(value, base[key])
         out[key] = value
     return out
-
-
-def _one_line(err: ConfigValidationError) -> str:
-    """A confection validation error as one line: ``[section.key] message; ...`` (or, for a
-    malformed file, the parser's message squeezed onto one line)."""
-    parts = []
-    for e in getattr(err, "errors", None) or []:
-        loc = ".".join(str(p) for p in e.get("loc", []))
-        parts.append(f"[{loc}] {e.get('msg', '')}".strip())
-    return "; ".join(parts) if parts else " ".join(str(err).split())

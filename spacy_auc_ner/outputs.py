@@ -21,11 +21,10 @@ Commands read and check their inputs first and call :meth:`OutputFolder.clear` o
 import json
 import shutil
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Iterable, List, Optional, Sequence
 
-from .data.files import DataError, write_json
+from .data.files import DataError, PathLike, write_json
 
-PathLike = Union[str, Path]
 MANIFEST = ".spacy-auc-ner-outputs.json"
 
 

@@ -12,8 +12,8 @@ from spacy.util import registry
 from thinc.api import Config
 
 from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
-from spacy_auc_ner.training.augmentation import create_augmented, segment_starts
-from spacy_auc_ner.training.readers import create_low_resource
+from spacy_auc_ner.training.augmentation import AugmentedCorpus, segment_starts
+from spacy_auc_ner.training.readers import LowResourceCorpus
 
 # The draws of the hand-computed cases (numpy's PCG64 stream, 3 decimals shown):
 # default_rng([0, 0]).random(12) = .637 .270 .041 .017 .813 .913 .607 .729 .544 .935 .816 .003
@@ -58,7 +58,7 @@ def test_mention_replacement_hand_computed(nlp):
         ("Colon cancer is rare".split(), ["B-D", "I-D", "O", "O"]),
         (["flu"], ["B-D"]),
     ]
-    reader = create_augmented(_corpus(nlp, data), copies=1, replace_tokens=0, replace_mentions=0.5, shuffle_segments=0, seed=0)
+    reader = AugmentedCorpus(_corpus(nlp, data), copies=1, replace_tokens=0, replace_mentions=0.5, shuffle_segments=0, seed=0)
     assert _rows(_copies(reader, nlp, 0)) == [
         ("Aspirin treats flu .", ["O", "O", "B-D", "O"]),
         ("flu is rare", ["B-D", "O", "O"]),
@@ -74,7 +74,7 @@ def test_mention_replacement_keeps_the_spaces_around_the_segment(nlp):
     ref = Doc(nlp.vocab, words=words, spaces=spaces, ents=["O", "B-D", "I-D", "O"])
     other = Doc(nlp.vocab, words=["flu", "here"], spaces=[True, False], ents=["B-D", "O"])
     examples = [Example(Doc(nlp.vocab, words=words, spaces=spaces), ref), Example(Doc(nlp.vocab, words=["flu", "here"]), other)]
-    reader = create_augmented(lambda _: iter(examples), copies=1, replace_tokens=0, replace_mentions=1.0, shuffle_segments=0, seed=0)
+    reader = AugmentedCorpus(lambda _: iter(examples), copies=1, replace_tokens=0, replace_mentions=1.0, shuffle_segments=0, seed=0)
     # picks for the first sentence's mention: .729 -> floor(.729 * 2) = 1 -> flu
     first = _copies(reader, nlp, 0)[0]
     assert first.reference.text == "(flu)" and [e.text for e in first.reference.ents] == ["flu"]
@@ -86,7 +86,7 @@ def test_label_wise_token_replacement_hand_computed(nlp):
     # O tokens (a, b, c) have cumulative weights 1 2 3, B-D tokens (Flu, Cold) 4 5 after them:
     # Flu: 3 + .607 * 2 = 4.21 -> Cold; b: .729 * 3 = 2.19 -> c; c: .544 * 3 = 1.63 -> b
     data = [("a Flu b".split(), ["O", "B-D", "O"]), ("c Cold".split(), ["O", "B-D"])]
-    reader = create_augmented(_corpus(nlp, data), copies=1, replace_tokens=0.5, replace_mentions=0, shuffle_segments=0, seed=0)
+    reader = AugmentedCorpus(_corpus(nlp, data), copies=1, replace_tokens=0.5, replace_mentions=0, shuffle_segments=0, seed=0)
     assert _rows(_copies(reader, nlp, 0)) == [("a Cold c", ["O", "B-D", "O"]), ("b Cold", ["O", "B-D"])]
 
 
@@ -95,7 +95,7 @@ def test_token_distribution_power(nlp, power, expected):
     # p = 1: every token replaced; picks .813 .913 .607 .729. power 1: the 3, cat 1 -> cum 3 4
     # (targets 3.25 3.65 2.43 2.92); power 0: cum 1 2 (targets 1.63 1.83 1.21 1.46)
     data = [("the the the cat".split(), ["O"] * 4)]
-    reader = create_augmented(_corpus(nlp, data), copies=1, replace_tokens=1.0, replace_mentions=0, shuffle_segments=0, power=power, seed=0)
+    reader = AugmentedCorpus(_corpus(nlp, data), copies=1, replace_tokens=1.0, replace_mentions=0, shuffle_segments=0, power=power, seed=0)
     assert _rows(_copies(reader, nlp, 0))[0][0] == expected
 
 
@@ -103,7 +103,7 @@ def test_shuffle_within_segments_hand_computed(nlp):
     # segments [a b c] [D E] [f]; coins .086 .237 .801 (p = .5): the first two are shuffled;
     # keys a .582 b .094 c .433 | D .479 E .160 -> b c a | E D; labels stay in place
     data = [("a b c D E f".split(), ["O", "O", "O", "B-X", "I-X", "O"])]
-    reader = create_augmented(_corpus(nlp, data), copies=1, replace_tokens=0, replace_mentions=0, shuffle_segments=0.5, seed=3)
+    reader = AugmentedCorpus(_corpus(nlp, data), copies=1, replace_tokens=0, replace_mentions=0, shuffle_segments=0.5, seed=3)
     assert _rows(_copies(reader, nlp, 0)) == [("b c a E D f", ["O", "O", "O", "B-X", "I-X", "O"])]
 
 
@@ -121,13 +121,13 @@ def test_separate_cycles_operations_and_chain_applies_all(nlp):
         "token": dict(replace_tokens=0.5, replace_mentions=0, shuffle_segments=0),
         "shuffle": dict(replace_tokens=0, replace_mentions=0, shuffle_segments=0.5),
     }
-    separate = create_augmented(_corpus(nlp, data), copies=3, replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=4)
+    separate = AugmentedCorpus(_corpus(nlp, data), copies=3, replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=4)
     assert [separate.plan(k) for k in range(4)] == [[("mention", 0.5)], [("token", 0.5)], [("shuffle", 0.5)], [("mention", 0.5)]]
     for k, op in enumerate(("mention", "token", "shuffle")):
         # copy k of the combined reader is what a reader of that operation alone draws as copy k
-        alone = create_augmented(_corpus(nlp, data), copies=3, seed=4, **only[op])
+        alone = AugmentedCorpus(_corpus(nlp, data), copies=3, seed=4, **only[op])
         assert _rows(_copies(separate, nlp, k)) == _rows(_copies(alone, nlp, k))
-    chain = create_augmented(_corpus(nlp, data), copies=2, combine="chain", seed=4)
+    chain = AugmentedCorpus(_corpus(nlp, data), copies=2, combine="chain", seed=4)
     assert chain.plan(1) == [("mention", 0.3), ("token", 0.3), ("shuffle", 0.3)]
 
 
@@ -152,7 +152,7 @@ def test_entities_are_never_lost_or_invented(nlp, combine):
                 tags.append("O" if rng.random() < 0.9 else "")
         data.append((words, tags))
     for seed in range(5):
-        reader = create_augmented(_corpus(nlp, data), copies=4, replace_tokens=0.6, replace_mentions=0.6, shuffle_segments=0.6, combine=combine, seed=seed)
+        reader = AugmentedCorpus(_corpus(nlp, data), copies=4, replace_tokens=0.6, replace_mentions=0.6, shuffle_segments=0.6, combine=combine, seed=seed)
         egs = list(reader(nlp))
         assert len(egs) == 5 * len(data)
         for i, (words, tags) in enumerate(data):
@@ -170,7 +170,7 @@ def test_entities_are_never_lost_or_invented(nlp, combine):
 
 def test_missing_tokens_are_never_replaced(nlp):
     data = [("a b c".split(), ["O", "", "O"]), ("d e f".split(), ["", "O", "O"])]
-    reader = create_augmented(_corpus(nlp, data), copies=3, replace_tokens=1.0, replace_mentions=0, shuffle_segments=0, seed=1)
+    reader = AugmentedCorpus(_corpus(nlp, data), copies=3, replace_tokens=1.0, replace_mentions=0, shuffle_segments=0, seed=1)
     for k in range(3):
         rows = _copies(reader, nlp, k)
         assert rows[0].reference[1].text == "b" and rows[1].reference[0].text == "d"
@@ -180,36 +180,36 @@ def test_missing_tokens_are_never_replaced(nlp):
 def test_seeded_every_call_and_more_copies_keep_the_first(nlp):
     data = [("Aspirin treats breast cancer in Paris .".split(), ["O", "O", "B-D", "I-D", "O", "B-L", "O"]),
             ("Colon cancer is rare in Rome".split(), ["B-D", "I-D", "O", "O", "O", "B-L"])]
-    two = create_augmented(_corpus(nlp, data), copies=2, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=11)
-    three = create_augmented(_corpus(nlp, data), copies=3, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=11)
+    two = AugmentedCorpus(_corpus(nlp, data), copies=2, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=11)
+    three = AugmentedCorpus(_corpus(nlp, data), copies=3, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=11)
     first = _rows(two(nlp))
     assert _rows(two(nlp)) == first
     assert [r for i, r in enumerate(_rows(three(nlp))) if i % 4 != 3] == first
-    others = [_rows(create_augmented(_corpus(nlp, data), copies=2, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=s)(nlp)) for s in range(12, 16)]
+    others = [_rows(AugmentedCorpus(_corpus(nlp, data), copies=2, combine="chain", replace_tokens=0.5, replace_mentions=0.5, shuffle_segments=0.5, seed=s)(nlp)) for s in range(12, 16)]
     assert any(o != first for o in others)
 
 
 def test_zero_copies_and_empty_inputs(nlp):
     data = [("a B".split(), ["O", "B-X"])]
-    assert _rows(create_augmented(_corpus(nlp, data), copies=0)(nlp)) == [("a B", ["O", "B-X"])]
-    assert list(create_augmented(lambda _: iter([]), copies=2)(nlp)) == []
+    assert _rows(AugmentedCorpus(_corpus(nlp, data), copies=0)(nlp)) == [("a B", ["O", "B-X"])]
+    assert list(AugmentedCorpus(lambda _: iter([]), copies=2)(nlp)) == []
     empty = [Example(Doc(nlp.vocab, words=[]), Doc(nlp.vocab, words=[]))]
-    egs = list(create_augmented(lambda _: iter(empty + [Example(Doc(nlp.vocab, words=["x"]), Doc(nlp.vocab, words=["x"], ents=["O"]))]), copies=2)(nlp))
+    egs = list(AugmentedCorpus(lambda _: iter(empty + [Example(Doc(nlp.vocab, words=["x"]), Doc(nlp.vocab, words=["x"], ents=["O"]))]), copies=2)(nlp))
     assert [len(eg.reference) for eg in egs] == [0, 0, 0, 1, 1, 1]
-    no_entities = _rows(create_augmented(_corpus(nlp, [("a b".split(), ["O", "O"])]), copies=1, replace_mentions=1.0, replace_tokens=0, shuffle_segments=0)(nlp))
+    no_entities = _rows(AugmentedCorpus(_corpus(nlp, [("a b".split(), ["O", "O"])]), copies=1, replace_mentions=1.0, replace_tokens=0, shuffle_segments=0)(nlp))
     assert no_entities == [("a b", ["O", "O"])] * 2
 
 
 def test_errors(nlp):
     base = _corpus(nlp, [("a".split(), ["O"])])
     with pytest.raises(DataError, match=r"\[Augmented.v1\] replace_tokens must be in \[0, 1\], got 1.5"):
-        create_augmented(base, replace_tokens=1.5)
+        AugmentedCorpus(base, replace_tokens=1.5)
     with pytest.raises(DataError, match=r"combine must be one of separate, chain, got 'both'"):
-        create_augmented(base, combine="both")
+        AugmentedCorpus(base, combine="both")
     with pytest.raises(DataError, match="every operation is off"):
-        create_augmented(base, copies=2, replace_tokens=0, replace_mentions=0, shuffle_segments=0)
+        AugmentedCorpus(base, copies=2, replace_tokens=0, replace_mentions=0, shuffle_segments=0)
     with pytest.raises(DataError, match="copies must be 0 or more"):
-        create_augmented(base, copies=-1)
+        AugmentedCorpus(base, copies=-1)
 
 
 CONFIG = """
@@ -241,7 +241,7 @@ def test_composes_in_a_config_and_trains_spacy_ner(nlp, tmp_path):
     config = Config().from_str(CONFIG, overrides={"paths.train": str(path)})
     reader = registry.resolve(config["corpora"])["train"]
     egs = list(reader(nlp))
-    drawn = [eg.reference.text for eg in create_low_resource(str(path), n=6, seed=3)(nlp)]
+    drawn = [eg.reference.text for eg in LowResourceCorpus(str(path), n=6, seed=3)(nlp)]
     assert [eg.reference.text for eg in egs[0::3]] == drawn and len(egs) == 18
     ner_nlp = spacy.blank("en")
     ner_nlp.add_pipe("ner")
@@ -252,7 +252,7 @@ def test_composes_in_a_config_and_trains_spacy_ner(nlp, tmp_path):
 
 def test_registered_by_entry_point():
     assert "spacy_auc_ner.Augmented.v1" in {ep.name for ep in entry_points(group="spacy_readers")}
-    assert registry.readers.get("spacy_auc_ner.Augmented.v1") is create_augmented
+    assert registry.readers.get("spacy_auc_ner.Augmented.v1") is AugmentedCorpus
 
 
 def _toy_reader(nlp):
@@ -275,7 +275,7 @@ def test_streamed_copies_are_those_of_the_eager_reader(nlp, combine, digest):
     import hashlib
 
     rows = [(eg.reference.text, [t.ent_iob_ + "-" + t.ent_type_ for t in eg.reference], [t.whitespace_ for t in eg.reference], eg.predicted.text)
-            for eg in create_augmented(_toy_reader(nlp), copies=5, combine=combine, seed=7)(nlp)]
+            for eg in AugmentedCorpus(_toy_reader(nlp), copies=5, combine=combine, seed=7)(nlp)]
     assert len(rows) == 15 * 6
     assert hashlib.sha256(repr(rows).encode()).hexdigest() == digest
 
@@ -292,7 +292,7 @@ def test_copies_become_docs_only_as_they_are_yielded(nlp, monkeypatch):
         return Doc(*args, **kwargs)
 
     monkeypatch.setattr(augmentation, "Doc", counting_doc)
-    stream = create_augmented(_toy_reader(nlp), copies=50, seed=0)(nlp)
+    stream = AugmentedCorpus(_toy_reader(nlp), copies=50, seed=0)(nlp)
     next(stream)  # the first original example
     assert len(built) == 0
     next(stream)  # its first copy

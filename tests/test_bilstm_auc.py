@@ -9,7 +9,7 @@ import pytest
 import spacy
 
 from spacy_auc_ner.methods import method_config
-from toy_data import TOY, make_examples
+from toy_data import fit_toy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 AUC = {"@losses": "spacy_auc_ner.AUCMargin.v1"}
@@ -38,18 +38,6 @@ CASES = {
 TEXTS = ["Aspirin treats breast cancer in Paris .", "", "Mary met Anna in Rome .", "Colon cancer is rare"]
 
 
-def train(config, n_iter):
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("auc_ner", config=dict(config, model=BILSTM))
-    examples = make_examples(nlp, TOY)
-    optimizer = nlp.initialize(lambda: examples)
-    losses = {}
-    for _ in range(n_iter):
-        losses = nlp.update(examples, sgd=optimizer, losses={})
-    return nlp, examples, losses
-
-
 def annotations(nlp):
     return [
         ([(e.start, e.end, e.label_) for e in d.ents], d.spans["auc_ner"].attrs["scores"].tolist())
@@ -60,8 +48,8 @@ def annotations(nlp):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bilstm_trains_the_auc_schemes_and_round_trips(tmp_path, case):
     config = CASES[case]
-    nlp, examples, losses = train(config, n_iter=100)
-    assert numpy.isfinite(losses["auc_ner"])
+    nlp, examples, losses = fit_toy(dict(config, model=BILSTM), n_iter=100)
+    assert numpy.isfinite(losses[-1])
     assert nlp.evaluate(examples)["ents_f"] > 0.9, case
     ner = nlp.get_pipe("auc_ner")
     head = ner.model.get_ref("output")

@@ -11,7 +11,7 @@ from spacy.util import load_config, registry
 
 from spacy_auc_ner.methods import method_config
 from spacy_auc_ner.training.pretraining import pretraining_config
-from toy_data import TOY, make_examples
+from toy_data import TOY, fit_toy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -63,14 +63,8 @@ def test_a_bilstm_of_no_size_is_refused(hidden_width, depth):
 def test_spacys_ner_trains_on_it_and_round_trips(tmp_path):
     cfg = method_config("spacy_ner_bilstm", "cpu", CONFIGS)
     cfg["components"]["ner"]["model"]["tok2vec"]["hidden_width"] = 16
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("ner", config={"model": cfg["components"]["ner"]["model"]})
-    examples = make_examples(nlp, TOY)
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(120):
-        losses = nlp.update(examples, sgd=optimizer, losses={})
-    assert numpy.isfinite(losses["ner"])
+    nlp, examples, losses = fit_toy({"model": cfg["components"]["ner"]["model"]}, 120, factory="ner")
+    assert numpy.isfinite(losses[-1])
     assert nlp.evaluate(examples)["ents_f"] > 0.9
     texts = [" ".join(words) for words, _ in TOY]
     before = [[(e.start, e.end, e.label_) for e in doc.ents] for doc in nlp.pipe(texts)]

@@ -7,7 +7,7 @@ from spacy.training import Example
 
 from spacy_auc_ner.pipeline.component import AUCNER
 
-from toy_data import TOY, make_examples
+from toy_data import TOY, fit_toy, make_examples
 
 PIPE_CONFIGS = [
     {"scheme": "ova"},
@@ -22,26 +22,14 @@ PIPE_CONFIGS = [
 ]
 
 
-def train(config, n_iter=40, data=TOY, seed=0):
-    spacy.util.fix_random_seed(seed)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("auc_ner", config=config)
-    examples = make_examples(nlp, data)
-    optimizer = nlp.initialize(lambda: examples)
-    losses = {}
-    for _ in range(n_iter):
-        losses = nlp.update(examples, sgd=optimizer, losses={})
-    return nlp, examples, losses
-
-
 def ents(doc):
     return [(e.start, e.end, e.label_) for e in doc.ents]
 
 
 @pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_every_scheme_learns_the_toy_corpus(config):
-    nlp, examples, losses = train(config)
-    assert numpy.isfinite(losses["auc_ner"])
+    nlp, examples, losses = fit_toy(config)
+    assert numpy.isfinite(losses[-1])
     scores = nlp.evaluate(examples)
     assert scores["ents_f"] > 0.9, scores
     # the memorised sentences come back with their entities
@@ -56,7 +44,7 @@ def test_every_scheme_learns_the_toy_corpus(config):
 
 
 def test_two_task_names_types_on_multi_type_corpus():
-    nlp, _, _ = train({"scheme": "two_task"}, n_iter=60)
+    nlp, _, _ = fit_toy({"scheme": "two_task"}, n_iter=60)
     assert nlp.get_pipe("auc_ner").columns == ["ENTITY", "BEGIN", "TYPE-Disease", "TYPE-LOC", "TYPE-PER"]
     doc = nlp("Mary met Anna in Rome .")
     assert {(e.text, e.label_) for e in doc.ents} == {("Mary", "PER"), ("Anna", "PER"), ("Rome", "LOC")}
@@ -124,7 +112,7 @@ def test_labels_that_are_not_a_list_of_types_name_the_initialize_key(toy_example
 
 @pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
-    nlp, _, _ = train(config, n_iter=2)
+    nlp, _, _ = fit_toy(config, n_iter=2)
     ner = nlp.get_pipe("auc_ner")
     words = ["no", "entity", "here"]
     batches = [
@@ -144,7 +132,7 @@ def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
 
 
 def test_missing_gold_gets_no_gradient(nlp):
-    nlp, examples, _ = train({"scheme": "ova"}, n_iter=1)
+    nlp, examples, _ = fit_toy({"scheme": "ova"}, n_iter=1)
     ner = nlp.get_pipe("auc_ner")
     words = "John lives in Rome".split()
     full = Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, ents=["B-PER", "O", "O", "B-LOC"]))
@@ -157,7 +145,7 @@ def test_missing_gold_gets_no_gradient(nlp):
 
 
 def test_alpha_stays_non_negative_and_dam_params_train():
-    nlp, _, _ = train({"scheme": "ova"}, n_iter=30)
+    nlp, _, _ = fit_toy({"scheme": "ova"}, n_iter=30)
     head = nlp.get_pipe("auc_ner").model.get_ref("output")
     alpha = head.get_param("dam_alpha")
     assert (alpha >= 0).all() and alpha.max() > 0
@@ -165,7 +153,7 @@ def test_alpha_stays_non_negative_and_dam_params_train():
 
 
 def test_grouped_makes_one_optimizer_step_per_prefix_group():
-    nlp, examples, _ = train({"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, n_iter=1)
+    nlp, examples, _ = fit_toy({"scheme": "ova", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, n_iter=1)
     ner = nlp.get_pipe("auc_ner")
     calls = []
 
@@ -192,7 +180,7 @@ def test_grouped_makes_one_optimizer_step_per_prefix_group():
 
 @pytest.mark.parametrize("config", [PIPE_CONFIGS[0], PIPE_CONFIGS[6], PIPE_CONFIGS[7], PIPE_CONFIGS[8]])
 def test_serialization_round_trip(tmp_path, config):
-    nlp, _, _ = train(config, n_iter=15)
+    nlp, _, _ = fit_toy(config, n_iter=15)
     texts = ["Aspirin treats breast cancer in Paris .", "Mary met Anna in Rome ."]
     before = [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)]
     scores_before = [d.spans["auc_ner"].attrs["scores"] for d in nlp.pipe(texts)]
@@ -260,7 +248,7 @@ def test_hidden_layer_head_trains_and_round_trips(tmp_path):
             "window_size": 1, "maxout_pieces": 3, "subword_features": True, "pretrained_vectors": None,
         },
     }
-    nlp, examples, _ = train({"scheme": "ova", "model": model}, n_iter=40)
+    nlp, examples, _ = fit_toy({"scheme": "ova", "model": model}, n_iter=40)
     assert nlp.evaluate(examples)["ents_f"] > 0.9
     nlp.to_disk(tmp_path / "pipe")
     texts = ["Mary met Anna in Rome ."]
@@ -272,7 +260,7 @@ def test_hidden_layer_head_trains_and_round_trips(tmp_path):
 @pytest.mark.parametrize("alpha_update", ["ascent", "pesg"])
 def test_get_loss_leaves_the_learned_loss_parameters_alone(alpha_update):
     config = {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "alpha_update": alpha_update}}
-    nlp, examples, _ = train(config, n_iter=5)
+    nlp, examples, _ = fit_toy(config, n_iter=5)
     head = nlp.get_pipe("auc_ner").model.get_ref("output")
     before = {k: head.get_param(k).copy() for k in ("dam_a", "dam_b", "dam_alpha")}
     grads = {k: head.get_grad(k).copy() for k in before if head.has_grad(k)}
@@ -290,7 +278,7 @@ def test_get_loss_leaves_the_learned_loss_parameters_alone(alpha_update):
     [("ova", AUC, "greedy"), ("two_task", AUC, "greedy"), ("softmax", "spacy_auc_ner.SoftmaxCE.v1", "greedy"), ("crf", "spacy_auc_ner.CRFLoss.v1", "viterbi")],
 )
 def test_the_config_names_the_loss_and_decoder_a_null_setting_resolved_to(tmp_path, scheme, loss, decoder):
-    nlp, _, _ = train({"scheme": scheme}, n_iter=1)
+    nlp, _, _ = fit_toy({"scheme": scheme}, n_iter=1)
     settings = nlp.config["components"]["auc_ner"]
     assert settings["loss"]["@losses"] == loss and settings["decoder"] == decoder
     if loss == AUC:  # filled with the loss's defaults
@@ -314,7 +302,7 @@ def test_the_config_names_the_loss_and_decoder_a_null_setting_resolved_to(tmp_pa
     ],
 )
 def test_the_head_holds_the_parameters_the_loss_declares(config, expected):
-    nlp, _, _ = train(config, n_iter=0)
+    nlp, _, _ = fit_toy(config, n_iter=0)
     head = nlp.get_pipe("auc_ner").model.get_ref("output")
     assert {n: head.get_param(n).shape for n in head.param_names} == {"W": head.get_param("W").shape, "b": head.get_param("b").shape, **expected}
     assert head.get_param("b").shape == (len(nlp.get_pipe("auc_ner").columns),)
@@ -323,7 +311,7 @@ def test_the_head_holds_the_parameters_the_loss_declares(config, expected):
 
 
 def test_a_pipeline_loaded_with_another_loss_is_a_clear_error(tmp_path):
-    nlp, _, _ = train({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}, n_iter=1)
+    nlp, _, _ = fit_toy({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}, n_iter=1)
     nlp.to_disk(tmp_path / "pipe")
     with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\] spacy_auc_ner.AUCMargin.v1 learns dam_a .* trained with another loss"):
         spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": {"@losses": AUC}}}})
@@ -338,8 +326,8 @@ def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
             "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None,
         },
     }
-    nlp, _, losses = train({"scheme": "crf", "model": model}, n_iter=3)
-    assert numpy.isfinite(losses["auc_ner"])
+    nlp, _, losses = fit_toy({"scheme": "crf", "model": model}, n_iter=3)
+    assert numpy.isfinite(losses[-1])
     head = nlp.get_pipe("auc_ner").model.get_ref("output")
     assert set(head.param_names) == {"W", "b", "crf_trans", "crf_start", "crf_end"}
     assert abs(head.get_param("crf_trans")).sum() > 0  # trained from 0

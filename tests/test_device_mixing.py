@@ -35,7 +35,7 @@ from spacy_auc_ner.ml.crf import bio_constraints, constrain, crf_nll, pad, poste
 from spacy_auc_ner.ml.decoding import viterbi_bio
 from spacy_auc_ner.schemes import make_scheme
 
-from toy_data import TOY, make_examples
+from toy_data import TOY, fit_toy, make_examples
 
 NO_GPU = "no CUDA GPU here (thinc.util.has_cupy_gpu is False): runs where cupy finds one"
 DEVICES = ["emulated", pytest.param("cuda", marks=pytest.mark.skipif(not has_cupy_gpu, reason=NO_GPU))]
@@ -315,12 +315,7 @@ def _pipeline(config):
         config["model"] = {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v1", "tok2vec": tok2vec, "hidden_width": 4}
     else:
         config["model"] = {"@architectures": "spacy_auc_ner.TokenScorer.v1", "tok2vec": tok2vec}
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("auc_ner", config=config)
-    examples = make_examples(nlp)
-    optimizer = nlp.initialize(lambda: examples)
-    losses = [nlp.update(examples, sgd=optimizer, losses={})["auc_ner"] for _ in range(3)]
+    nlp, _, losses = fit_toy(config, 3)
     docs = list(nlp.pipe([" ".join(w) for w, _ in TOY]))
     return nlp, losses, [[(e.start, e.end, e.label_) for e in d.ents] for d in docs], [d.spans["auc_ner"].attrs["scores"] for d in docs]
 

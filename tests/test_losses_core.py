@@ -212,12 +212,10 @@ def test_auc_libauc_gradients_finite_differences(mode):
 
 
 def test_auc_weighting_is_validated():
-    from spacy_auc_ner.losses.auc import make_auc_margin
-
     with pytest.raises(ValueError, match=r"^\[components.auc_ner.loss.weighting\] must be 'mean' or 'libauc', not 'prior'$"):
-        make_auc_margin(weighting="prior").validate("components.auc_ner.loss")
-    assert make_auc_margin(weighting="libauc").weighting == "libauc"
-    assert make_auc_margin().weighting == "mean"
+        AUCMargin(weighting="prior").validate("components.auc_ner.loss")
+    assert AUCMargin(weighting="libauc").weighting == "libauc"
+    assert AUCMargin().weighting == "mean"
 
 
 def test_binary_ce_value_and_gradient():

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.losses import BinaryCE, Focal, MoM, NegativeSampling, SoftmaxCE
-from spacy_auc_ner.losses.negative_sampling import make_negative_sampling
 
 
 def batch(lengths, gold, K=3, multilabel=False, seed=0, step=0, scores=None):
@@ -267,8 +266,8 @@ def test_schemes_and_config_errors():
         NegativeSampling(BinaryCE()).check_scheme("two_task")
     for bad in (dict(rate=0.0), dict(distribution="topk"), dict(mu=-1.0), dict(epochs=0), dict(total_steps=0), dict(temperature=0.0)):
         with pytest.raises(ValueError, match=rf"^\[components.ner.loss.{next(iter(bad))}\] must "):
-            make_negative_sampling(**bad).validate("components.ner.loss")
-    make_negative_sampling(temperature=None).validate("components.ner.loss")
+            NegativeSampling(**bad).validate("components.ner.loss")
+    NegativeSampling(temperature=None).validate("components.ner.loss")
 
 
 @pytest.mark.parametrize("distribution", ["uniform", "weighted"])

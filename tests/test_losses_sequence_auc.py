@@ -15,7 +15,7 @@ from spacy.util import registry
 from thinc.api import Model
 
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, CRFLoss, CRFWithAUC, LossParam, SoftmaxCE, Truth
-from toy_data import TOY, make_examples
+from toy_data import fit_toy
 
 # labels of one type: O, B-X, I-X
 O, B, I = range(3)
@@ -222,18 +222,6 @@ SMALL_TOK2VEC = {
 BILSTM = {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2", "hidden_width": 16, "tok2vec": SMALL_TOK2VEC}
 
 
-def train(config, n_iter):
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("auc_ner", config=config)
-    examples = make_examples(nlp, TOY)
-    optimizer = nlp.initialize(lambda: examples)
-    losses = {}
-    for _ in range(n_iter):
-        losses = nlp.update(examples, sgd=optimizer, losses={})
-    return nlp, examples, losses
-
-
 BAD = [
     ({"scheme": "crf", "loss": dict(CRF_AUC, mu=-1.0)}, "loss.mu", "must be a finite number >= 0, not -1.0"),
     ({"scheme": "crf", "loss": dict(CRF_AUC, auc={"@losses": "spacy_auc_ner.SoftmaxCE.v1"})}, "loss.auc", "cannot score the CRF's emissions"),
@@ -256,8 +244,8 @@ def test_component_learns_and_round_trips(tmp_path, model):
     config = {"scheme": "crf", "loss": dict(CRF_AUC, mu=0.5)}
     if model is not None:
         config["model"] = model
-    nlp, examples, losses = train(config, n_iter=40 if model is None else 60)
-    assert numpy.isfinite(losses["auc_ner"])
+    nlp, examples, losses = fit_toy(config, n_iter=40 if model is None else 60)
+    assert numpy.isfinite(losses[-1])
     assert nlp.evaluate(examples)["ents_f"] > 0.9
     ner = nlp.get_pipe("auc_ner")
     head = ner.model.get_ref("output")
@@ -285,7 +273,7 @@ def test_component_learns_and_round_trips(tmp_path, model):
 
 
 def test_a_crf_pipeline_loaded_with_the_auc_term_is_a_clear_error(tmp_path):
-    nlp, _, _ = train({"scheme": "crf"}, n_iter=1)
+    nlp, _, _ = fit_toy({"scheme": "crf"}, n_iter=1)
     nlp.to_disk(tmp_path / "pipe")
     with pytest.raises(ValueError, match=r"\[components.auc_ner.loss\] spacy_auc_ner.CRFWithAUC.v1 learns dam_a .* trained with another loss"):
         spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": CRF_AUC}}})

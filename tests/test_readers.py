@@ -12,10 +12,10 @@ from thinc.api import Config
 
 from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
 from spacy_auc_ner.training.readers import (
-    create_entity_ratio,
-    create_low_resource,
-    create_masked_entities,
-    create_resampled,
+    EntityRatioCorpus,
+    LowResourceCorpus,
+    MaskedEntitiesCorpus,
+    ResampledCorpus,
     draw_entity_ratio,
     draw_indices,
 )
@@ -53,21 +53,21 @@ def test_low_resource_draw_is_seeded_prefix_of_a_permutation(nlp, numbered):
     # random.Random(0).shuffle(list(range(10))) is [7, 8, 1, 5, 3, 4, 2, 0, 9, 6] on every platform
     assert draw_indices(10, 4, seed=0) == [7, 8, 1, 5]
     assert draw_indices(10, 4, seed=0, shuffle=False) == [1, 5, 7, 8]
-    reader = create_low_resource(str(numbered), n=5, seed=3)
+    reader = LowResourceCorpus(str(numbered), n=5, seed=3)
     first = _texts(reader(nlp))
     assert len(first) == len(set(first)) == 5
     assert _texts(reader(nlp)) == first  # every call
-    assert _texts(create_low_resource(str(numbered), n=5, seed=3)(nlp)) == first  # every instance
-    assert _texts(create_low_resource(str(numbered), n=5, seed=4)(nlp)) != first
-    bigger = _texts(create_low_resource(str(numbered), n=8, seed=3)(nlp))
+    assert _texts(LowResourceCorpus(str(numbered), n=5, seed=3)(nlp)) == first  # every instance
+    assert _texts(LowResourceCorpus(str(numbered), n=5, seed=4)(nlp)) != first
+    bigger = _texts(LowResourceCorpus(str(numbered), n=8, seed=3)(nlp))
     assert bigger[:5] == first  # nested sizes
-    in_order = _texts(create_low_resource(str(numbered), n=5, seed=3, shuffle=False)(nlp))
+    in_order = _texts(LowResourceCorpus(str(numbered), n=5, seed=3, shuffle=False)(nlp))
     assert sorted(first, key=lambda t: int(t.split()[0][1:])) == in_order
 
 
 @pytest.mark.parametrize("make", [
-    lambda path: create_low_resource(str(path), n=5, seed=3),
-    lambda path: create_entity_ratio(str(path), n=6, percent=20.0, seed=1),
+    lambda path: LowResourceCorpus(str(path), n=5, seed=3),
+    lambda path: EntityRatioCorpus(str(path), n=6, percent=20.0, seed=1),
 ])
 def test_a_source_reads_its_file_once_and_makes_fresh_examples_of_its_draw_only(nlp, numbered, monkeypatch, make):
     """spaCy calls the training corpus every epoch and the dev corpus every evaluation: the
@@ -76,9 +76,9 @@ def test_a_source_reads_its_file_once_and_makes_fresh_examples_of_its_draw_only(
     import spacy_auc_ner.training.readers as readers
 
     reads, made = [], []
-    real_read, real_example = readers.read_docs, readers._example
+    real_read, real_tokens = readers.read_docs, readers.tokens_only
     monkeypatch.setattr(readers, "read_docs", lambda *a, **k: reads.append(a[0]) or real_read(*a, **k))
-    monkeypatch.setattr(readers, "_example", lambda *a: made.append(1) or real_example(*a))
+    monkeypatch.setattr(readers, "tokens_only", lambda *a: made.append(1) or real_tokens(*a))
     reader = make(numbered)
     first, second = list(reader(nlp)), list(reader(nlp))
     assert len(reads) == 1
@@ -91,22 +91,22 @@ def test_a_source_reads_its_file_once_and_makes_fresh_examples_of_its_draw_only(
 
 
 def test_low_resource_predicted_doc_has_gold_tokens(nlp, numbered):
-    eg = next(iter(create_low_resource(str(numbered), n=1)(nlp)))
+    eg = next(iter(LowResourceCorpus(str(numbered), n=1)(nlp)))
     assert [t.text for t in eg.predicted] == [t.text for t in eg.reference]
     assert not eg.predicted.ents
 
 
 def test_low_resource_errors(nlp, numbered):
     with pytest.raises(DataError, match=r"numbered\.spacy: cannot draw 21 sentences from a corpus of 20"):
-        list(create_low_resource(str(numbered), n=21)(nlp))
+        list(LowResourceCorpus(str(numbered), n=21)(nlp))
     with pytest.raises(DataError, match="exactly one of 'path'"):
-        list(create_low_resource(n=2)(nlp))
+        list(LowResourceCorpus(n=2)(nlp))
 
 
 def test_low_resource_reads_column_files(nlp, tmp_path):
     path = tmp_path / "c.tsv"
     path.write_text("a\tB-X\nb\tO\n\nc\tO\n\n")
-    assert sorted(_texts(create_low_resource(str(path), n=2)(nlp))) == ["a b", "c"]
+    assert sorted(_texts(LowResourceCorpus(str(path), n=2)(nlp))) == ["a b", "c"]
 
 
 # -- EntityRatio ------------------------------------------------------------------------------
@@ -121,13 +121,13 @@ def _share(examples):
 def test_entity_ratio_reaches_target_exactly_when_possible(nlp, numbered):
     # 20 sentences of 5 tokens: 10 sentences, 50 tokens; 6% = 3 entity tokens, 10% = 5
     for percent in (6.0, 10.0, 20.0):
-        reader = create_entity_ratio(str(numbered), n=10, percent=percent, seed=1)
+        reader = EntityRatioCorpus(str(numbered), n=10, percent=percent, seed=1)
         egs = list(reader(nlp))
         assert len(egs) == 10 and len({eg.reference.text for eg in egs}) == 10
         assert reader.reached == pytest.approx(percent)
         assert _share(egs) == pytest.approx(percent)  # the report is true
         assert _texts(reader(nlp)) == _texts(egs)
-    other = list(create_entity_ratio(str(numbered), n=10, percent=10.0, seed=2)(nlp))
+    other = list(EntityRatioCorpus(str(numbered), n=10, percent=10.0, seed=2)(nlp))
     assert _share(other) == pytest.approx(10.0) and _texts(other) != _texts(egs)
 
 
@@ -144,11 +144,11 @@ def test_entity_ratio_mixes_entity_free_sentences():
 def test_entity_ratio_fails_clearly_when_unreachable(nlp, numbered):
     # 6 sentences hold 2 of 5 entity tokens, 7 hold 1: at most (6 * 2 + 4) / 50 = 32%
     with pytest.raises(DataError, match=r"numbered\.spacy: cannot reach 60.0% entity tokens with 10 sentences; the closest found is 32\.00%"):
-        list(create_entity_ratio(str(numbered), n=10, percent=60.0)(nlp))
+        list(EntityRatioCorpus(str(numbered), n=10, percent=60.0)(nlp))
     with pytest.raises(DataError, match="cannot draw 30 sentences from a corpus of 20"):
-        list(create_entity_ratio(str(numbered), n=30, percent=5.0)(nlp))
+        list(EntityRatioCorpus(str(numbered), n=30, percent=5.0)(nlp))
     with pytest.raises(DataError, match="percent must be between 0 and 100"):
-        create_entity_ratio(str(numbered), n=3, percent=0)
+        EntityRatioCorpus(str(numbered), n=3, percent=0)
 
 
 @pytest.mark.skipif(not (DATA / "ncbi_disease" / "train.tsv").exists(), reason=f"real corpora not found in {DATA}")
@@ -164,7 +164,7 @@ def test_entity_ratio_on_ncbi_disease(nlp):
         assert len(set(ids)) == n
         assert 100.0 * ents[ids].sum() / lengths[ids].sum() == pytest.approx(reached)
         assert abs(reached - percent) <= 0.1 * percent
-    reader = create_entity_ratio(str(DATA / "ncbi_disease" / "train.tsv"), n=100, percent=2.0, seed=5)
+    reader = EntityRatioCorpus(str(DATA / "ncbi_disease" / "train.tsv"), n=100, percent=2.0, seed=5)
     egs = list(reader(nlp))
     assert len(egs) == 100 and _share(egs) == pytest.approx(reader.reached)
     assert abs(reader.reached - 2.0) <= 0.2
@@ -183,10 +183,10 @@ def many_entities(tmp_path):
 
 
 def test_masking_rate_over_many_seeds(nlp, many_entities):
-    base = create_low_resource(str(many_entities), n=200, shuffle=False)
+    base = LowResourceCorpus(str(many_entities), n=200, shuffle=False)
     rates = []
     for seed in range(20):
-        reader = create_masked_entities(base, p=0.3, seed=seed)
+        reader = MaskedEntitiesCorpus(base, p=0.3, seed=seed)
         kept = sum(len(eg.reference.ents) for eg in reader(nlp))
         assert reader.n_entities == 1000 and reader.n_masked == 1000 - kept
         rates.append(reader.n_masked / 1000)
@@ -200,8 +200,8 @@ def test_masking_rate_over_many_seeds(nlp, many_entities):
 def test_masking_is_deterministic_and_hides_whole_entities(nlp, tmp_path):
     path = tmp_path / "m.spacy"
     write_sentences(path, [Sentence(("A", "B", "x", "C", "y", "D", "E"), ("B-P", "I-P", "O", "B-L", "O", "B-O", "I-O"))] * 30)
-    base = create_low_resource(str(path), n=30, shuffle=False)
-    reader = create_masked_entities(base, p=0.5, seed=7)
+    base = LowResourceCorpus(str(path), n=30, shuffle=False)
+    reader = MaskedEntitiesCorpus(base, p=0.5, seed=7)
     first = [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in reader(nlp)]
     second = [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in reader(nlp)]
     assert first == second and first != [[(0, 2, "P"), (3, 4, "L"), (5, 7, "O")]] * 30
@@ -212,14 +212,14 @@ def test_masking_is_deterministic_and_hides_whole_entities(nlp, tmp_path):
 
 
 def test_masking_extremes_and_missing(nlp, many_entities):
-    base = create_low_resource(str(many_entities), n=10)
-    assert all(len(eg.reference.ents) == 5 for eg in create_masked_entities(base, p=0.0)(nlp))
-    egs = list(create_masked_entities(base, p=1.0)(nlp))
+    base = LowResourceCorpus(str(many_entities), n=10)
+    assert all(len(eg.reference.ents) == 5 for eg in MaskedEntitiesCorpus(base, p=0.0)(nlp))
+    egs = list(MaskedEntitiesCorpus(base, p=1.0)(nlp))
     assert all(not eg.reference.ents and {t.ent_iob_ for t in eg.reference} == {"O"} for eg in egs)
-    egs = list(create_masked_entities(base, p=1.0, missing=True)(nlp))
+    egs = list(MaskedEntitiesCorpus(base, p=1.0, missing=True)(nlp))
     assert all([t.ent_iob_ for t in eg.reference] == ["", "O"] * 5 for eg in egs)
     with pytest.raises(DataError, match=r"p must be in \[0, 1\]"):
-        create_masked_entities(base, p=1.5)
+        MaskedEntitiesCorpus(base, p=1.5)
 
 
 # -- Resampled --------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def hand(tmp_path):
     ]
     path = tmp_path / "hand.spacy"
     write_sentences(path, sents)
-    return create_low_resource(str(path), n=4, shuffle=False)
+    return LowResourceCorpus(str(path), n=4, shuffle=False)
 
 
 @pytest.mark.parametrize(
@@ -251,26 +251,26 @@ def hand(tmp_path):
     ],
 )
 def test_resampled_repeats_each_sentence(nlp, hand, method, variant, expected):
-    reader = create_resampled(hand, method=method, variant=variant, seed=0)
+    reader = ResampledCorpus(hand, method=method, variant=variant, seed=0)
     egs = list(reader(nlp))
     counts = Counter(eg.reference[0].text for eg in egs)
     assert [counts[f"s{i}"] for i in range(1, 5)] == expected
     assert reader.rareness == {"LOC": 3.0, "PER": 2.0}
     assert _texts(reader(nlp)) == _texts(egs)
-    in_order = [eg.reference[0].text for eg in create_resampled(hand, method=method, variant=variant, shuffle=False)(nlp)]
+    in_order = [eg.reference[0].text for eg in ResampledCorpus(hand, method=method, variant=variant, shuffle=False)(nlp)]
     assert in_order == [f"s{i}" for i, k in zip(range(1, 5), expected) for _ in range(k)]
 
 
 def test_resampled_rareness_comes_from_the_wrapped_corpus_once(nlp, hand):
-    reader = create_resampled(create_masked_entities(hand, p=0.0), method="sCR")
+    reader = ResampledCorpus(MaskedEntitiesCorpus(hand, p=0.0), method="sCR")
     list(reader(nlp))
     assert reader.rareness == {"LOC": 3.0, "PER": 2.0}
     with pytest.raises(DataError, match="unknown method 'CR'"):
-        create_resampled(hand, method="CR")
+        ResampledCorpus(hand, method="CR")
 
 
 def test_resampled_base_changes_rareness(nlp, hand):
-    reader = create_resampled(hand, method="sCR", base=4.0)
+    reader = ResampledCorpus(hand, method="sCR", base=4.0)
     list(reader(nlp))
     assert reader.rareness == pytest.approx({"LOC": 1.5, "PER": 1.0})
 
@@ -284,7 +284,7 @@ def test_resampling_all_of_conll_is_fast(nlp, tmp_path):
     path = tmp_path / "train.spacy"
     write_sentences(path, read_columns(DATA / "conll2003" / "train.tsv"))
     start = time.perf_counter()
-    reader = create_resampled(create_low_resource(str(path), n=14041), method="sCRD")
+    reader = ResampledCorpus(LowResourceCorpus(str(path), n=14041), method="sCRD")
     n = sum(1 for _ in reader(nlp))
     assert n == int(reader.frequencies.sum()) > 14041
     assert time.perf_counter() - start < 30  # seconds, not minutes (about 2-3 s here)
@@ -322,7 +322,7 @@ def test_readers_compose_in_one_config_and_train_spacy_ner(nlp, numbered):
     reader = registry.resolve(config["corpora"])["train"]
     egs = list(reader(nlp))
     assert _texts(egs) == _texts(registry.resolve(config["corpora"])["train"](nlp))
-    drawn = set(_texts(create_low_resource(str(numbered), n=12, seed=3)(nlp)))
+    drawn = set(_texts(LowResourceCorpus(str(numbered), n=12, seed=3)(nlp)))
     assert set(_texts(egs)) <= drawn and len(egs) >= 12
     # usable with spaCy's own ner
     ner_nlp = spacy.blank("en")

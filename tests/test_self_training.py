@@ -8,13 +8,14 @@ import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
+from spacy.training import Example
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.outputs import MANIFEST
 from spacy_auc_ner.training import self_training
-from spacy_auc_ner.training.readers import create_low_resource
+from spacy_auc_ner.training.readers import LowResourceCorpus
 from spacy_auc_ner.training.self_training import (
     best_round,
     label_pool,
@@ -24,7 +25,7 @@ from spacy_auc_ner.training.self_training import (
     self_train,
     write_pool,
 )
-from toy_data import TOY, make_examples
+from toy_data import TOY, fit_toy
 
 CONFIGS = Path(__file__).parents[1] / "configs"
 runner = CliRunner()
@@ -46,18 +47,7 @@ def _one_line_error(result):
 @pytest.fixture(scope="module")
 def trained():
     """Tiny auc_ner and spaCy ner pipelines fitted to the toy corpus."""
-    pipelines = {}
-    for factory in ("auc_ner", "ner"):
-        nlp = spacy.blank("en")
-        nlp.add_pipe(factory)
-        examples = make_examples(nlp)
-        optimizer = nlp.initialize(lambda: examples)
-        rng = random.Random(0)
-        for _ in range(25):
-            rng.shuffle(examples)
-            nlp.update(examples, sgd=optimizer)
-        pipelines[factory] = nlp
-    return pipelines
+    return {factory: fit_toy(n_iter=25, factory=factory)[0] for factory in ("auc_ner", "ner")}
 
 
 @pytest.fixture
@@ -101,7 +91,7 @@ def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
     nlp = spacy.blank("en")
     source = tmp_path / "numbered.spacy"
     DocBin(docs=[Doc(nlp.vocab, words=[f"s{i}", "has", "Flu"], ents=["O", "O", "B-D"]) for i in range(20)]).to_disk(source)
-    drawn = {eg.reference.text for eg in create_low_resource(str(source), n=5, seed=3)(nlp)}
+    drawn = {eg.reference.text for eg in LowResourceCorpus(str(source), n=5, seed=3)(nlp)}
     n = write_pool(source, tmp_path / "pool.spacy", size=5, seed=3)
     docs = read_docs(tmp_path / "pool.spacy", nlp.vocab)
     assert n == len(docs) == 15
@@ -187,6 +177,23 @@ def test_label_pool_counts_and_keep_empty(trained):
 
 
 # -- the rounds -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("factory", ["auc_ner", "ner"])
+def test_the_dev_f1_that_chooses_the_round_is_spacys(trained, factory, tmp_path):
+    """A round's dev scores come from the package's scorer (`pipeline.scoring.dev_scores`);
+    its ents_f, which chooses the round, is what spaCy's own evaluation gives, for the
+    auc_ner pipe (whose scorer is the package's) and for a ner pipe with spaCy's scorer, on
+    pipelines fitted to the toy corpus (which find entities), on it and one unseen sentence."""
+    nlp = trained[factory]
+    vocab = spacy.blank("en").vocab
+    dev = [Doc(vocab, words=w, ents=t) for w, t in TOY]
+    dev.append(Doc(vocab, words="Anna lives in Rome".split(), ents=["B-PER", "O", "O", "B-LOC"]))
+    write_docs(tmp_path / "dev.spacy", dev)
+    spacys = nlp.evaluate([Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in read_docs(tmp_path / "dev.spacy", nlp.vocab)])
+    ours = self_training._dev_scores(nlp, tmp_path / "dev.spacy")
+    assert spacys["ents_f"] > 0.3 and ours["ents_f"] == pytest.approx(spacys["ents_f"], abs=1e-12)
+    assert (ours["ents_p"], ours["ents_r"]) == pytest.approx((spacys["ents_p"], spacys["ents_r"]), abs=1e-12)
 
 
 def test_best_round_is_the_best_dev_f1_earliest_first():

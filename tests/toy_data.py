@@ -1,4 +1,5 @@
-"""A tiny hand-made two-type corpus shared by the tests."""
+"""A tiny hand-made two-type corpus shared by the tests, and the one way they fit a pipeline to it."""
+import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
@@ -14,3 +15,15 @@ TOY = [
 
 def make_examples(nlp, data=TOY):
     return [Example(Doc(nlp.vocab, words=w), Doc(nlp.vocab, words=w, ents=t)) for w, t in data]
+
+
+def fit_toy(config=None, n_iter=40, *, factory="auc_ner", data=TOY, seed=0):
+    """A blank English pipeline with one ``factory`` pipe (``config``), initialised on ``data``
+    and updated ``n_iter`` times on all of it, seeded: (nlp, examples, each update's loss)."""
+    spacy.util.fix_random_seed(seed)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config=config or {})
+    examples = make_examples(nlp, data)
+    optimizer = nlp.initialize(lambda: examples)
+    losses = [nlp.update(examples, sgd=optimizer, losses={})[factory] for _ in range(n_iter)]
+    return nlp, examples, losses

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .files import DataError, PathLike, atomic_output
+from .files import DataError, PathLike, atomic_output, write_text
 
 TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
 DOCSTART = "-DOCSTART-"
@@ -219,9 +219,7 @@ _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
     """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence
     (atomically: the file is whole or not there)."""
-    text = columns_text(sentences)
-    with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text(path, columns_text(sentences))
 
 
 def columns_text(sentences: Iterable[Sentence]) -> str:
@@ -245,6 +243,17 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
         spaces = [True] * len(s.tokens)
         spaces[-1] = False
         yield Doc(vocab, words=list(s.tokens), spaces=spaces, ents=list(s.labels))
+
+
+def tokens_only(doc, vocab=None):
+    """A Doc with the tokens and spaces of ``doc`` and no annotation, in ``vocab`` (default
+    the doc's); made from the token arrays, no Token objects."""
+    from spacy.attrs import ORTH, SPACY
+    from spacy.tokens import Doc
+
+    arr = doc.to_array([ORTH, SPACY]).reshape(-1, 2)
+    words = [doc.vocab.strings[int(h)] for h in arr[:, 0]]
+    return Doc(vocab or doc.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist())
 
 
 def doc_to_sentence(doc, line: int = 0) -> Sentence:

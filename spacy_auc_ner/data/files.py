@@ -22,6 +22,13 @@ class DataError(ValueError):
     """Bad input data or settings: the message is one line naming the file and line (or key)."""
 
 
+def config_error_text(err) -> str:
+    """A confection ConfigValidationError as one line: ``[section.key] message; ...`` (or,
+    for a malformed file, the parser's message squeezed onto one line)."""
+    parts = [f"[{'.'.join(str(p) for p in e.get('loc', []))}] {e.get('msg', '')}".strip() for e in getattr(err, "errors", None) or []]
+    return "; ".join(parts) if parts else " ".join(str(err).split())
+
+
 def os_error_text(err: OSError) -> str:
     """An OSError as one line: ``path: reason`` (``No such file or directory``, ...)."""
     reason = err.strerror or type(err).__name__

@@ -37,7 +37,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import sigmoid
-from .base import LossOutput, LossParam, Truth, TokenLoss, empty_output, masked_counts, require, safe_inverse
+from .base import LossOutput, LossParam, Truth, TokenLoss, check_setting, empty_output, masked_counts, safe_inverse
 
 # a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
 # that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0
@@ -47,15 +47,23 @@ A, B, ALPHA = (p.name for p in AUC_PARAMS)
 WEIGHTINGS = ("mean", "libauc")
 
 
+@registry.losses("spacy_auc_ner.AUCMargin.v1")
 class AUCMargin(TokenLoss):
+    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
+    the model's head and saved with the pipeline (alpha by gradient ascent with projection
+    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
+    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
+    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
+    positive share."""
+
     name = "spacy_auc_ner.AUCMargin.v1"
     schemes = ("ova", "two_task")
 
     def __init__(
         self,
         margin: float = 1.0,
-        mode: Literal["learned", "batch"] = "learned",
-        alpha_update: Literal["ascent", "pesg"] = "ascent",
+        mode: str = "learned",
+        alpha_update: str = "ascent",
         alpha_lr: float = 0.1,
         weighting: Literal["mean", "libauc"] = "mean",
     ):
@@ -67,15 +75,15 @@ class AUCMargin(TokenLoss):
         self.params = AUC_PARAMS if mode == "learned" else ()
 
     def validate(self, key: str = "loss") -> None:
-        require(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
-        require(
+        check_setting(self.mode in ("learned", "batch"), f"{key}.mode", f"must be 'learned' or 'batch', not {self.mode!r}")
+        check_setting(
             self.alpha_update in ("ascent", "pesg"),
             f"{key}.alpha_update",
             f"must be 'ascent' or 'pesg', not {self.alpha_update!r}",
         )
-        require(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
-        require(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
-        require(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
+        check_setting(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
+        check_setting(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
+        check_setting(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
 
     def finish_update(self, store) -> None:
         """Projection of alpha's ascent step onto alpha >= 0."""
@@ -145,20 +153,3 @@ class AUCMargin(TokenLoss):
             return xp.ones_like(n_pos)
         p = n_pos * safe_inverse(xp, n_pos + n_neg)
         return p * (1.0 - p)
-
-
-@registry.losses("spacy_auc_ner.AUCMargin.v1")
-def make_auc_margin(
-    margin: float = 1.0,
-    mode: str = "learned",
-    alpha_update: str = "ascent",
-    alpha_lr: float = 0.1,
-    weighting: Literal["mean", "libauc"] = "mean",
-) -> AUCMargin:
-    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
-    the model's head and saved with the pipeline (alpha by gradient ascent with projection
-    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
-    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
-    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
-    positive share."""
-    return AUCMargin(margin=margin, mode=mode, alpha_update=alpha_update, alpha_lr=alpha_lr, weighting=weighting)

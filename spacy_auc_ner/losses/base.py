@@ -21,7 +21,7 @@ from thinc.backends import get_array_ops
 from thinc.types import Floats1d, Floats2d, Ints1d
 
 
-def require(ok: bool, key: str, message: str) -> None:
+def check_setting(ok: bool, key: str, message: str) -> None:
     """Raise a one-line ValueError naming the config `key` unless `ok`. Written as a positive
     condition, so NaN settings (for which every comparison is False) are refused too."""
     if not ok:
@@ -120,7 +120,7 @@ class TokenLoss:
 
     def check_scheme(self, scheme: str, key: str = "loss") -> None:
         """Raise a clear error when this loss cannot train `scheme`."""
-        require(
+        check_setting(
             scheme in self.schemes,
             key,
             f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.schemes)}",
@@ -216,7 +216,7 @@ class LossWrapper(TokenLoss):
         """The wrapper's own settings (the inner losses check theirs)."""
 
     def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        require(
+        check_setting(
             scheme in self.own_schemes,
             key,
             f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",

@@ -14,22 +14,28 @@ from typing import Optional
 from spacy.util import registry
 
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, require
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting
 from .crossentropy import BinaryCE
 
 
+@registry.losses("spacy_auc_ner.Compositional.v1")
 class Compositional(LossWrapper):
+    """COMAUC: k training steps of `ce` (default binary CE), then k of `auc` (default the
+    learned AUC margin loss), alternating; for schemes ova and two_task."""
+
     name = "spacy_auc_ner.Compositional.v1"
     own_schemes = ("ova", "two_task")
 
-    def __init__(self, ce: TokenLoss, auc: TokenLoss, k: int = 1):
+    def __init__(self, ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1):
+        ce = ce if ce is not None else BinaryCE()
+        auc = auc if auc is not None else AUCMargin()
         super().__init__(ce=ce, auc=auc)
         self.ce = ce
         self.auc = auc
         self.k = int(k)
 
     def validate_own(self, key: str) -> None:
-        require(self.k >= 1, f"{key}.k", f"must be >= 1, not {self.k}")
+        check_setting(self.k >= 1, f"{key}.k", f"must be >= 1, not {self.k}")
 
     def phase(self, step: int) -> str:
         """"ce" for steps 0..k-1, "auc" for k..2k-1, and so on."""
@@ -38,14 +44,3 @@ class Compositional(LossWrapper):
     def __call__(self, scores, truth: Truth) -> LossOutput:
         loss = self.ce if self.phase(truth.step) == "ce" else self.auc
         return loss(scores, truth)
-
-
-@registry.losses("spacy_auc_ner.Compositional.v1")
-def make_compositional(
-    ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1
-) -> Compositional:
-    """COMAUC: k training steps of `ce` (default binary CE), then k of `auc` (default the
-    learned AUC margin loss), alternating; for schemes ova and two_task."""
-    return Compositional(
-        ce if ce is not None else BinaryCE(), auc if auc is not None else AUCMargin(), k=k
-    )

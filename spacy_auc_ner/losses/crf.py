@@ -17,8 +17,9 @@ CRF_PARAMS = (LossParam("crf_trans", 2, 0.0), LossParam("crf_start", 1, 0.0), Lo
 TRANS, START, END = (p.name for p in CRF_PARAMS)
 
 
+@registry.losses("spacy_auc_ner.CRFLoss.v1")
 class CRFLoss(TokenLoss):
-    """NLL of each sentence's gold path (unknown tokens summed over), averaged over the
+    """Linear-chain CRF negative log-likelihood over BIO labels (scheme crf): the NLL of each sentence's gold path (unknown tokens summed over), averaged over the
     sentences with any known label; the token mask and sentence lengths come from Truth."""
 
     name = "spacy_auc_ner.CRFLoss.v1"
@@ -47,9 +48,3 @@ class CRFLoss(TokenLoss):
         d_scores = unpad(out.d_E, mask).astype(scores.dtype)
         d_params = {TRANS: out.d_trans, START: out.d_start, END: out.d_end}
         return LossOutput(d_scores, float(out.nll.sum()), {k: v.astype(scores.dtype) for k, v in d_params.items()})
-
-
-@registry.losses("spacy_auc_ner.CRFLoss.v1")
-def make_crf_loss() -> CRFLoss:
-    """Linear-chain CRF negative log-likelihood over BIO labels (scheme crf)."""
-    return CRFLoss()

@@ -6,6 +6,7 @@ from ..ml.activations import log_softmax, sigmoid
 from .base import LossOutput, Truth, TokenLoss, empty_output, safe_inverse
 
 
+@registry.losses("spacy_auc_ner.BinaryCE.v1")
 class BinaryCE(TokenLoss):
     """Sum over columns (weighted by Truth.columns) of the mean binary cross entropy of
     sigmoid(score) over the masked tokens: the OVA-BCE baseline."""
@@ -27,8 +28,10 @@ class BinaryCE(TokenLoss):
         return LossOutput(d_scores, loss)
 
 
+@registry.losses("spacy_auc_ner.SoftmaxCE.v1")
 class SoftmaxCE(TokenLoss):
-    """Mean categorical cross entropy of softmax(scores) over the masked tokens."""
+    """Mean categorical cross entropy of softmax(scores) over the masked tokens: the CE
+    baseline."""
 
     name = "spacy_auc_ner.SoftmaxCE.v1"
     schemes = ("softmax",)
@@ -43,15 +46,3 @@ class SoftmaxCE(TokenLoss):
         loss = float(-(truth.targets * logp * w).sum() * inv_n)
         d_scores = ((xp.exp(logp) - truth.targets) * w * inv_n).astype(scores.dtype)
         return LossOutput(d_scores, loss)
-
-
-@registry.losses("spacy_auc_ner.BinaryCE.v1")
-def make_binary_ce() -> BinaryCE:
-    """Binary cross entropy per classifier (the OVA-BCE baseline)."""
-    return BinaryCE()
-
-
-@registry.losses("spacy_auc_ner.SoftmaxCE.v1")
-def make_softmax_ce() -> SoftmaxCE:
-    """Multi-class cross entropy over BIO labels (the CE baseline)."""
-    return SoftmaxCE()

@@ -17,29 +17,32 @@ class is best at p = 0.5. On NCBI-disease, 100 sentences, it scored F1 0.03 (tok
 1 or 0.01) and 0.05 (batch level, alpha 1) against 0.34 for CE, while batch level with alpha
 0.01 scored 0.32 (benchmarks/f1.py, 3 seeds). Both forms stay available.
 """
-from typing import Literal
-
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 from .focal import _pow
 
 
+@registry.losses("spacy_auc_ner.Dice.v1")
 class Dice(TokenLoss):
+    """Self-adjusting dice loss of Li et al. 2020 per column: exponent `alpha` on (1 - p),
+    smoothing `delta`; `level` "token" (per-token DSC averaged) or "batch" (one DSC per
+    column over the batch)."""
+
     name = "spacy_auc_ner.Dice.v1"
     schemes = ("ova", "softmax", "two_task")
 
-    def __init__(self, alpha: float = 0.01, delta: float = 0.01, level: Literal["token", "batch"] = "batch"):
+    def __init__(self, alpha: float = 0.01, delta: float = 0.01, level: str = "batch"):
         self.alpha = float(alpha)
         self.delta = float(delta)
         self.level = level
 
     def validate(self, key: str = "loss") -> None:
-        require(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
-        require(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
-        require(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
+        check_setting(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
+        check_setting(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
+        check_setting(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -72,11 +75,3 @@ class Dice(TokenLoss):
             g = d_q * h
             d_scores = g - p * g.sum(axis=1, keepdims=True)
         return LossOutput(d_scores.astype(scores.dtype), loss)
-
-
-@registry.losses("spacy_auc_ner.Dice.v1")
-def make_dice(alpha: float = 0.01, delta: float = 0.01, level: str = "batch") -> Dice:
-    """Self-adjusting dice loss of Li et al. 2020 per column: exponent `alpha` on (1 - p),
-    smoothing `delta`; `level` "token" (per-token DSC averaged) or "batch" (one DSC per
-    column over the batch)."""
-    return Dice(alpha=alpha, delta=delta, level=level)

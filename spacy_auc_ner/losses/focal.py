@@ -16,10 +16,14 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_sigmoid, log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, empty_output, require, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 
 
+@registry.losses("spacy_auc_ner.Focal.v1")
 class Focal(TokenLoss):
+    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
+    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
+
     name = "spacy_auc_ner.Focal.v1"
     schemes = ("ova", "softmax", "two_task")
 
@@ -27,7 +31,7 @@ class Focal(TokenLoss):
         self.gamma = float(gamma)
 
     def validate(self, key: str = "loss") -> None:
-        require(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
+        check_setting(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -89,10 +93,3 @@ def softmax_focal(scores, targets, gamma: float):
     factor = gamma * _pow(xp, q, gamma - 1.0) * p_t * log_p_t - _pow(xp, q, gamma)
     grad = factor * (targets - p) * has_gold
     return loss, grad
-
-
-@registry.losses("spacy_auc_ner.Focal.v1")
-def make_focal(gamma: float = 2.0) -> Focal:
-    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
-    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
-    return Focal(gamma=gamma)

@@ -34,25 +34,33 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require, safe_inverse, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output, safe_inverse, weighted_sum
 from .crossentropy import SoftmaxCE
 
 O_TERMS = ("share", "mean")
 
 
+@registry.losses("spacy_auc_ner.MoM.v1")
 class MoM(LossWrapper):
+    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
+    the gold-O share of the batch's tokens, so that both terms divide by the same token count
+    as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
+    for the scheme (default softmax cross entropy). The paper tuned lam per dataset and
+    model, 0.041-0.446 (median of its sequence-labelling choices 0.21); the default 0.2."""
+
     name = "spacy_auc_ner.MoM.v1"
     own_schemes = ("softmax", "ova")
 
-    def __init__(self, loss: TokenLoss, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"):
+    def __init__(self, loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"):
+        loss = loss if loss is not None else SoftmaxCE()
         super().__init__(loss=loss)
         self.loss = loss
         self.lam = float(lam)
         self.o_term = o_term
 
     def validate_own(self, key: str) -> None:
-        require(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
-        require(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
+        check_setting(0.0 <= self.lam <= 1.0, f"{key}.lam", f"must be in [0, 1], not {self.lam}")
+        check_setting(self.o_term in O_TERMS, f"{key}.o_term", f"must be 'share' or 'mean', not {self.o_term!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -67,15 +75,3 @@ class MoM(LossWrapper):
         if self.o_term == "share":
             weight *= float(o_mask.sum() * safe_inverse(xp, truth.mask.sum()))
         return weighted_sum([full, majority], [self.lam, weight])
-
-
-@registry.losses("spacy_auc_ner.MoM.v1")
-def make_mom(
-    loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"
-) -> MoM:
-    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
-    the gold-O share of the batch's tokens, so that both terms divide by the same token count
-    as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
-    for the scheme (default softmax cross entropy). The paper tuned lam per dataset and
-    model, 0.041-0.446 (median of its sequence-labelling choices 0.21); the default 0.2."""
-    return MoM(loss if loss is not None else SoftmaxCE(), lam=lam, o_term=o_term)

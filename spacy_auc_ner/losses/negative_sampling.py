@@ -63,17 +63,23 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, empty_output, require
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import SoftmaxCE
 
 
+@registry.losses("spacy_auc_ner.NegativeSampling.v1")
 class NegativeSampling(LossWrapper):
+    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
+    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
+    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
+    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
+
     name = "spacy_auc_ner.NegativeSampling.v1"
     own_schemes = ("softmax", "ova")
 
     def __init__(
         self,
-        loss: TokenLoss,
+        loss: Optional[TokenLoss] = None,
         rate: float = 0.35,
         distribution: Literal["uniform", "weighted"] = "uniform",
         mu: float = 8.0,
@@ -82,6 +88,7 @@ class NegativeSampling(LossWrapper):
         temperature: Optional[float] = None,
         seed: int = 0,
     ):
+        loss = loss if loss is not None else SoftmaxCE()
         super().__init__(loss=loss)
         self.loss = loss
         self.rate = float(rate)
@@ -93,17 +100,17 @@ class NegativeSampling(LossWrapper):
         self.seed = int(seed)
 
     def validate_own(self, key: str) -> None:
-        require(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
-        require(
+        check_setting(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
+        check_setting(
             self.distribution in ("uniform", "weighted"),
             f"{key}.distribution",
             f"must be 'uniform' or 'weighted', not {self.distribution!r}",
         )
-        require(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
-        require(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
-        require(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
+        check_setting(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
+        check_setting(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
+        check_setting(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
         t = self.temperature
-        require(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
+        check_setting(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -187,30 +194,3 @@ def label_distribution(scores, multilabel: bool):
         return xp.exp(log_softmax(scores))
     h = sigmoid(scores)
     return h / xp.maximum(h.sum(axis=1, keepdims=True), 1e-12)
-
-
-@registry.losses("spacy_auc_ner.NegativeSampling.v1")
-def make_negative_sampling(
-    loss: Optional[TokenLoss] = None,
-    rate: float = 0.35,
-    distribution: Literal["uniform", "weighted"] = "uniform",
-    mu: float = 8.0,
-    epochs: int = 10,
-    total_steps: int = 20000,
-    temperature: Optional[float] = None,
-    seed: int = 0,
-) -> NegativeSampling:
-    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
-    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
-    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
-    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
-    return NegativeSampling(
-        loss if loss is not None else SoftmaxCE(),
-        rate=rate,
-        distribution=distribution,
-        mu=mu,
-        epochs=epochs,
-        total_steps=total_steps,
-        temperature=temperature,
-        seed=seed,
-    )

@@ -39,15 +39,22 @@ from typing import Optional
 from spacy.util import registry
 
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, require, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, weighted_sum
 from .crf import CRFLoss
 
 
+@registry.losses("spacy_auc_ner.CRFWithAUC.v1")
 class CRFWithAUC(LossWrapper):
+    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
+    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
+    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
+
     name = "spacy_auc_ner.CRFWithAUC.v1"
     own_schemes = ("crf",)
 
-    def __init__(self, crf: TokenLoss, auc: TokenLoss, mu: float = 0.1):
+    def __init__(self, crf: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, mu: float = 0.1):
+        crf = crf if crf is not None else CRFLoss()
+        auc = auc if auc is not None else AUCMargin()
         super().__init__(crf=crf, auc=auc)
         self.crf = crf
         self.auc = auc
@@ -57,16 +64,16 @@ class CRFWithAUC(LossWrapper):
         self.schemes = ("crf",) if "crf" in crf.schemes and "ova" in auc.schemes else ()
 
     def validate_own(self, key: str) -> None:
-        require(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
+        check_setting(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
 
     def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        require(
+        check_setting(
             scheme in self.own_schemes,
             key,
             f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",
         )
         self.crf.check_scheme(scheme, f"{key}.crf")
-        require(
+        check_setting(
             "ova" in self.auc.schemes,
             f"{key}.auc",
             f"{self.auc.name} cannot score the CRF's emissions as one-vs-all classifiers: it does "
@@ -80,13 +87,3 @@ class CRFWithAUC(LossWrapper):
         # the same gold, read as K independent binary classifiers (one-hot targets per label)
         auc_out = self.auc(scores, replace(truth, multilabel=True))
         return weighted_sum([crf_out, auc_out], [1.0, self.mu])
-
-
-@registry.losses("spacy_auc_ner.CRFWithAUC.v1")
-def make_crf_with_auc(
-    crf: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, mu: float = 0.1
-) -> CRFWithAUC:
-    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
-    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
-    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
-    return CRFWithAUC(crf if crf is not None else CRFLoss(), auc if auc is not None else AUCMargin(), mu=mu)

@@ -11,12 +11,12 @@ weight. The loss is the weighted mean over tokens, sum_i w_i l_i / sum_i w_i, as
 ``CrossEntropyLoss(weight=...)`` reduces it: softmax CE for ``softmax``, the sum of per-column
 BCEs for ``ova``. Before ``initialize`` every weight is 1 (plain cross entropy).
 """
-from typing import Literal, Optional
+from typing import Optional
 
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
-from .base import LossOutput, TokenLoss, Truth, empty_output, require
+from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import BinaryCE, SoftmaxCE
 
 
@@ -32,12 +32,16 @@ def class_weights(class_counts, form: str, beta: float = 1.0):
     return weights.astype(class_counts.dtype)
 
 
+@registry.losses("spacy_auc_ner.WeightedCE.v1")
 class WeightedCE(TokenLoss):
+    """Cross entropy with each token weighted by its gold class: `form` "inverse"
+    (s / (K s_k)) or "log" (log10((s - s_k)/s_k + beta)); counts from the training data."""
+
     name = "spacy_auc_ner.WeightedCE.v1"
     # two_task targets are not one class per token (a token can be ENTITY and BEGIN).
     schemes = ("ova", "softmax")
 
-    def __init__(self, form: Literal["inverse", "log"] = "inverse", beta: float = 1.0):
+    def __init__(self, form: str = "inverse", beta: float = 1.0):
         self.form = form
         self.beta = float(beta)
         self.weights: Optional[object] = None
@@ -45,8 +49,8 @@ class WeightedCE(TokenLoss):
         self._binary = BinaryCE()
 
     def validate(self, key: str = "loss") -> None:
-        require(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
-        require(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
+        check_setting(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
+        check_setting(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
 
     def initialize(self, class_counts) -> None:
         self.weights = class_weights(class_counts, self.form, self.beta)
@@ -67,10 +71,3 @@ class WeightedCE(TokenLoss):
             token_weight = truth.mask * (truth.targets * weights).sum(axis=1)
         inner = self._binary if truth.multilabel else self._softmax
         return inner(scores, truth.with_mask(token_weight))
-
-
-@registry.losses("spacy_auc_ner.WeightedCE.v1")
-def make_weighted_ce(form: str = "inverse", beta: float = 1.0) -> WeightedCE:
-    """Cross entropy with each token weighted by its gold class: `form` "inverse"
-    (s / (K s_k)) or "log" (log10((s - s_k)/s_k + beta)); counts from the training data."""
-    return WeightedCE(form=form, beta=beta)

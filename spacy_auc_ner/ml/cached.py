@@ -15,7 +15,7 @@ saved: ``to_disk`` writes the wrapped encoder, and loading or re-initialising st
 ``max_size = 0`` keeps nothing: the same frozen encoder, recomputed at every call.
 """
 from collections import OrderedDict
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import srsly
 from spacy.attrs import ORTH, SPACY
@@ -53,6 +53,20 @@ class EncoderCache:
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_size:
             self._entries.popitem(last=False)
+
+    def lookup(self, keys: Sequence[bytes]) -> Tuple[Dict[bytes, Any], List[int]]:
+        """The cached value of each distinct key (None when not cached), and the index of one
+        row per distinct key that is not: the rows to compute. Counts the hits and misses."""
+        found: Dict[bytes, Any] = {}
+        todo: List[int] = []
+        for i, key in enumerate(keys):
+            if key not in found:
+                found[key] = self.get(key)
+                if found[key] is None:
+                    todo.append(i)
+        self.hits += len(found) - len(todo)
+        self.misses += len(todo)
+        return found, todo
 
     def clear(self) -> None:
         self._entries.clear()
@@ -115,24 +129,13 @@ def _forward(model: Model, docs: List[Doc], is_train: bool):
     inference mode once over the docs not in the cache; no gradient goes back."""
     cache: EncoderCache = model.attrs["cache"]
     keys = [doc_key(doc) for doc in docs]
-    found: Dict[bytes, Floats2d] = {}
-    todo: Dict[bytes, Doc] = {}
-    for key, doc in zip(keys, docs):
-        if key in found or key in todo:
-            continue
-        value = cache.get(key)
-        if value is None:
-            todo[key] = doc
-        else:
-            found[key] = value
-    cache.hits += len(found)
-    cache.misses += len(todo)
+    found, todo = cache.lookup(keys)
     if todo:
-        outputs = model.layers[0].predict(list(todo.values()))
-        for key, value in zip(todo, outputs):
+        outputs = model.layers[0].predict([docs[i] for i in todo])
+        for i, value in zip(todo, outputs):
             # an array of its own: a view would keep its whole batch's buffer alive
-            found[key] = value.copy()
-            cache.put(key, found[key])
+            found[keys[i]] = value.copy()
+            cache.put(keys[i], found[keys[i]])
     Y = [found[key].copy() for key in keys]
 
     def backprop(dY: List[Floats2d]) -> List[Doc]:

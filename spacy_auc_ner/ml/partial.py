@@ -109,19 +109,7 @@ def partial_forward(
     types = token_type_ids.detach().cpu().numpy()
     keys = [ids[i, :n].tobytes() + b"|" + types[i, :n].tobytes() for i, n in enumerate(lengths)]
 
-    found = {}
-    todo = []  # row indices whose lower output is computed now, one per distinct key
-    for i, key in enumerate(keys):
-        if key in found:
-            continue
-        value = state.cache.get(key)
-        if value is None:
-            found[key] = None
-            todo.append(i)
-        else:
-            found[key] = value
-    state.cache.hits += len(found) - len(todo)
-    state.cache.misses += len(todo)
+    found, todo = state.cache.lookup(keys)  # todo: one row per distinct key to compute now
     if todo:
         for key, value in zip((keys[i] for i in todo), _lower_outputs(self, state, input_ids, attention_mask, token_type_ids, todo, lengths)):
             found[key] = value

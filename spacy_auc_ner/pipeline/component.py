@@ -19,14 +19,14 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
-from spacy.util import registry
+from spacy.util import minibatch, registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
 
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
-from ..losses.base import require
+from ..losses.base import check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.decoding import Spans
 from ..schemes import COMPONENT_SCHEMES, DECODERS, Targets, make_scheme
@@ -113,18 +113,8 @@ def make_auc_ner(
     Every setting is checked here, before training, and an error names its full config key.
     """
     return AUCNER(
-        nlp.vocab,
-        model,
-        name,
-        scheme=scheme,
-        loss=loss,
-        strategy=strategy,
-        two_task_lambda=two_task_lambda,
-        decoder=decoder,
-        threshold=threshold,
-        entity_bias=entity_bias,
-        spans_key=spans_key,
-        scorer=scorer,
+        nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
+        decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,
     )
 
 
@@ -147,7 +137,7 @@ class AUCNER(TrainablePipe):
     ):
         key = f"components.{name}"
         _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
-        require(math.isfinite(entity_bias), f"{key}.entity_bias", f"must be a finite number, not {entity_bias}")
+        check_setting(math.isfinite(entity_bias), f"{key}.entity_bias", f"must be a finite number, not {entity_bias}")
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -331,7 +321,7 @@ class AUCNER(TrainablePipe):
         pipeline trains and predicts no entities."""
         validate_get_examples(get_examples, "AUCNER.initialize")
         if labels is not None:
-            require(
+            check_setting(
                 not isinstance(labels, (str, dict)) and all(isinstance(t, str) for t in labels),
                 f"initialize.components.{self.name}.labels",
                 f"must be a list of entity types (as 'spacy init labels' writes it for {self.name}), not {labels!r}",
@@ -362,7 +352,7 @@ class AUCNER(TrainablePipe):
         head.attrs[LOSS_PARAMS_ATTR] = {p.name: [list(p.shape(n_loss)), p.init] for p in self.loss.params}
         self.model.initialize(X=doc_sample)
         counts = numpy.zeros(n_columns, dtype="f")
-        for batch in _batched(get_examples(), 256):
+        for batch in minibatch(get_examples(), 256):
             gold = self.scheme.gold(batch, self.label_set, self.model.ops)
             counts += self.model.ops.to_numpy((gold.Y * gold.mask[:, None]).sum(axis=0))
         self.cfg["class_counts"] = counts.tolist()
@@ -415,37 +405,26 @@ class AUCNER(TrainablePipe):
 
 def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str) -> None:
     """The component's own settings; the loss and the strategy check theirs."""
-    require(
+    check_setting(
         scheme in COMPONENT_SCHEMES,
         f"{key}.scheme",
         f"unknown scheme {scheme!r}; choose one of {', '.join(COMPONENT_SCHEMES)}",
     )
-    require(
+    check_setting(
         decoder is None or decoder in DECODERS,
         f"{key}.decoder",
         f"unknown decoder {decoder!r}; use 'greedy' or 'viterbi' (or null: the scheme's default)",
     )
-    require(
+    check_setting(
         _is_number(two_task_lambda) and 0.0 <= two_task_lambda < math.inf,
         f"{key}.two_task_lambda",
         f"must be a finite number >= 0, not {two_task_lambda!r}",
     )
-    require(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
-    require(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
+    check_setting(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
+    check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
 
 
 def _is_number(value) -> bool:
     """A real number, not a string such as the 'nan' a command-line override leaves (a
     comparison with it would raise a TypeError instead of naming the key)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _batched(items: Iterable, size: int):
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

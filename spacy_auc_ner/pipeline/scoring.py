@@ -41,7 +41,6 @@ METRICS: Dict[str, str] = {
 }
 
 
-
 def gold_bio_tags(example: Example) -> List[str]:
     """The reference entities as IOB2 tags on the predicted tokens (misaligned: O)."""
     tags = []
@@ -128,6 +127,21 @@ def score_entities(examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
     y_pred = [doc_bio_tags(eg.predicted) for eg in examples]
     scores.update(seqeval_scores(y_true, y_pred))
     return scores
+
+
+def predict(nlp, examples: Iterable[Example]) -> List[Example]:
+    """The examples with the pipeline's predictions on their predicted side's tokens."""
+    examples = list(examples)
+    docs = nlp.pipe(eg.predicted for eg in examples)
+    return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+
+
+def dev_scores(nlp, examples: Iterable[Example]) -> Dict[str, float]:
+    """Every number of `score_entities` for the pipeline's predictions on ``examples``: the
+    package's one dev scorer (self-training's choice of round, a study's choice of run), the
+    same for every pipeline whatever scorer its pipes name."""
+    scores = score_entities(predict(nlp, examples))
+    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 @registry.scorers("spacy_auc_ner.entity_scorer.v1")

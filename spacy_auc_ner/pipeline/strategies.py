@@ -14,14 +14,14 @@ costs:
 from typing import List, Sequence
 
 import numpy
-
 from spacy.util import registry
 
-from ..losses.base import require
+from ..losses.base import check_setting
 
 
+@registry.misc("spacy_auc_ner.AllClassifiers.v1")
 class UpdateStrategy:
-    """Every classifier at every step (``all``); the base of the other strategies."""
+    """Train every classifier at every step (``all``); the base of the other strategies."""
 
     name = "all"
 
@@ -33,7 +33,7 @@ class UpdateStrategy:
         the setting when a setting is invalid."""
 
     def check_scheme(self, scheme: str, key: str = "strategy") -> None:
-        require(
+        check_setting(
             scheme == "ova" or self.name == "all",
             key,
             f"'{self.name}' picks OVA classifiers and only applies to scheme 'ova', not "
@@ -41,7 +41,10 @@ class UpdateStrategy:
         )
 
 
+@registry.misc("spacy_auc_ner.GroupedByPrefix.v1")
 class GroupedByPrefix(UpdateStrategy):
+    """Algorithm 1: per batch, one optimizer step per B/I/O prefix group (scheme ova)."""
+
     name = "grouped"
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
@@ -49,16 +52,19 @@ class GroupedByPrefix(UpdateStrategy):
         return [(prefixes == p).astype("f") for p in ("B", "I", "O") if (prefixes == p).any()]
 
 
+@registry.misc("spacy_auc_ner.SampledClassifiers.v1")
 class SampledClassifiers(UpdateStrategy):
+    """Algorithm 2: per step, the loss of m randomly sampled classifiers (scheme ova)."""
+
     name = "sampled"
 
-    def __init__(self, m: int, seed: int = 0):
+    def __init__(self, m: int = 2, seed: int = 0):
         self.m = m
         self.seed = seed
 
     def validate(self, key: str = "strategy") -> None:
-        require(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
-        require(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
+        check_setting(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
+        check_setting(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         K = len(columns)
@@ -67,20 +73,3 @@ class SampledClassifiers(UpdateStrategy):
         weights[rng.choice(K, size=min(self.m, K), replace=False)] = 1.0
         return [weights]
 
-
-@registry.misc("spacy_auc_ner.AllClassifiers.v1")
-def make_all_classifiers() -> UpdateStrategy:
-    """Train every classifier at every step."""
-    return UpdateStrategy()
-
-
-@registry.misc("spacy_auc_ner.GroupedByPrefix.v1")
-def make_grouped_by_prefix() -> UpdateStrategy:
-    """Algorithm 1: per batch, one optimizer step per B/I/O prefix group (scheme ova)."""
-    return GroupedByPrefix()
-
-
-@registry.misc("spacy_auc_ner.SampledClassifiers.v1")
-def make_sampled_classifiers(m: int = 2, seed: int = 0) -> UpdateStrategy:
-    """Algorithm 2: per step, the loss of m randomly sampled classifiers (scheme ova)."""
-    return SampledClassifiers(m=m, seed=seed)

@@ -93,6 +93,12 @@ def segment_starts(iob: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     return starts
 
 
+def segments(tokens: Tokens) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The first token and the length of every segment (`segment_starts`), in order."""
+    seg_start = numpy.flatnonzero(segment_starts(tokens.iob, tokens.lengths))
+    return seg_start, numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+
+
 def _ranges(starts: numpy.ndarray, lengths: numpy.ndarray) -> numpy.ndarray:
     """The concatenation of range(s, s + l) for each start s and length l."""
     total = int(lengths.sum())
@@ -117,9 +123,7 @@ class Source:
         self.pair_orth = pairs[order, 1]
         self.cum_weight = numpy.cumsum(counts[order].astype("f8") ** power)
         # distinct mentions: (type rank, orth of each token, 0-padded), first occurrence
-        starts = segment_starts(tokens.iob, tokens.lengths)
-        seg_start = numpy.flatnonzero(starts)
-        seg_len = numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+        seg_start, seg_len = segments(tokens)
         is_mention = tokens.iob[seg_start] == BEGIN
         m_start, m_len = seg_start[is_mention], seg_len[is_mention]
         width = int(m_len.max()) if len(m_len) else 0
@@ -147,9 +151,7 @@ def replace_mentions(source: Source, p: float, rng: numpy.random.Generator) -> T
     distinct mention of its type drawn uniformly. Draws: one uniform per segment for the coin,
     then one per segment for the choice (floor(u * number of mentions of the type))."""
     tokens = source.tokens
-    starts = segment_starts(tokens.iob, tokens.lengths)
-    seg_start = numpy.flatnonzero(starts)
-    seg_len = numpy.diff(numpy.append(seg_start, len(tokens.iob)))
+    seg_start, seg_len = segments(tokens)
     coin = rng.random(len(seg_start))
     pick = rng.random(len(seg_start))
     is_mention = tokens.iob[seg_start] == BEGIN
@@ -242,8 +244,14 @@ def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
         begin = end
 
 
+@registry.readers("spacy_auc_ner.Augmented.v1")
 class AugmentedCorpus:
-    """The wrapped corpus, each example followed by ``copies`` augmented versions of it."""
+    """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
+    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
+    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
+    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
+    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
+    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
 
     def __init__(
         self,
@@ -297,22 +305,3 @@ class AugmentedCorpus:
             for pairs in copies:
                 yield Example(*next(pairs))
 
-
-@registry.readers("spacy_auc_ner.Augmented.v1")
-def create_augmented(
-    corpus: Reader,
-    copies: int = 3,
-    replace_tokens: float = 0.3,
-    replace_mentions: float = 0.3,
-    shuffle_segments: float = 0.3,
-    combine: str = "separate",
-    power: float = 1.0,
-    seed: int = 0,
-) -> Reader:
-    """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
-    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
-    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
-    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
-    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
-    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
-    return AugmentedCorpus(corpus, copies, replace_tokens, replace_mentions, shuffle_segments, combine, power, seed)

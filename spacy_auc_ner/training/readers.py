@@ -32,13 +32,12 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import ORTH, SPACY
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from ..data.columns import DataError, read_docs
+from ..data.columns import DataError, read_docs, tokens_only
 from ..data.entity_arrays import EntityArrays
 from .resampling import METHODS, VARIANTS, frequencies, rareness
 
@@ -80,7 +79,7 @@ class LazyExamples(collections.abc.Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return _example(self.nlp, self.references[i])
+        return Example(tokens_only(self.references[i], self.nlp.vocab), self.references[i])
 
 
 def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], reader: str) -> Sequence[Example]:
@@ -91,14 +90,6 @@ def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], rea
     if corpus is not None:
         return list(corpus(nlp))
     return LazyExamples(nlp, docs(nlp))
-
-
-def _example(nlp: Language, reference: Doc) -> Example:
-    """An example whose predicted Doc has the reference's tokens (no Token objects made)."""
-    arr = reference.to_array([ORTH, SPACY]).reshape(-1, 2)
-    strings = nlp.vocab.strings
-    words = [strings[int(h)] for h in arr[:, 0]]
-    return Example(Doc(nlp.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist()), reference)
 
 
 def gold_arrays(examples: Sequence[Example]) -> EntityArrays:
@@ -117,11 +108,13 @@ def _report(text: str) -> None:
 # LowResource.v1
 
 
+@registry.readers("spacy_auc_ner.LowResource.v1")
 class LowResourceCorpus:
-    """n sentences drawn without replacement: the first n of a seeded permutation of the
-    corpus, so a smaller draw with the same seed is a subset of a larger one."""
+    """A corpus limited to n sentences drawn with a seed, without replacement: the first n of
+    a seeded permutation of the corpus (in drawn order, or in corpus order when shuffle is
+    false), so a smaller draw with the same seed is a subset of a larger one."""
 
-    def __init__(self, path=None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
+    def __init__(self, path: Optional[str] = None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
         if n < 1:
             raise DataError(f"[LowResource.v1] n must be at least 1, got {n}")
         self.path, self.corpus, self.n, self.seed, self.shuffle = path, corpus, n, seed, shuffle
@@ -145,27 +138,19 @@ def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="c
     return chosen if shuffle else sorted(chosen)
 
 
-@registry.readers("spacy_auc_ner.LowResource.v1")
-def create_low_resource(
-    path: Optional[str] = None,
-    n: int = 100,
-    seed: int = 0,
-    shuffle: bool = True,
-    corpus: Optional[Reader] = None,
-) -> Reader:
-    """A corpus limited to n sentences drawn with a seed (in drawn order, or in corpus order
-    when shuffle is false)."""
-    return LowResourceCorpus(path, n, seed, shuffle, corpus)
-
-
 # ---------------------------------------------------------------------------------------------
 # EntityRatio.v1
 
 
+@registry.readers("spacy_auc_ner.EntityRatio.v1")
 class EntityRatioCorpus:
-    """n sentences whose share of entity tokens is as close as possible to ``percent``."""
+    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
+    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
+    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
 
-    def __init__(self, path=None, n=100, percent=5.0, seed=0, tolerance=0.1, corpus=None):
+    def __init__(
+        self, path: Optional[str] = None, n: int = 100, percent: float = 5.0, seed: int = 0, tolerance: float = 0.1, corpus: Optional[Reader] = None
+    ):
         if not 0 < percent < 100:
             raise DataError(f"[EntityRatio.v1] percent must be between 0 and 100 (exclusive), got {percent}")
         if n < 1:
@@ -265,30 +250,17 @@ def draw_entity_ratio(
     return order, float(reached)
 
 
-@registry.readers("spacy_auc_ner.EntityRatio.v1")
-def create_entity_ratio(
-    path: Optional[str] = None,
-    n: int = 100,
-    percent: float = 5.0,
-    seed: int = 0,
-    tolerance: float = 0.1,
-    corpus: Optional[Reader] = None,
-) -> Reader:
-    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
-    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
-    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
-    return EntityRatioCorpus(path, n, percent, seed, tolerance, corpus)
-
-
 # ---------------------------------------------------------------------------------------------
 # MaskedEntities.v1
 
 
+@registry.readers("spacy_auc_ner.MaskedEntities.v1")
 class MaskedEntitiesCorpus:
-    """Hides each gold entity independently with probability p, to simulate unlabeled
+    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
+    annotation, no gradient, with ``missing = true``), independently, to simulate unlabeled
     entities; the same seed hides the same entities on every call."""
 
-    def __init__(self, corpus: Reader, p: float, seed: int = 0, missing: bool = False):
+    def __init__(self, corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False):
         if not 0.0 <= p <= 1.0:
             raise DataError(f"[MaskedEntities.v1] p must be in [0, 1], got {p}")
         self.corpus, self.p, self.seed, self.missing = corpus, p, seed, missing
@@ -315,22 +287,18 @@ class MaskedEntitiesCorpus:
             yield Example(eg.predicted, ref)
 
 
-@registry.readers("spacy_auc_ner.MaskedEntities.v1")
-def create_masked_entities(corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False) -> Reader:
-    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
-    annotation, no gradient, with ``missing = true``)."""
-    return MaskedEntitiesCorpus(corpus, p, seed, missing)
-
-
 # ---------------------------------------------------------------------------------------------
 # Resampled.v1
 
 
+@registry.readers("spacy_auc_ner.Resampled.v1")
 class ResampledCorpus:
-    """Repeats each sentence of the wrapped corpus f times (sC, sCR, sCRD, nsCRD); rareness
-    comes from the wrapped corpus, computed on the first call and kept."""
+    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): each sentence
+    repeated f times by ``method`` sC, sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's
+    formulas) or "code" (the authors' code); ``base`` the log base of the rareness, which comes
+    from the wrapped corpus, computed on the first call and kept."""
 
-    def __init__(self, corpus: Reader, method: str, variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
+    def __init__(self, corpus: Reader, method: str = "sCR", variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
         if method not in METHODS:
             raise DataError(f"[Resampled.v1] unknown method {method!r}; choose one of {', '.join(METHODS)}")
         if variant not in VARIANTS:
@@ -359,18 +327,3 @@ class ResampledCorpus:
         # predicted Docs before annotating them, so repeats never share state in training.
         for i in order:
             yield examples[i]
-
-
-@registry.readers("spacy_auc_ner.Resampled.v1")
-def create_resampled(
-    corpus: Reader,
-    method: str = "sCR",
-    variant: str = "paper",
-    base: float = 2.0,
-    seed: int = 0,
-    shuffle: bool = True,
-) -> Reader:
-    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): ``method`` sC,
-    sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's formulas) or "code" (the authors'
-    code); ``base`` the log base of the rareness."""
-    return ResampledCorpus(corpus, method, variant, base, seed, shuffle)

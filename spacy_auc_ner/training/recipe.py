@@ -2,7 +2,9 @@
 text, training, self-training on the raw text, the round with the best dev F1 kept.
 
 ``configs/lowres_best.cfg`` trains alone with ``spacy train``; what ``spacy train`` cannot do
-is the steps around it, which `run_recipe` chains (``spacy-auc-ner recipe``)::
+is the steps around it. `train_steps` chains them, the one orchestrator of pretrain -> train ->
+self-train: `run_recipe` (``spacy-auc-ner recipe``) runs it on a user's files, the lab's study
+cells on their draws. `run_recipe` writes::
 
     OUTPUT/pretrain/model-last.bin   spacy pretrain of the config's [pretraining] block on the
                                      raw text (or the training file's own text)
@@ -23,15 +25,16 @@ and trains once.
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional
 
 from spacy.vocab import Vocab
+from thinc.api import Config
 
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
+from ..data.files import PathLike
 from ..outputs import OutputFolder
-from .self_training import check_self_train, load_training_config, run_names, run_rounds, train_config
+from .self_training import Settings, best_round, check_self_train, load_training_config, read_pool, run_names, run_rounds, train_config
 
-PathLike = Union[str, Path]
 PRETRAIN_DIR = "pretrain"
 DATA_DIR = "data"  # column files given as --train / --dev, converted to .spacy for spacy train
 TRAIN_DIRS = ("model-best", "model-last")  # a run without self-training, as spacy train writes it
@@ -41,24 +44,27 @@ def _log(text: str) -> None:
     print(f"[recipe] {text}", file=sys.stderr, flush=True)
 
 
-def _pretraining_config(config_path: Path, overrides: Dict[str, Any]):
+def _pretraining_config(config: Config, where: Path, raw_text: str) -> Config:
     """The config with spaCy's defaults filled in (spacy pretrain reads only a filled config)
     and its [pretraining] block checked."""
     from spacy.util import load_model_from_config
 
-    config = load_training_config(config_path, overrides)
     block = config.get("pretraining") or {}
     if not block.get("component"):
         raise DataError(
-            f"{config_path}: [pretraining] names no component to pretrain; use configs/lowres_best.cfg, "
+            f"{where}: [pretraining] names no component to pretrain; use configs/lowres_best.cfg, "
             "merge a block in with 'spacy-auc-ner pretrain-config', or pass --no-pretrain"
         )
     filled = load_model_from_config(config, auto_fill=True, validate=True).config
     reader = filled.get("corpora", {}).get("pretrain", {}).get("@readers")
-    raw_text = str(filled["paths"].get("raw_text"))
     if reader == "spacy.JsonlCorpus.v1" and not raw_text.endswith(".jsonl"):
-        raise DataError(f"{config_path}: [corpora.pretrain] is spacy.JsonlCorpus.v1, which reads .jsonl only, not {raw_text}; use spacy_auc_ner.RawText.v1")
+        raise DataError(f"{where}: [corpora.pretrain] is spacy.JsonlCorpus.v1, which reads .jsonl only, not {raw_text}; use spacy_auc_ner.RawText.v1")
     return filled
+
+
+def step_names(pretrain: bool, self_train: bool, rounds: int) -> List[str]:
+    """The entries `train_steps` writes in its output folder."""
+    return ([PRETRAIN_DIR] if pretrain else []) + (run_names(rounds) if self_train else list(TRAIN_DIRS))
 
 
 def run_recipe(
@@ -78,16 +84,13 @@ def run_recipe(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """Pretrain, train and self-train ``config_path`` into ``output_dir``; returns a summary:
-    the weights, the rounds (as ``rounds.jsonl`` holds them) and the kept model. Every input is
+    """Pretrain, train and self-train ``config_path`` into ``output_dir`` on a user's files
+    (`train_steps`); returns its summary, plus the config and the raw text. Every input is
     read and checked before anything is written, removed or trained; a previous run in
     ``output_dir`` is refused, or with ``overwrite`` removed as far as its record in the folder
     goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
-    from spacy.training.pretrain import pretrain as spacy_pretrain
-
     config_path, output_dir = Path(config_path), Path(output_dir)
-    if not config_path.is_file():
-        raise DataError(f"{config_path}: no such config file")
+    config = load_training_config(config_path, overrides)  # a missing or bad config, or a bad override, fails now
     for path in (train, dev) + ((raw,) if raw is not None else ()):
         if not Path(path).is_file():
             raise DataError(f"{path}: no such file")
@@ -99,45 +102,82 @@ def run_recipe(
     columns = {role: docs[role] for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
     inputs = [config_path, train, dev, raw]
     train, dev = (output_dir / DATA_DIR / f"{role}.spacy" if role in columns else Path(path) for role, path in (("train", train), ("dev", dev)))
-    overrides = {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}
-    load_training_config(config_path, overrides)  # a bad override fails now
+    config = load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, config_path)
     raw_text = str(raw if raw is not None else train)
-    filled = _pretraining_config(config_path, {**overrides, "paths.raw_text": raw_text, "pretraining.max_epochs": pretrain_epochs}) if pretrain else None
-    checked = None
+    if pretrain:
+        config = _pretraining_config(config, config_path, raw_text)
+    settings = Settings(rounds, threshold) if raw is not None else Settings()  # no raw text: no rounds to check
     if raw is not None:
-        checked = check_self_train(config_path, train=train, dev=dev, pool=raw, rounds=rounds, threshold=threshold,
-                                   overrides=overrides, gpu_id=gpu_id, gold=docs["train"])
-    names = [f"{DATA_DIR}/{role}.spacy" for role in columns] + ([PRETRAIN_DIR] if pretrain else [])
-    names += run_names(rounds) if raw is not None else list(TRAIN_DIRS)
+        check_self_train(config, config_path, settings, train=train, dev=dev, pool=raw, gpu_id=gpu_id, gold=docs["train"])
     out = OutputFolder(output_dir, "recipe")
-    out.claim(names, inputs, overwrite, "a recipe run")
+    out.claim([f"{DATA_DIR}/{role}.spacy" for role in columns] + step_names(pretrain, raw is not None, rounds), inputs, overwrite, "a recipe run")
     out.clear()
-    output_dir.mkdir(parents=True, exist_ok=True)
     for role, role_docs in columns.items():
         write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
         log(f"--{role}: {len(role_docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
+    summary = train_steps(
+        out, config, where=config_path, train=train, dev=dev, raw_text=raw_text if pretrain else None,
+        pretrain_epochs=pretrain_epochs, pool=raw, settings=settings, gpu_id=gpu_id, log=log, progress=progress,
+    )
+    return {"config": str(config_path), "raw_text": raw_text, **summary}
 
-    summary: Dict[str, Any] = {"config": str(config_path), "raw_text": raw_text, "weights": None, "rounds": [], "pretrain_seconds": None}
-    if filled is not None:
+
+def train_steps(
+    out: OutputFolder,
+    config: Config,
+    *,
+    train: PathLike,
+    dev: PathLike,
+    where: PathLike = "the config",
+    raw_text: Optional[PathLike] = None,
+    pretrain_epochs: int = 2,
+    pool: Optional[PathLike] = None,
+    settings: Settings = Settings(),
+    overrides: Optional[Dict[str, Any]] = None,
+    gpu_id: int = -1,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """The one orchestrator of pretrain -> train -> self-train (``spacy-auc-ner recipe`` on a
+    user's files, a study cell on its draw), into ``out``, which the caller has claimed for
+    `step_names` once every input was checked:
+
+    - with ``raw_text``: spacy pretrain of ``config``'s [pretraining] block (a filled config,
+      as spacy pretrain reads it) on that text for ``pretrain_epochs`` epochs into
+      ``out/pretrain``; every training then starts from its weights (``paths.init_tok2vec``);
+    - without ``pool``: ``config`` trained once on ``train`` (``out/model-best``);
+    - with ``pool``: round 0 trained on ``train``, then the rounds of self-training on the
+      pool that ``settings`` asks for (`run_rounds`); ``out/model-best`` is the round with the best dev F1.
+
+    Every training is of ``config`` (as pretrained, with ``paths.raw_text`` and the epochs
+    set) with ``overrides``, ``paths.train`` and ``paths.dev``: ``config``'s own corpora read
+    them. Returns a summary: ``weights``, ``pretrain_seconds``, ``pretrain_sentences`` (texts
+    of the raw text), ``pool_sentences``, ``rounds`` (the records of rounds.jsonl),
+    ``chosen_round`` and ``model``; what a step did not run is None (no rounds: ``[]``)."""
+    from spacy.training.pretrain import pretrain as spacy_pretrain
+
+    config = config.copy()
+    out.folder.mkdir(parents=True, exist_ok=True)
+    summary: Dict[str, Any] = {"weights": None, "pretrain_seconds": None, "pretrain_sentences": None, "pool_sentences": None,
+                               "rounds": [], "chosen_round": None, "model": str(out.folder / "model-best")}
+    if raw_text is not None:
+        config["paths"]["raw_text"] = str(raw_text)
+        config["pretraining"]["max_epochs"] = pretrain_epochs
         weights_dir = out.record(PRETRAIN_DIR)
         weights_dir.mkdir()
-        log(f"pretraining the encoder ({filled['pretraining']['component']}) on {raw_text}, {pretrain_epochs} epoch(s)")
+        log(f"pretraining the encoder ({config['pretraining']['component']}) on {raw_text}, {pretrain_epochs} epoch(s)")
         start = time.perf_counter()
-        spacy_pretrain(filled.interpolate(), weights_dir, use_gpu=gpu_id, silent=not progress)
+        spacy_pretrain(config.interpolate(), weights_dir, use_gpu=gpu_id, silent=not progress)
         summary["pretrain_seconds"] = time.perf_counter() - start
+        summary["pretrain_sentences"] = len(read_pool(raw_text))
         summary["weights"] = str(weights_dir / "model-last.bin")
-        overrides["paths.init_tok2vec"] = summary["weights"]
-    if raw is None:
-        log(f"training {config_path} on {train} (no raw text: nothing to self-train on)")
+        config["paths"]["init_tok2vec"] = summary["weights"]
+    if pool is None:
+        log(f"training {where} on {train} (no raw text: nothing to self-train on)")
         out.record(*TRAIN_DIRS)
-        train_config(config_path, output_dir, overrides, gpu_id)
-        summary["model"] = str(output_dir / "model-best")
+        train_config(config, out.folder, {**(overrides or {}), "paths.train": str(train), "paths.dev": str(dev)}, gpu_id)
         return summary
-    checked["overrides"] = {**checked["overrides"], **overrides}  # with the pretrained weights
-    records = run_rounds(
-        out, config_path, train=train, dev=dev, rounds=rounds, threshold=threshold, teacher=None, low_confidence="missing",
-        keep_empty=False, component=None, beam_width=16, gpu_id=gpu_id, log=log, progress=progress, **checked,
-    )
-    summary["rounds"] = records
-    summary["model"] = str(output_dir / "model-best")
+    checked = check_self_train(config, where, settings, train=train, dev=dev, pool=pool, gpu_id=gpu_id)
+    records = run_rounds(out, config, where, settings, train=Path(train), dev=dev, overrides=overrides, gpu_id=gpu_id, log=log, progress=progress, **checked)
+    summary.update(rounds=records, chosen_round=best_round(records), pool_sentences=len(checked["items"]))
     return summary

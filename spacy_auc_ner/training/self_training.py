@@ -19,7 +19,8 @@ contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on
 model, while the entities themselves are the pipeline's usual greedy ones.
 
 ``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
-and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, dev scores, times). A round is built in a
+and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, times, dev scores
+of the package's one dev scorer, `spacy_auc_ner.pipeline.scoring.dev_scores`). A round is built in a
 hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
 leaves finished rounds only. When all rounds are done, ``<output>/model-best`` is a copy of the
 pipeline of the round with the best dev F1 (`best_round`: chosen on dev, the earliest of equal
@@ -30,28 +31,29 @@ import os
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
-from spacy.pipeline import EntityRecognizer
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.vocab import Vocab
-from thinc.api import ConfigValidationError
+from thinc.api import Config, ConfigValidationError
 from tqdm import tqdm
 
-from ..data.columns import DataError, read_docs, write_docs
-from ..data.files import write_text
+from ..data.columns import DataError, read_docs, tokens_only, write_docs
+from ..data.files import PathLike, config_error_text, read_text, write_text
 from ..outputs import OutputFolder, check_output_file
 from ..pipeline.component import AUCNER
+from ..pipeline.scoring import dev_scores
 from .readers import draw_indices
 
-PathLike = Union[str, Path]
 PoolItem = Union[str, Tuple[List[str], List[bool]]]
 POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
 LOW_CONFIDENCE = ("missing", "outside")
+RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
 
 
 def _log(text: str) -> None:
@@ -97,11 +99,6 @@ def read_pool(path: PathLike) -> List[PoolItem]:
     if not items:
         raise DataError(f"{path}: the pool holds no text")
     return items
-
-
-def tokens_only(doc: Doc) -> Doc:
-    """A Doc with the tokens and spaces of ``doc`` and no annotation."""
-    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
 
 
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
@@ -155,20 +152,29 @@ def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
 # Entities and their confidences
 
 
-def find_recognizer(nlp: Language, component: Optional[str] = None) -> str:
-    """The name of the pipe whose entities are pseudo-labels: ``component`` if given, else
-    the last ``auc_ner`` or spaCy ``ner`` pipe."""
-    kinds = (AUCNER, EntityRecognizer)
+def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:
+    """The name of the pipe whose entities are pseudo-labels, from each pipe's factory
+    (`pipe_factories`, of a loaded pipeline or of a config before it trains): ``component``
+    if given, else the last ``auc_ner`` or spaCy ``ner`` pipe."""
+    names = ", ".join(factories) or "no pipes"
     if component is not None:
-        if component not in nlp.pipe_names:
-            raise DataError(f"--component: the pipeline has no pipe {component!r} (it has {', '.join(nlp.pipe_names) or 'none'})")
-        if not isinstance(nlp.get_pipe(component), kinds):
+        if component not in factories:
+            raise DataError(f"--component: {where} has no pipe {component!r} (it has {names})")
+        if factories[component] not in RECOGNIZERS:
             raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
         return component
-    names = [name for name, pipe in nlp.pipeline if isinstance(pipe, kinds)]
-    if not names:
-        raise DataError(f"the pipeline ({', '.join(nlp.pipe_names) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
-    return names[-1]
+    found = [name for name, factory in factories.items() if factory in RECOGNIZERS]
+    if not found:
+        raise DataError(f"{where} ({names}) has no auc_ner or ner pipe to label the pool")
+    return found[-1]
+
+
+def pipe_factories(pipeline: Union[Language, Config]) -> Dict[str, Optional[str]]:
+    """Each pipe of a pipeline, or of a config's pipeline, with the name of its factory."""
+    if isinstance(pipeline, Language):
+        return {name: pipeline.get_pipe_meta(name).factory for name in pipeline.pipe_names}
+    components = pipeline.get("components", {})
+    return {name: (components.get(name) or {}).get("factory") for name in pipeline.get("nlp", {}).get("pipeline", [])}
 
 
 def scored_entities(
@@ -181,7 +187,7 @@ def scored_entities(
 ) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
     """Run the pipeline on ``docs``: each doc with its predicted entities and one confidence
     in [0, 1] per entity (see the module docstring for where the confidence comes from)."""
-    name = find_recognizer(nlp, component)
+    name = find_recognizer(pipe_factories(nlp), component)
     pipe = nlp.get_pipe(name)
     out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
     bar = tqdm(total=len(docs), desc="labelling the pool", unit="sent", disable=None if progress else True, file=sys.stderr)
@@ -252,23 +258,45 @@ def label_pool(
 # Training rounds
 
 
-def train_config(config_path: PathLike, output_dir: Path, overrides: Dict[str, Any], gpu_id: int = -1) -> Path:
-    """``spacy train`` in-process: the config with ``overrides`` trained into
-    ``output_dir``; returns ``output_dir / "model-best"``."""
+def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
+    """``config`` (a file, or a Config) with ``overrides``, not interpolated. A missing file,
+    a file that is not UTF-8 text or an override that names no section is one line naming the
+    file (or ``where``, for a Config)."""
+    from spacy.util import load_config_from_str
+
+    if isinstance(config, Config):
+        text = config.to_str(interpolate=False)
+        where = where if where is not None else "the config"
+    elif not Path(config).is_file():
+        raise DataError(f"{config}: no such config file")
+    else:
+        text = read_text(config)
+        where = config
+    try:
+        return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
+    except ConfigValidationError as err:
+        raise DataError(f"{where}: {config_error_text(err)}") from None
+
+
+def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
+    """``spacy train`` in-process, the package's one: ``config`` (a file or a Config) with
+    ``overrides`` trained into ``output_dir``, its log on stderr; returns
+    ``output_dir / "model-best"``."""
+    import spacy
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
 
-    config = load_training_config(config_path, overrides)
-    nlp = init_nlp(config, use_gpu=gpu_id)
+    if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
+        spacy.require_gpu(gpu_id)
+    nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
     return output_dir / "model-best"
 
 
-def dev_scores(nlp: Language, dev: PathLike) -> Dict[str, Optional[float]]:
-    """Entity precision, recall and F1 of ``nlp`` on the gold Docs of ``dev``."""
-    examples = [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)]
-    scores = nlp.evaluate(examples)
-    return {k: (float(scores[k]) if scores.get(k) is not None else None) for k in ("ents_f", "ents_p", "ents_r")}
+def _dev_scores(nlp: Language, dev: PathLike) -> Dict[str, float]:
+    """The package's dev scores of ``nlp`` on the gold Docs of ``dev``, on their own tokens."""
+    return dev_scores(nlp, [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)])
 
 
 def _set_train_path(config_file: Path, train_path: Path) -> None:
@@ -294,45 +322,27 @@ def run_names(rounds: int) -> List[str]:
     return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
 
 
-def load_training_config(config_path: PathLike, overrides: Dict[str, Any]):
-    """The config with ``overrides`` (not interpolated); a file that is not UTF-8 text or an
-    override that names no section is one line naming the file."""
-    from spacy.util import load_config
+@dataclass(frozen=True)
+class Settings:
+    """How self-training runs (the options of ``spacy-auc-ner self-train``), refused when made
+    if they cannot work, naming the option."""
 
-    try:
-        return load_config(config_path, overrides=overrides, interpolate=False)
-    except UnicodeDecodeError as err:
-        raise DataError(f"{config_path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    except ConfigValidationError as err:
-        problems = "; ".join(f"[{'.'.join(str(x) for x in e.get('loc', []))}] {e.get('msg', '')}" for e in err.errors or [])
-        raise DataError(f"{config_path}: {problems or err.title}") from None
+    rounds: int = 2
+    threshold: float = 0.9
+    low_confidence: str = "missing"
+    keep_empty: bool = False
+    component: Optional[str] = None
+    beam_width: int = 16
 
-
-def check_component(config, component: Optional[str], where: PathLike) -> None:
-    """Refuse a config whose pipeline has no pipe to label the pool with (``component``, or
-    any auc_ner or ner pipe), before round 0 trains it."""
-    pipeline = list(config.get("nlp", {}).get("pipeline", []))
-    factories = {name: (config.get("components", {}).get(name) or {}).get("factory") for name in pipeline}
-    kinds = ("auc_ner", "ner")
-    if component is not None:
-        if component not in pipeline:
-            raise DataError(f"--component: the pipeline of {where} has no pipe {component!r} (it has {', '.join(pipeline) or 'none'})")
-        if factories[component] not in kinds:
-            raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
-    elif not any(f in kinds for f in factories.values()):
-        raise DataError(f"{where}: the pipeline ({', '.join(pipeline) or 'no pipes'}) has no auc_ner or ner pipe to label the pool")
-
-
-def check_settings(rounds: int, threshold: float, low_confidence: str = "missing", beam_width: int = 16) -> None:
-    """Refuse self-training settings that cannot work, naming the option."""
-    if rounds < 1:
-        raise DataError(f"--rounds: expected 1 or more, got {rounds}")
-    if not 0.0 <= threshold <= 1.0:
-        raise DataError(f"--threshold: expected a confidence in [0, 1], got {threshold}")
-    if low_confidence not in LOW_CONFIDENCE:
-        raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {low_confidence!r}")
-    if beam_width < 2:
-        raise DataError(f"--beam-width: expected 2 or more, got {beam_width}")
+    def __post_init__(self) -> None:
+        if self.rounds < 1:
+            raise DataError(f"--rounds: expected 1 or more, got {self.rounds}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise DataError(f"--threshold: expected a confidence in [0, 1], got {self.threshold}")
+        if self.low_confidence not in LOW_CONFIDENCE:
+            raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {self.low_confidence!r}")
+        if self.beam_width < 2:
+            raise DataError(f"--beam-width: expected 2 or more, got {self.beam_width}")
 
 
 def self_train(
@@ -360,47 +370,34 @@ def self_train(
     or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
     as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
     of the user's is never removed, and an input inside what would be removed is refused."""
-    config_path, output_dir = Path(config_path), Path(output_dir)
-    checked = check_self_train(
-        config_path, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold, teacher=teacher,
-        low_confidence=low_confidence, beam_width=beam_width, component=component, overrides=overrides, gpu_id=gpu_id,
-    )
+    settings = Settings(rounds, threshold, low_confidence, keep_empty, component, beam_width)
+    config = load_training_config(config_path, overrides)
+    checked = check_self_train(config, config_path, settings, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id)
     out = OutputFolder(output_dir, "self-train")
     out.claim(run_names(rounds), [config_path, train, dev, pool, teacher], overwrite, "a self-training run")
     out.clear()
-    return run_rounds(
-        out, config_path, train=Path(train), dev=dev, rounds=rounds, threshold=threshold, teacher=teacher,
-        low_confidence=low_confidence, keep_empty=keep_empty, component=component, beam_width=beam_width,
-        gpu_id=gpu_id, log=log, progress=progress, **checked,
-    )
+    return run_rounds(out, config, config_path, settings, train=Path(train), dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, **checked)
 
 
 def check_self_train(
-    config_path: Path,
+    config: Config,
+    where: PathLike,
+    settings: Settings,
     *,
     train: Optional[PathLike],
     dev: PathLike,
     pool: PathLike,
-    rounds: int,
-    threshold: float,
     teacher: Optional[PathLike] = None,
-    low_confidence: str = "missing",
-    beam_width: int = 16,
-    component: Optional[str] = None,
-    overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     gold: Optional[List[Doc]] = None,
 ) -> Dict[str, Any]:
-    """Read and check every input of a self-training run, writing nothing: the settings, the
-    config and its overrides, the gold, dev and pool files, the teacher and the component.
-    Returns what the rounds need (``gold``, ``items``, ``overrides``, ``first_teacher``);
+    """Read and check every input of a self-training run of ``config`` (read from ``where``),
+    with ``settings``, writing nothing: the gold, dev and pool files, the teacher and the
+    component. Returns what the rounds need (``gold``, ``items``, ``first_teacher``);
     ``gold`` given (by the recipe, which has read its training and dev files itself) stands
     for ``train``, which need not exist yet."""
     import spacy
 
-    check_settings(rounds, threshold, low_confidence, beam_width)
-    if not config_path.is_file():
-        raise DataError(f"{config_path}: no such config file")
     for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
         if not Path(path).exists():
             raise DataError(f"{path}: no such file or folder")
@@ -408,47 +405,44 @@ def check_self_train(
     if gold is None:
         gold = read_docs(train, Vocab())
         read_docs(dev, Vocab())  # a bad dev file fails now, not after round 0
-    overrides = dict(overrides or {})
-    overrides["paths.dev"] = str(dev)
-    config = load_training_config(config_path, {**overrides, "paths.train": str(train)})  # bad overrides fail now
+    load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, where)  # a config without [paths] fails now
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
     first_teacher = None
     if teacher is not None:
         first_teacher = spacy.load(teacher)
-        find_recognizer(first_teacher, component)
-    else:
-        check_component(config, component, config_path)
-    return {"gold": gold, "items": items, "overrides": overrides, "first_teacher": first_teacher}
+        find_recognizer(pipe_factories(first_teacher), settings.component)
+    else:  # refused now, not once round 0 has trained
+        find_recognizer(pipe_factories(config), settings.component, f"the pipeline of {where}")
+    return {"gold": gold, "items": items, "first_teacher": first_teacher}
 
 
 def run_rounds(
     out: OutputFolder,
-    config_path: Path,
+    config: Config,
+    where: PathLike,
+    settings: Settings,
     *,
     train: Path,
     dev: PathLike,
-    rounds: int,
-    threshold: float,
-    teacher: Optional[PathLike],
-    low_confidence: str,
-    keep_empty: bool,
-    component: Optional[str],
-    beam_width: int,
-    gpu_id: int,
-    log: Callable[[str], None],
-    progress: bool,
+    teacher: Optional[PathLike] = None,
+    overrides: Optional[Dict[str, Any]] = None,
+    gpu_id: int = -1,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
     gold: List[Doc],
     items: List[PoolItem],
-    overrides: Dict[str, Any],
-    first_teacher: Optional[Language],
+    first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
-    """Round 0 and the self-training rounds into ``out``, every input already checked and
-    ``out`` claimed; each entry is recorded in ``out`` before it is written."""
+    """Round 0 and the self-training rounds of ``config`` (read from ``where``) into ``out``,
+    every input already checked (`check_self_train`) and ``out`` claimed; each entry is
+    recorded in ``out`` before it is written. Every round trains ``config`` with
+    ``overrides``, ``paths.train`` (the round's file) and ``paths.dev`` (``dev``)."""
     import spacy
 
     output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
+    overrides = {**(overrides or {}), "paths.dev": str(dev)}
     records: List[Dict[str, Any]] = []
 
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
@@ -478,18 +472,19 @@ def run_rounds(
             log(f"round 0: the teacher is {teacher}")
             model, trained = str(teacher), None
         else:
-            log(f"round 0: training {config_path} on the {len(gold)} gold sentences of {train}")
-            train_config(config_path, partial, {**overrides, "paths.train": str(train)}, gpu_id)
+            log(f"round 0: training {where} on the {len(gold)} gold sentences of {train}")
+            train_config(config, partial, {**overrides, "paths.train": str(train)}, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
         nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
-        find_recognizer(nlp, component)
+        find_recognizer(pipe_factories(nlp), settings.component)
         return {
-            "round": 0, "model": model, "teacher": None, "threshold": threshold, "gold_sentences": len(gold),
+            "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
-            "train_sentences": len(gold), "dev": dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
+            "train_sentences": len(gold), "dev": _dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
+    rounds, threshold = settings.rounds, settings.threshold
     for k in range(1, rounds + 1):
         def round_k(partial: Path, k: int = k) -> Dict[str, Any]:
             teacher_path = records[-1]["model"]
@@ -497,8 +492,8 @@ def run_rounds(
             start = time.perf_counter()
             nlp = spacy.load(teacher_path)
             pseudo, counts = label_pool(
-                nlp, items, threshold, low_confidence=low_confidence, keep_empty=keep_empty,
-                component=component, beam_width=beam_width, progress=progress,
+                nlp, items, threshold, low_confidence=settings.low_confidence, keep_empty=settings.keep_empty,
+                component=settings.component, beam_width=settings.beam_width, progress=progress,
             )
             label_seconds = time.perf_counter() - start
             log(
@@ -510,7 +505,7 @@ def run_rounds(
             train_path = partial / "train.spacy"
             write_docs(train_path, gold + pseudo)
             start = time.perf_counter()
-            train_config(config_path, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
+            train_config(config, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
             train_seconds = time.perf_counter() - start
             # the saved configs name the training file where it will be once the round is complete
             final_train = output_dir / f"round-{k}" / "train.spacy"
@@ -520,7 +515,7 @@ def run_rounds(
             return {
                 "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
                 "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
-                "train_file": str(final_train), "dev": dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
+                "train_file": str(final_train), "dev": _dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
             }
 
         run_round(k, round_k)

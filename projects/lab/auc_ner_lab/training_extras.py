@@ -15,8 +15,10 @@ Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` bloc
 training corpus by its draw, so a method whose config wraps its corpus in ``Augmented.v1``
 (the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
 
-Pretraining and self-training are steps that ``spacy train`` cannot do; for them the cell runs
-in a temporary folder:
+Pretraining and self-training are steps that ``spacy train`` cannot do; a cell runs them in a
+temporary folder with the package's orchestrator, the one of ``spacy-auc-ner recipe``
+(`spacy_auc_ner.training.recipe.train_steps`), once it has written what only a cell has (its
+pools, its draw and its dev sample as files):
 
 1. the pool: the sentences of the training split that the cell's draw leaves out, without
    their annotation, the first ``pool`` of them in the draw's seeded order (`write_pool`, the
@@ -28,33 +30,24 @@ in a temporary folder:
    user who has no raw text;
 3. ``self_train``: round 0 trains on the draw, each of ``rounds`` rounds labels the pool with
    the previous round's model, keeps entities whose confidence reaches ``threshold`` and
-   retrains on draw + pseudo-labels (`self_train`). The round with the best dev F1 (on the
+   retrains on draw + pseudo-labels (`run_rounds`). The round with the best dev F1 (on the
    cell's dev sample, the set early stopping uses) is the cell's model: chosen on dev, never
    on test.
 
 The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1 and pseudo
 entities, the chosen round; their ``train_seconds`` is everything up to the cell's model (the
 pool, pretraining, every round), so that a recipe's cost compares with a plain cell's.
-
-Not yet one job, one place: `run_cell_with_extras` and the package's
-`spacy_auc_ner.training.recipe.run_recipe` both orchestrate pretrain -> train -> self-train
-(this one for a study cell's draw, pool and dev sample; that one for a user's files). Making
-the cell call `run_recipe` needs `run_recipe` to take the cell's in-memory reader blocks and
-report the per-round figures a row records; left for the round that owns recipe.py (issue 24,
-point 3).
 """
 import inspect
-import os
 import tempfile
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Dict, Iterator, Optional, Tuple
+from typing import Annotated, Any, ClassVar, Dict, Iterator, Optional
 
 from pydantic import create_model, model_validator
 from thinc.api import Config
 
-from spacy_auc_ner.training.augmentation import create_augmented
+from spacy_auc_ner.training.augmentation import AugmentedCorpus as create_augmented  # the settings of Augmented.v1
 from .validation import At, Section, expect, positive
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
@@ -186,11 +179,6 @@ def hashable(extras: Dict[str, Any]) -> Dict[str, Any]:
 # Running a cell with extras
 
 
-def _quiet():
-    sink = open(os.devnull, "w")
-    return sink, redirect_stdout(sink), redirect_stderr(sink)
-
-
 def _reader_docs(config: Config, dot_name: str) -> Iterator:
     """The reference Docs that the config's reader ``dot_name`` yields."""
     import spacy
@@ -202,11 +190,11 @@ def _reader_docs(config: Config, dot_name: str) -> Iterator:
     return (eg.reference for eg in reader(nlp))
 
 
-def _write_reader_docs(config: Config, dot_name: str, output: Path) -> int:
-    """Write the reference Docs that the config's reader ``dot_name`` yields to ``output``."""
-    from spacy_auc_ner.data.columns import write_docs
-
-    return write_docs(output, _reader_docs(config, dot_name))
+def _drawn(config: Config) -> Config:
+    """A copy of ``config`` whose training corpus is the draw alone, not augmented."""
+    plain = config.copy()
+    plain["corpora"]["train"] = drawn_block(plain["corpora"]["train"])
+    return plain
 
 
 def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) -> Config:
@@ -221,13 +209,34 @@ def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) ->
     return config
 
 
+def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
+    """Self-training reads files: the cell's draw (as drawn, not augmented) and its dev sample
+    written to ``tmp``, and the overrides by which every round reads them through
+    ``paths.train`` (the round's file, still inside the augmentation wrapper when the cell
+    augments) and ``paths.dev``."""
+    from spacy_auc_ner.data.columns import write_docs
+
+    gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
+    write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
+    write_docs(dev, _reader_docs(config, "corpora.dev"))
+    train_block = config["corpora"]["train"]
+    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": False}
+    overrides = {
+        "corpora.train": {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus,
+        "corpora.dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False},
+    }
+    return {"train": gold, "dev": dev, "overrides": overrides}
+
+
 def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose
-    ``extras`` name ``pretrain`` or ``self_train``), then score it like any cell."""
-    from spacy.training.pretrain import pretrain
-
-    from spacy_auc_ner.training.self_training import best_round, self_train, write_pool, write_unlabeled
-    from .experiment import dev_scores, evaluate, train_and_evaluate
+    ``extras`` name ``pretrain`` or ``self_train``) with the package's `train_steps`, the
+    steps of ``spacy-auc-ner recipe``, then score it like any cell. What the cell adds: its
+    pools, the draw and dev sample as files, and the row's ``extras``."""
+    from spacy_auc_ner.outputs import OutputFolder
+    from spacy_auc_ner.training.recipe import train_steps
+    from spacy_auc_ner.training.self_training import Settings, load_training_config, write_pool, write_unlabeled
+    from .experiment import quiet, trained_scores
 
     extras = cell.extras or {}
     if cell.size is None:
@@ -244,67 +253,32 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
                    for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if "pool" in extras.get(step, {})]
         if written:
             info["pool_sentences"] = max(written)
+        steps: Dict[str, Any] = {"train": cell.train, "dev": cell.dev}
         if "pretrain" in extras:
-            raw_text = tmp / "pool.jsonl"
+            steps.update(raw_text=tmp / "pool.jsonl", pretrain_epochs=extras["pretrain"]["epochs"])
             if extras["pretrain"].get("text") == "draw":  # the drawn sentences as they are, not augmented
-                raw_text = tmp / "draw.jsonl"
-                plain = config.copy()
-                plain["corpora"]["train"] = drawn_block(plain["corpora"]["train"])
-                info["pretrain_sentences"] = write_unlabeled(raw_text, _reader_docs(plain, "corpora.train"))
+                steps["raw_text"] = tmp / "draw.jsonl"
+                write_unlabeled(steps["raw_text"], _reader_docs(_drawn(config), "corpora.train"))
             config = with_pretraining(config, extras["pretrain"], tmp)
-            config["paths"]["raw_text"] = str(raw_text)
-            began = time.perf_counter()
-            sink, out, err = _quiet()
-            (tmp / "pretrain").mkdir()
-            with sink, out, err:  # as `spacy pretrain` does: on the interpolated config
-                pretrain(config.interpolate(), tmp / "pretrain", use_gpu=cell.gpu_id, silent=True)
-            info["pretrain_seconds"] = time.perf_counter() - began
-            config["paths"]["init_tok2vec"] = str(tmp / "pretrain" / "model-last.bin")
-        if "self_train" not in extras:
-            before = time.perf_counter() - start
-            result = train_and_evaluate(config, train=cell.train, dev=cell.dev, test=None if cell.tuning is not None else cell.test, gpu_id=cell.gpu_id)
-            result.update(train_seconds=before + result["train_seconds"], extras=info)
-            return result
-        model, config, rounds = _self_train_cell(cell, config, extras["self_train"], tmp, self_train, best_round)
-        info.update(rounds)
-        import spacy
-
+        if "self_train" in extras:
+            settings = extras["self_train"]
+            steps.update(_self_training_files(config, tmp), pool=tmp / "pool.spacy",
+                         settings=Settings(settings["rounds"], settings["threshold"], settings["low_confidence"]))
+        with quiet():
+            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, gpu_id=cell.gpu_id, log=lambda text: None, progress=False, **steps)
         train_seconds = time.perf_counter() - start
-        nlp = spacy.load(model)
-        result = evaluate(nlp, cell.test) if cell.tuning is None else {}
-        result.update(
-            train_seconds=train_seconds,
-            dev_score=info["rounds"][info["chosen_round"]]["dev_f"],
-            dev_scores=dev_scores(nlp, config),
-            extras=info,
-        )
-        return result
-
-
-def _self_train_cell(cell, config: Config, settings: Dict[str, Any], tmp: Path, self_train, best_round) -> Tuple[Path, Config, Dict[str, Any]]:
-    """Self-train the cell's config: the draw and the dev sample written to files, the
-    training corpus read from ``paths.train`` (each round's file, still augmented if the cell
-    is); returns the best round's model, the config as its dev set resolves, the rounds."""
-    gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
-    train_block = config["corpora"]["train"]
-    plain = config.copy()
-    plain["corpora"]["train"] = drawn_block(train_block)
-    _write_reader_docs(plain, "corpora.train", gold)
-    _write_reader_docs(config, "corpora.dev", dev)
-    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": False}
-    config["corpora"]["train"] = {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus
-    config["corpora"]["dev"] = {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False}
-    config["paths"]["dev"] = str(dev)
-    config.to_disk(tmp / "self_train.cfg")
-    sink, out, err = _quiet()
-    with sink, out, err:
-        records = self_train(
-            tmp / "self_train.cfg", tmp / "self", train=gold, dev=dev, pool=tmp / "pool.spacy",
-            rounds=settings["rounds"], threshold=settings["threshold"], low_confidence=settings["low_confidence"],
-            gpu_id=cell.gpu_id, log=lambda text: None, progress=False,
-        )
-    rounds = [
-        {"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"], "pseudo_sentences": r["pseudo_sentences"], "train_seconds": r["train_seconds"]}
-        for r in records
-    ]
-    return tmp / "self" / "model-best", config, {"rounds": rounds, "chosen_round": best_round(records)}
+        if summary["pretrain_seconds"] is not None:
+            info["pretrain_seconds"] = summary["pretrain_seconds"]
+        if extras.get("pretrain", {}).get("text") == "draw":
+            info["pretrain_sentences"] = summary["pretrain_sentences"]
+        # scored on the dev set early stopping used: the cell's own, or its sample as a file
+        dev_config = load_training_config(config, {**steps.get("overrides", {}), "paths.dev": str(steps["dev"])})
+        result = trained_scores(summary["model"], dev_config, None if cell.tuning is not None else cell.test)
+    if summary["rounds"]:
+        rounds = summary["rounds"]
+        info["rounds"] = [{"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"],
+                           "pseudo_sentences": r["pseudo_sentences"], "train_seconds": r["train_seconds"]} for r in rounds]
+        info["chosen_round"] = summary["chosen_round"]
+        result["dev_score"] = rounds[summary["chosen_round"]]["dev"]["ents_f"]
+    result.update(train_seconds=train_seconds, extras=info)
+    return result

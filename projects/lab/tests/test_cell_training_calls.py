@@ -1,0 +1,140 @@
+"""What a study cell with training extras hands to spaCy is frozen: ~900 committed rows were
+trained by it and their cell ids must keep meaning the same training.
+
+Every cell below runs through the real runner with spaCy's training stood in for: the
+stand-ins record each config handed to ``spacy pretrain`` and to ``spacy train``
+(``init_nlp``), then build the pipeline untrained (the seeded initial weights, no
+pretrained weights loaded), so that labelling, pool files and scores are reproducible
+without training. A path in a config is recorded as the content of its file (``.spacy``:
+the words and entity tags of every sentence), so that temporary folders and file names may
+change, the files' contents may not.
+
+``data/cell_training_calls.json`` was written by ``REGENERATE_CELL_CALLS=1 pytest`` on
+commit c5d57ee, before the cell ran its steps through the package's
+``spacy_auc_ner.training.recipe.train_steps``; regenerate it only for a change meant to
+change what cells train, and then their ids with it.
+"""
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import DocBin
+
+from auc_ner_lab.runner import run_cell
+from auc_ner_lab.spec import parse_spec
+
+ROOT = Path(__file__).parents[1]
+CONFIGS = ROOT / "configs"
+GOLDEN = Path(__file__).parent / "data" / "cell_training_calls.json"
+sys.path.insert(0, str(Path(__file__).parent))
+from study_toy_corpus import write_toy_corpus  # noqa: E402
+
+FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
+METHODS = {
+    # spaCy's ner recipe: augmentation, pretraining on the pool, one self-training round
+    "recipe_ner": {"config": str(CONFIGS / "lowres_spacy_ner.cfg"), "augment": {"copies": 1},
+                   "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}},
+    # the package's head: pretraining on the draw, two rounds
+    "recipe_head": {"config": str(CONFIGS / "lowres_best.cfg"), "pretrain": {"epochs": 1, "text": "draw"},
+                    "self_train": {"rounds": 2, "threshold": 0.0, "pool": 3}},
+    # pretraining alone: the cell trains once from the weights
+    "ce_pretrain": {"base": "ce", "pretrain": {"epochs": 1, "pool": 4}},
+    # no pool step: the plain path of a cell (augmentation is a reader, so it is a plain cell)
+    "crf_augment": {"base": "crf", "augment": {"copies": 1}},
+    # self-training alone, no augmentation
+    "crf_self_train": {"base": "crf", "self_train": {"threshold": 0.0, "pool": 3, "low_confidence": "outside"}},
+}
+
+
+def _file_content(path: Path) -> str:
+    """A file as the test compares it: a .spacy file's sentences (words, spaces, entity
+    tags with missing ones as '-'), any other file's bytes; hashed."""
+    if path.suffix == ".spacy":
+        docs = DocBin().from_disk(path).get_docs(spacy.blank("en").vocab)
+        text = json.dumps([[[t.text, t.whitespace_, t.ent_iob_ and f"{t.ent_iob_}-{t.ent_type_}" or "-"] for t in doc] for doc in docs])
+        data = text.encode("utf8")
+    else:
+        data = path.read_bytes()
+    return f"<{path.suffix} file {hashlib.sha1(data).hexdigest()[:16]}>"
+
+
+def _normal(value):
+    """A config (or any value in it) with every absolute path replaced by its content."""
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normal(v) for v in value]
+    if isinstance(value, str) and value.startswith(os.sep):
+        path = Path(value)
+        return _file_content(path) if path.is_file() else f"<no file: {path.name}>"
+    return value
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Stand-ins for spacy pretrain, init_nlp and the training loop; the list of calls."""
+    from spacy.training import initialize, loop, pretrain
+
+    calls = []
+    real_init = initialize.init_nlp
+
+    def fake_pretrain(config, output_dir, resume_path=None, epoch_resume=None, use_gpu=-1, silent=True, skip_last=False):
+        calls.append({"pretrain": _normal(dict(config)), "use_gpu": use_gpu})
+        (Path(output_dir) / "model-last.bin").write_bytes(b"pretrained weights")
+
+    def fake_init(config, *, use_gpu=-1):
+        calls.append({"train": _normal(dict(config)), "use_gpu": use_gpu})
+        untrained = config.copy()
+        untrained["paths"]["init_tok2vec"] = None
+        return real_init(untrained, use_gpu=use_gpu)
+
+    def fake_loop(nlp, output_path=None, *, use_gpu=-1, stdout=None, stderr=None):
+        for name in ("model-best", "model-last"):
+            nlp.to_disk(Path(output_path) / name)
+        return nlp, Path(output_path) / "model-best"
+
+    monkeypatch.setattr(pretrain, "pretrain", fake_pretrain)
+    monkeypatch.setattr(initialize, "init_nlp", fake_init)
+    monkeypatch.setattr(loop, "train", fake_loop)
+    return calls
+
+
+def _run(method: str, tmp_path: Path, calls: list) -> dict:
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    spec = parse_spec(
+        {"name": "calls", "corpora": ["toy"], "sizes": [5], "partitions": 1,
+         "methods": [{"name": method, **METHODS[method]}], "overrides": FAST},
+        corpora_dir=corpora, configs_dir=CONFIGS,
+    )
+    (cell,) = spec.cells()
+    scores = run_cell(cell)
+    extras = scores.pop("extras", {})
+    rounds = [{k: v for k, v in r.items() if k != "train_seconds"} for r in extras.pop("rounds", [])]
+    kept = {k: v for k, v in scores.items() if "second" not in k}
+    return {
+        "cell_id": cell.id,
+        "calls": calls,
+        "extras": {**{k: v for k, v in extras.items() if "second" not in k}, "rounds": rounds},
+        "scores": json.loads(json.dumps(kept)),
+    }
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tmp_path, recorded):
+    got = _run(method, tmp_path, recorded)
+    golden = json.loads(GOLDEN.read_text(encoding="utf8")) if GOLDEN.exists() else {}
+    if os.environ.get("REGENERATE_CELL_CALLS") == "1":
+        golden[method] = got
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf8")
+    expected = golden[method]
+    assert got["cell_id"] == expected["cell_id"]
+    assert [list(c)[0] for c in got["calls"]] == [list(c)[0] for c in expected["calls"]]
+    for i, (call, old) in enumerate(zip(got["calls"], expected["calls"])):
+        assert call == old, f"call {i} ({list(old)[0]})"
+    assert got["extras"] == expected["extras"]
+    assert got["scores"] == expected["scores"]
