@@ -26,6 +26,7 @@ from spacy.tokens import DocBin
 
 from auc_ner_lab.runner import run_cell
 from auc_ner_lab.spec import parse_spec
+from auc_ner_lab.store import old_cell_id
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -116,7 +117,7 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     rounds = [{k: v for k, v in r.items() if k != "train_seconds"} for r in extras.pop("rounds", [])]
     kept = {k: v for k, v in scores.items() if "second" not in k}
     return {
-        "cell_id": cell.id,
+        "cell_id": old_cell_id(cell),  # the id the rows had when they were trained (the store keys them by content now)
         "calls": calls,
         "extras": {**{k: v for k, v in extras.items() if "second" not in k}, "rounds": rounds},
         "scores": json.loads(json.dumps(kept)),
