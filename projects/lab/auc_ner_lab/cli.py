@@ -1,5 +1,5 @@
 """The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
-(``study run|report|status|import|verdicts|figure1``), the known corpora (``corpus get|list``), their
+(``study run|report|status|import|rekey|verdicts|figure1``), the known corpora (``corpus get|list``), their
 statistics (``stats``, Table I) and low-resource partitions (``partition``). Expected failures
 end a command with one ``Error:`` line, as in the package's own command line."""
 import functools
@@ -206,6 +206,27 @@ def import_command(
     done = import_jsonl(jsonl, study.cells(), ResultsStore(results), warn=_err)
     typer.echo(f"{jsonl}: {done.rows} rows, {done.matched} found by a cell of {spec}, {done.unmatched} kept "
                f"unmatched; {done.new} new in {results}")
+
+
+@study_app.command("rekey")
+@one_line_errors
+def rekey_command(
+    spec: Path = typer.Argument(..., help="The study spec whose cells the store's rows were trained for"),
+    results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
+):
+    """Move the rows of a store written before cells were keyed by their assembled training
+    config (until 2026-11-25: a method file's content and its base's name) into the folders
+    of the spec's cells today. Nothing is deleted; rows that match no cell stay where they
+    are; running it again moves nothing."""
+    from .spec import load_spec
+    from .store import ResultsStore, rekey
+
+    study = load_spec(spec)
+    study.check_configs()
+    results = results or Path("results") / study.name
+    done = rekey(ResultsStore(results), study.cells())
+    typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
+               f"{done.kept} rows left where they were (the same row is in the new folder)")
 
 
 @study_app.command("verdicts")

@@ -10,7 +10,7 @@ base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrid
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
 the same sampled sentences and differences are paired. A cell's `key` says what it trains
-(`cell_key`: its method config's content, not the method's or the file's name), its `id` is a
+(`cell_key`: its training config as assembled, not the method's or a file's name), its `id` is a
 readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
 too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
 train with.
@@ -381,55 +381,87 @@ class Cell:
     def training_config(self) -> Config:
         """The cell's full training config: its method assembled onto its base (or its own
         full config), with the cell's overrides; not interpolated."""
-        if self.base_config is None:
-            return load_config(self.config, overrides=self.overrides, interpolate=False)
-        return assemble(self.base_config, self.config, self.overrides)
+        return assembled_config(self.base_config, self.config, self.overrides)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
-def cell_key(cell: Cell) -> str:
-    """What the cell trains, hashed: its method config's content (parsed, so that comments and
-    layout do not count; not its file's or the method's name, so that renaming either keeps
-    the cell's rows), its base config's name, its overrides (the training draw and seed among
-    them), its extras, its draw's coordinates (corpus, size, value, partition or tuning trial)
-    and, for a tuned reported cell, its grid and selection metric (not the chosen values, which
-    its trials decide).
+def assembled_config(base_config: Optional[PathLike], config: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """A method file assembled onto its base config, or a full config file of the user's when
+    `base_config` is None, with `overrides`; not interpolated."""
+    if base_config is None:
+        return load_config(config, overrides=overrides or {}, interpolate=False)
+    return assemble(base_config, config, overrides)
 
-    Paths are left out so that moving the corpora or configs does not lose results; changing
-    a method's config or an override does, so that stale results are never mistaken for new.
+
+# [paths] that a cell sets itself, so that their values in a config are not what it trains:
+# its corpus files (the runner's paths.train and paths.dev) and the pretraining step's text
+CELL_PATHS = ("train", "dev", "raw_text")
+
+
+def cell_key(cell: Cell) -> str:
+    """What the cell trains, hashed: its training config as assembled (`config_digest`: the
+    method on its base, or its own full config, before the cell's overrides) and what the cell
+    adds (`cell_additions`: overrides, with the training draw and seed, extras, the draw's
+    coordinates and a tuned cell's grid).
+
+    No name counts, nor how the config is written: a method, a config file or a base renamed,
+    a base restructured or a full config rewritten as base + partial keeps the cell's rows
+    exactly when what it trains is unchanged; a change to the base, the method or an
+    override is another cell, so that rows trained before are never read as today's.
     """
-    content: Dict[str, Any] = {
-        "method_config": config_content(cell.config),
-        "base_config": Path(cell.base_config).name if cell.base_config else None,
+    content = {"config": config_digest(cell.base_config, cell.config), **cell_additions(cell)}
+    return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
+
+
+def cell_additions(cell: Cell) -> Dict[str, Any]:
+    """What a cell adds to its config, as its key hashes it: its overrides (the training draw
+    and seed among them), its extras (file paths by name), its draw's coordinates (corpus,
+    size, value, partition or tuning trial) and, for a tuned reported cell, its grid and
+    selection metric (not the chosen values, which its trials decide). Paths are left out,
+    so that moving the corpora or the configs does not lose results."""
+    return {
         "overrides": cell.overrides,
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
     }
-    payload = json.dumps(content, sort_keys=True, default=str)
-    return hashlib.sha1(payload.encode("utf8")).hexdigest()[:16]
 
 
-def config_content(path: PathLike) -> Any:
-    """A config file's settings as a cell key hashes them; a file that cannot be read (which
-    `check_files` refuses before training) by its name."""
-    path = Path(path)
+def config_digest(base_config: Optional[PathLike], config: PathLike) -> str:
+    """A digest of the training config that `config` (a method file on `base_config`, or a full
+    config when that is None) assembles to, parsed (comments, layout and key order do not
+    count) and without `CELL_PATHS`; computed once per pair of files as they are now."""
+    files = tuple(str(p) for p in (base_config, config) if p is not None)
+    return _config_digest(base_config is not None, files, tuple(_stamp(p) for p in files))
+
+
+def _text_or_name(path: str) -> str:
     try:
-        stat = path.stat()
+        return Path(path).read_text(encoding="utf8", errors="replace")
     except OSError:
-        return {"unread": path.name}
-    return _parsed_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        return Path(path).name
 
 
-@lru_cache(maxsize=256)
-def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
-    text = Path(path).read_text(encoding="utf8")
+def _stamp(path: str) -> Optional[tuple]:
     try:
-        return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
-    except Exception:  # not a config thinc can parse: its text (training it fails anyway)
-        return {"text": text}
+        stat = Path(path).stat()
+    except OSError:
+        return None
+    return (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=1024)
+def _config_digest(on_base: bool, files: tuple, stamps: tuple) -> str:
+    try:
+        config = assembled_config(*files) if on_base else assembled_config(None, *files)
+        content: Any = json.loads(json.dumps(config, sort_keys=True, default=str))
+        for name in CELL_PATHS:
+            content.get("paths", {}).pop(name, None)
+    except (OSError, ValueError):  # a missing file or not a config (check_files refuses it before training)
+        content = {"unread": [_text_or_name(p) for p in files]}
+    return hashlib.sha1(json.dumps(content, sort_keys=True).encode("utf8")).hexdigest()
 
 
 def cell_label(cell: Cell) -> str:

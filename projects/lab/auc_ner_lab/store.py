@@ -4,9 +4,11 @@ Why this shape (it replaced one append-only JSONL file per study, whose rows wer
 cells by ids that hashed names, and three scripts that merged, renamed and archived rows):
 
 - a row's folder is its cell's key, which hashes what the cell trains (`spec.cell_key`: the
-  method config's content, overrides, extras, draw; not the method's or a file's name), so a
-  method or config file renamed in a spec keeps its rows, and rows are read through the spec:
-  a report shows the spec's names (`rows_for`), whatever names a row was written under;
+  training config as assembled, overrides, extras, draw; not the method's or a file's name),
+  so a method or config file renamed in a spec, or a config rewritten that trains the same,
+  keeps its rows, and rows are read through the spec: a report shows the spec's names
+  (`rows_for`), whatever names a row was written under (a row's folder says its cell; its
+  ``key`` field, the key it was written under);
 - a row's file name is a digest of the row itself, and each file is written whole and then
   renamed into place: several processes, or clones of the repository, may write into one
   store, combining two stores is copying files (``cp -rn a/. b/``; the same row has the same
@@ -22,11 +24,14 @@ cells by ids that hashed names, and three scripts that merged, renamed and archi
 Rows keep the JSON of `json`, not srsly's: ``srsly.json_dumps(0.08450704225352114)`` writes
 ``0.0845070423``, so scores would change on the way through the store.
 Rows of the old format (a study's JSONL file, as a campaign still running from an older
-checkout writes it) come in through `import_jsonl`, the one place that knows their ids.
+checkout writes it) come in through `import_jsonl`, the one place that knows their ids; rows
+of a store written before keys hashed the assembled config move to today's keys with `rekey`,
+the one place that knows those keys (`previous_cell_key`).
 """
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
@@ -227,3 +232,80 @@ def import_jsonl(path: PathLike, cells: Sequence, store: ResultsStore, warn: Opt
             continue
         new += 1
     return Imported(rows, matched, rows - matched, new)
+
+
+# ---- the store's first keys (until 2026-11-25): a method file's content and its base's name ----
+def previous_cell_key(cell) -> str:
+    """The key a cell had until keys hashed its assembled training config: its method (or full)
+    config file's parsed content and its base config's name, plus what the cell adds. A change
+    to a base was invisible to these keys; a full config rewritten as base + partial lost them."""
+    from .spec import cell_additions
+
+    content = {
+        "method_config": _file_content(cell.config),
+        "base_config": Path(cell.base_config).name if cell.base_config else None,
+        **cell_additions(cell),
+    }
+    return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
+
+
+def _file_content(path: PathLike) -> Any:
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return {"unread": path.name}
+    return _parsed_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=256)
+def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
+    from thinc.api import Config
+
+    text = Path(path).read_text(encoding="utf8")
+    try:
+        return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
+    except (ValueError, KeyError):  # a file thinc cannot parse: by its text
+        return {"text": text}
+
+
+class Rekeyed(NamedTuple):
+    cells: int  # cells whose folder moved (or merged) to today's key
+    rows: int  # row files moved
+    kept: int  # row files left where they were: the same row is in the new folder already
+
+
+def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key) -> Rekeyed:
+    """Move the rows of each cell of `cells` from the folder of its `old_key` to that of its
+    key today. Nothing is deleted: a row already in the new folder stays in the old one too
+    (its old folder then remains), rows that match no cell stay where they are, and running
+    it again moves nothing."""
+    store.check()
+    moves: Dict[str, set] = {}
+    for cell in cells:
+        moves.setdefault(old_key(cell), set()).add(cell.key)
+    split = [old for old, new in moves.items() if len(new) > 1]
+    if split:
+        raise StoreError(f"{store.path}: the rows of {split[0]} belong to {len(moves[split[0]])} cells today; nothing moved")
+    moved_cells = moved_rows = kept = 0
+    for old, (new,) in sorted(moves.items()):
+        source = store.path / old
+        if old == new or not source.is_dir():
+            continue
+        target = store.path / new
+        moved = 0
+        for path in sorted(source.glob("*.json")):
+            if (target / path.name).exists():
+                kept += 1
+                continue
+            try:
+                target.mkdir(exist_ok=True)
+                os.replace(path, target / path.name)
+            except OSError as err:
+                raise StoreError(f"{path}: cannot move the row to {target} ({os_error_text(err)})") from None
+            moved += 1
+        moved_cells += moved > 0
+        moved_rows += moved
+        if not any(source.iterdir()):
+            source.rmdir()
+    return Rekeyed(moved_cells, moved_rows, kept)

@@ -10,7 +10,8 @@ import yaml
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
-from auc_ner_lab.store import UNMATCHED, ResultsStore, import_jsonl, old_cell_id
+from auc_ner_lab.store import UNMATCHED, ResultsStore, import_jsonl, old_cell_id, previous_cell_key, rekey
+from spacy_auc_ner.methods import method_config
 import lab_helpers
 from lab_helpers import QUIET, invoke, rows
 
@@ -20,9 +21,9 @@ CONFIGS = ROOT / "configs"
 SPEC_OF = {"lowres_recipe_rerun": "lowres_recipe"}
 
 
-def _spec(methods, **extra):
+def _spec(methods, configs_dir=CONFIGS, **extra):
     return parse_spec({"name": "t", "corpora": ["toy"], "methods": methods, "sizes": [10], "partitions": 2, **extra},
-                      configs_dir=CONFIGS)
+                      configs_dir=configs_dir)
 
 
 @pytest.mark.parametrize("store", sorted(p.name for p in (ROOT / "results").iterdir() if p.is_dir() and p.name != "lowres_extras"))
@@ -49,11 +50,84 @@ def test_a_cells_key_is_what_it_trains_not_its_names(tmp_path):
     assert [c.key for c in a] == [c.key for c in b] and a[0].id.split("#")[0] == "toy/mine/n=10/p0"
     method.write_text(method.read_text() + "\n[training]\ndropout = 0.3\n")
     assert not {c.key for c in _spec([{"name": "mine", "config": str(method)}]).cells()} & {c.key for c in a}
-    # the base's name, an override, an extra, the draw: other cells
+    # the base, an override, an extra, the draw: other cells
     by_name = _spec(["ce"]).cells()
     for other in (_spec(["ce"], encoder="trf"), _spec(["ce"], overrides={"training.max_steps": 5}),
                   _spec([{"name": "ce", "augment": {"copies": 1}}]), _spec(["ce"], seed=3), _spec(["ce"], corpora=["other"])):
         assert not {c.key for c in other.cells()} & {c.key for c in by_name}
+
+
+def _configs_copy(folder: Path, changes=None) -> Path:
+    """The bases and the methods ce and spacy_ner in `folder`, with `changes` (file -> text)."""
+    files = {name: (CONFIGS / name).read_text() for name in ("base_cpu.cfg", "base_trf.cfg", "methods/ce.cfg", "methods/spacy_ner.cfg")}
+    for name, text in {**files, **(changes or {})}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_a_cells_key_is_its_assembled_config(tmp_path):
+    """The key hashes the config the method assembles to: a base restructured, or a full config
+    written out, keeps a cell's rows when what it trains is the same; a base change that only
+    one method trains on (spaCy's ner block of base_trf.cfg) is another cell of that method
+    only; the corpus paths a config names are not what a cell trains."""
+    today = {m: _spec([m]).cells() for m in ("ce", "spacy_ner")}
+    # the base with its sections in another order, and a block that no pipe of ce or spacy_ner uses
+    base = (CONFIGS / "base_cpu.cfg").read_text()
+    head, _, rest = base.partition("[components]")
+    moved = _configs_copy(tmp_path / "moved", {"base_cpu.cfg": "[components]" + rest + "\n" + head + "\n[components.tagger]\nfactory = \"tagger\"\n"})
+    for m in today:
+        assert [c.key for c in _spec([m], configs_dir=moved).cells()] == [c.key for c in today[m]], m
+    # spaCy's ner block in the base (what base_trf.cfg gained on 2026-11-24): spacy_ner trains anew, ce does not
+    ner = '\n[components.ner]\nfactory = "ner"\n\n[components.ner.model]\n@architectures = "spacy.TransitionBasedParser.v2"\nuse_upper = false\n'
+    with_ner = _configs_copy(tmp_path / "ner", {"base_cpu.cfg": base.replace("\n[corpora]\n", ner + "\n[corpora]\n")})
+    assert [c.key for c in _spec(["ce"], configs_dir=with_ner).cells()] == [c.key for c in today["ce"]]
+    assert not {c.key for c in _spec(["spacy_ner"], configs_dir=with_ner).cells()} & {c.key for c in today["spacy_ner"]}
+    # the method written out as a full config (as `spacy-auc-ner config` writes it), naming its corpora
+    full = tmp_path / "spacy_ner_full.cfg"
+    config = method_config("spacy_ner", "cpu", CONFIGS)
+    config["paths"].update(train="corpus/toy/train.spacy", dev="corpus/toy/dev.spacy")
+    full.write_text("# written out\n" + config.to_str(interpolate=False))
+    assert [c.key for c in _spec([{"name": "spacy_ner", "config": str(full)}]).cells()] == [c.key for c in today["spacy_ner"]]
+    # a config that cannot be read is keyed by its text, so that two broken files differ
+    broken = [tmp_path / "a.cfg", tmp_path / "b.cfg"]
+    for path, text in zip(broken, ("[nlp\n", "[nlp]\nx = \n[")):
+        path.write_text(text)
+    keys = [{c.key for c in _spec([{"name": "m", "config": str(path), "augment": False}]).cells()} for path in broken]
+    assert not keys[0] & keys[1]
+
+
+def test_rekey_moves_rows_to_the_keys_of_today_and_loses_none(tmp_path):
+    """A store keyed the first way (a method file's content and its base's name) comes over to
+    today's keys: each cell's rows move, rows of no cell stay, a row already at its new place
+    stays at its old one too, and again nothing moves."""
+    spec = _spec(["ce", "ova_auc"])
+    cells = spec.cells()
+    store = ResultsStore(tmp_path / "r")
+    for i, cell in enumerate(cells):
+        store.add({**cell.describe(), "status": "ok", "finished": f"2026-01-0{i + 1}"}, previous_cell_key(cell))
+    store.add({"cell_id": "gone", "status": "ok"}, "0123456789abcdef")  # a cell the spec no longer has
+    twice = {**cells[0].describe(), "status": "failed", "finished": "2026-01-09"}
+    store.add(twice, previous_cell_key(cells[0]))
+    store.add(twice, cells[0].key)  # written by today's code too (a copy of another clone's store)
+    assert not {c.key for c in cells} & {previous_cell_key(c) for c in cells}
+    result = invoke(study_app, "rekey", _spec_file(tmp_path, ["ce", "ova_auc"]), "--results", store.path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{store.path}: 4 rows of 4 cells moved to their keys of today; 1 rows left where they were (the same row is in the new folder)"
+    by_key = {}
+    for row in store.rows():
+        by_key.setdefault(row["key"], []).append(row["status"])
+    assert by_key == {**{c.key: ["ok"] for c in cells[1:]}, cells[0].key: ["ok", "failed"],
+                      previous_cell_key(cells[0]): ["failed"], "0123456789abcdef": ["ok"]}
+    assert rekey(store, cells) == (0, 0, 1)
+    assert len(store.rows_for(cells)) == 5
+
+
+def _spec_file(tmp_path: Path, methods) -> Path:
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", "corpora": ["toy"], "methods": methods, "sizes": [10], "partitions": 2,
+                                    "configs_dir": str(CONFIGS)}))
+    return path
 
 
 def test_a_renamed_method_keeps_its_rows_and_reports_show_the_spec_name(tmp_path):
