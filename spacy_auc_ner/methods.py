@@ -16,6 +16,15 @@ method on the base's encoder:
 2. every pipe whose model names no ``tok2vec`` gets the base's encoder (``bilstm_crf`` replaces
    the model block, ``spacy_ner`` the pipe; both keep the encoder of the base).
 
+A model's ``tok2vec`` block that names no registered function edits the base's encoder
+(``lowres_best`` swaps its embedding for one with word dropout), and a ``tok2vec`` pipe without
+a model is the base's encoder as a pipe of its own (``lowres_spacy_ner``'s ner listens to it).
+
+A recipe (``configs/recipes/<name>.cfg``: a head plus what it needs of the low-resource
+extras) is assembled the same way onto the CPU base, after the partials every recipe shares
+(`RECIPE_LAYERS`: spaCy's character objective for pretraining, then augmentation, the raw text
+and the pretraining epochs). Methods are compared on one training setup; a recipe changes it.
+
 Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
 writes it to a file for ``spacy train``, and the study runner trains it in process.
@@ -23,7 +32,7 @@ writes it to a file for ``spacy train``, and the study runner trains it in proce
 import inspect
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from confection import ConfigValidationError
 from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
@@ -37,6 +46,11 @@ DEFAULT_CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 METHODS_FOLDER = "methods"
 # encoder family -> its base config in the configs folder
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
+RECIPES_FOLDER = "recipes"
+RECIPE_ENCODER = "cpu"
+# what every recipe adds to its base before its own file, in this order
+RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
+DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {
     "softmax": "ce",
@@ -94,10 +108,51 @@ def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
     raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}")
 
 
+def recipe_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
+    """Every recipe of the configs folder: the file names of ``recipes/*.cfg``."""
+    return sorted(p.stem for p in (Path(configs_dir) / RECIPES_FOLDER).glob("*.cfg"))
+
+
+def recipe_files(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tuple[Path, List[Path]]:
+    """The base and the partials, in order, that recipe `name` assembles from (`RECIPE_LAYERS`,
+    then ``recipes/<name>.cfg``); an unknown name fails with the known ones."""
+    configs_dir = Path(configs_dir)
+    if name not in recipe_names(configs_dir):
+        raise MethodError(f"unknown recipe {name!r}; known: {', '.join(recipe_names(configs_dir)) or 'none'} (in {configs_dir / RECIPES_FOLDER})")
+    layers = [configs_dir / layer for layer in RECIPE_LAYERS]
+    missing = [str(p) for p in layers if not p.is_file()]
+    if missing:
+        raise MethodError(f"{missing[0]}: the recipes' shared config not found")
+    return base_path(RECIPE_ENCODER, configs_dir), [*layers, configs_dir / RECIPES_FOLDER / f"{name}.cfg"]
+
+
+def recipe_config(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR, overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """The full training config of recipe `name` (see `recipe_files`)."""
+    return assemble(*recipe_files(name, configs_dir), overrides)
+
+
+def config_files(name: str, encoder: str = "cpu", configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tuple[Path, List[Path]]:
+    """The base and the partials of method `name` on `encoder`, or of recipe `name` (on the CPU
+    base only); an unknown name fails with the known methods and recipes."""
+    if name in recipe_names(configs_dir):
+        if encoder != RECIPE_ENCODER:
+            raise MethodError(f"{name!r} is a recipe, built on the {RECIPE_ENCODER} base ({ENCODERS[RECIPE_ENCODER]}) only, not on {encoder!r}")
+        return recipe_files(name, configs_dir)
+    base = base_path(encoder, configs_dir)
+    try:
+        method = method_path(name, configs_dir)
+    except MethodError as err:
+        recipes = recipe_names(configs_dir)
+        raise MethodError(f"{err}; recipes: {', '.join(recipes)}" if recipes else str(err)) from None
+    return base, [method]
+
+
 def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
-    """The first sentence of the comment that opens the method's file: what the method is."""
+    """The first sentence of the comment that opens the method's (or recipe's) file: what it is."""
     words = []
-    for line in method_path(name, configs_dir).read_text(encoding="utf8").splitlines():
+    recipe = Path(configs_dir) / RECIPES_FOLDER / f"{name}.cfg"
+    path = recipe if name in recipe_names(configs_dir) else method_path(name, configs_dir)
+    for line in path.read_text(encoding="utf8").splitlines():
         if not line.startswith("#"):
             break
         words.append(line.lstrip("#").strip())
@@ -106,12 +161,16 @@ def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
     return text[: end.start() + 1] if end else text
 
 
-def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Config:
-    """The full training config of the partial config `method` on the base config `base`, with
-    `overrides` (dotted keys) applied last. Not interpolated: ``${paths.train}`` stays a variable."""
+def assemble(base: PathLike, method: Union[PathLike, Sequence[PathLike]], overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """The full training config of the partial config `method` (or of several, merged in turn:
+    a recipe's) on the base config `base`, with `overrides` (dotted keys) applied last. Not
+    interpolated: ``${paths.train}`` stays a variable."""
+    partials = [method] if isinstance(method, (str, Path)) else list(method)
+    method = partials[-1]
     base_cfg = _read(base)
-    method_cfg = _read(method)
-    config = base_cfg.merge(method_cfg)
+    config = base_cfg
+    for partial in partials:
+        config = config.merge(_read(partial))
     pipeline = list(config.get("nlp", {}).get("pipeline", []))
     encoder = _encoder_of(base_cfg)
     components = config.get("components", {})
@@ -125,9 +184,13 @@ def assemble(base: PathLike, method: PathLike, overrides: Optional[Dict[str, Any
     for name in pipeline:
         if name not in components:
             raise MethodError(f"{method}: [nlp] pipeline names {name!r} but neither the method nor {Path(base).name} has [components.{name}]")
-        slot = _encoder_slot(components[name].setdefault("model", {}))
+        block = components[name]
+        if encoder is not None and block.get("factory") == "tok2vec" and not block.get("model"):
+            block["model"] = Config(encoder).copy()
+            continue
+        slot = _encoder_slot(block.setdefault("model", {}))
         if slot is not None and encoder is not None:
-            slot["tok2vec"] = Config(encoder).copy()
+            slot["tok2vec"] = Config(encoder).merge(slot.get("tok2vec") or {})
     config = Config(_ordered_like(config, base_cfg), section_order=base_cfg.section_order)
     if overrides:
         try:
@@ -159,14 +222,17 @@ def check_config(config: Config, where: str) -> None:
 
 
 def _encoder_slot(model: Any) -> Optional[Dict[str, Any]]:
-    """The block of a method's model that takes the base's encoder: the model itself when it
-    names no `tok2vec`; inside its `tok2vec` when that wraps an encoder (an architecture with a
+    """The block of a method's model whose `tok2vec` is the base's encoder: the model itself
+    when it names no `tok2vec`, or a `tok2vec` that names no registered function (edits of the
+    base's encoder); inside its `tok2vec` when that wraps an encoder (an architecture with a
     `tok2vec` argument, e.g. BiLSTMEncoder.v1) and leaves it out; None when the method brings
     its own encoder."""
     while isinstance(model, dict):
         if "tok2vec" not in model:
             return model
         inner = model["tok2vec"]
+        if isinstance(inner, dict) and not any(str(k).startswith("@") for k in inner):
+            return model
         if not (isinstance(inner, dict) and _wraps_encoder(inner.get("@architectures"))):
             return None
         model = inner

@@ -1,8 +1,10 @@
-"""Configs: a base per encoder family, a short partial config per method, one assembly.
+"""Configs: a base per encoder family, a short partial config per method and per recipe, one
+assembly.
 
 Every method assembles onto both bases and builds; the method files hold only what makes the
 method (no shared block, no restated factory default); every method keeps the base's encoder
-and training setup (a fair comparison); `spacy-auc-ner config` writes what `spacy train` reads,
+and training setup (a fair comparison); every recipe assembles to the full config it was
+shipped as, its extras written once; `spacy-auc-ner config` writes what `spacy train` reads,
 fails in one line and leaves no partial file.
 """
 import inspect
@@ -16,7 +18,8 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.methods import (
-    ENCODERS, MethodError, RENAMED, assemble, base_path, describe, method_config, method_names, method_path,
+    ENCODERS, MethodError, RENAMED, assemble, base_path, describe, method_config, method_names, method_path, recipe_config,
+    recipe_names,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +32,10 @@ PAPER_METHODS = {
     "negative_sampling_weighted",
 }
 SHARED_TOP = {"paths", "system", "corpora", "training", "pretraining", "initialize"}
+# the recipes as they were shipped until 2026-11-25, one full config file each (the rows of
+# studies/lowres_recipe.yaml trained them)
+FULL_RECIPES = Path(__file__).parent / "data" / "full_recipes"
+RECIPES = ["lowres_best", "lowres_spacy_ner", "lowres_crf_auc"]
 
 
 def _pipe(cfg):
@@ -46,10 +53,11 @@ def _base_encoder(model):
 
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
-    # the bases, and the one full config shipped for `spacy train` alone (the recipe)
-    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_best.cfg", "lowres_spacy_ner.cfg", "lowres_crf_auc.cfg"])
-    assert not set(RENAMED) & set(METHODS)
-    assert all(describe(m, CONFIGS) for m in METHODS)
+    # the bases and the recipes' shared partial; the recipes are partials too
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg"])
+    assert recipe_names(CONFIGS) == sorted(RECIPES)
+    assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES)
+    assert all(describe(m, CONFIGS) for m in METHODS + RECIPES)
 
 
 @pytest.mark.parametrize("encoder", sorted(ENCODERS))
@@ -141,7 +149,8 @@ def test_spacy_ner_replaces_the_pipe_and_keeps_the_encoder():
 def test_a_wrapper_of_the_encoder_gets_the_bases_encoder_inside():
     """spacy_ner_bilstm names BiLSTMEncoder.v1 and leaves out what it wraps: the assembly puts
     the base's encoder inside, on either base. A method that brings its own encoder (a
-    listener, or a wrapper with its inner encoder) keeps it."""
+    listener, or a wrapper with its inner encoder) keeps it; a tok2vec that names no function
+    is edits of the base's encoder."""
     for encoder in ENCODERS:
         cfg = method_config("spacy_ner_bilstm", encoder, CONFIGS)
         wrapper = cfg["components"]["ner"]["model"]["tok2vec"]
@@ -157,7 +166,42 @@ def test_a_wrapper_of_the_encoder_gets_the_bases_encoder_inside():
     bare = {"@architectures": "spacy_auc_ner.BiLSTMEncoder.v1"}
     assert _encoder_slot({"tok2vec": bare}) is bare
     assert _encoder_slot({"tok2vec": {"@architectures": "no.such.Architecture.v1"}}) is None
-    assert _encoder_slot({"tok2vec": {"width": 96}}) is None
+    edits = {"tok2vec": {"embed": {"@architectures": "spacy_auc_ner.MultiHashEmbed.v1"}}}  # no function: edits of the base's
+    assert _encoder_slot(edits) is edits
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_a_recipe_assembles_to_the_full_config_it_was(name):
+    """A recipe is a short partial on the CPU base, assembled as a method is: it trains what
+    its full config file trained, as written (so that its study cells keep their keys) and as
+    spaCy fills it."""
+    full = load_config(FULL_RECIPES / f"{name}.cfg", interpolate=False)
+    assembled = recipe_config(name, CONFIGS)
+    assert assembled == full
+    filled = [load_model_from_config(c, auto_fill=True, validate=True).config for c in (assembled, full)]
+    assert filled[0] == filled[1]
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_recipe_files_hold_their_head_and_share_the_extras(name):
+    """What every recipe adds (augmentation, the raw text, the pretraining block) is written
+    once, in lowres_extras.cfg and pretrain/characters.cfg; a recipe's file holds its head and
+    the pipe to pretrain."""
+    cfg = load_config(CONFIGS / "recipes" / f"{name}.cfg", interpolate=False)
+    assert set(cfg) <= {"nlp", "components", "training", "pretraining"}
+    assert set(cfg["pretraining"]) == {"component", "layer"} and set(cfg.get("training", {})) <= {"before_update"}
+    n_lines = sum(1 for line in (CONFIGS / "recipes" / f"{name}.cfg").read_text().splitlines() if line and not line.startswith("#"))
+    assert n_lines <= 25
+
+
+def test_a_tok2vec_without_a_function_edits_the_bases_encoder_and_a_tok2vec_pipe_is_it():
+    encoder = _pipe(load_config(base_path("cpu", CONFIGS), interpolate=False))["model"]["tok2vec"]
+    best = _pipe(recipe_config("lowres_best", CONFIGS))["model"]["tok2vec"]
+    assert best["encode"] == encoder["encode"] and best["@architectures"] == encoder["@architectures"]
+    assert best["embed"]["@architectures"] == "spacy_auc_ner.MultiHashEmbed.v1" and best["embed"]["word_dropout_rate"] == 0.3
+    ner = recipe_config("lowres_spacy_ner", CONFIGS)
+    assert ner["components"]["tok2vec"]["model"] == encoder
+    assert ner["components"]["ner"]["model"]["tok2vec"]["@architectures"] == "spacy.Tok2VecListener.v1"
 
 
 def test_the_papers_algorithms_are_the_named_methods():
@@ -205,6 +249,12 @@ def test_config_command_writes_what_spacy_reads(tmp_path):
     assert (tmp_path / "ova_auc.cfg").read_text().startswith("# Written by `spacy-auc-ner config ova_auc --encoder cpu`")
     listed = runner.invoke(app, ["config", "--list", "--configs-dir", str(CONFIGS)])
     assert listed.exit_code == 0 and "ova_auc_sampled\tOVA-AUC-MAML (Algorithm 2" in listed.output
+    assert "lowres_best\tThe low-resource recipe (20-100 sentences)" in listed.output
+    # a recipe, as README tells a user to write it for spacy train
+    out = runner.invoke(app, ["config", "lowres_best", "--output", str(tmp_path / "lowres_best.cfg"), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    assert load_config(tmp_path / "lowres_best.cfg", interpolate=False) == recipe_config("lowres_best", CONFIGS)
+    assert (tmp_path / "lowres_best.cfg").read_text().startswith("# Written by `spacy-auc-ner config lowres_best` from ")
 
 
 def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
@@ -214,6 +264,10 @@ def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
     assert out.exit_code == 0, out.output
     names = sorted(p.name for p in (tmp_path / "full").iterdir())
     assert names == ["ova_auc.cfg", "ova_auc_trf.cfg", "spacy_ner.cfg", "spacy_ner_trf.cfg"]
+    # the package's configs: every method on both encoders, every recipe on its one
+    out = CliRunner().invoke(app, ["config", "--all", "--output", str(tmp_path / "all"), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted([f"{m}{e}.cfg" for m in METHODS for e in ("", "_trf")] + [f"{r}.cfg" for r in RECIPES])
     trf = load_config(tmp_path / "full" / "ova_auc_trf.cfg", interpolate=False)
     assert trf == method_config("ova_auc", "trf", CONFIGS)
 
@@ -223,8 +277,9 @@ def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
     [
         (["nope"], "Error: unknown method 'nope'; known: "),
         (["ce", "--encoder", "gpu"], "Error: unknown encoder 'gpu'; choose one of cpu, trf"),
-        (["--all"], "Error: --all writes one file per method and encoder: give an --output folder"),
-        ([], "Error: name one method, or give --all"),
+        (["lowres_best", "--encoder", "trf"], "Error: 'lowres_best' is a recipe, built on the cpu base (base_cpu.cfg) only, not on 'trf'"),
+        (["--all"], "Error: --all writes one file per method and encoder and per recipe: give an --output folder"),
+        ([], "Error: name one method or recipe, or give --all"),
     ],
 )
 def test_config_command_errors_are_one_line_and_write_nothing(tmp_path, args, message):
@@ -284,16 +339,19 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name,pipes", [("lowres_best", ["auc_ner"]), ("lowres_spacy_ner", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
 def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pipes):
-    """configs/lowres_best.cfg (and the spaCy-ner and CRF + AUC variants) trains alone (its Augmented.v1
-    reader around the training file), and spacy pretrain, on the filled config and with no raw
-    text but the training file, writes weights that it trains from through
-    --paths.init_tok2vec (a layer mismatch would fail at initialize)."""
+    """The recipe lowres_best (and the spaCy-ner and CRF + AUC variants), written out by
+    `spacy-auc-ner config`, trains alone (its Augmented.v1 reader around the training file),
+    and spacy pretrain, on the filled config and with no raw text but the training file, writes
+    weights that it trains from through --paths.init_tok2vec (a layer mismatch would fail at
+    initialize)."""
     from spacy.cli.init_config import fill_config
     from spacy.cli.train import train
     from spacy.training.pretrain import pretrain
     from spacy.util import load_config
 
-    recipe = CONFIGS / f"{name}.cfg"
+    recipe = tmp_path / f"{name}.cfg"
+    out = CliRunner().invoke(app, ["config", name, "--output", str(recipe), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
     base = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
             "training.max_steps": 4, "training.eval_frequency": 2}
     train(recipe, tmp_path / "model", overrides=base)
@@ -312,8 +370,9 @@ def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pip
 
 
 def test_the_configs_ship_with_the_package():
-    """Every base, method, recipe and pretraining objective is package data (a pip install
-    without the checkout has them: the default of every --configs-dir and of `recipe --config`),
+    """Every base, method, recipe, the recipes' shared partial and every pretraining objective
+    is package data (a pip install without the checkout has them: the default of every
+    --configs-dir and of `recipe --config`),
     and configs/ in the checkout is the same folder."""
     import fnmatch
     import tomllib
@@ -325,7 +384,8 @@ def test_the_configs_ship_with_the_package():
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["spacy_auc_ner"]
     shipped = {p.relative_to(package).as_posix() for p in DEFAULT_CONFIGS_DIR.rglob("*.cfg")
                if "full" not in p.relative_to(DEFAULT_CONFIGS_DIR).parts}  # configs/full/: spacy project's output
-    assert {"configs/lowres_best.cfg", "configs/base_cpu.cfg", "configs/methods/ce.cfg", "configs/pretrain/characters.cfg"} <= shipped
+    assert {"configs/recipes/lowres_best.cfg", "configs/lowres_extras.cfg", "configs/base_cpu.cfg", "configs/methods/ce.cfg",
+            "configs/pretrain/characters.cfg"} <= shipped
     unmatched = sorted(f for f in shipped if not any(fnmatch.fnmatch(f, p) and f.count("/") == p.count("/") for p in patterns))
     assert not unmatched, f"configs not in pyproject's package-data: {unmatched}"
     assert method_names() == METHODS  # the default folder is the checkout's

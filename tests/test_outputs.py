@@ -19,7 +19,7 @@ from spacy_auc_ner.training import self_training
 from toy_data import TOY
 
 CONFIGS = Path(__file__).parents[1] / "configs"
-RECIPE = CONFIGS / "lowres_best.cfg"
+RECIPE = "lowres_best"  # the shipped recipe, by name
 runner = CliRunner()
 
 

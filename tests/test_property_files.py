@@ -296,7 +296,7 @@ def test_recipe_never_loses_a_file(stand_ins, sentences, folder, overwrite, mode
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         out, inputs = _prepare(tmp, folder, sentences, data)
-        args = ["recipe", out, "--train", inputs["train"], "--dev", inputs["dev"], "--config", CONFIGS / "lowres_best.cfg",
+        args = ["recipe", out, "--train", inputs["train"], "--dev", inputs["dev"], "--config", "lowres_best",
                 "--rounds", "1", "--threshold", "0.0"]
         args += ["--raw", inputs["raw"]] if mode == "raw" else []
         args += [] if mode == "pretrain" else ["--no-pretrain"]

@@ -9,12 +9,12 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError
+from spacy_auc_ner.methods import recipe_config
 from spacy_auc_ner.training import recipe as recipe_module
 from spacy_auc_ner.training.recipe import run_recipe
 from toy_data import TOY
 
-CONFIGS = Path(__file__).parents[1] / "configs"
-RECIPE = CONFIGS / "lowres_best.cfg"
+RECIPE = "lowres_best"  # the shipped recipe, by name
 FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
 runner = CliRunner()
 
@@ -63,7 +63,11 @@ def _never_train(monkeypatch):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"config_path": "missing.cfg"}, r"missing.cfg: no such config file"),
+    ({"recipe": "missing.cfg"}, r"missing.cfg: no such config file"),
+    ({"recipe": "lowres_bst"}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_crf_auc, lowres_spacy_ner\)"),
+    # the recipes' files until 2026-11-25
+    ({"recipe": "configs/lowres_best.cfg"}, r"configs/lowres_best.cfg: no such config file; the recipes are assembled now: "
+                                            r"give --config lowres_best, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),
     ({"train": "missing.spacy"}, r"missing.spacy: no such file"),
     ({"rounds": 0}, r"--rounds: expected 1 or more"),
     ({"threshold": 1.5}, r"--threshold: expected a confidence in \[0, 1\]"),
@@ -71,7 +75,7 @@ def _never_train(monkeypatch):
 ])
 def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch, change, message):
     _never_train(monkeypatch)
-    kwargs = {"config_path": RECIPE, "output_dir": toy_corpus / "out", "train": toy_corpus / "train.spacy",
+    kwargs = {"recipe": RECIPE, "output_dir": toy_corpus / "out", "train": toy_corpus / "train.spacy",
               "dev": toy_corpus / "dev.spacy", "raw": raw, **change}
     with pytest.raises(DataError, match=message):
         run_recipe(**kwargs)
@@ -94,7 +98,7 @@ def test_a_config_without_a_pretraining_block_says_what_to_do(toy_corpus, monkey
 
 def test_a_jsonl_reader_with_text_of_another_format_is_refused(toy_corpus, raw, monkeypatch, tmp_path):
     _never_train(monkeypatch)
-    config = load_config(RECIPE, interpolate=False)
+    config = recipe_config(RECIPE)
     config["corpora"]["pretrain"] = {"@readers": "spacy.JsonlCorpus.v1", "path": "${paths.raw_text}", "min_length": 1, "max_length": 500, "limit": 0}
     config.to_disk(tmp_path / "jsonl.cfg")
     with pytest.raises(DataError, match=r"reads .jsonl only, not .*raw.txt; use spacy_auc_ner.RawText.v1"):
@@ -116,6 +120,21 @@ def test_the_command_prints_one_error_line(toy_corpus):
                                  "--dev", str(toy_corpus / "dev.spacy"), "--config", str(RECIPE)])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [f"Error: {toy_corpus / 'missing.spacy'}: no such file"]
+
+
+def test_the_command_trains_the_shipped_recipe_by_default_and_takes_a_name_or_a_file(toy_corpus, monkeypatch, tmp_path):
+    seen = []
+
+    def fake_run_recipe(recipe, output_dir, **kwargs):
+        seen.append(recipe)
+        return {"rounds": [], "model": str(output_dir / "model-best")}
+
+    monkeypatch.setattr(recipe_module, "run_recipe", fake_run_recipe)
+    args = ["recipe", str(toy_corpus / "out"), "--train", str(toy_corpus / "train.spacy"), "--dev", str(toy_corpus / "dev.spacy")]
+    written = tmp_path / "mine.cfg"
+    for extra in ([], ["--config", "lowres_crf_auc"], ["--config", str(written)]):
+        assert runner.invoke(app, args + extra).exit_code == 0
+    assert seen == ["lowres_best", "lowres_crf_auc", str(written)]
 
 
 @pytest.mark.slow

@@ -52,52 +52,62 @@ def convert(
 @app.command()
 @one_line_errors
 def config(
-    name: Optional[str] = typer.Argument(None, help="Method: a file name of CONFIGS_DIR/methods/ (e.g. ova_auc); leave out with --all or --list."),
-    encoder: str = typer.Option("cpu", "--encoder", "-e", help="Encoder family: cpu (configs/base_cpu.cfg) or trf (configs/base_trf.cfg)."),
+    name: Optional[str] = typer.Argument(None, help="Method (a file name of CONFIGS_DIR/methods/, e.g. ova_auc) or recipe (of CONFIGS_DIR/recipes/, e.g. lowres_best); leave out with --all or --list."),
+    encoder: str = typer.Option("cpu", "--encoder", "-e", help="Encoder family of a method: cpu (configs/base_cpu.cfg) or trf (configs/base_trf.cfg); a recipe is on cpu only."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
-    all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders to the --output folder: NAME.cfg and NAME_trf.cfg."),
-    list_methods: bool = typer.Option(False, "--list", help="List the methods with what each is, and stop."),
-    configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases and methods/ (default: the package's configs).", show_default=False),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never a base or method file read)."),
+    all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders (NAME.cfg, NAME_trf.cfg) and every recipe (NAME.cfg) to the --output folder."),
+    list_methods: bool = typer.Option(False, "--list", help="List the methods and recipes with what each is, and stop."),
+    configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases, methods/ and recipes/ (default: the package's configs).", show_default=False),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never a config file read)."),
 ):
-    """Write the full training config of a method: its partial config merged onto the base of
-    the encoder, ready for `spacy train`.
+    """Write the full training config of a method or a recipe, ready for `spacy train`: a
+    method's partial config merged onto the base of the encoder; a recipe's onto the CPU base
+    after the partials every recipe shares (pretrain/characters.cfg, lowres_extras.cfg).
 
-    The config is built (not trained) before it is written, so a wrong key in a method file
+    The config is built (not trained) before it is written, so a wrong key in a config file
     stops here with one line naming the file; nothing is written on an error. An existing
     output file is kept unless --overwrite; a file the command reads is never written over.
     """
     from ..data.files import write_text
-    from ..methods import ENCODERS, MethodError, base_path, check_config, describe, method_config, method_names, method_path, methods_dir
+    from ..methods import (
+        ENCODERS, RECIPE_ENCODER, MethodError, assemble, check_config, config_files, describe, method_names, methods_dir,
+        recipe_names,
+    )
     from ..outputs import check_output_file
 
     if list_methods:
-        typer.echo(f"methods of {methods_dir(configs_dir)} (to use your own, copy {configs_dir} and give --configs-dir):", err=True)
-        for method in method_names(configs_dir):
+        typer.echo(f"methods of {methods_dir(configs_dir)}, then recipes of {configs_dir / 'recipes'} "
+                   f"(to use your own, copy {configs_dir} and give --configs-dir):", err=True)
+        for method in method_names(configs_dir) + recipe_names(configs_dir):
             typer.echo(f"{method}\t{describe(method, configs_dir)}")
         return
     if all_methods == (name is not None):
-        raise MethodError("name one method, or give --all (with an --output folder)")
+        raise MethodError("name one method or recipe, or give --all (with an --output folder)")
     if all_methods and output is None:
-        raise MethodError("--all writes one file per method and encoder: give an --output folder")
-    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] if all_methods else [(name, encoder)]
-    texts = {}
+        raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
+    if all_methods:
+        jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipe_names(configs_dir)]
+    else:
+        jobs = [(name, encoder)]
+    texts, inputs = {}, set()
     for method, enc in jobs:
-        cfg = method_config(method, enc, configs_dir)
-        where = f"{method_path(method, configs_dir)} on {base_path(enc, configs_dir)}"
-        check_config(cfg, where)
+        base, partials = config_files(method, enc, configs_dir)
+        cfg = assemble(base, partials)
+        sources = [base, *partials]
+        check_config(cfg, f"{partials[-1]} on {base}")
+        command = f"{method}" if method in recipe_names(configs_dir) else f"{method} --encoder {enc}"
         header = (
-            f"# Written by `spacy-auc-ner config {method} --encoder {enc}` from {base_path(enc, configs_dir)}\n"
-            f"# and {method_path(method, configs_dir)}: edit those (or a copy, with --configs-dir), not this file.\n"
+            f"# Written by `spacy-auc-ner config {command}` from {', '.join(map(str, sources[:-1]))}\n"
+            f"# and {sources[-1]}: edit those (or a copy, with --configs-dir), not this file.\n"
             f"# {describe(method, configs_dir)}\n"
         )
         filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
         texts[filename] = header + cfg.to_str(interpolate=False) + "\n"
+        inputs.update(sources)
     if output is None:
         typer.echo("".join(texts.values()), nl=False)
         return
     targets = {output / f: t for f, t in texts.items()} if all_methods else {output: next(iter(texts.values()))}
-    inputs = {p for m, e in jobs for p in (method_path(m, configs_dir), base_path(e, configs_dir))}
     for path in targets:
         check_output_file(path, inputs, overwrite)
     for path, text in targets.items():

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ..methods import DEFAULT_CONFIGS_DIR
+from ..methods import DEFAULT_RECIPE
 from .errors import one_line_errors
 
 lowres_app = typer.Typer(add_completion=False)
@@ -129,7 +129,7 @@ def recipe_command(
     train: Path = typer.Option(..., "--train", help="Gold training sentences: .spacy, or a token<TAB>BIO column file (converted into OUTPUT_DIR/data)."),
     dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy or columns): early stopping and the choice of the round."),
     raw: Optional[Path] = typer.Option(None, "--raw", help="Unlabeled text of your domain: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy; pretraining and self-training read it. Without it: pretraining on the training file's text, no self-training."),
-    config_path: Path = typer.Option(DEFAULT_CONFIGS_DIR / "lowres_best.cfg", "--config", "-c", help="The recipe's config (default: the package's configs/lowres_best.cfg, its BiLSTM-CRF head; or configs/lowres_spacy_ner.cfg for spaCy's ner, configs/lowres_crf_auc.cfg, or any config with a pretraining block).", show_default=False),
+    recipe: str = typer.Option(DEFAULT_RECIPE, "--config", "-c", help="The recipe: a name of the package's configs/recipes/ (lowres_best, the default: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; 'spacy-auc-ner config --list' says what each is) or a config file with a pretraining block."),
     pretrain: bool = typer.Option(True, "--pretrain/--no-pretrain", help="Pretrain the encoder first (spacy pretrain of the config's pretraining block)."),
     pretrain_epochs: int = typer.Option(2, "--pretrain-epochs", help="Epochs of spacy pretrain over the raw text."),
     rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0 (with --raw); the round with the best dev F1 is kept. 2 beat 1 in the ablation (README)."),
@@ -152,7 +152,7 @@ def recipe_command(
     from ..training.recipe import run_recipe
 
     summary = run_recipe(
-        config_path, output_dir, train=train, dev=dev, raw=raw, pretrain=pretrain, pretrain_epochs=pretrain_epochs,
+        recipe, output_dir, train=train, dev=dev, raw=raw, pretrain=pretrain, pretrain_epochs=pretrain_epochs,
         rounds=rounds, threshold=threshold, overrides=parse_config_overrides(ctx.args), gpu_id=gpu_id, overwrite=overwrite,
     )
     for r in summary["rounds"]:

@@ -1,8 +1,9 @@
 """The low-resource recipe end to end on your own files: pretraining of the encoder on raw
 text, training, self-training on the raw text, the round with the best dev F1 kept.
 
-``configs/lowres_best.cfg`` trains alone with ``spacy train``; what ``spacy train`` cannot do
-is the steps around it. `train_steps` chains them, the one orchestrator of pretrain -> train ->
+A recipe (``configs/recipes/<name>.cfg`` assembled onto the CPU base, `methods.recipe_config`;
+``lowres_best`` by default) trains alone with ``spacy train`` once ``spacy-auc-ner config
+<name>`` has written it out; what ``spacy train`` cannot do is the steps around it. `train_steps` chains them, the one orchestrator of pretrain -> train ->
 self-train: `run_recipe` (``spacy-auc-ner recipe``) runs it on a user's files, the lab's study
 cells on their draws. `run_recipe` writes::
 
@@ -25,13 +26,14 @@ and trains once.
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from spacy.vocab import Vocab
 from thinc.api import Config
 
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
+from ..methods import DEFAULT_RECIPE, assemble, recipe_files, recipe_names
 from ..outputs import OutputFolder
 from .self_training import Settings, best_round, check_self_train, load_training_config, read_pool, run_names, run_rounds, train_config
 
@@ -44,7 +46,7 @@ def _log(text: str) -> None:
     print(f"[recipe] {text}", file=sys.stderr, flush=True)
 
 
-def _pretraining_config(config: Config, where: Path, raw_text: str) -> Config:
+def _pretraining_config(config: Config, where: PathLike, raw_text: str) -> Config:
     """The config with spaCy's defaults filled in (spacy pretrain reads only a filled config)
     and its [pretraining] block checked."""
     from spacy.util import load_model_from_config
@@ -52,7 +54,7 @@ def _pretraining_config(config: Config, where: Path, raw_text: str) -> Config:
     block = config.get("pretraining") or {}
     if not block.get("component"):
         raise DataError(
-            f"{where}: [pretraining] names no component to pretrain; use configs/lowres_best.cfg, "
+            f"{where}: [pretraining] names no component to pretrain; use a recipe (--config {DEFAULT_RECIPE}), "
             "merge a block in with 'spacy-auc-ner pretrain-config', or pass --no-pretrain"
         )
     filled = load_model_from_config(config, auto_fill=True, validate=True).config
@@ -62,13 +64,31 @@ def _pretraining_config(config: Config, where: Path, raw_text: str) -> Config:
     return filled
 
 
+def recipe_source(recipe: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Tuple[Config, List[Path], str]:
+    """``recipe``, a config file or the name of a recipe of the package (`methods.recipe_names`),
+    as `run_recipe` reads it: the config with ``overrides`` (not interpolated), the files it
+    comes from and how messages name it."""
+    path = Path(recipe)
+    names = recipe_names()
+    if not path.is_file() and path.suffix == ".cfg" and path.stem in names:  # configs/<recipe>.cfg until 2026-11-25
+        raise DataError(f"{path}: no such config file; the recipes are assembled now: give --config {path.stem}, "
+                        f"or write the file with 'spacy-auc-ner config {path.stem} --output {path.name}'")
+    if path.is_file() or path.suffix or len(path.parts) > 1:
+        return load_training_config(path, overrides), [path], str(path)
+    if str(recipe) not in names:
+        raise DataError(f"{recipe}: neither a config file nor a recipe ({', '.join(names)})")
+    base, partials = recipe_files(str(recipe))
+    where = f"recipe {recipe} ({partials[-1]})"
+    return load_training_config(assemble(base, partials), overrides, where), [base, *partials], where
+
+
 def step_names(pretrain: bool, self_train: bool, rounds: int) -> List[str]:
     """The entries `train_steps` writes in its output folder."""
     return ([PRETRAIN_DIR] if pretrain else []) + (run_names(rounds) if self_train else list(TRAIN_DIRS))
 
 
 def run_recipe(
-    config_path: PathLike,
+    recipe: PathLike,
     output_dir: PathLike,
     *,
     train: PathLike,
@@ -84,13 +104,14 @@ def run_recipe(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """Pretrain, train and self-train ``config_path`` into ``output_dir`` on a user's files
-    (`train_steps`); returns its summary, plus the config and the raw text. Every input is
-    read and checked before anything is written, removed or trained; a previous run in
-    ``output_dir`` is refused, or with ``overwrite`` removed as far as its record in the folder
-    goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
-    config_path, output_dir = Path(config_path), Path(output_dir)
-    config = load_training_config(config_path, overrides)  # a missing or bad config, or a bad override, fails now
+    """Pretrain, train and self-train ``recipe`` (a recipe's name or a config file,
+    `recipe_source`) into ``output_dir`` on a user's files (`train_steps`); returns its
+    summary, plus the config and the raw text. Every input is read and checked before
+    anything is written, removed or trained; a previous run in ``output_dir`` is refused, or
+    with ``overwrite`` removed as far as its record in the folder goes
+    (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
+    output_dir = Path(output_dir)
+    config, config_files, where = recipe_source(recipe, overrides)  # a missing or bad config, or a bad override, fails now
     for path in (train, dev) + ((raw,) if raw is not None else ()):
         if not Path(path).is_file():
             raise DataError(f"{path}: no such file")
@@ -100,15 +121,15 @@ def run_recipe(
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
     docs = {"train": read_docs(train, Vocab()), "dev": read_docs(dev, Vocab())}
     columns = {role: docs[role] for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
-    inputs = [config_path, train, dev, raw]
+    inputs = [*config_files, train, dev, raw]
     train, dev = (output_dir / DATA_DIR / f"{role}.spacy" if role in columns else Path(path) for role, path in (("train", train), ("dev", dev)))
-    config = load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, config_path)
+    config = load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, where)
     raw_text = str(raw if raw is not None else train)
     if pretrain:
-        config = _pretraining_config(config, config_path, raw_text)
+        config = _pretraining_config(config, where, raw_text)
     settings = Settings(rounds, threshold) if raw is not None else Settings()  # no raw text: no rounds to check
     if raw is not None:
-        check_self_train(config, config_path, settings, train=train, dev=dev, pool=raw, gpu_id=gpu_id, gold=docs["train"])
+        check_self_train(config, where, settings, train=train, dev=dev, pool=raw, gpu_id=gpu_id, gold=docs["train"])
     out = OutputFolder(output_dir, "recipe")
     out.claim([f"{DATA_DIR}/{role}.spacy" for role in columns] + step_names(pretrain, raw is not None, rounds), inputs, overwrite, "a recipe run")
     out.clear()
@@ -116,10 +137,10 @@ def run_recipe(
         write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
         log(f"--{role}: {len(role_docs)} sentences of a column file written to {output_dir / DATA_DIR / f'{role}.spacy'}")
     summary = train_steps(
-        out, config, where=config_path, train=train, dev=dev, raw_text=raw_text if pretrain else None,
+        out, config, where=where, train=train, dev=dev, raw_text=raw_text if pretrain else None,
         pretrain_epochs=pretrain_epochs, pool=raw, settings=settings, gpu_id=gpu_id, log=log, progress=progress,
     )
-    return {"config": str(config_path), "raw_text": raw_text, **summary}
+    return {"config": where, "raw_text": raw_text, **summary}
 
 
 def train_steps(

@@ -6,7 +6,9 @@ one line naming the file and the key (`validation.py`), then resolved into a `St
 method's config file, its base, its extras.
 
 A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
-base of the spec's encoder (``configs/base_<encoder>.cfg``), plus config overrides. Its
+base of the spec's encoder (``configs/base_<encoder>.cfg``), or a recipe
+(``configs/recipes/<name>.cfg`` on the CPU base, after the partials every recipe shares), plus
+config overrides. Its
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
 the same sampled sentences and differences are paired. A cell's `key` says what it trains
@@ -23,15 +25,16 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence
 
 import srsly
+from confection import ConfigValidationError
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 from spacy.util import load_config
 from thinc.api import Config
 
 from .corpora import SPLITS
-from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.data.files import PathLike, config_error_text
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .sets import dev_set_config, training_set_config
-from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path
+from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_path, recipe_files
 from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
@@ -139,11 +142,12 @@ def _listed_once(values: Sequence, key: str) -> None:
 
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
-    study's own ``overrides``, or a full ``config`` file of the user's; plus training extras
-    (`training_extras.py`)."""
+    study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
+    ``config`` file of the user's; plus training extras (`training_extras.py`)."""
 
     name: str
     base: Optional[str] = None
+    recipe: Optional[str] = None
     config: Optional[str] = None
     overrides: Overrides = {}
     description: str = ""
@@ -154,8 +158,9 @@ class MethodEntry(Section):
 
     @model_validator(mode="after")
     def _one_definition(self) -> "MethodEntry":
-        if self.config is not None and self.base is not None:
-            raise ValueError("give either 'config' (a full config file) or 'base' (a method), not both")
+        given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
+        if len(given) > 1:
+            raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
         return self
 
     def pool_steps(self) -> List[str]:
@@ -304,15 +309,21 @@ def _setting_of(value_key: str) -> str:
 # ---- the resolved spec and its cells -----------------------------------------------------------
 @dataclass
 class MethodSpec:
-    """A method of a study: `config` is a method file assembled onto `base_config`, or, when
-    `base_config` is None, a full training config of the user's. `extras`: augmentation,
-    pretraining, self-training (`study/training_extras.py`)."""
+    """A method of a study: `config` is a method file assembled onto `base_config` (a recipe's
+    file after its shared `layers`), or, when `base_config` is None, a full training config of
+    the user's. `extras`: augmentation, pretraining, self-training (`study/training_extras.py`)."""
 
     name: str
     config: str
     overrides: Dict[str, Any] = field(default_factory=dict)
     base_config: Optional[str] = None
     extras: Dict[str, Any] = field(default_factory=dict)
+    layers: List[str] = field(default_factory=list)
+
+
+def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
+    """The config files a method or cell assembles from: its base, its layers, its own."""
+    return [*filter(None, [base_config]), *layers, config]
 
 
 @dataclass
@@ -343,6 +354,8 @@ class Cell:
     selection: Optional[Dict[str, Any]] = None
     # the method's training extras (augment, pretrain, self_train; see study/training_extras.py)
     extras: Optional[Dict[str, Any]] = None
+    # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
+    layers: List[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.key:
@@ -381,18 +394,26 @@ class Cell:
     def training_config(self) -> Config:
         """The cell's full training config: its method assembled onto its base (or its own
         full config), with the cell's overrides; not interpolated."""
-        return assembled_config(self.base_config, self.config, self.overrides)
+        return assembled_config(self.base_config, [*self.layers, self.config], self.overrides)
+
+    def files(self) -> List[str]:
+        return config_files(self.base_config, self.layers, self.config)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
 
-def assembled_config(base_config: Optional[PathLike], config: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Config:
-    """A method file assembled onto its base config, or a full config file of the user's when
-    `base_config` is None, with `overrides`; not interpolated."""
+def assembled_config(base_config: Optional[PathLike], partials: Sequence[PathLike], overrides: Optional[Dict[str, Any]] = None) -> Config:
+    """Partial configs (a method file; a recipe's layers and file) assembled onto their base
+    config, or a full config file of the user's (the one partial) when `base_config` is None,
+    with `overrides`; not interpolated. A full config that is not one fails in one line naming it."""
     if base_config is None:
-        return load_config(config, overrides=overrides or {}, interpolate=False)
-    return assemble(base_config, config, overrides)
+        (config,) = partials
+        try:
+            return load_config(config, overrides=overrides or {}, interpolate=False)
+        except ConfigValidationError as err:
+            raise MethodError(f"{config}: {config_error_text(err)}") from None
+    return assemble(base_config, partials, overrides)
 
 
 # [paths] that a cell sets itself, so that their values in a config are not what it trains:
@@ -411,7 +432,7 @@ def cell_key(cell: Cell) -> str:
     exactly when what it trains is unchanged; a change to the base, the method or an
     override is another cell, so that rows trained before are never read as today's.
     """
-    content = {"config": config_digest(cell.base_config, cell.config), **cell_additions(cell)}
+    content = {"config": config_digest(cell.base_config, [*cell.layers, cell.config]), **cell_additions(cell)}
     return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
 
 
@@ -429,11 +450,11 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
     }
 
 
-def config_digest(base_config: Optional[PathLike], config: PathLike) -> str:
-    """A digest of the training config that `config` (a method file on `base_config`, or a full
-    config when that is None) assembles to, parsed (comments, layout and key order do not
-    count) and without `CELL_PATHS`; computed once per pair of files as they are now."""
-    files = tuple(str(p) for p in (base_config, config) if p is not None)
+def config_digest(base_config: Optional[PathLike], partials: Sequence[PathLike]) -> str:
+    """A digest of the training config that `partials` assemble to on `base_config` (a full
+    config when that is None: `assembled_config`), parsed (comments, layout and key order do not
+    count) and without `CELL_PATHS`; computed once per set of files as they are now."""
+    files = tuple(str(p) for p in (base_config, *partials) if p is not None)
     return _config_digest(base_config is not None, files, tuple(_stamp(p) for p in files))
 
 
@@ -455,7 +476,7 @@ def _stamp(path: str) -> Optional[tuple]:
 @lru_cache(maxsize=1024)
 def _config_digest(on_base: bool, files: tuple, stamps: tuple) -> str:
     try:
-        config = assembled_config(*files) if on_base else assembled_config(None, *files)
+        config = assembled_config(files[0], files[1:]) if on_base else assembled_config(None, files)
         content: Any = json.loads(json.dumps(config, sort_keys=True, default=str))
         for name in CELL_PATHS:
             content.get("paths", {}).pop(name, None)
@@ -555,6 +576,7 @@ class StudySpec:
             base_config=method.base_config,
             tuning=tuning,
             extras=dict(method.extras) or None,
+            layers=list(method.layers),
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -604,8 +626,7 @@ class StudySpec:
         self._refuse(problems)
 
     def _config_problems(self) -> List[str]:
-        return [f"method {m.name!r}: config {path} not found"
-                for m in self.methods for path in filter(None, (m.config, m.base_config)) if not Path(path).exists()]
+        return [f"method {m.name!r}: config {path} not found" for m in self.methods for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
 
     def _refuse(self, problems: Sequence[str]) -> None:
         if problems:
@@ -620,7 +641,7 @@ class StudySpec:
 
         problems, seen = [], set()
         for cell in self.cells():
-            if (cell.method, cell.corpus) in seen or not all(Path(p).exists() for p in filter(None, (cell.config, cell.base_config))):
+            if (cell.method, cell.corpus) in seen or not all(Path(p).exists() for p in cell.files()):
                 continue
             seen.add((cell.method, cell.corpus))
             method = self._method(cell.method)
@@ -659,7 +680,7 @@ class StudySpec:
 
         configs = {}
         for cell in self.cells():
-            if cell.tuning is not None or cell.method in configs or not Path(cell.config).exists():
+            if cell.tuning is not None or cell.method in configs or not all(Path(p).exists() for p in cell.files()):
                 continue
             base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
             plain = cell.redefined(overrides=base, selection=None)
@@ -778,22 +799,35 @@ def parse_spec(
 
 
 def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str, data: Any, source: str) -> MethodSpec:
-    """A method entry's config file (its own, or the named method's on the spec's encoder) and
-    its extras (the augmentation of its config file unless the entry says)."""
+    """A method entry's config files (its own; the named method's on the spec's encoder; the
+    named recipe's, on the CPU base) and its extras (the augmentation of its assembled config
+    unless the entry says)."""
     where = key_path(("methods", i), data)
-    if entry.config is not None:
-        config_file, base_config = entry.config, None
-    else:
-        try:
-            config_file = str(method_path(entry.base or entry.name, configs_dir))
-        except MethodError as err:
-            raise SpecError(f"{source}: {where}: {err} (or define it with 'config: <file.cfg>')") from None
-        base_config = str(configs_dir / ENCODERS[encoder])
+    layers: List[str] = []
+    try:
+        if entry.config is not None:
+            config_file, base_config = entry.config, None
+        elif entry.recipe is not None:
+            if encoder != RECIPE_ENCODER:
+                raise MethodError(f"recipe {entry.recipe!r} is built on the {RECIPE_ENCODER} base; this spec's encoder is {encoder!r}")
+            base, partials = recipe_files(entry.recipe, configs_dir)
+            base_config, *layers, config_file = map(str, [base, *partials])
+        else:
+            try:
+                config_file = str(method_path(entry.base or entry.name, configs_dir))
+            except MethodError as err:
+                raise MethodError(f"{err} (or define it with 'config: <file.cfg>')") from None
+            base_config = str(configs_dir / ENCODERS[encoder])
+    except MethodError as err:
+        raise SpecError(f"{source}: {where}: {err}") from None
     own = None
-    if "augment" not in entry.model_fields_set and Path(config_file).is_file():  # else check_files reports it
-        own = config_augment(load_config(config_file, interpolate=False))
+    if "augment" not in entry.model_fields_set and all(Path(p).is_file() for p in config_files(base_config, layers, config_file)):  # else check_files reports it
+        try:
+            own = config_augment(assembled_config(base_config, [*layers, config_file]))
+        except MethodError as err:
+            raise SpecError(f"{source}: {where}: {err}") from None
     try:
         extras = resolve_extras(entry, configs_dir, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
-    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras)
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers)

@@ -173,7 +173,8 @@ def old_cell_id(cell) -> str:
     config_name = Path(cell.config).name
     content: Dict[str, Any] = {
         "method_config": OLD_ID_CONFIG_NAMES.get(config_name, config_name),
-        "base_config": Path(cell.base_config).name if cell.base_config else None,
+        # a recipe was a full config file (no base) until 2026-11-25
+        "base_config": Path(cell.base_config).name if cell.base_config and not cell.layers else None,
         "overrides": cell.overrides,
     }
     if cell.extras:
@@ -238,15 +239,27 @@ def import_jsonl(path: PathLike, cells: Sequence, store: ResultsStore, warn: Opt
 def previous_cell_key(cell) -> str:
     """The key a cell had until keys hashed its assembled training config: its method (or full)
     config file's parsed content and its base config's name, plus what the cell adds. A change
-    to a base was invisible to these keys; a full config rewritten as base + partial lost them."""
+    to a base was invisible to these keys; a full config rewritten as base + partial lost them
+    (a recipe, a full config file until 2026-11-25: its config as assembled, no base)."""
     from .spec import cell_additions
 
     content = {
-        "method_config": _file_content(cell.config),
-        "base_config": Path(cell.base_config).name if cell.base_config else None,
+        "method_config": _recipe_content(cell) if cell.layers else _file_content(cell.config),
+        "base_config": Path(cell.base_config).name if cell.base_config and not cell.layers else None,
         **cell_additions(cell),
     }
     return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
+
+
+def _recipe_content(cell) -> Any:
+    return _assembled_content(cell.base_config, tuple(cell.layers), cell.config)
+
+
+@lru_cache(maxsize=16)
+def _assembled_content(base_config: str, layers: tuple, config: str) -> Any:
+    from .spec import assembled_config
+
+    return json.loads(json.dumps(assembled_config(base_config, [*layers, config]), sort_keys=True, default=str))
 
 
 def _file_content(path: PathLike) -> Any:

@@ -1,7 +1,7 @@
 """Training extras of a study method: data augmentation, pretraining of the encoder and
 self-training on the unlabeled rest of the training split, so that a study measures spaCy's
-``ner``, the low-resource recipe (``configs/lowres_best.cfg``: spaCy's ``ner`` with all three)
-and each of its parts removed in turn on the same draws as every other method, with the same scorer.
+``ner``, the low-resource recipes (``configs/recipes/``: a head with all three) and each of
+their parts removed in turn on the same draws as every other method, with the same scorer.
 
 A method of a spec names them (`AugmentSettings`, `PretrainSettings`, `SelfTrainSettings` read them,
 `resolve_extras` completes them, `run_cell_with_extras` runs them)::

@@ -135,8 +135,8 @@ def main():
     a = p.parse_args()
     text = table(a.heads, a.recipe)
     text += ("\n\n## The recipe decision\n\nThe fixed head with the recipe's extras (`bilstm_crf_cal_wd_extras`, today's "
-             "`configs/lowres_best.cfg`) against spaCy's ner with the same extras (`recipe_rounds2`, "
-             "`configs/lowres_spacy_ner.cfg`), same draws, 600 steps, untuned; chosen on dev F1. The head's dev F1 is "
+             "recipe `lowres_best`) against spaCy's ner with the same extras (`recipe_rounds2`, "
+             "the recipe `lowres_spacy_ner`), same draws, 600 steps, untuned; chosen on dev F1. The head's dev F1 is "
              "optimistic: its entity bias is chosen on the same dev sample that scores it (test F1 is held out).\n\n"
              + recipe_table(a.recipe))
     print(text)

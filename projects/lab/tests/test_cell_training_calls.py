@@ -37,10 +37,10 @@ from study_toy_corpus import write_toy_corpus  # noqa: E402
 FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
 METHODS = {
     # spaCy's ner recipe: augmentation, pretraining on the pool, one self-training round
-    "recipe_ner": {"config": str(CONFIGS / "lowres_spacy_ner.cfg"), "augment": {"copies": 1},
+    "recipe_ner": {"recipe": "lowres_spacy_ner", "augment": {"copies": 1},
                    "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}},
     # the package's head: pretraining on the draw, two rounds
-    "recipe_head": {"config": str(CONFIGS / "lowres_best.cfg"), "pretrain": {"epochs": 1, "text": "draw"},
+    "recipe_head": {"recipe": "lowres_best", "pretrain": {"epochs": 1, "text": "draw"},
                     "self_train": {"rounds": 2, "threshold": 0.0, "pool": 3}},
     # pretraining alone: the cell trains once from the weights
     "ce_pretrain": {"base": "ce", "pretrain": {"epochs": 1, "pool": 4}},

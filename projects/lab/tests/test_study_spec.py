@@ -118,7 +118,9 @@ def test_imbalance_and_resampling_values():
         ({"methods": ["ova_auc_grouped"]}, "methods[0]: unknown method 'ova_auc_grouped' (renamed: it is now 'ova_auc')"),
         ({"methods": [{"name": "x", "base": "ce_trf"}]}, "the method 'ce' on encoder 'trf'"),
         ({"encoder": "gpu"}, "encoder: 'gpu' is not one of cpu, trf"),
-        ({"methods": [{"name": "a", "config": "a.cfg", "base": "ce"}]}, "not both"),
+        ({"methods": [{"name": "a", "config": "a.cfg", "base": "ce"}]}, "methods[0] (a): give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not base and config"),
+        ({"methods": [{"name": "r", "recipe": "lowres_bst"}]}, "methods[0] (r): unknown recipe 'lowres_bst'; known: lowres_best, lowres_crf_auc, lowres_spacy_ner"),
+        ({"methods": [{"name": "r", "recipe": "lowres_best"}], "encoder": "trf"}, "methods[0] (r): recipe 'lowres_best' is built on the cpu base; this spec's encoder is 'trf'"),
         ({"methods": [{"name": "ce", "colour": 1}]}, "methods[0] (ce): unknown key(s) colour"),
         ({"methods": ["ce", "ce"]}, "methods: 'ce' is listed twice"),
         ({"corpora": None}, "corpora: name at least one corpus"),
@@ -137,6 +139,13 @@ def test_spec_errors_name_file_and_key(change, message):
         parse_spec(_spec(**change), source="my.yaml")
     assert str(err.value).startswith("my.yaml: ")
     assert message in str(err.value)
+
+
+def test_a_config_that_is_not_one_is_named_in_one_line(tmp_path):
+    broken = tmp_path / "broken.cfg"
+    broken.write_text("[nlp]\nlang = \n[")
+    with pytest.raises(SpecError, match=r"^my.yaml: methods\[0\]( \(b\))?: .*broken.cfg: .*$"):
+        parse_spec(_spec(methods=[{"name": "b", "config": str(broken)}]), source="my.yaml")
 
 
 def test_gpu_id_null_means_the_cpu():

@@ -5,10 +5,9 @@ from pathlib import Path
 
 import pytest
 import spacy
-from spacy.util import load_config
 
 from spacy_auc_ner.data.columns import read_docs
-from spacy_auc_ner.methods import assemble
+from spacy_auc_ner.methods import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
@@ -16,9 +15,9 @@ from spacy_auc_ner.training.self_training import write_pool
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
-RECIPE = CONFIGS / "lowres_spacy_ner.cfg"  # the recipe until 2026-11-24
-HEAD_RECIPE = CONFIGS / "lowres_best.cfg"
-CRF_AUC_RECIPE = CONFIGS / "lowres_crf_auc.cfg"
+RECIPE = "lowres_spacy_ner"  # the recipe until 2026-11-24
+HEAD_RECIPE = "lowres_best"
+CRF_AUC_RECIPE = "lowres_crf_auc"
 from lab_helpers import train_tiny
 from study_toy_corpus import SENTENCES, write_toy_corpus
 
@@ -41,12 +40,12 @@ def test_augment_wraps_the_draw_with_the_cell_seed():
 
 def test_a_config_that_augments_keeps_its_wrapper_unless_told_not_to():
     spec = _spec([
-        {"name": "recipe", "config": str(RECIPE)},
-        {"name": "recipe_no_augment", "config": str(RECIPE), "augment": False},
-        {"name": "recipe_one_copy", "config": str(RECIPE), "augment": {"copies": 1}},
+        {"name": "recipe", "recipe": RECIPE},
+        {"name": "recipe_no_augment", "recipe": RECIPE, "augment": False},
+        {"name": "recipe_one_copy", "recipe": RECIPE, "augment": {"copies": 1}},
     ])
     recipe, plain, one = [c for c in spec.cells() if c.partition == 0]
-    own = config_augment(load_config(RECIPE, interpolate=False))
+    own = config_augment(recipe_config(RECIPE, CONFIGS))
     assert own["copies"] == 3 and "seed" not in own and "corpus" not in own
     assert recipe.overrides["corpora.train"]["@readers"] == AUGMENTED
     assert recipe.overrides["corpora.train"]["corpus"] == plain.overrides["corpora.train"]
@@ -122,9 +121,9 @@ def test_the_pool_is_the_rest_of_the_draw(tmp_path):
 
 
 def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
-    """configs/lowres_crf_auc.cfg is written out by hand for `spacy train`; outside its recipe
-    blocks it must stay what the base and the crf_auc method assemble to."""
-    recipe = load_config(CRF_AUC_RECIPE, interpolate=False)
+    """The recipe lowres_crf_auc restates its head (configs/recipes/lowres_crf_auc.cfg);
+    outside its extras it must stay what the base and the crf_auc method assemble to."""
+    recipe = recipe_config(CRF_AUC_RECIPE, CONFIGS)
     method = assemble(CONFIGS / "base_cpu.cfg", CONFIGS / "methods" / "crf_auc.cfg", {})
     for section in ("system", "nlp", "training", "initialize"):
         assert recipe[section] == method[section], section
@@ -153,11 +152,12 @@ def _trained_alike(spec, tmp_path):
 
 
 def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
-    """configs/lowres_spacy_ner.cfg is written out by hand; a study cell of it (with pretraining)
-    must train exactly what spaCy's ner with augmentation (3 copies) and pretraining assembles
-    to, so that the recipe's committed rows (first run as `spacy_ner_extras`) stay true."""
+    """The recipe lowres_spacy_ner restates spaCy's ner with its own tok2vec pipe; a study cell
+    of it (with pretraining) must train exactly what spaCy's ner with augmentation (3 copies)
+    and pretraining assembles to, so that the recipe's committed rows (first run as
+    `spacy_ner_extras`) stay true."""
     spec = _spec([
-        {"name": "recipe", "config": str(RECIPE), "pretrain": True, "self_train": True},
+        {"name": "recipe", "recipe": RECIPE, "pretrain": True, "self_train": True},
         {"name": "spacy_ner_extras", "base": "spacy_ner", "augment": {"copies": 3}, "pretrain": True, "self_train": True},
     ])
     configs = _trained_alike(spec, tmp_path)
@@ -166,16 +166,16 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
 
 
 def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
-    """configs/lowres_best.cfg (the package's head with the extras) is written out by hand; a
-    study cell of it must train exactly what studies/lowres_recipe.yaml's
-    bilstm_crf_cal_wd_extras trained, the rows that chose it on dev."""
+    """The recipe lowres_best (the package's head with the extras) restates its head; a study
+    cell of it must train exactly what studies/lowres_recipe.yaml's bilstm_crf_cal_wd_extras
+    trained, the rows that chose it on dev."""
     overrides = {
         "training.before_update": {"@callbacks": "spacy_auc_ner.calibrate_entity_bias.v1"},
         "components.auc_ner.model.tok2vec.embed.@architectures": "spacy_auc_ner.MultiHashEmbed.v1",
         "components.auc_ner.model.tok2vec.embed.word_dropout_rate": 0.3,
     }
     spec = _spec([
-        {"name": "recipe", "config": str(HEAD_RECIPE), "pretrain": True, "self_train": {"rounds": 2}},
+        {"name": "recipe", "recipe": HEAD_RECIPE, "pretrain": True, "self_train": {"rounds": 2}},
         {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "overrides": overrides,
          "augment": {"copies": 3}, "pretrain": True, "self_train": {"rounds": 2}},
     ])
@@ -186,7 +186,7 @@ def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
 
 @pytest.mark.slow
 def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
-    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "recipe", "config": str(RECIPE), "augment": {"copies": 1},
+    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "recipe", "recipe": RECIPE, "augment": {"copies": 1},
                                                 "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}}], steps=6)
     assert outcome.ok == 1
     extras = row["scores"]["extras"]
@@ -238,7 +238,7 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(pretrain_module, "pretrain", spy)
-    spec, outcome, (row,) = train_tiny(tmp_path, [{"name": "no_raw", "config": str(RECIPE), "augment": {"copies": 1},
+    spec, outcome, (row,) = train_tiny(tmp_path, [{"name": "no_raw", "recipe": RECIPE, "augment": {"copies": 1},
                                                    "pretrain": {"epochs": 1, "text": "draw"}}])
     assert outcome.ok == 1
     train_docs = read_docs(tmp_path / "corpus" / "toy" / "train.spacy", spacy.blank("en").vocab)
