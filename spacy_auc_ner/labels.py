@@ -40,12 +40,6 @@ def label_is_begin(index):
     return (index > 0) & (index % 2 == 1)
 
 
-def label_prefix(index) -> numpy.ndarray:
-    """"O", "B" or "I" of each (known) BIO label index."""
-    index = numpy.asarray(index)
-    return numpy.where(index == 0, "O", numpy.where(label_is_begin(index), "B", "I"))
-
-
 class LabelSet:
     """The entity types and the BIO labels built from them, in the layout above."""
 

@@ -256,13 +256,6 @@ def tokens_only(doc, vocab=None):
     return Doc(vocab or doc.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist())
 
 
-def doc_to_sentence(doc, line: int = 0) -> Sentence:
-    """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
-    from ..labels import doc_bio_tags
-
-    return Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), line)
-
-
 def is_docbin(path: PathLike) -> bool:
     return Path(path).suffix == ".spacy"
 
@@ -283,15 +276,6 @@ def read_docs(path: PathLike, vocab, **column_options) -> List:
             raise DataError(f"{path}: no sentences found")
         return docs
     return list(sentences_to_docs(read_columns(path, **column_options), vocab))
-
-
-def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
-    """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc)."""
-    if is_docbin(path):
-        from spacy.vocab import Vocab
-
-        return [doc_to_sentence(doc, i + 1) for i, doc in enumerate(read_docs(path, Vocab()))]
-    return read_columns(path, **column_options)
 
 
 def write_docs(path: PathLike, docs: Iterable) -> int:

@@ -106,12 +106,3 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def save_figure(fig, path: PathLike, fmt: str, **options: Any) -> None:
-    """Write ``fig`` whole or not at all; the same figure gives the same bytes (no date in the
-    SVG, its ids from a fixed salt), so a regenerated plot changes in git only with its data."""
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.hashsalt": "spacy-auc-ner"}), atomic_output(path) as tmp:
-        fig.savefig(tmp, dpi=150, format=fmt, metadata={"Date": None} if fmt == "svg" else None, **options)

@@ -5,11 +5,11 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from spacy_auc_ner.data.columns import DataError, Sentence, read_sentences
+from spacy_auc_ner.data.columns import DataError, Sentence
 from spacy_auc_ner.data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from spacy_auc_ner.training.resampling import rareness
 
-from .corpora import SPLITS
+from .corpora import SPLITS, read_sentences
 
 _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 

@@ -7,10 +7,11 @@ from typing import List, Optional, Sequence
 
 from tqdm import tqdm
 
-from spacy_auc_ner.data.columns import DataError, read_sentences, write_sentences
+from spacy_auc_ner.data.columns import DataError, write_sentences
 from spacy_auc_ner.data.entity_arrays import EntityArrays
 from spacy_auc_ner.data.files import write_json
 from spacy_auc_ner.training.readers import draw_entity_ratio, draw_indices
+from .corpora import read_sentences
 from .sets import training_set_config
 
 
