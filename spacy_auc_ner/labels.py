@@ -1,12 +1,6 @@
 """The BIO label layout and gold extraction: the only place that knows label indices.
-
-For the sorted entity types t = 0 .. T-1 the BIO labels are indexed
-
-    O = 0,   B-t = 1 + 2t,   I-t = 2 + 2t
-
-so there are 1 + 2T labels. A gold index of MISSING (-1) means "no gold here" (a misaligned
-token, missing annotation, a type the component was not initialised with): such tokens get no
-gradient.
+For the sorted entity types t = 0 .. T-1: O = 0, B-t = 1 + 2t, I-t = 2 + 2t. A gold index of
+MISSING (-1) (misaligned token, missing annotation, unknown type) gets no gradient.
 """
 from functools import cached_property
 from typing import Iterable, List, Sequence, Tuple

@@ -1,22 +1,9 @@
-"""What a command may write: the one place that keeps a user's files safe.
-
-The rule, for every command of the package: **a command never deletes or replaces anything
-it did not create itself, never writes over one of its own inputs, and checks every input
-before it deletes or writes anything.**
-
-- A single output file (`convert`, `config -o`, `pretrain-config`, `pool`): refused when it
-  is one of the command's inputs (the same file through any path, links included), and
-  when it exists, unless the user passed ``--overwrite`` (:func:`check_output_file`).
-- An output folder (`recipe`, `self-train`): the command keeps a record of every entry it
-  writes, in ``OUTPUT/.spacy-auc-ner-outputs.json`` (written *before* the entry, so a
-  killed run is recorded too). ``--overwrite`` removes only what a previous run of the same
-  command recorded there; an entry the run would write that the record does not hold (the
-  user's own ``model-best``, a ``data/train.spacy`` of theirs) is refused, never removed, and
-  anything else in the folder is left alone (:class:`OutputFolder`).
-- Inputs: an input that is, or lies inside, something the run would write or remove is
-  refused (``self-train --model OUT/model-best --overwrite`` would delete its own teacher).
-
-Commands read and check their inputs first and call :meth:`OutputFolder.clear` only then.
+"""What a command may write: **never delete or replace anything it did not create itself, never
+write over one of its own inputs, and check every input before deleting or writing.**
+A single output file is refused when it is an input or exists without ``--overwrite``
+(:func:`check_output_file`); an output folder records every entry *before* writing it, in
+``OUTPUT/.spacy-auc-ner-outputs.json``, so that ``--overwrite`` removes only what a run of the
+same command recorded, even a killed one (:class:`OutputFolder`).
 """
 import json
 import shutil

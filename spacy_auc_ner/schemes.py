@@ -1,17 +1,9 @@
-"""The component schemes: how the ``auc_ner`` pipe lays out its output columns, turns gold BIO
-labels into targets, combines the loss over those columns, and decodes scores into entities.
-
-- ``ova``: one sigmoid classifier per BIO label, prediction by maximum confidence (eq. 2 of
-  the OVA-AUC paper); default loss the AUC margin.
-- ``two_task``: AUC-2T's entity-token and beginning-token classifiers, trained with
-  AUC_en + lambda AUC_be, plus, when the corpus has more than one entity type, a softmax type
-  head trained on the gold entity tokens; decoded by Algorithm 1 of the AUC-2T paper.
-- ``softmax``: exclusive BIO classes under a softmax (the CE baseline).
-- ``crf``: the BIO emission scores of a linear-chain CRF whose transitions are the CRF loss's
-  learned parameters; decoded by Viterbi.
-
-Each scheme names its default loss as a config block (so the pipeline's config can record
-it) and its default decoder. Label indices come from :mod:`spacy_auc_ner.labels`.
+"""The component schemes: output columns, targets from gold BIO, the loss over the columns,
+decoding, and each scheme's default loss (a config block, so the pipeline's config records it)
+and decoder. ``ova``: one sigmoid classifier per BIO label, argmax (OVA-AUC eq. 2).
+``two_task``: AUC-2T's entity and beginning classifiers (AUC_en + lambda AUC_be), a softmax
+type head when there are several types, Algorithm 1 of the AUC-2T paper. ``softmax``: the CE
+baseline. ``crf``: the emissions of a linear-chain CRF, Viterbi.
 """
 from typing import Dict, List, NamedTuple, Optional, Sequence
 

@@ -1,10 +1,6 @@
-"""Token/label column files: reading, label-scheme detection, normalisation to BIO, writing.
-
-A column file holds one token a line (token first, label last by default; tab- or
-space-separated, extra columns allowed as in CoNLL-2003) and a blank line between sentences;
-``-DOCSTART-`` lines are document separators and are dropped. Labels may be BIO (IOB2), IOB1,
-BIOES or BILOU; everything is normalised to BIO. Problems raise :class:`DataError` with one
-line that names the file and the line.
+"""Token/label column files (CoNLL-style: token first, label last, a blank line between
+sentences, ``-DOCSTART-`` dropped): reading, scheme detection (BIO, IOB1, BIOES, BILOU),
+normalisation to BIO, writing; problems are one :class:`DataError` line naming file and line.
 """
 import re
 from pathlib import Path

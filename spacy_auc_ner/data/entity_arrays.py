@@ -1,10 +1,7 @@
-"""The gold entities of a corpus as flat arrays, and the counts made from them.
-
-The one place that turns sentences into the numbers that corpus statistics (Table I), the
-entity-share draw (``EntityRatio.v1``, ``partition --entity-percent``) and sentence-level
-resampling count: per sentence its length, per token its BIO prefix and the index of its
-entity type. Built from column-file sentences or from Docs (through ``Doc.to_array``, no
-Token objects); a token with missing entity annotation counts as O.
+"""The gold entities of a corpus as flat arrays (per sentence its length, per token its BIO
+prefix and entity type index), from column-file sentences or from Docs (``Doc.to_array``):
+the one place that corpus statistics, the entity-share draw and resampling count from. A
+token with missing entity annotation counts as O.
 """
 from typing import Iterable, List, NamedTuple, Sequence
 

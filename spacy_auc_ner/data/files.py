@@ -1,11 +1,6 @@
-"""Paths, the one-line data error, and writing output files whole or not at all.
-
-Every file the package writes (``.spacy``, ``.tsv``, JSON manifests and summaries, reports,
-plots) goes through :func:`atomic_output`: the writer fills a temporary file in the target
-folder, which is renamed onto the target only when the writer finished. A failure (a bad
-input found half way, a full disk, a kill) leaves the target as it was, never half written,
-and an ``OSError`` (a folder that cannot be created, no permission) becomes one
-:class:`DataError` line naming the path.
+"""Paths, the one-line data error, and writing output files whole or not at all: every file
+the package writes goes through :func:`atomic_output` (a temporary file in the target folder,
+renamed onto the target when the writer finished), so a failure leaves the target as it was.
 """
 import json
 import math

@@ -1,17 +1,9 @@
-"""The token-loss interface shared by every objective of the package.
+"""The token-loss interface: raw scores (N, K) and a :class:`Truth` in, value and gradients out.
 
-A loss sees the raw scores (logits) of all tokens of a batch, one column per classifier or
-class, and a :class:`Truth` that says what the gold is and which tokens and columns count in
-this step. It returns the loss value and the gradient with respect to the scores. A loss with
-learned parameters of its own (the AUC margin's a, b and alpha, the CRF's transitions)
-declares them (:class:`LossParam`): the model's head creates them, the training optimizer
-updates them from the gradients the loss returns, ``nlp.to_disk`` saves them, and the loss
-keeps its own update rules (closed-form steps, projections). Losses never loop over tokens or
-labels: everything goes through ``ops.xp`` so the same code runs on numpy and cupy.
-
-A loss does not know where it sits in a config, so it checks its settings when the component
-tells it (:meth:`TokenLoss.validate`), and every error names the full key, e.g.
-``[components.auc_ner.loss.margin]``.
+Losses run on ``ops.xp`` (numpy or cupy) with no loop over tokens or labels. Learned
+parameters are declared (:class:`LossParam`) and held by the model's head, so that a saved
+pipeline holds them; the loss keeps their update rules. A loss does not know where it sits in
+a config, so it checks its settings under the key it is given (:meth:`TokenLoss.validate`).
 """
 from dataclasses import dataclass, replace
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple

@@ -1,15 +1,9 @@
-"""Registered architectures: a token encoder followed by a linear classifier head (with a
-BiLSTM between them for BiLSTM-CRF), and the BiLSTM on its own as an encoder for any pipe.
-
-The head holds each output column's weights and bias and, beside them, the learned
-parameters the component's loss declares (the AUC margin's ``dam_a``, ``dam_b``,
-``dam_alpha``; the CRF's ``crf_trans``, ``crf_start``, ``crf_end``): the component writes
-their shapes and initial values into the head's ``loss_params`` attribute before the model is
-initialised, the head creates them, the training optimizer updates them and ``nlp.to_disk``
-saves them, with no special casing in the component.
-
-The v1 architectures' head created every loss parameter of the package whatever the loss
-(:data:`V1_LOSS_PARAMS`); they stay registered, so pipelines saved with them load and train.
+"""Registered architectures: an encoder and a linear head (a BiLSTM between them for
+BiLSTM-CRF), and the BiLSTM alone as an encoder for any pipe. The head also creates the
+learned parameters the loss declares (written into its ``loss_params`` by the component), so
+the optimizer updates them and ``nlp.to_disk`` saves them with no special case. The v1
+architectures, whose head held every loss's parameters (:data:`V1_LOSS_PARAMS`), stay
+registered for saved pipelines.
 """
 from typing import Dict, List, Optional, Tuple
 

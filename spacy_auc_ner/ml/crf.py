@@ -1,12 +1,7 @@
-"""Linear-chain CRF maths over BIO labels, batched over the sentences of a batch.
-
-Everything works on padded arrays: emissions ``E`` (B, T, K) for B sentences of at most T
-tokens and K labels, and a boolean ``mask`` (B, T) that is True on real tokens (every sentence
-has at least one). Transition scores ``trans[i, j]`` (label i followed by j), ``start`` and
-``end`` are (K, K), (K,), (K,). The loops run over positions only, each step vectorised over
-sentences and labels through the arrays' own module (numpy or cupy), so the same code runs
-on GPU. Forbidden BIO moves enter as -inf scores (:func:`constrain`), so no probability mass
-and no Viterbi path ever uses them; every function here is NaN-free with them.
+"""Linear-chain CRF maths over BIO labels on padded arrays: emissions ``E`` (B, T, K), ``mask``
+(B, T) True on real tokens (every sentence has one), ``trans[i, j]`` (label i followed by j),
+``start``, ``end``. Loops run over positions only, vectorised through numpy or cupy; forbidden
+BIO moves are -inf (:func:`constrain`), and every function is NaN-free with them.
 """
 from typing import NamedTuple, Optional
 

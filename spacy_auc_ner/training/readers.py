@@ -1,28 +1,9 @@
-"""Registered corpus readers for low-resource and imbalance studies; they compose in config.
-
-A reader is a callable ``(nlp) -> Iterator[Example]`` like ``spacy.Corpus.v1``. The sources
-(``LowResource.v1``, ``EntityRatio.v1``) read a ``.spacy`` or column file (``path``) or wrap
-another reader (``corpus``); the wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a
-reader given as a nested block::
-
-    [corpora.train]
-    @readers = "spacy_auc_ner.Resampled.v1"
-    method = "sCRD"
-
-    [corpora.train.corpus]
-    @readers = "spacy_auc_ner.MaskedEntities.v1"
-    p = 0.5
-
-    [corpora.train.corpus.corpus]
-    @readers = "spacy_auc_ner.LowResource.v1"
-    path = ${paths.train}
-    n = 100
-    seed = 3
-
-Each sentence (one Doc per sentence, as ``convert`` writes them) is one Example whose
-predicted Doc has the gold tokens. Draws use Python's ``random.Random(seed)``, whose streams
-are the same on every platform, so a seed gives the same sentences in the same order anywhere,
-on every call.
+"""Registered corpus readers for low-resource and imbalance studies, composed in configs like
+``spacy.Corpus.v1``: sources (``LowResource.v1``, ``EntityRatio.v1``) read a ``path`` or wrap a
+``corpus``; wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
+sentence (one Doc, as ``convert`` writes them) is one Example. Draws use
+``random.Random(seed)``, whose streams are the same on every platform, so a seed gives the same
+sentences in the same order anywhere.
 """
 import collections.abc
 import logging

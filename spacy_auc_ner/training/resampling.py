@@ -1,16 +1,14 @@
 """Sentence-level resampling (Wang & Wang, NAACL 2022): how many times to repeat each sentence.
-
-With c(t, s) the number of tokens of entity type t in sentence s, l its length and
-r_t = -log_b(share of all corpus tokens that are of type t), the paper defines
+With c(t, s) the tokens of type t in sentence s, l its length and r_t = -log_b(share of all
+corpus tokens of type t):
 
     sC    = 1 + sum_t c(t, s)
     sCR   = 1 + ceil(sqrt(sum_t r_t c(t, s)))
     sCRD  = 1 + ceil(sum_t r_t c(t, s) / sqrt(l))
     nsCRD = 1 + ceil(sum_t r_t sqrt(c(t, s)) / sqrt(l))
 
-The authors' published code puts the 1 inside instead: ceil(sqrt(1 + sum r c)),
-ceil((1 + sum r c) / sqrt(l)), ceil((1 + sum r sqrt(c)) / sqrt(l)), and keeps entity-free
-sentences once (``variant="code"``). Pure numpy functions on count arrays.
+The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)), ...) and keeps entity-free
+sentences once: ``variant="code"``.
 """
 from typing import Sequence, Tuple
 

@@ -1,30 +1,12 @@
-"""Self-training: a trained pipeline labels unlabeled text, its confident entities join the gold
-sentences, the same config is trained again, and so on for a few rounds.
-
-Round 0 is the teacher: a given pipeline, or the config trained on the gold sentences alone.
-Round k labels the pool with round k - 1's best pipeline and keeps each predicted entity whose
-confidence reaches ``threshold``. A kept entity becomes gold; the tokens of an entity below the
-threshold become missing annotation (no gradient: the model was unsure, so neither "entity"
-nor "not an entity" is taught), or O with ``low_confidence = "outside"``; every other token is
-O. Pool sentences left with no kept entity are dropped unless ``keep_empty``: a low-resource
-model misses many entities, and its empty sentences would teach it to miss them. The gold
-sentences plus the pseudo-labelled ones are written to ``round-k/train.spacy`` and the config
-is trained on them with spaCy's own training loop (``paths.train`` set to that file,
-``paths.dev`` to the dev file, dev-set early stopping as the config says).
-
-Confidences: an ``auc_ner`` pipe gives one per entity in ``doc.spans[spans_key].attrs
-["scores"]``. spaCy's transition-based ``ner`` gives none; for it the confidence of a predicted
-entity is the probability mass of the beam-search parses (``beam_width``, 16 by default) that
-contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on the same
-model, while the entities themselves are the pipeline's usual greedy ones.
-
-``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
-and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, times, dev scores
-of the package's one dev scorer, `spacy_auc_ner.pipeline.scoring.dev_scores`). A round is built in a
-hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
-leaves finished rounds only. When all rounds are done, ``<output>/model-best`` is a copy of the
-pipeline of the round with the best dev F1 (`best_round`: chosen on dev, the earliest of equal
-rounds; a given teacher is a candidate too), as ``spacy train`` keeps its best model.
+"""Self-training: round 0 is the teacher (a given pipeline, or the config trained on gold);
+round k labels the pool with round k - 1's best pipeline, keeps each entity whose confidence
+reaches ``threshold`` and trains the same config on gold plus pseudo-labels (spaCy's loop).
+Below-threshold entities become missing annotation (the model was unsure, so nothing is
+taught there); pool sentences with no kept entity are dropped unless ``keep_empty``, since a
+model that misses entities would learn to miss them. spaCy's ``ner`` has no confidences: an
+entity's is the mass of the beam parses that hold it. Rounds are built in hidden
+``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
+with the best dev F1 (:func:`best_round`).
 """
 import json
 import os
