@@ -188,7 +188,8 @@ class AUCNER(TrainablePipe):
         if bias:
             flat = flat.copy()
             flat[:, self.scheme.entity_columns(self.label_set)] += bias
-        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], self._loss_params())
+        params = self.loss.read_params(self.model.get_ref("output"))
+        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], params)
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
         docs = list(docs)
@@ -343,9 +344,6 @@ class AUCNER(TrainablePipe):
             config["loss"] = registry.fill({"loss": dict(self.scheme.default_loss)})["loss"]
         if config.get("decoder") is None:
             config["decoder"] = self.cfg["decoder"]
-
-    def _loss_params(self) -> Optional[Dict[str, Floats2d]]:
-        return self.loss.read_params(self.model.get_ref("output"))
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
         out = super().from_bytes(bytes_data, exclude=exclude)

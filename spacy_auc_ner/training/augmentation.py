@@ -198,15 +198,9 @@ def augment(source: Source, operations: Sequence[Tuple[str, float]], rng: numpy.
     return tokens
 
 
-def to_docs(tokens: Tokens, vocab) -> List[Tuple[Doc, Doc]]:
-    """(predicted, reference) Docs, one pair per sentence: the tokens, and the tokens with
-    their entity annotation."""
-    return list(iter_docs(tokens, vocab))
-
-
 def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
-    """`to_docs` one sentence at a time: a Doc costs far more memory than its tokens' array
-    entries, so copies are kept as arrays and become Docs only as they are yielded."""
+    """(predicted, reference) Docs, one pair per sentence, made as they are yielded: a Doc
+    costs far more memory than its tokens' array entries."""
     strings = vocab.strings
     ends = numpy.cumsum(tokens.lengths).tolist()
     begin = 0
@@ -270,9 +264,8 @@ class AugmentedCorpus:
             yield from examples
             return
         source = Source(corpus_tokens([eg.reference for eg in examples]), self.power)
-        # every copy is drawn over the whole corpus at once (array operations), and the
-        # order is example i then its copies; so the copies are held as token arrays (tens
-        # of bytes a token) and each sentence becomes Docs only when it is yielded
+        # each copy is drawn over the whole corpus at once but yielded after its example,
+        # so copies wait as token arrays
         copies = [
             iter_docs(augment(source, self.plan(k), numpy.random.default_rng([self.seed, k])), nlp.vocab)
             for k in range(self.copies)

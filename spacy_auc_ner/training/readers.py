@@ -26,10 +26,6 @@ Reader = Callable[[Language], Iterable[Example]]
 logger = logging.getLogger(__name__)
 
 
-# ---------------------------------------------------------------------------------------------
-# Helpers
-
-
 class FileDocs:
     """The reference Docs of a file, read once per vocab. spaCy calls the training corpus
     every epoch and the dev corpus at every evaluation, and a draw keeps n of a corpus's
@@ -85,10 +81,6 @@ def _report(text: str) -> None:
     print(f"[spacy_auc_ner] {text}", file=sys.stderr)
 
 
-# ---------------------------------------------------------------------------------------------
-# LowResource.v1
-
-
 @registry.readers("spacy_auc_ner.LowResource.v1")
 class LowResourceCorpus:
     """A corpus limited to n sentences drawn with a seed, without replacement: the first n of
@@ -117,10 +109,6 @@ def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="c
     random.Random(seed).shuffle(order)
     chosen = order[:n]
     return chosen if shuffle else sorted(chosen)
-
-
-# ---------------------------------------------------------------------------------------------
-# EntityRatio.v1
 
 
 @registry.readers("spacy_auc_ner.EntityRatio.v1")
@@ -231,10 +219,6 @@ def draw_entity_ratio(
     return order, float(reached)
 
 
-# ---------------------------------------------------------------------------------------------
-# MaskedEntities.v1
-
-
 @registry.readers("spacy_auc_ner.MaskedEntities.v1")
 class MaskedEntitiesCorpus:
     """Each gold entity of the wrapped corpus becomes O with probability p (or missing
@@ -266,10 +250,6 @@ class MaskedEntitiesCorpus:
             else:
                 ref.set_ents([], outside=spans, default="unmodified")
             yield Example(eg.predicted, ref)
-
-
-# ---------------------------------------------------------------------------------------------
-# Resampled.v1
 
 
 @registry.readers("spacy_auc_ner.Resampled.v1")

@@ -10,11 +10,9 @@ corpus tokens of type t):
 The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)), ...) and keeps entity-free
 sentences once: ``variant="code"``.
 """
-from typing import Sequence, Tuple
+from typing import Sequence
 
 import numpy
-
-from ..data.entity_arrays import type_counts
 
 METHODS = ("sC", "sCR", "sCRD", "nsCRD")
 VARIANTS = ("paper", "code")
@@ -68,20 +66,3 @@ def frequencies(
 def _ceil(x: numpy.ndarray) -> numpy.ndarray:
     return numpy.maximum(numpy.ceil(x - _EPS), 0.0)
 
-
-def resample_counts(
-    lengths: Sequence[int],
-    type_index: numpy.ndarray,
-    n_types: int,
-    method: str,
-    variant: str = "paper",
-    base: float = 2.0,
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Frequencies for one corpus, with rareness from that same corpus: (frequencies, r)."""
-    c = type_counts(lengths, type_index, n_types)
-    totals = c.sum(axis=0)
-    present = totals > 0
-    r = numpy.zeros(n_types, dtype="f8")
-    if present.any():
-        r[present] = rareness(totals[present], int(numpy.sum(lengths)), base)
-    return frequencies(c, lengths, r, method, variant), r

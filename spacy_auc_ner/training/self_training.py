@@ -60,11 +60,7 @@ def read_pool(path: PathLike) -> List[PoolItem]:
         for doc in read_docs(path, Vocab()):
             items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
     else:
-        try:
-            lines = path.read_text(encoding="utf8").splitlines()
-        except UnicodeDecodeError as err:
-            raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-        for i, line in enumerate(lines, 1):
+        for i, line in enumerate(read_text(path).splitlines(), 1):
             if not line.strip():
                 continue
             if path.suffix == ".txt":
