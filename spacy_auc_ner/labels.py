@@ -66,8 +66,7 @@ class LabelSet:
         return hashes[order], order.astype("i")
 
     def gold(self, examples: Sequence[Example]) -> numpy.ndarray:
-        """(N,) gold BIO index of every predicted token of the examples, MISSING where there is
-        none."""
+        """(N,) gold BIO index of each predicted token of the examples, MISSING where none."""
         parts = [self._gold_one(eg) for eg in examples]
         return numpy.concatenate(parts) if parts else numpy.zeros((0,), dtype="i")
 

@@ -96,8 +96,7 @@ class OutputFolder:
                     raise DataError(f"{path}: an input of this command lies in {self.folder / name}, which it would write over; move the input or choose another output folder")
 
     def clear(self) -> None:
-        """Remove what earlier runs of this command recorded (call after `claim` and after
-        every input is read)."""
+        """Remove what earlier runs of this command recorded (after `claim` and reading the inputs)."""
         for name in self._present(self.recorded):
             path = self.folder / name
             if path.is_dir() and not path.is_symlink():
@@ -109,8 +108,7 @@ class OutputFolder:
             self._write()
 
     def record(self, *names: str) -> Path:
-        """Note ``names`` as written by this run (before writing them); returns the path of
-        the first."""
+        """Note ``names`` as written by this run, before writing them; returns the first's path."""
         new = [n for n in names if n not in self.recorded]
         if new:
             self.recorded.extend(new)

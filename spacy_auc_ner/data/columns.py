@@ -38,11 +38,8 @@ def read_columns(
     label_column: int = -1,
     untyped_type: Optional[str] = None,
 ) -> List[Sentence]:
-    """Read a column file into sentences with BIO labels.
-
-    ``scheme`` is one of auto, bio, iob1, bioes, bilou. ``untyped_type`` gives a type to bare
-    ``B``/``I``/... tags (e.g. the untyped S800 release: ``Species``).
-    """
+    """Read a column file into sentences with BIO labels (``scheme``: one of TAG_SCHEMES);
+    ``untyped_type`` types bare ``B``/``I``/... tags (e.g. the untyped S800 release: ``Species``)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -213,8 +210,7 @@ _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 
 
 def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
-    """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence
-    (atomically: the file is whole or not there)."""
+    """Write sentences as ``token<TAB>label`` lines, a blank line after each sentence, atomically."""
     write_text(path, columns_text(sentences))
 
 

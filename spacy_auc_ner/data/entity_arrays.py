@@ -78,8 +78,7 @@ class EntityArrays(NamedTuple):
 
 
 def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
-    """(S, T) c(t, s) from sentence lengths (S,) and the flat (N,) type index of every token
-    (-1 for O): one bincount over sentence x type."""
+    """(S, T) c(t, s) from sentence lengths and the (N,) type index (-1 for O), one bincount."""
     lengths = numpy.asarray(lengths, dtype="i8")
     type_index = numpy.asarray(type_index)
     sentence = numpy.repeat(numpy.arange(len(lengths)), lengths)

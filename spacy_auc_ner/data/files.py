@@ -43,8 +43,7 @@ def read_text(path: PathLike) -> str:
 
 
 def check_utf8(path: PathLike) -> None:
-    """Refuse an existing file that is not UTF-8 text, naming it (a missing one is left to
-    the reader)."""
+    """Refuse an existing file that is not UTF-8 text (a missing one is left to the reader)."""
     if Path(path).is_file():
         read_text(path)
 
@@ -81,8 +80,7 @@ def write_text(path: PathLike, text: str) -> None:
 
 
 def write_json(path: PathLike, data: Any, indent: int = 2) -> None:
-    """Write JSON (and a final newline) atomically. NaN and infinities, which JSON cannot
-    hold, are written as null."""
+    """Write JSON and a final newline atomically; NaN and infinities (not JSON) become null."""
     write_text(path, json.dumps(finite_or_none(data), indent=indent, allow_nan=False, default=str) + "\n")
 
 

@@ -34,12 +34,8 @@ WEIGHTINGS = ("mean", "libauc")
 
 @registry.losses("spacy_auc_ner.AUCMargin.v1")
 class AUCMargin(TokenLoss):
-    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
-    the model's head and saved with the pipeline (alpha by gradient ascent with projection
-    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
-    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
-    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
-    positive share."""
+    """Deep AUC margin loss (settings: README's losses table). a, b, alpha are learned
+    parameters on the model's head (mode "learned") or set to their batch optima ("batch")."""
 
     name = "spacy_auc_ner.AUCMargin.v1"
     schemes = ("ova", "two_task")

@@ -21,9 +21,7 @@ from .focal import _pow
 
 @registry.losses("spacy_auc_ner.Dice.v1")
 class Dice(TokenLoss):
-    """Self-adjusting dice loss of Li et al. 2020 per column: exponent `alpha` on (1 - p),
-    smoothing `delta`; `level` "token" (per-token DSC averaged) or "batch" (one DSC per
-    column over the batch)."""
+    """Self-adjusting dice loss of Li et al. 2020 per column, at `level` "token" or "batch"."""
 
     name = "spacy_auc_ner.Dice.v1"
     schemes = ("ova", "softmax", "two_task")

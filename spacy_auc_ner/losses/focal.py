@@ -15,8 +15,7 @@ from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, saf
 
 @registry.losses("spacy_auc_ner.Focal.v1")
 class Focal(TokenLoss):
-    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
-    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
+    """Focal loss (Lin et al. 2017) on sigmoid columns or a softmax; gamma = 0 is cross entropy."""
 
     name = "spacy_auc_ner.Focal.v1"
     schemes = ("ova", "softmax", "two_task")

@@ -27,11 +27,8 @@ O_TERMS = ("share", "mean")
 
 @registry.losses("spacy_auc_ner.MoM.v1")
 class MoM(LossWrapper):
-    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
-    the gold-O share of the batch's tokens, so that both terms divide by the same token count
-    as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
-    for the scheme (default softmax cross entropy). The paper tuned lam per dataset and
-    model, 0.041-0.446 (median of its sequence-labelling choices 0.21); the default 0.2."""
+    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens) (settings:
+    README's losses table); the paper tuned lam per dataset and model, 0.041-0.446."""
 
     name = "spacy_auc_ner.MoM.v1"
     own_schemes = ("softmax", "ova")

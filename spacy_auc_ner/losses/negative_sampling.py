@@ -29,10 +29,8 @@ from .crossentropy import SoftmaxCE
 
 @registry.losses("spacy_auc_ner.NegativeSampling.v1")
 class NegativeSampling(LossWrapper):
-    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
-    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
-    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
-    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
+    """`loss` over the entity tokens and ceil(rate n) sampled gold-O tokens per sentence of n
+    tokens, drawn "uniform" or "weighted" (the module docstring; settings: README's losses table)."""
 
     name = "spacy_auc_ner.NegativeSampling.v1"
     own_schemes = ("softmax", "ova")
@@ -131,8 +129,7 @@ class NegativeSampling(LossWrapper):
         return (truth.mask * keep).astype(truth.mask.dtype)
 
     def _candidates(self, scores, truth: Truth):
-        """(N,) sentence index of every token and (N,) whether it is a candidate negative
-        (gold `O` with gold)."""
+        """(N,) sentence of every token, and whether it is a candidate (gold `O` with gold)."""
         if truth.o_column < 0:
             raise ValueError(f"[loss] {self.name} needs an O column; the scheme has none")
         xp = get_array_ops(scores).xp

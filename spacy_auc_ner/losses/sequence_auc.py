@@ -23,9 +23,8 @@ from .crf import CRFLoss
 
 @registry.losses("spacy_auc_ner.CRFWithAUC.v1")
 class CRFWithAUC(LossWrapper):
-    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
-    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
-    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
+    """CRF negative log-likelihood + mu * the AUC margin loss (`auc`, any loss that trains scheme
+    ova) of the emissions read as one sigmoid classifier per BIO label; mu = 0 is `crf` alone."""
 
     name = "spacy_auc_ner.CRFWithAUC.v1"
     own_schemes = ("crf",)

@@ -92,8 +92,7 @@ def doc_key(doc: Doc) -> bytes:
 def CachedFrozenEncoder(
     encoder: Model[List[Doc], List[Floats2d]], max_size: int = 5000
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Any tok2vec (`encoder`), frozen: it is never trained, and each doc's output is computed
-    once and kept for reuse (at most `max_size` docs; 0 keeps none)."""
+    """Any tok2vec, frozen, each doc's output computed once and kept (`max_size` docs; 0 none)."""
     model = Model(
         "cached_frozen_encoder",
         _forward,

@@ -169,8 +169,7 @@ def crf_nll(E, mask, gold, trans, start, end, weights=None) -> CRFGradients:
 
 
 def viterbi(E, mask, trans, start, end):
-    """Highest-scoring label sequence per sentence: (B, T) labels (padding repeats the last
-    real label) and (B,) path scores."""
+    """Best label sequence per sentence: (B, T) labels (padding repeats the last) and (B,) scores."""
     xp = get_array_ops(E).xp
     B, T, K = E.shape
     identity = xp.broadcast_to(xp.arange(K, dtype="i")[None, :], (B, K))

@@ -75,12 +75,10 @@ class ResolvedEncoder:
 
 
 def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None) -> ResolvedEncoder:
-    """The folder or Hub id to load for an encoder configured as `name`.
-
-    ``$SPACY_AUC_NER_TRANSFORMER`` (when set and not empty) replaces `name`; offline aliases
-    map to their wheel's folder; a name that looks like a path must be an existing folder.
-    Raises :class:`EncoderLoadError` for what cannot work (a missing wheel behind ``minilm``,
-    a missing folder), without touching the network."""
+    """The folder or Hub id to load for an encoder configured as `name`: ``$SPACY_AUC_NER_TRANSFORMER``
+    (when set) replaces it, offline aliases map to their wheel's folder, and what cannot work (a
+    missing wheel behind ``minilm``, a missing folder) raises :class:`EncoderLoadError` at once,
+    without touching the network."""
     environ = os.environ if environ is None else environ
     override = (environ.get(ENV_VAR) or "").strip()
     requested, source = (override, ENV_VAR) if override else (str(name).strip(), "config")
@@ -112,8 +110,7 @@ def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None)
 
 
 def load_encoder_objects(name: str, tokenizer_config: dict, transformer_config: dict, environ=None):
-    """spacy-transformers' HFObjects (tokenizer, transformer, vocab) for the encoder `name`,
-    or :class:`EncoderLoadError` naming what was tried."""
+    """spacy-transformers' HFObjects for encoder `name`, or EncoderLoadError naming what was tried."""
     from ..extras import require
 
     huggingface_from_pretrained = require(
@@ -145,13 +142,10 @@ def build_transformer_encoder(
     cache_size: int = 5000,
     trainable_layers: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """A pretrained transformer as the tok2vec of a component: spacy-transformers'
-    ``Tok2VecTransformer.v3`` whose `name` is resolved at initialisation (offline alias
-    ``minilm``, ``$SPACY_AUC_NER_TRANSFORMER``) with a one-line error when it cannot be
-    loaded. `frozen`: the transformer is not trained, and each sentence's output is computed
-    once and reused (`cache_size` sentences kept; 0 recomputes every time).
-    `trainable_layers`: null trains every layer; k >= 1 trains the top k layers only, the
-    lower layers' outputs cached (`cache_size` rows); 0 is the same as `frozen`."""
+    """spacy-transformers' ``Tok2VecTransformer.v3`` with `name` resolved at initialisation.
+    `frozen`: not trained, each sentence's output cached (`cache_size` sentences; 0 recomputes).
+    `trainable_layers`: null trains every layer, k >= 1 the top k (the lower layers' outputs
+    cached, `cache_size` rows), 0 is `frozen`."""
     if trainable_layers is not None and (isinstance(trainable_layers, bool) or int(trainable_layers) != trainable_layers or trainable_layers < 0):
         raise ValueError(f"{CONFIG_KEY} must be null or an integer >= 0, not {trainable_layers!r}")
     if frozen and trainable_layers:

@@ -59,11 +59,9 @@ def MultiHashEmbed(
     word_dropout_attr: str = "NORM",
     word_dropout_unknown: str = "random",
 ) -> Model[List[Doc], List[Floats2d]]:
-    """spaCy's MultiHashEmbed.v2 (hash embeddings of `attrs`, concatenated, mixed by a maxout
-    layer; same parameters, so a pipeline trained with it loads as one trained with v2) plus
-    word dropout: in training, each token's `word_dropout_attr` key is replaced by an unknown
-    key with probability `word_dropout_rate` (`word_dropout_unknown`: "random" or "unk").
-    A rate of 0 is MultiHashEmbed.v2."""
+    """spaCy's MultiHashEmbed.v2 (same parameters: its pipelines load as v2's) plus word
+    dropout of the `word_dropout_attr` key with probability `word_dropout_rate`
+    (`word_dropout_unknown`: "random" or "unk"); a rate of 0 is MultiHashEmbed.v2."""
     if len(rows) != len(attrs):
         raise ValueError(f"[model] MultiHashEmbed: {len(rows)} rows for {len(attrs)} attrs")
     names = [intify_attr(a) for a in attrs]

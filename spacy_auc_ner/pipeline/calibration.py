@@ -33,8 +33,7 @@ def bias_candidates(margins: numpy.ndarray, rates: Sequence[float] = DEFAULT_RAT
 
 
 def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) -> (float, float):
-    """(best bias, its score): the first of `candidates` (ordered by preference) with the
-    highest score; a later one must beat it strictly."""
+    """(best bias, its score): the first candidate with the highest score; later ones must beat it."""
     best, best_score = None, -numpy.inf
     for b in candidates:
         s = score(b)
@@ -44,9 +43,8 @@ def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) ->
 
 
 def calibrate_entity_bias(pipe, examples: Sequence[Example], rates: Sequence[float] = DEFAULT_RATES, metric: str = "ents_f") -> Dict[str, float]:
-    """Set ``pipe.cfg["entity_bias"]`` to the candidate bias with the best `metric` (a score
-    of :func:`~spacy_auc_ner.pipeline.scoring.score_entities`) on `examples`, whose predicted docs hold what the pipes before it set.
-    Returns {"entity_bias": b, metric: score}."""
+    """Set ``pipe.cfg["entity_bias"]`` to the candidate with the best `metric` on `examples` (whose
+    predicted docs hold what earlier pipes set); returns {"entity_bias": b, metric: score}."""
     docs = [eg.predicted.copy() for eg in examples]
     scores = pipe.predict(docs)
     if not pipe.labels or not len(scores):
@@ -74,11 +72,10 @@ def make_calibrate_entity_bias(
     rates: Optional[List[float]] = None,
     metric: str = "ents_f",
 ) -> Callable[[Language, Dict], None]:
-    """A ``[training.before_update]`` callback: at every evaluation step (step % 
-    [training.eval_frequency] == 0, just before spaCy's training loop evaluates), choose the
-    `component`'s ``entity_bias`` on `dev_corpus` (the dev set early stopping scores) by
-    `metric`, so the model that early stopping keeps is saved with the bias it was scored
-    with. `rates`: the candidate entity shares (null: :data:`DEFAULT_RATES`)."""
+    """A ``[training.before_update]`` callback: at every evaluation step, just before spaCy's loop
+    evaluates, choose `component`'s ``entity_bias`` on `dev_corpus` by `metric`, so that the model
+    early stopping keeps is saved with the bias it was scored with. `rates`: the candidate entity
+    shares (null: :data:`DEFAULT_RATES`)."""
     state: Dict = {}
     for r in rates or ():
         if not 0.0 < r < 1.0:

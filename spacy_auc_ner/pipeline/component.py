@@ -179,8 +179,7 @@ class AUCNER(TrainablePipe):
         return self.model.predict(docs)
 
     def decode(self, scores: List[Floats2d], entity_bias: Optional[float] = None) -> Spans:
-        """Spans of a batch from its per-doc score arrays, the entity columns shifted by
-        `entity_bias` (None: the pipe's ``cfg["entity_bias"]``)."""
+        """Spans of a batch, entity columns shifted by `entity_bias` (None: ``cfg["entity_bias"]``)."""
         lengths = numpy.asarray([s.shape[0] for s in scores], dtype="i")
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
@@ -253,13 +252,9 @@ class AUCNER(TrainablePipe):
         gold: Optional[Targets] = None,
         column_weights: Optional[Floats1d] = None,
     ):
-        """Loss and gradient of `scores`, the model's output for the examples' predicted docs;
-        pure, as spaCy's `get_loss` is (`update` hands the loss's learned parameters their steps).
-
-        gold: the examples' targets when the caller has built them already (``update``
-            builds them once per batch). column_weights: (K,) weights of the output columns
-            this step trains (update strategies; default all).
-        """
+        """Loss and gradient of `scores` for the examples, pure as spaCy's `get_loss` is (`update`
+        hands the loss's learned parameters their steps). `gold`: targets already built (``update``
+        builds them once per batch); `column_weights`: (K,) weights of the columns this step trains."""
         out, lengths = self._loss_output(examples, scores, gold, column_weights)
         return float(out.loss), self.model.ops.unflatten(out.d_scores, lengths)
 

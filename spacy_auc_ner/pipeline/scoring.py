@@ -49,8 +49,7 @@ def prf(prefix: str, tp: int, fp: int, fn: int) -> Dict[str, float]:
 
 
 def typed_scores(examples: List[Example]) -> Dict[str, Any]:
-    """spaCy's ents_p/r/f and ents_per_type, with 0 and {} where spaCy gives None (no
-    entity predicted or gold)."""
+    """spaCy's ents_p/r/f and ents_per_type, with 0 and {} where spaCy gives None."""
     scores = get_ner_prf(examples)
     if scores["ents_f"] is None:
         scores = {**prf("ents", 0, 0, 0), "ents_per_type": {}}

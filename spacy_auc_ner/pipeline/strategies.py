@@ -21,8 +21,7 @@ class UpdateStrategy:
         return [numpy.ones(len(columns), dtype="f")]
 
     def validate(self, key: str = "strategy") -> None:
-        """Raise a one-line error naming `key` (where the strategy sits in the config) and
-        the setting when a setting is invalid."""
+        """Raise a one-line error naming `key` and the setting when a setting is invalid."""
 
     def check_scheme(self, scheme: str, key: str = "strategy") -> None:
         check_setting(

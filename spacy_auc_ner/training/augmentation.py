@@ -218,11 +218,8 @@ def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
 @registry.readers("spacy_auc_ner.Augmented.v1")
 class AugmentedCorpus:
     """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
-    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
-    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
-    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
-    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
-    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
+    augmented versions of it (settings: README's readers table and the package guide). ``combine``
+    "separate": copy k applies the k-th enabled operation, cycling; "chain": every copy all."""
 
     def __init__(
         self,

@@ -26,10 +26,8 @@ SHARED = "tok2vec"
 
 @registry.readers("spacy_auc_ner.RawText.v1")
 def create_raw_text(path: Optional[PathLike], min_length: int = 1, max_length: int = 500, limit: int = 0) -> Callable[[Language], Iterator[Example]]:
-    """Unannotated text for ``spacy pretrain`` from ``path``: a ``.txt`` file (one text a line),
-    a ``.jsonl`` file (``{"text": ...}`` a line) or a ``.spacy`` file (its tokens; annotation
-    unused). As spaCy's ``JsonlCorpus.v1``: texts of fewer than ``min_length`` or at least
-    ``max_length`` tokens are skipped (0: no bound), at most ``limit`` texts (0: all)."""
+    """Unannotated text for ``spacy pretrain`` from a ``.txt``, ``.jsonl`` or ``.spacy`` file,
+    ``min_length``, ``max_length`` and ``limit`` as spaCy's ``JsonlCorpus.v1`` (0: no bound)."""
     if path is None:
         raise DataError("[corpora.pretrain] path is null: give the raw text with --paths.raw_text (or the training file with --paths.train)")
     for name, value in (("min_length", min_length), ("max_length", max_length), ("limit", limit)):
@@ -86,9 +84,8 @@ def _share_encoder(config: Config, nlp: Language, name: str) -> Config:
 
 
 def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
-    """The base config with spaCy's defaults filled in, the fragment's pretraining settings
-    merged in, and ``[pretraining] component`` and ``layer`` set (unless the fragment sets
-    the component)."""
+    """The base config with spaCy's defaults filled in, the fragment merged in, and ``[pretraining]
+    component`` and ``layer`` set (unless the fragment sets the component)."""
     for path in (base, fragment):
         if not Path(path).is_file():
             raise DataError(f"{path}: no such config file")

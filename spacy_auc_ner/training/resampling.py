@@ -21,8 +21,7 @@ _EPS = 1e-9
 
 
 def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
-    """(T,) r_t = -log_base(tokens of type t / all tokens): the self-information of a token
-    being of type t."""
+    """(T,) r_t = -log_base(tokens of type t / all tokens), the self-information of type t."""
     counts = numpy.asarray(type_tokens, dtype="f8")
     if n_tokens <= 0:
         raise ValueError("rareness needs a corpus with at least one token")
@@ -40,10 +39,8 @@ def frequencies(
     method: str,
     variant: str = "paper",
 ) -> numpy.ndarray:
-    """(S,) integer number of copies of each sentence (always >= 1).
-
-    counts: (S, T) c(t, s); lengths: (S,) l; rare: (T,) r_t.
-    """
+    """(S,) copies of each sentence (always >= 1) from counts (S, T) c(t, s), lengths (S,) l
+    and rareness (T,) r_t."""
     if method not in METHODS:
         raise ValueError(f"[method] unknown resampling method {method!r}; choose one of {', '.join(METHODS)}")
     if variant not in VARIANTS:

@@ -47,9 +47,8 @@ def _log(text: str) -> None:
 
 
 def read_pool(path: PathLike) -> List[PoolItem]:
-    """The texts of an unlabeled pool: a ``.txt`` file (one text a line), a ``.jsonl`` file
-    (one ``{"text": ...}`` object a line) or a ``.spacy`` file (its tokens and spaces, any
-    annotation dropped). Blank lines are skipped; a bad line raises ``file:line: ...``."""
+    """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
+    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``."""
     path = Path(path)
     if path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
@@ -80,18 +79,14 @@ def read_pool(path: PathLike) -> List[PoolItem]:
 
 
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
-    """Unannotated Docs of the pool: texts through the pipeline's tokenizer, token lists as
-    they are."""
+    """Unannotated Docs of the pool: texts through the tokenizer, token lists as they are."""
     return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
 
 
 def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
-    """Write the sentences of a training corpus that the low-resource draw of ``size``
-    sentences with ``seed`` (``LowResource.v1``, the ``partition`` files) leaves out, without
-    their entities: the experiments' unlabeled pool. ``limit`` keeps the first ``limit`` of
-    them in the draw's seeded order. The format follows the suffix: ``.spacy`` (tokens kept),
-    ``.jsonl`` (``{"text": ...}``) or ``.txt`` (one text a line). Returns the number written.
-    The input is never written over; an existing output only with ``overwrite``."""
+    """Write the sentences of a corpus that the ``LowResource.v1`` draw of ``size`` with ``seed``
+    leaves out, without entities (the experiments' pool; ``limit``: the first of them in the
+    draw's order), in the format of the suffix. Returns the number written."""
     input_path, output_path = Path(input_path), Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
@@ -110,9 +105,8 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
 
 
 def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
-    """Write ``docs`` without their entities, in the format of the suffix: ``.spacy`` (tokens
-    kept), ``.jsonl`` (``{"text": ...}``, what ``spacy.JsonlCorpus.v1`` reads) or ``.txt``
-    (one text a line). Returns the number written."""
+    """Write ``docs`` without entities as ``.spacy``, ``.jsonl`` (``{"text": ...}``, what
+    ``spacy.JsonlCorpus.v1`` reads) or ``.txt`` by the suffix; returns the number written."""
     output_path = Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: unlabeled text is written as .spacy, .jsonl or .txt")
@@ -163,8 +157,7 @@ def scored_entities(
     batch_size: int = 256,
     progress: bool = True,
 ) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
-    """Run the pipeline on ``docs``: each doc with its predicted entities and one confidence
-    in [0, 1] per entity (see the module docstring for where the confidence comes from)."""
+    """Each doc with its predicted entities and a confidence in [0, 1] each (module docstring)."""
     name = find_recognizer(pipe_factories(nlp), component)
     pipe = nlp.get_pipe(name)
     out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
@@ -218,8 +211,7 @@ def label_pool(
     beam_width: int = 16,
     progress: bool = True,
 ) -> Tuple[List[Doc], Dict[str, int]]:
-    """Pseudo-labelled Docs of the pool and counts: pool sentences, sentences kept, entities
-    predicted, kept and dropped."""
+    """Pseudo-labelled Docs of the pool, and counts of its sentences and entities."""
     docs, counts = [], {"pool_sentences": len(items), "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0}
     for doc, spans, scores in scored_entities(nlp, pool_docs(nlp, items), component, beam_width, progress=progress):
         ref, n_kept, n_dropped = pseudo_label(doc, spans, scores, threshold, low_confidence)
@@ -257,9 +249,8 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
 
 
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
-    """``spacy train`` in-process, the package's one: ``config`` (a file or a Config) with
-    ``overrides`` trained into ``output_dir``, its log on stderr; returns
-    ``output_dir / "model-best"``."""
+    """``spacy train`` in-process, the package's one: ``config`` with ``overrides`` trained into
+    ``output_dir``, its log on stderr; returns ``output_dir / "model-best"``."""
     import spacy
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
@@ -302,8 +293,7 @@ def run_names(rounds: int) -> List[str]:
 
 @dataclass(frozen=True)
 class Settings:
-    """How self-training runs (the options of ``spacy-auc-ner self-train``), refused when made
-    if they cannot work, naming the option."""
+    """The options of ``spacy-auc-ner self-train``, refused when made, naming the option."""
 
     rounds: int = 2
     threshold: float = 0.9
@@ -343,11 +333,9 @@ def self_train(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> List[Dict[str, Any]]:
-    """Run round 0 (the teacher) and ``rounds`` self-training rounds; returns the records
-    written to ``rounds.jsonl``. Every input is read and checked before anything is written
-    or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
-    as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
-    of the user's is never removed, and an input inside what would be removed is refused."""
+    """Round 0 (the teacher) and ``rounds`` self-training rounds; returns the records of
+    ``rounds.jsonl``. Every input is checked before anything is written, and ``overwrite``
+    removes only what an earlier run recorded (:mod:`spacy_auc_ner.outputs`)."""
     settings = Settings(rounds, threshold, low_confidence, keep_empty, component, beam_width)
     config = load_training_config(config_path, overrides)
     checked = check_self_train(config, config_path, settings, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id)
@@ -369,11 +357,9 @@ def check_self_train(
     gpu_id: int = -1,
     gold: Optional[List[Doc]] = None,
 ) -> Dict[str, Any]:
-    """Read and check every input of a self-training run of ``config`` (read from ``where``),
-    with ``settings``, writing nothing: the gold, dev and pool files, the teacher and the
-    component. Returns what the rounds need (``gold``, ``items``, ``first_teacher``);
-    ``gold`` given (by the recipe, which has read its training and dev files itself) stands
-    for ``train``, which need not exist yet."""
+    """Read and check every input of a self-training run, writing nothing; returns what the rounds
+    need (``gold``, ``items``, ``first_teacher``). ``gold`` given (by the recipe, which read its
+    files itself) stands for ``train``, which need not exist yet."""
     import spacy
 
     for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
@@ -412,10 +398,9 @@ def run_rounds(
     items: List[PoolItem],
     first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
-    """Round 0 and the self-training rounds of ``config`` (read from ``where``) into ``out``,
-    every input already checked (`check_self_train`) and ``out`` claimed; each entry is
-    recorded in ``out`` before it is written. Every round trains ``config`` with
-    ``overrides``, ``paths.train`` (the round's file) and ``paths.dev`` (``dev``)."""
+    """Round 0 and the self-training rounds into ``out`` (inputs checked, ``out`` claimed), each
+    entry recorded before it is written; every round trains ``config`` with ``overrides`` and
+    its own ``paths.train``."""
     import spacy
 
     output_dir = out.folder
