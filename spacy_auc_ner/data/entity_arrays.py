@@ -23,18 +23,6 @@ class EntityArrays(NamedTuple):
     types: List[str]
 
     @classmethod
-    def from_sentences(cls, sentences: Sequence) -> "EntityArrays":
-        """From :class:`~spacy_auc_ner.data.columns.Sentence` tuples (BIO label strings)."""
-        labels = [lab for s in sentences for lab in s.labels]
-        types = sorted({lab[2:] for lab in labels if lab != "O"})
-        index = {t: i for i, t in enumerate(types)}
-        codes = {"O": PREFIX_O, "B": PREFIX_B, "I": PREFIX_I}
-        prefix = numpy.fromiter((codes[lab[0]] for lab in labels), dtype="i8", count=len(labels))
-        type_index = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i8", count=len(labels))
-        lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
-        return cls(lengths, prefix, type_index, types)
-
-    @classmethod
     def from_docs(cls, docs: Iterable) -> "EntityArrays":
         """From Docs: their ``ENT_IOB`` and ``ENT_TYPE`` arrays."""
         from spacy.attrs import ENT_IOB, ENT_TYPE
@@ -71,10 +59,6 @@ class EntityArrays(NamedTuple):
     def type_tokens(self) -> numpy.ndarray:
         """(T,) tokens of each entity type in the corpus."""
         return numpy.bincount(self.type_index[self.type_index >= 0], minlength=len(self.types))
-
-    def mentions(self) -> numpy.ndarray:
-        """(T,) entities (B tokens) of each type in the corpus."""
-        return numpy.bincount(self.type_index[self.prefix == PREFIX_B], minlength=len(self.types))
 
 
 def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
