@@ -73,10 +73,9 @@ class OutputFolder:
         return sorted({n for n in names if (self.folder / n).exists() or (self.folder / n).is_symlink()})
 
     def claim(self, names: Sequence[str], inputs: Iterable[Optional[PathLike]], overwrite: bool, what: str) -> None:
-        """Check, deleting nothing yet, that the run may write ``names`` (paths relative to
-        the folder): none of them, and nothing ``overwrite`` would remove, holds an input;
-        without ``overwrite`` the folder holds no earlier run and none of ``names``; with it,
-        every one of ``names`` present was recorded by an earlier run of this command."""
+        """Check, deleting nothing yet, that the run may write ``names`` (relative to the folder):
+        none of them, nor anything ``overwrite`` would remove, holds an input; without ``overwrite``
+        nothing of an earlier run is there; with it, every one present was recorded by this command."""
         previous = self._present(self.recorded)
         clashes = self._present(names)
         if (previous or clashes) and not overwrite:

@@ -81,9 +81,8 @@ class Scheme:
         return [k for k in range(len(self.columns(labels))) if k != self.o_column]
 
     def entity_margin(self, scores: Floats2d, labels: LabelSet) -> Floats1d:
-        """(N,) how far each token is from being decoded as an entity: the best entity
-        column's score minus the O column's. An entity bias b flips, roughly, the tokens
-        whose margin is above -b."""
+        """(N,) the best entity column's score minus the O column's: a bias b flips, roughly, the
+        tokens whose margin is above -b."""
         return scores[:, self.entity_columns(labels)].max(axis=1) - scores[:, self.o_column]
 
     def bio_probabilities(self, scores: Floats2d, labels: LabelSet) -> Floats2d:

@@ -50,9 +50,9 @@ def check_utf8(path: PathLike) -> None:
 
 @contextmanager
 def atomic_output(path: PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` (same suffix, so writers that pick a format
-    from it still work); rename it onto ``path`` when the block ends without error, delete
-    it otherwise. Parent folders are created. OSErrors are raised as DataError."""
+    """Yield a temporary path next to ``path`` (same suffix, for writers that pick a format by
+    it), renamed onto ``path`` when the block ends without error, deleted otherwise; OSErrors
+    are raised as DataError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

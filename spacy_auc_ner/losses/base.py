@@ -61,13 +61,10 @@ class Truth:
 
 
 class LossOutput(NamedTuple):
-    """d_scores: (N, K) gradient of the loss wrt the scores.
-    loss: the value, a Python float.
-    d_params: gradients to add to the head's learned loss parameters (same keys as
-        Truth.params), or None. For parameters that are *maximised* (alpha), the entry is the
-        negated ascent direction, so that any descent optimizer ascends.
-    new_params: parameters the loss sets directly (closed-form updates), or None.
-    """
+    """d_scores: (N, K) gradient wrt the scores. loss: the value, a Python float.
+    d_params: gradients for the head's learned loss parameters, or None; for a *maximised* one
+        (alpha) the negated ascent direction, so that any descent optimizer ascends.
+    new_params: parameters the loss sets directly (closed-form updates), or None."""
 
     d_scores: Floats2d
     loss: float
@@ -145,9 +142,8 @@ def empty_output(scores: Floats2d) -> LossOutput:
 
 
 def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> LossOutput:
-    """sum_j w_j out_j of loss outputs over the same scores, for losses built from others:
-    values, score gradients and parameter gradients add up; closed-form parameter values
-    (``new_params``) are averaged with the weights renormalised over the outputs that set them."""
+    """sum_j w_j out_j of loss outputs over the same scores: values and gradients add up;
+    closed-form ``new_params`` are averaged with the weights of the outputs that set them."""
     d_scores = sum(w * out.d_scores for out, w in zip(outputs, weights))
     loss = float(sum(w * out.loss for out, w in zip(outputs, weights)))
     d_params: Dict[str, Floats1d] = {}

@@ -81,12 +81,9 @@ def logsumexp(x, axis: int):
 
 
 def forward_backward(E, mask, trans, start, end):
-    """Forward and backward log-scores (B, T, K) and the log-partition (B,).
-
-    ``alpha[b, t, k]``: log total score of the label prefixes of sentence b ending in k at t;
-    ``beta[b, t, k]``: of the suffixes after t given k at t (the end score included). Past a
-    sentence's end both carry their last real value, so each sentence reads its own.
-    """
+    """Forward and backward log-scores (B, T, K) and the log-partition (B,): ``alpha[b, t, k]``
+    of the label prefixes of sentence b ending in k at t, ``beta[b, t, k]`` of the suffixes after
+    t given k (end score included); past a sentence's end both carry their last real value."""
     xp = get_array_ops(E).xp
     B, T, K = E.shape
     alpha = xp.empty_like(E)
@@ -144,14 +141,10 @@ def _expected_counts(E, mask, trans, scores, weights):
 
 
 def crf_nll(E, mask, gold, trans, start, end, weights=None) -> CRFGradients:
-    """Negative log-likelihood of the gold labels (B, T) under the CRF, and its gradients.
-
-    A gold label of -1 is unknown: the likelihood sums over every label there (the log of
-    the total score of the paths that agree with the known labels, minus log Z), so such
-    tokens constrain nothing. A sentence whose gold has no path (a forbidden move) and a
-    sentence without any known label get NLL 0 and no gradient. `weights` (B,) scale each
-    sentence's contribution (default 1).
-    """
+    """Negative log-likelihood of the gold labels (B, T) under the CRF, and its gradients. A
+    gold label of -1 is unknown: the likelihood sums over every label there, so it constrains
+    nothing; a sentence whose gold has no path (a forbidden move) or no known label gets NLL 0 and
+    no gradient. `weights` (B,) scale each sentence's contribution (default 1)."""
     xp = get_array_ops(E).xp
     if weights is None:
         weights = xp.ones(E.shape[0], dtype=E.dtype)

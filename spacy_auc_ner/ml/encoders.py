@@ -192,9 +192,8 @@ def _resolving_init(original_init):
 
 
 def _partial_forward(original_forward, trainable_layers: int, cache: EncoderCache):
-    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning
-    first: the patch lives on the model instance, which loading replaces, so it is checked
-    (and re-applied when missing) at every call."""
+    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning,
+    checked at every call: the patch lives on the model instance, which loading replaces."""
 
     def forward(model, docs, is_train):
         apply_partial(model.transformer, trainable_layers, cache)

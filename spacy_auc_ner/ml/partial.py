@@ -1,12 +1,9 @@
 """Partial fine-tuning of a BERT-type encoder (``trainable_layers = k``): the embeddings and the
-lower L - k layers are frozen, their output for a wordpiece row computed once in inference
-mode and cached (``cache_size`` rows, least recently used dropped first); only the top k
-layers and the head train.
-
-It replaces ``forward`` on the Hugging Face model *instance*, re-applied before each call, so
+lower L - k layers are frozen and their output for a wordpiece row is computed once, in
+inference mode, and cached (``cache_size`` rows, least recently used first out). It replaces
+``forward`` on the Hugging Face model *instance* (re-applied before each call), so
 spacy-transformers' tokenisation, alignment and serialisation are untouched. A row's key is
-its wordpiece and token type ids (right-padded, positions from the row's start, so the output
-does not depend on the batch); weights loaded into the same instance behind its back
+its wordpiece and token type ids; weights loaded into the same instance behind its back
 (``load_state_dict``) would leave the cache stale.
 """
 from dataclasses import dataclass

@@ -285,10 +285,9 @@ class AUCNER(TrainablePipe):
         nlp: Optional[Language] = None,
         labels: Optional[Sequence[str]] = None,
     ) -> None:
-        """Labels from `labels` ([initialize.components.<name>] labels: a list, or the file
-        `spacy init labels` writes) or else from the data; the model's output columns and the
-        loss's learned parameters from them. With no entity type at all, a warning: the
-        pipeline trains and predicts no entities."""
+        """Labels from `labels` (a list, or the file `spacy init labels` writes) or else from the
+        data, then the output columns and the loss's learned parameters; with no entity type at all,
+        a warning (the pipeline trains and predicts no entities)."""
         validate_get_examples(get_examples, "AUCNER.initialize")
         if labels is not None:
             check_setting(
@@ -332,9 +331,8 @@ class AUCNER(TrainablePipe):
             self._record_defaults(nlp.get_pipe_config(self.name))
 
     def _record_defaults(self, config: Config) -> None:
-        """Write the loss and decoder that null settings resolved to into the pipeline's
-        config, so ``nlp.config`` and a saved pipeline name them. (A factory cannot: spaCy
-        stores the component's config after the factory returns.)"""
+        """Write the loss and decoder that null resolved to into the pipeline's config, so that a
+        saved pipeline names them (a factory cannot: spaCy stores the config after it returns)."""
         if config.get("loss") is None:
             config["loss"] = registry.fill({"loss": dict(self.scheme.default_loss)})["loss"]
         if config.get("decoder") is None:

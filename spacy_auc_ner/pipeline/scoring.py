@@ -123,8 +123,7 @@ def predict(nlp, examples: Iterable[Example]) -> List[Example]:
 
 def dev_scores(nlp, examples: Iterable[Example]) -> Dict[str, float]:
     """Every number of `score_entities` for the pipeline's predictions on ``examples``: the
-    package's one dev scorer (self-training's choice of round, a study's choice of run), the
-    same for every pipeline whatever scorer its pipes name."""
+    package's one dev scorer, the same for every pipeline whatever scorer its pipes name."""
     scores = score_entities(predict(nlp, examples))
     return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 

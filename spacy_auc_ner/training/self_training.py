@@ -125,9 +125,8 @@ def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
 
 
 def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:
-    """The name of the pipe whose entities are pseudo-labels, from each pipe's factory
-    (`pipe_factories`, of a loaded pipeline or of a config before it trains): ``component``
-    if given, else the last ``auc_ner`` or spaCy ``ner`` pipe."""
+    """The pipe whose entities are pseudo-labels, from each pipe's factory (of a pipeline or of a
+    config before it trains): ``component`` if given, else the last ``auc_ner`` or ``ner`` pipe."""
     names = ", ".join(factories) or "no pipes"
     if component is not None:
         if component not in factories:
@@ -186,9 +185,8 @@ def scored_entities(
 
 
 def pseudo_label(doc: Doc, spans: Sequence[Span], scores: numpy.ndarray, threshold: float, low_confidence: str = "missing") -> Tuple[Doc, int, int]:
-    """A gold-like Doc with the tokens of ``doc``: the spans scoring at least ``threshold``
-    as entities, the others missing (or O with ``low_confidence = "outside"``), the rest O.
-    Returns it with the numbers of kept and dropped entities."""
+    """A gold-like Doc of ``doc``'s tokens: spans scoring at least ``threshold`` as entities, the
+    others missing (or O with ``low_confidence = "outside"``); with the kept and dropped counts."""
     keep = numpy.asarray(scores) >= threshold
     ref = tokens_only(doc)
     kept = [Span(ref, s.start, s.end, label=s.label_) for s, k in zip(spans, keep) if k]
@@ -229,9 +227,8 @@ def label_pool(
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
-    """``config`` (a file, or a Config) with ``overrides``, not interpolated. A missing file,
-    a file that is not UTF-8 text or an override that names no section is one line naming the
-    file (or ``where``, for a Config)."""
+    """``config`` (a file or a Config) with ``overrides``, not interpolated; a missing file, one
+    not UTF-8 or an override naming no section is one line naming the file (or ``where``)."""
     from spacy.util import load_config_from_str
 
     if isinstance(config, Config):
