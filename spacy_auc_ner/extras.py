@@ -1,9 +1,5 @@
-"""Optional extras: what only some users need is installed with an extra, and a missing one
-is a one-line error that names the pip command (as spacy-experimental does for torch).
-
-- ``transformers``: spacy-transformers, transformers, torch (the ``*_trf`` configs);
-- ``plots``: matplotlib (study plots, Figure 1);
-- ``ray``: ray (``study run --ray``).
+"""Optional extras (``transformers``, ``plots``, ``ray``): a missing one is a one-line error
+naming the pip command, as spacy-experimental does for torch.
 """
 from importlib import import_module
 from types import ModuleType

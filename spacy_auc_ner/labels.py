@@ -1,12 +1,6 @@
 """The BIO label layout and gold extraction: the only place that knows label indices.
-
-For the sorted entity types t = 0 .. T-1 the BIO labels are indexed
-
-    O = 0,   B-t = 1 + 2t,   I-t = 2 + 2t
-
-so there are 1 + 2T labels. A gold index of MISSING (-1) means "no gold here" (a misaligned
-token, missing annotation, a type the component was not initialised with): such tokens get no
-gradient.
+For the sorted entity types t = 0 .. T-1: O = 0, B-t = 1 + 2t, I-t = 2 + 2t. A gold index of
+MISSING (-1) (misaligned token, missing annotation, unknown type) gets no gradient.
 """
 from functools import cached_property
 from typing import Iterable, List, Sequence, Tuple
@@ -38,12 +32,6 @@ def label_type(index):
 def label_is_begin(index):
     """True where BIO label indices are B labels; numpy or cupy arrays."""
     return (index > 0) & (index % 2 == 1)
-
-
-def label_prefix(index) -> numpy.ndarray:
-    """"O", "B" or "I" of each (known) BIO label index."""
-    index = numpy.asarray(index)
-    return numpy.where(index == 0, "O", numpy.where(label_is_begin(index), "B", "I"))
 
 
 class LabelSet:
@@ -78,8 +66,7 @@ class LabelSet:
         return hashes[order], order.astype("i")
 
     def gold(self, examples: Sequence[Example]) -> numpy.ndarray:
-        """(N,) gold BIO index of every predicted token of the examples, MISSING where there is
-        none."""
+        """(N,) gold BIO index of each predicted token of the examples, MISSING where none."""
         parts = [self._gold_one(eg) for eg in examples]
         return numpy.concatenate(parts) if parts else numpy.zeros((0,), dtype="i")
 

@@ -1,22 +1,9 @@
-"""What a command may write: the one place that keeps a user's files safe.
-
-The rule, for every command of the package: **a command never deletes or replaces anything
-it did not create itself, never writes over one of its own inputs, and checks every input
-before it deletes or writes anything.**
-
-- A single output file (`convert`, `config -o`, `pretrain-config`, `pool`): refused when it
-  is one of the command's inputs (the same file through any path, links included), and
-  when it exists, unless the user passed ``--overwrite`` (:func:`check_output_file`).
-- An output folder (`recipe`, `self-train`): the command keeps a record of every entry it
-  writes, in ``OUTPUT/.spacy-auc-ner-outputs.json`` (written *before* the entry, so a
-  killed run is recorded too). ``--overwrite`` removes only what a previous run of the same
-  command recorded there; an entry the run would write that the record does not hold (the
-  user's own ``model-best``, a ``data/train.spacy`` of theirs) is refused, never removed, and
-  anything else in the folder is left alone (:class:`OutputFolder`).
-- Inputs: an input that is, or lies inside, something the run would write or remove is
-  refused (``self-train --model OUT/model-best --overwrite`` would delete its own teacher).
-
-Commands read and check their inputs first and call :meth:`OutputFolder.clear` only then.
+"""What a command may write: **never delete or replace anything it did not create itself, never
+write over one of its own inputs, and check every input before deleting or writing.**
+A single output file is refused when it is an input or exists without ``--overwrite``
+(:func:`check_output_file`); an output folder records every entry *before* writing it, in
+``OUTPUT/.spacy-auc-ner-outputs.json``, so that ``--overwrite`` removes only what a run of the
+same command recorded, even a killed one (:class:`OutputFolder`).
 """
 import json
 import shutil
@@ -86,10 +73,9 @@ class OutputFolder:
         return sorted({n for n in names if (self.folder / n).exists() or (self.folder / n).is_symlink()})
 
     def claim(self, names: Sequence[str], inputs: Iterable[Optional[PathLike]], overwrite: bool, what: str) -> None:
-        """Check, deleting nothing yet, that the run may write ``names`` (paths relative to
-        the folder): none of them, and nothing ``overwrite`` would remove, holds an input;
-        without ``overwrite`` the folder holds no earlier run and none of ``names``; with it,
-        every one of ``names`` present was recorded by an earlier run of this command."""
+        """Check, deleting nothing yet, that the run may write ``names`` (relative to the folder):
+        none of them, nor anything ``overwrite`` would remove, holds an input; without ``overwrite``
+        nothing of an earlier run is there; with it, every one present was recorded by this command."""
         previous = self._present(self.recorded)
         clashes = self._present(names)
         if (previous or clashes) and not overwrite:
@@ -109,8 +95,7 @@ class OutputFolder:
                     raise DataError(f"{path}: an input of this command lies in {self.folder / name}, which it would write over; move the input or choose another output folder")
 
     def clear(self) -> None:
-        """Remove what earlier runs of this command recorded (call after `claim` and after
-        every input is read)."""
+        """Remove what earlier runs of this command recorded (after `claim` and reading the inputs)."""
         for name in self._present(self.recorded):
             path = self.folder / name
             if path.is_dir() and not path.is_symlink():
@@ -122,8 +107,7 @@ class OutputFolder:
             self._write()
 
     def record(self, *names: str) -> Path:
-        """Note ``names`` as written by this run (before writing them); returns the path of
-        the first."""
+        """Note ``names`` as written by this run, before writing them; returns the first's path."""
         new = [n for n in names if n not in self.recorded]
         if new:
             self.recorded.extend(new)

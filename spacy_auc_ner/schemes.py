@@ -1,17 +1,9 @@
-"""The component schemes: how the ``auc_ner`` pipe lays out its output columns, turns gold BIO
-labels into targets, combines the loss over those columns, and decodes scores into entities.
-
-- ``ova``: one sigmoid classifier per BIO label, prediction by maximum confidence (eq. 2 of
-  the OVA-AUC paper); default loss the AUC margin.
-- ``two_task``: AUC-2T's entity-token and beginning-token classifiers, trained with
-  AUC_en + lambda AUC_be, plus, when the corpus has more than one entity type, a softmax type
-  head trained on the gold entity tokens; decoded by Algorithm 1 of the AUC-2T paper.
-- ``softmax``: exclusive BIO classes under a softmax (the CE baseline).
-- ``crf``: the BIO emission scores of a linear-chain CRF whose transitions are the CRF loss's
-  learned parameters; decoded by Viterbi.
-
-Each scheme names its default loss as a config block (so the pipeline's config can record
-it) and its default decoder. Label indices come from :mod:`spacy_auc_ner.labels`.
+"""The component schemes: output columns, targets from gold BIO, the loss over the columns,
+decoding, and each scheme's default loss (a config block, so the pipeline's config records it)
+and decoder. ``ova``: one sigmoid classifier per BIO label, argmax (OVA-AUC eq. 2).
+``two_task``: AUC-2T's entity and beginning classifiers (AUC_en + lambda AUC_be), a softmax
+type head when there are several types, Algorithm 1 of the AUC-2T paper. ``softmax``: the CE
+baseline. ``crf``: the emissions of a linear-chain CRF, Viterbi.
 """
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
@@ -61,8 +53,7 @@ class Scheme:
         return len(self.columns(labels))
 
     def targets(self, gold: Ints1d, labels: LabelSet, xp) -> Floats2d:
-        """(N, K) 0/1 targets from (N,) gold BIO indices (rows of MISSING are all zero; the
-        mask leaves them out)."""
+        """(N, K) 0/1 targets from (N,) gold BIO indices (MISSING rows all zero, masked out)."""
         K = len(self.columns(labels))
         return (gold[:, None] == xp.arange(K)[None, :]).astype("f")
 
@@ -81,8 +72,7 @@ class Scheme:
         params: Optional[Dict[str, Floats2d]],
         step: int,
     ) -> LossOutput:
-        """The loss of the (N, K) scores of a batch and its gradients (scores, and the
-        loss's learned parameters)."""
+        """The loss of a batch's (N, K) scores and its gradients (scores and learned parameters)."""
         truth = Truth(gold.Y, gold.mask, column_weights, lengths, self.multilabel, params, self.o_column, step)
         return loss(scores, truth)
 
@@ -91,9 +81,8 @@ class Scheme:
         return [k for k in range(len(self.columns(labels))) if k != self.o_column]
 
     def entity_margin(self, scores: Floats2d, labels: LabelSet) -> Floats1d:
-        """(N,) how far each token is from being decoded as an entity: the best entity
-        column's score minus the O column's. An entity bias b flips, roughly, the tokens
-        whose margin is above -b."""
+        """(N,) the best entity column's score minus the O column's: a bias b flips, roughly, the
+        tokens whose margin is above -b."""
         return scores[:, self.entity_columns(labels)].max(axis=1) - scores[:, self.o_column]
 
     def bio_probabilities(self, scores: Floats2d, labels: LabelSet) -> Floats2d:
@@ -113,8 +102,7 @@ class Scheme:
         decoder: str,
         params: Optional[Dict[str, Floats2d]] = None,
     ) -> Spans:
-        """The entity spans of a batch from its concatenated (N, K) scores; none when the
-        component has no entity type."""
+        """The entity spans of a batch's (N, K) scores; none without entity types."""
         if not labels.types:
             return no_spans()
         return self.decode_spans(scores, lengths, labels, decoder, params)
@@ -149,8 +137,7 @@ class SoftmaxScheme(Scheme):
 
 
 class CRFScheme(SoftmaxScheme):
-    """BIO emission scores of a linear-chain CRF; the transition, start and end scores are
-    the CRF loss's learned parameters."""
+    """BIO emissions of a linear-chain CRF whose transitions are the CRF loss's parameters."""
 
     name = "crf"
     default_loss = {"@losses": "spacy_auc_ner.CRFLoss.v1"}
@@ -168,12 +155,9 @@ class CRFScheme(SoftmaxScheme):
 
 
 class TwoTaskScheme(Scheme):
-    """AUC-2T: an entity-token column, a beginning-token column and, when the corpus has more
-    than one entity type, one softmax column per type (trained on gold entity tokens).
-
-    `two_task_lambda` weighs the beginning task, AUC_en + lambda AUC_be (eq. 5 of the AUC-2T
-    paper); `threshold` is Algorithm 1's decision threshold on both probabilities.
-    """
+    """AUC-2T: entity-token and beginning-token columns, AUC_en + lambda AUC_be (eq. 5 of the
+    AUC-2T paper), plus one softmax column per type (trained on gold entity tokens) when there are
+    several; `threshold` is Algorithm 1's decision threshold on both probabilities."""
 
     name = "two_task"
     o_column = -1
@@ -257,8 +241,7 @@ COMPONENT_SCHEMES = {s.name: s for s in (OVAScheme, SoftmaxScheme, TwoTaskScheme
 
 
 def make_scheme(name: str, *, two_task_lambda: float = 100.0, threshold: float = 0.5) -> Scheme:
-    """The scheme called `name` with the component's settings; KeyError for an unknown name
-    (the component turns it into a config error)."""
+    """The scheme `name` with the component's settings (KeyError for an unknown name)."""
     if name == "two_task":
         return TwoTaskScheme(two_task_lambda=two_task_lambda, threshold=threshold)
     return COMPONENT_SCHEMES[name]()

@@ -10,7 +10,7 @@ import spacy
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.data.columns import read_docs, read_sentences
+from spacy_auc_ner.data.columns import read_columns, read_docs
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).parents[1] / ".." / "shared" / "data"))
 runner = CliRunner()
@@ -79,12 +79,12 @@ def test_convert_each_format(tmp_path, text, options):
     expected = [("Peter Blackburn", "PER"), ("Bonn", "PER" if "--untyped-type" in options else "LOC")]
     assert [(e.text, e.label_) for e in doc.ents] == expected
     assert _run("convert", src, tmp_path / "out.tsv", *options).exit_code == 0
-    assert read_sentences(tmp_path / "out.tsv")[0].labels[:2] == ("B-PER", "I-PER")
+    assert read_columns(tmp_path / "out.tsv")[0].labels[:2] == ("B-PER", "I-PER")
 
 
 def test_convert_into_a_folder(tmp_path, corpus):
     assert _run("convert", corpus / "train.tsv", tmp_path).exit_code == 0
-    assert len(read_sentences(tmp_path / "train.spacy")) == 4
+    assert len(read_docs(tmp_path / "train.spacy", spacy.blank("en").vocab)) == 4
 
 
 @pytest.mark.parametrize(

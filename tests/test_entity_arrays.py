@@ -1,5 +1,5 @@
-"""EntityArrays: the one home of the gold arrays and per-sentence entity counts that corpus
-statistics, the entity-share draw and resampling use; from sentences and from Docs alike."""
+"""EntityArrays: the one home of the gold arrays and per-sentence entity counts that the
+entity-share draw and resampling use (the lab's corpus statistics too), made from Docs."""
 import numpy
 import spacy
 from spacy.tokens import Doc
@@ -23,14 +23,9 @@ def _check(gold: EntityArrays):
     assert gold.type_counts().tolist() == [[0, 0, 2], [2, 0, 1], [0, 0, 0], [0, 2, 1]]
     assert gold.entity_tokens().tolist() == [2, 3, 0, 3]
     assert gold.type_tokens().tolist() == [2, 2, 4]
-    assert gold.mentions().tolist() == [1, 1, 3]
 
 
-def test_from_sentences_hand_counts():
-    _check(EntityArrays.from_sentences(SENTENCES))
-
-
-def test_from_docs_gives_the_same_arrays():
+def test_from_docs_hand_counts():
     vocab = spacy.blank("en").vocab
     _check(EntityArrays.from_docs(Doc(vocab, words=list(s.tokens), ents=list(s.labels)) for s in SENTENCES))
 
@@ -41,7 +36,6 @@ def test_missing_annotation_counts_as_o_and_empty_corpora():
     assert (gold.lengths.tolist(), gold.prefix.tolist(), gold.entity_tokens().tolist()) == ([2, 0], [1, 0], [1, 0])
     empty = EntityArrays.from_docs([])
     assert (len(empty.lengths), empty.types, empty.type_counts().shape) == (0, [], (0, 0))
-    assert EntityArrays.from_sentences([]).entity_tokens().tolist() == []
 
 
 def test_type_counts_is_one_bincount():

@@ -4,7 +4,7 @@ import pytest
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_auc_ner.labels import MISSING, LabelSet, bio_layout, entity_types_of, label_is_begin, label_prefix, label_type
+from spacy_auc_ner.labels import MISSING, LabelSet, bio_layout, entity_types_of, label_is_begin, label_type
 
 
 def test_bio_layout():
@@ -24,7 +24,6 @@ def test_index_helpers_by_hand():
     index = numpy.asarray([MISSING, 0, 1, 2, 3, 4, 5, 6])
     assert label_type(index).tolist() == [-1, -1, 0, 0, 1, 1, 2, 2]
     assert label_is_begin(index).tolist() == [False, False, True, False, True, False, True, False]
-    assert label_prefix(index[1:]).tolist() == ["O", "B", "I", "B", "I", "B", "I"]
 
 
 def test_gold_same_tokenisation(nlp):

@@ -55,3 +55,18 @@ def test_the_main_workflow_trains_and_scores_on_a_toy_corpus(tmp_path):
     scores = {k: v for k, v in metrics.items() if k.startswith("ents_") and isinstance(v, float)}
     assert {"ents_f", "ents_untyped_f", "ents_seqeval_micro_f"} <= set(scores)
     assert all(math.isfinite(v) and 0 <= v <= 1 for v in scores.values())
+
+
+def test_no_tracked_file_holds_a_merge_conflict_marker():
+    """A merge resolved by `git add` with its markers still in (it happened to four lab
+    documents once) is caught here, not by a reader."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    marked = []
+    for name in filter(None, files):
+        path = ROOT / name.decode("utf8")
+        if path.suffix not in {".py", ".md", ".cfg", ".yml", ".yaml", ".toml", ".txt", ".sh"} or not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf8", errors="replace").splitlines()
+        if any(line.startswith(("<<<<<<< ", ">>>>>>> ")) for line in lines):
+            marked.append(str(name, "utf8"))
+    assert not marked

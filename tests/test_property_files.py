@@ -18,7 +18,7 @@ from spacy.training import Corpus
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.data.columns import read_docs, read_sentences
+from spacy_auc_ner.data.columns import read_columns, read_docs
 
 runner = CliRunner()
 VOCAB = spacy.blank("xx").vocab
@@ -121,7 +121,7 @@ def test_valid_files_convert_without_losing_an_entity(column_file, name_the_sche
         docs = read_docs(tmp / "out.spacy", VOCAB)
         assert [([t.text for t in d], [(e.start, e.end, e.label_) for e in d.ents]) for d in docs] == sentences
         assert _invoke("convert", src, tmp / "out.tsv", *scheme_args).exit_code == 0
-        assert [list(s.labels) for s in read_sentences(tmp / "out.tsv")] == [_tags(len(t), s, "bio") for t, s in sentences]
+        assert [list(s.labels) for s in read_columns(tmp / "out.tsv")] == [_tags(len(t), s, "bio") for t, s in sentences]
 
 
 @settings(max_examples=8, **SETTINGS)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from spacy_auc_ner.training.resampling import rareness
-from spacy_auc_ner.training.resampling import METHODS, frequencies, resample_counts, type_counts
+from spacy_auc_ner.data.entity_arrays import type_counts
+from spacy_auc_ner.training.resampling import METHODS, frequencies
 
 # Hand corpus, 16 tokens, types (LOC, PER):
 #   s1  B-PER I-PER O     O      c = (0, 2)
@@ -68,12 +69,19 @@ def test_code_functions(method):
     assert frequencies(COUNTS, LENGTHS, R, method, variant="code").tolist() == CODE[method]
 
 
-def test_resample_counts_takes_rareness_from_the_corpus():
-    freq, r = resample_counts(LENGTHS, TYPE_INDEX, 2, "sCRD")
+def _resample_counts(method, base=2.0):
+    """Frequencies with rareness from the same corpus, as Resampled.v1 computes them."""
+    c = type_counts(LENGTHS, TYPE_INDEX, 2)
+    r = rareness(c.sum(axis=0), sum(LENGTHS), base)
+    return frequencies(c, LENGTHS, r, method), r
+
+
+def test_resampling_takes_rareness_from_the_corpus():
+    freq, r = _resample_counts("sCRD")
     assert r.tolist() == [3.0, 2.0]
     assert freq.tolist() == PAPER["sCRD"]
     # natural log: r = ln 8, ln 4; sCRD s2 = 1 + ceil((2 ln 8 + ln 4) / 2) = 1 + ceil(2.77) = 4
-    freq_e, _ = resample_counts(LENGTHS, TYPE_INDEX, 2, "sCRD", base=math.e)
+    freq_e, _ = _resample_counts("sCRD", base=math.e)
     assert freq_e.tolist() == [1 + math.ceil(2 * math.log(4) / 2), 4, 1, 1 + math.ceil(math.log(4) / 2)]
 
 

@@ -1,9 +1,6 @@
-"""The ``spacy-auc-ner`` command line: conversion and configs in :mod:`.app`, the recipe in :mod:`.lowres`.
-
-`main` is the console entry point (``spacy-auc-ner`` and ``python -m spacy_auc_ner``): the typer
-app run with click's own error handling off, so that a usage error (a missing argument, an
-option value of the wrong type, an unknown option) ends as one ``Error: ...`` line with exit
-status 2, like every other error of the package, instead of click's usage box.
+"""The ``spacy-auc-ner`` command line. :func:`main` runs the typer app with click's own error
+handling off, so that a usage error ends as one ``Error: ...`` line (exit status 2) like every
+other error of the package, not click's usage box.
 """
 from typing import List, Optional
 

@@ -1,12 +1,7 @@
-"""Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1.
-
-Bad paths, permissions, malformed data, bad options: the package raises them as
-:class:`DataError`, ``OSError`` or ``ValueError``, each with a message naming the file and line or the key, and
-:func:`one_line_errors` prints that message alone. Writers write whole files or nothing
-(:func:`spacy_auc_ner.data.files.atomic_output`), so a failed command leaves no partial
-output, and what a command may remove or replace is decided in one place,
-:mod:`spacy_auc_ner.outputs`. Anything else is a bug and keeps its traceback; set ``SPACY_AUC_NER_TRACEBACK=1`` to
-see the traceback of an expected failure too.
+"""Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1:
+:class:`DataError`, ``OSError`` and ``ValueError`` carry a message naming the file and line or
+the key. Anything else is a bug and keeps its traceback; ``SPACY_AUC_NER_TRACEBACK=1`` shows
+the traceback of an expected failure too.
 """
 import functools
 import os

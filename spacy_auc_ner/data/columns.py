@@ -1,10 +1,6 @@
-"""Token/label column files: reading, label-scheme detection, normalisation to BIO, writing.
-
-A column file holds one token a line (token first, label last by default; tab- or
-space-separated, extra columns allowed as in CoNLL-2003) and a blank line between sentences;
-``-DOCSTART-`` lines are document separators and are dropped. Labels may be BIO (IOB2), IOB1,
-BIOES or BILOU; everything is normalised to BIO. Problems raise :class:`DataError` with one
-line that names the file and the line.
+"""Token/label column files (CoNLL-style: token first, label last, a blank line between
+sentences, ``-DOCSTART-`` dropped): reading, scheme detection (BIO, IOB1, BIOES, BILOU),
+normalisation to BIO, writing; problems are one :class:`DataError` line naming file and line.
 """
 import re
 from pathlib import Path
@@ -42,11 +38,8 @@ def read_columns(
     label_column: int = -1,
     untyped_type: Optional[str] = None,
 ) -> List[Sentence]:
-    """Read a column file into sentences with BIO labels.
-
-    ``scheme`` is one of auto, bio, iob1, bioes, bilou. ``untyped_type`` gives a type to bare
-    ``B``/``I``/... tags (e.g. the untyped S800 release: ``Species``).
-    """
+    """Read a column file into sentences with BIO labels (``scheme``: one of TAG_SCHEMES);
+    ``untyped_type`` types bare ``B``/``I``/... tags (e.g. the untyped S800 release: ``Species``)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -217,8 +210,7 @@ _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 
 
 def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
-    """Write sentences as ``token<TAB>label`` lines with a blank line after each sentence
-    (atomically: the file is whole or not there)."""
+    """Write sentences as ``token<TAB>label`` lines, a blank line after each sentence, atomically."""
     write_text(path, columns_text(sentences))
 
 
@@ -256,13 +248,6 @@ def tokens_only(doc, vocab=None):
     return Doc(vocab or doc.vocab, words=words, spaces=arr[:, 1].astype(bool).tolist())
 
 
-def doc_to_sentence(doc, line: int = 0) -> Sentence:
-    """The tokens and BIO labels of a Doc; tokens with missing entity annotation count as O."""
-    from ..labels import doc_bio_tags
-
-    return Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), line)
-
-
 def is_docbin(path: PathLike) -> bool:
     return Path(path).suffix == ".spacy"
 
@@ -283,15 +268,6 @@ def read_docs(path: PathLike, vocab, **column_options) -> List:
             raise DataError(f"{path}: no sentences found")
         return docs
     return list(sentences_to_docs(read_columns(path, **column_options), vocab))
-
-
-def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
-    """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc)."""
-    if is_docbin(path):
-        from spacy.vocab import Vocab
-
-        return [doc_to_sentence(doc, i + 1) for i, doc in enumerate(read_docs(path, Vocab()))]
-    return read_columns(path, **column_options)
 
 
 def write_docs(path: PathLike, docs: Iterable) -> int:

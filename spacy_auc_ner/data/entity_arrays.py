@@ -1,10 +1,7 @@
-"""The gold entities of a corpus as flat arrays, and the counts made from them.
-
-The one place that turns sentences into the numbers that corpus statistics (Table I), the
-entity-share draw (``EntityRatio.v1``, ``partition --entity-percent``) and sentence-level
-resampling count: per sentence its length, per token its BIO prefix and the index of its
-entity type. Built from column-file sentences or from Docs (through ``Doc.to_array``, no
-Token objects); a token with missing entity annotation counts as O.
+"""The gold entities of a corpus as flat arrays (per sentence its length, per token its BIO
+prefix and entity type index), from column-file sentences or from Docs (``Doc.to_array``):
+the one place that corpus statistics, the entity-share draw and resampling count from. A
+token with missing entity annotation counts as O.
 """
 from typing import Iterable, List, NamedTuple, Sequence
 
@@ -24,18 +21,6 @@ class EntityArrays(NamedTuple):
     prefix: numpy.ndarray
     type_index: numpy.ndarray
     types: List[str]
-
-    @classmethod
-    def from_sentences(cls, sentences: Sequence) -> "EntityArrays":
-        """From :class:`~spacy_auc_ner.data.columns.Sentence` tuples (BIO label strings)."""
-        labels = [lab for s in sentences for lab in s.labels]
-        types = sorted({lab[2:] for lab in labels if lab != "O"})
-        index = {t: i for i, t in enumerate(types)}
-        codes = {"O": PREFIX_O, "B": PREFIX_B, "I": PREFIX_I}
-        prefix = numpy.fromiter((codes[lab[0]] for lab in labels), dtype="i8", count=len(labels))
-        type_index = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i8", count=len(labels))
-        lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
-        return cls(lengths, prefix, type_index, types)
 
     @classmethod
     def from_docs(cls, docs: Iterable) -> "EntityArrays":
@@ -75,14 +60,9 @@ class EntityArrays(NamedTuple):
         """(T,) tokens of each entity type in the corpus."""
         return numpy.bincount(self.type_index[self.type_index >= 0], minlength=len(self.types))
 
-    def mentions(self) -> numpy.ndarray:
-        """(T,) entities (B tokens) of each type in the corpus."""
-        return numpy.bincount(self.type_index[self.prefix == PREFIX_B], minlength=len(self.types))
-
 
 def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
-    """(S, T) c(t, s) from sentence lengths (S,) and the flat (N,) type index of every token
-    (-1 for O): one bincount over sentence x type."""
+    """(S, T) c(t, s) from sentence lengths and the (N,) type index (-1 for O), one bincount."""
     lengths = numpy.asarray(lengths, dtype="i8")
     type_index = numpy.asarray(type_index)
     sentence = numpy.repeat(numpy.arange(len(lengths)), lengths)

@@ -1,11 +1,6 @@
-"""Paths, the one-line data error, and writing output files whole or not at all.
-
-Every file the package writes (``.spacy``, ``.tsv``, JSON manifests and summaries, reports,
-plots) goes through :func:`atomic_output`: the writer fills a temporary file in the target
-folder, which is renamed onto the target only when the writer finished. A failure (a bad
-input found half way, a full disk, a kill) leaves the target as it was, never half written,
-and an ``OSError`` (a folder that cannot be created, no permission) becomes one
-:class:`DataError` line naming the path.
+"""Paths, the one-line data error, and writing output files whole or not at all: every file
+the package writes goes through :func:`atomic_output` (a temporary file in the target folder,
+renamed onto the target when the writer finished), so a failure leaves the target as it was.
 """
 import json
 import math
@@ -48,17 +43,16 @@ def read_text(path: PathLike) -> str:
 
 
 def check_utf8(path: PathLike) -> None:
-    """Refuse an existing file that is not UTF-8 text, naming it (a missing one is left to
-    the reader)."""
+    """Refuse an existing file that is not UTF-8 text (a missing one is left to the reader)."""
     if Path(path).is_file():
         read_text(path)
 
 
 @contextmanager
 def atomic_output(path: PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` (same suffix, so writers that pick a format
-    from it still work); rename it onto ``path`` when the block ends without error, delete
-    it otherwise. Parent folders are created. OSErrors are raised as DataError."""
+    """Yield a temporary path next to ``path`` (same suffix, for writers that pick a format by
+    it), renamed onto ``path`` when the block ends without error, deleted otherwise; OSErrors
+    are raised as DataError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,8 +80,7 @@ def write_text(path: PathLike, text: str) -> None:
 
 
 def write_json(path: PathLike, data: Any, indent: int = 2) -> None:
-    """Write JSON (and a final newline) atomically. NaN and infinities, which JSON cannot
-    hold, are written as null."""
+    """Write JSON and a final newline atomically; NaN and infinities (not JSON) become null."""
     write_text(path, json.dumps(finite_or_none(data), indent=indent, allow_nan=False, default=str) + "\n")
 
 
@@ -106,12 +99,3 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def save_figure(fig, path: PathLike, fmt: str, **options: Any) -> None:
-    """Write ``fig`` whole or not at all; the same figure gives the same bytes (no date in the
-    SVG, its ids from a fixed salt), so a regenerated plot changes in git only with its data."""
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.hashsalt": "spacy-auc-ner"}), atomic_output(path) as tmp:
-        fig.savefig(tmp, dpi=150, format=fmt, metadata={"Date": None} if fmt == "svg" else None, **options)

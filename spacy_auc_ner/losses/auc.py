@@ -1,35 +1,20 @@
 """The deep AUC margin loss (DAM) of Yuan et al. 2021, one binary problem per column.
 
-For classifier k with scores h = sigmoid(s) over the tokens of a batch (eq. 1 of the OVA-AUC
-paper, eq. 3 of the AUC-2T paper, with the data means in the margin term as libauc does):
+For column k with h = sigmoid(s) (OVA-AUC paper eq. 1, AUC-2T paper eq. 3):
 
     L_k = mean_pos (h - a_k)^2 + mean_neg (h - b_k)^2
           + 2 alpha_k (m - mean_pos h + mean_neg h) - alpha_k^2
 
-minimised over the network, a_k and b_k, maximised over alpha_k >= 0 (the loss keeps alpha
-there: a projection after each optimizer step, or PESG's closed-form step). The total is the
-sum of L_k weighted by ``Truth.columns``. A column with no positive (or no negative) token keeps only
-the variance term of the side it has: the margin term needs both, so it is dropped, and alpha
-gets no gradient there.
-
-``weighting`` says how the terms are weighted against the class prior. "mean" (the default)
-is the form above: each class's terms are means over that class, the prior-free objective
-(LibAUC's AUCMLoss ``version='v2'``). "libauc" is the form of Yuan et al. 2021 and LibAUC's
-default AUCMLoss (``version='v1'``), with p the share of positives:
+minimised over the network, a_k and b_k, maximised over alpha_k >= 0, summed with the
+weights of ``Truth.columns``. A column with one class only keeps the variance term of that
+class (the margin term needs both). ``weighting = "libauc"`` is the form of Yuan et al. 2021
+and LibAUC's default AUCMLoss, p the batch's share of positives:
 
     F = (1-p) (h - a)^2 I[y=1] + p (h - b)^2 I[y=0]
-        + 2 alpha (p (1-p) m + p h I[y=0] - (1-p) h I[y=1]) - p (1-p) alpha^2,
+        + 2 alpha (p (1-p) m + p h I[y=0] - (1-p) h I[y=1]) - p (1-p) alpha^2
 
-averaged over all tokens, with p = n_pos / (n_pos + n_neg) of the batch (LibAUC's ``auto``
-mode; masked tokens count by their weight). As mean over all tokens of h I[y=1] is
-p mean_pos h (and alike for the negatives), this is exactly p_k (1 - p_k) L_k, column by
-column: the same saddle point, gradients scaled by p_k (1 - p_k), and a column whose batch
-has one class only contributes nothing (p (1 - p) = 0, as in LibAUC). With rare entity
-classes p (1 - p) ~ p, so "libauc" weighs each column by its positive share. PESG's
-closed-form alpha step (``alpha_update = "pesg"``) is LibAUC's, which has no p in it, and is
-the same under both weightings. The papers print the prior-free form (class-conditional
-expectations in OVA-AUC eq. 1 and AUC-2T eq. 3); the AUC-2T paper says its code was modified
-from libauc, whose default is the p-weighted one, hence both.
+averaged over all tokens, which is p_k (1 - p_k) L_k. The papers print the prior-free form
+("mean"), but the AUC-2T paper's code came from libauc, hence both.
 """
 from typing import Literal
 
@@ -49,12 +34,8 @@ WEIGHTINGS = ("mean", "libauc")
 
 @registry.losses("spacy_auc_ner.AUCMargin.v1")
 class AUCMargin(TokenLoss):
-    """Deep AUC margin loss. mode "learned": a, b, alpha are learned parameters, created on
-    the model's head and saved with the pipeline (alpha by gradient ascent with projection
-    onto alpha >= 0, or by PESG's closed-form step with `alpha_lr`). mode "batch": a, b,
-    alpha at their batch optima. weighting "mean": class-wise means (prior-free); "libauc":
-    LibAUC's default form, p (1 - p) times the "mean" form per column, p the batch's
-    positive share."""
+    """Deep AUC margin loss (settings: README's losses table). a, b, alpha are learned
+    parameters on the model's head (mode "learned") or set to their batch optima ("batch")."""
 
     name = "spacy_auc_ner.AUCMargin.v1"
     schemes = ("ova", "two_task")

@@ -1,17 +1,9 @@
-"""The token-loss interface shared by every objective of the package.
+"""The token-loss interface: raw scores (N, K) and a :class:`Truth` in, value and gradients out.
 
-A loss sees the raw scores (logits) of all tokens of a batch, one column per classifier or
-class, and a :class:`Truth` that says what the gold is and which tokens and columns count in
-this step. It returns the loss value and the gradient with respect to the scores. A loss with
-learned parameters of its own (the AUC margin's a, b and alpha, the CRF's transitions)
-declares them (:class:`LossParam`): the model's head creates them, the training optimizer
-updates them from the gradients the loss returns, ``nlp.to_disk`` saves them, and the loss
-keeps its own update rules (closed-form steps, projections). Losses never loop over tokens or
-labels: everything goes through ``ops.xp`` so the same code runs on numpy and cupy.
-
-A loss does not know where it sits in a config, so it checks its settings when the component
-tells it (:meth:`TokenLoss.validate`), and every error names the full key, e.g.
-``[components.auc_ner.loss.margin]``.
+Losses run on ``ops.xp`` (numpy or cupy) with no loop over tokens or labels. Learned
+parameters are declared (:class:`LossParam`) and held by the model's head, so that a saved
+pipeline holds them; the loss keeps their update rules. A loss does not know where it sits in
+a config, so it checks its settings under the key it is given (:meth:`TokenLoss.validate`).
 """
 from dataclasses import dataclass, replace
 from typing import Dict, NamedTuple, Optional, Sequence, Tuple
@@ -29,9 +21,8 @@ def check_setting(ok: bool, key: str, message: str) -> None:
 
 
 class LossParam(NamedTuple):
-    """A learned parameter declared by a loss: for a loss over K columns it has shape
-    (K,) * ndim and starts at `init` everywhere. The name is the parameter's name on the
-    model's head, so it says which loss it belongs to (``dam_alpha``, ``crf_trans``)."""
+    """A learned parameter declared by a loss, shape (K,) * ndim for K columns, starting at
+    `init`; its name on the head says whose it is (``dam_alpha``, ``crf_trans``)."""
 
     name: str
     ndim: int
@@ -45,22 +36,15 @@ class LossParam(NamedTuple):
 class Truth:
     """Gold and bookkeeping for one loss evaluation over N tokens and K columns.
 
-    targets: (N, K) 0/1 indicators. One-hot for `softmax`/`ova`; for `two_task` the
-        entity-token and beginning-token columns.
-    mask: (N,) token weights; 0 for tokens without gold (misaligned, missing) or left out of
-        the loss this step (negative sampling, MoM's O-only term). A row of zeros never
-        produces NaN.
-    columns: (K,) column weights: 0/1 for the classifiers updated this step (OVA
-        strategies), or task weights (1 and lambda for AUC_en + lambda AUC_be).
-    lengths: (D,) tokens per doc, summing to N (for per-sentence sampling).
-    multilabel: True when the K columns are independent binary classifiers (sigmoid),
-        False when they are exclusive classes (softmax).
-    params: the loss's learned parameters by name (for the AUC margin "dam_a", "dam_b",
-        "dam_alpha", each (K,)), or None.
-    o_column: index of the gold-`O` column, or -1 when there is none.
-    step: number of training updates made so far (schedules, seeds).
-    seed: base seed for losses that sample.
-    """
+    targets: (N, K) 0/1; one-hot for `softmax`/`ova`, the entity and beginning columns for `two_task`.
+    mask: (N,) token weights, 0 without gold or left out this step (negative sampling, MoM's
+        O-only term); a row of zeros never produces NaN.
+    columns: (K,) column weights: the classifiers an OVA strategy updates, or task weights
+        (1 and lambda for AUC_en + lambda AUC_be).
+    lengths: (D,) tokens per doc, summing to N. multilabel: independent sigmoid columns (True)
+        or exclusive softmax classes. params: the loss's learned parameters by name, or None.
+    o_column: the gold-`O` column, -1 if none. step: training updates so far (schedules,
+        seeds). seed: base seed for losses that sample."""
 
     targets: Floats2d
     mask: Floats1d
@@ -77,13 +61,10 @@ class Truth:
 
 
 class LossOutput(NamedTuple):
-    """d_scores: (N, K) gradient of the loss wrt the scores.
-    loss: the value, a Python float.
-    d_params: gradients to add to the head's learned loss parameters (same keys as
-        Truth.params), or None. For parameters that are *maximised* (alpha), the entry is the
-        negated ascent direction, so that any descent optimizer ascends.
-    new_params: parameters the loss sets directly (closed-form updates), or None.
-    """
+    """d_scores: (N, K) gradient wrt the scores. loss: the value, a Python float.
+    d_params: gradients for the head's learned loss parameters, or None; for a *maximised* one
+        (alpha) the negated ascent direction, so that any descent optimizer ascends.
+    new_params: parameters the loss sets directly (closed-form updates), or None."""
 
     d_scores: Floats2d
     loss: float
@@ -92,8 +73,7 @@ class LossOutput(NamedTuple):
 
 
 class TokenLoss:
-    """Base class: thinc's loss convention (``__call__`` gives gradient and loss,
-    ``get_grad``/``get_loss`` give one each) over a :class:`Truth`."""
+    """Base class: thinc's loss convention (``__call__``, ``get_grad``, ``get_loss``) over a Truth."""
 
     name = "loss"
     # The component schemes the loss can train; every loss lists its own.
@@ -115,8 +95,7 @@ class TokenLoss:
         return tuple(p.name for p in self.params)
 
     def validate(self, key: str = "loss") -> None:
-        """Raise a one-line error naming `key` and the setting when a setting is invalid.
-        `key` is where the loss sits in the config, e.g. "components.auc_ner.loss"."""
+        """Raise a one-line error naming `key` (where the loss sits, e.g. "components.auc_ner.loss")."""
 
     def check_scheme(self, scheme: str, key: str = "loss") -> None:
         """Raise a clear error when this loss cannot train `scheme`."""
@@ -127,17 +106,14 @@ class TokenLoss:
         )
 
     def initialize(self, class_counts: Floats1d) -> None:
-        """Called once by the component with the (K,) gold counts of each column over the
-        training data, for losses that weight classes by frequency."""
+        """Called once with the (K,) gold counts of each column, for losses that weight classes."""
 
     def read_params(self, store: Model) -> Optional[Dict[str, Floats2d]]:
-        """The current values of the declared parameters, held by `store` (the head), or
-        None for a loss without parameters."""
+        """The declared parameters' values on `store` (the head); None without parameters."""
         return {p.name: store.get_param(p.name) for p in self.params} or None
 
     def apply_update(self, store: Model, out: LossOutput) -> None:
-        """Hand one step's parameter updates to `store`: gradients for the training
-        optimizer's next step, closed-form values (PESG's alpha) set at once."""
+        """Hand a step's updates to `store`: gradients for the optimizer, closed-form values now."""
         for name, grad in (out.d_params or {}).items():
             store.inc_grad(name, grad)
         for name, value in (out.new_params or {}).items():
@@ -166,9 +142,8 @@ def empty_output(scores: Floats2d) -> LossOutput:
 
 
 def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> LossOutput:
-    """sum_j w_j out_j of loss outputs over the same scores, for losses built from others:
-    values, score gradients and parameter gradients add up; closed-form parameter values
-    (``new_params``) are averaged with the weights renormalised over the outputs that set them."""
+    """sum_j w_j out_j of loss outputs over the same scores: values and gradients add up;
+    closed-form ``new_params`` are averaged with the weights of the outputs that set them."""
     d_scores = sum(w * out.d_scores for out, w in zip(outputs, weights))
     loss = float(sum(w * out.loss for out, w in zip(outputs, weights)))
     d_params: Dict[str, Floats1d] = {}
@@ -192,10 +167,8 @@ def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> Los
 
 
 class LossWrapper(TokenLoss):
-    """A loss built on other losses, given by their config names (``loss``, ``ce``, ``auc``):
-    it trains the schemes all of them support (and its own ``own_schemes``), declares every
-    parameter any of them declares, and passes validation, ``initialize`` and the parameter
-    update rules on."""
+    """A loss built on inner losses (``loss``, ``ce``, ``auc``): it trains the schemes they all
+    support, declares their parameters, and passes validation, ``initialize`` and updates on."""
 
     own_schemes: Tuple[str, ...] = ()
 

@@ -1,13 +1,7 @@
-"""Compositional AUC training (Yuan et al. 2021a; COMAUC-2T of the AUC-2T paper): the
-objective alternates between a cross entropy and the AUC margin loss, k training steps of
-the cross entropy, then k of the AUC loss, and so on.
-
-The phase is read from ``Truth.step``, the component's count of training updates, which is
-saved with the pipeline, so a resumed training continues the cycle where it stopped. The
-default cross entropy is the per-column binary CE: for ``ova`` and ``two_task`` the columns
-are independent sigmoid classifiers, and the AUC margin loss scores sigmoid(s) of the same
-columns, so the binary CE trains the same probabilities the AUC phase does (LibAUC's
-compositional loss pairs its AUC loss with BCE the same way).
+"""Compositional AUC training (Yuan et al. 2021a; COMAUC-2T): k training steps of a cross
+entropy, then k of the AUC margin loss, and so on. The phase comes from ``Truth.step``, saved
+with the pipeline, so a resumed training continues the cycle. The default CE is per-column
+binary CE, which trains the same sigmoid probabilities as the AUC phase (as LibAUC pairs them).
 """
 from typing import Optional
 

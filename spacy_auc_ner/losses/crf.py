@@ -1,9 +1,6 @@
-"""The linear-chain CRF objective: mean negative log-likelihood of the gold BIO sequences.
-
-The scores are the emissions of the BIO labels (scheme ``crf``); the transition, start and
-end scores are the loss's learned parameters (created on the model's head, zero at first),
-read from ``Truth.params`` and updated through ``LossOutput.d_params``. Invalid BIO moves are impossible (-inf), so the
-model never spends probability on them.
+"""The linear-chain CRF objective: mean negative log-likelihood of the gold BIO sequences over
+the emissions; transitions, start and end scores are learned parameters of the loss (zero at
+first), and invalid BIO moves are impossible (-inf).
 """
 from spacy.util import registry
 from thinc.backends import get_array_ops

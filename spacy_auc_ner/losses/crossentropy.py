@@ -30,8 +30,7 @@ class BinaryCE(TokenLoss):
 
 @registry.losses("spacy_auc_ner.SoftmaxCE.v1")
 class SoftmaxCE(TokenLoss):
-    """Mean categorical cross entropy of softmax(scores) over the masked tokens: the CE
-    baseline."""
+    """Mean softmax cross entropy over the masked tokens: the CE baseline."""
 
     name = "spacy_auc_ner.SoftmaxCE.v1"
     schemes = ("softmax",)

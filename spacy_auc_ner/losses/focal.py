@@ -1,16 +1,10 @@
 """Focal loss (Lin et al. 2017): cross entropy scaled by (1 - p_t)^gamma, so that tokens the
-model already classifies well (most `O` tokens) contribute little.
-
-Per token, with p_t the probability the model gives the gold outcome:
+model already gets right (most `O` tokens) contribute little:
 
     FL = -(1 - p_t)^gamma log p_t
 
-For independent sigmoid columns (``ova``, ``two_task``) it is summed over the columns, one
-binary problem each (the one-versus-the-rest extension of the MoM paper), weighted by
-``Truth.columns``; for exclusive classes (``softmax``) p_t is the softmax probability of the
-gold class. Either way the mean is taken over the masked tokens (mask-weighted), as
-:class:`~spacy_auc_ner.losses.crossentropy.BinaryCE` and ``SoftmaxCE`` do; gamma = 0 gives
-exactly those losses.
+summed over the sigmoid columns (``ova``, ``two_task``), one binary problem each, or over the
+softmax's gold class, then a mask-weighted mean over tokens; gamma = 0 is BinaryCE or SoftmaxCE.
 """
 from spacy.util import registry
 from thinc.backends import get_array_ops
@@ -21,8 +15,7 @@ from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, saf
 
 @registry.losses("spacy_auc_ner.Focal.v1")
 class Focal(TokenLoss):
-    """Focal loss, FL = -(1 - p_t)^gamma log p_t (Lin et al. 2017): sigmoid per column for
-    ova/two_task, softmax over BIO classes for softmax. gamma = 0 is plain cross entropy."""
+    """Focal loss (Lin et al. 2017) on sigmoid columns or a softmax; gamma = 0 is cross entropy."""
 
     name = "spacy_auc_ner.Focal.v1"
     schemes = ("ova", "softmax", "two_task")

@@ -1,33 +1,18 @@
-"""MoM (majority or minority) learning, Nemoto et al. (``mom-learning.txt``): any token loss
-plus the same loss over the tokens whose gold label is `O`, so that predicting an entity on an
-`O` token costs extra (a pseudo-binary O-vs-entity task on top of the usual one).
-
-The paper, for sentence n of a dataset of N sentences, M "the number of tokens in the longest
-sentence in the dataset":
+"""MoM (majority or minority) learning, Nemoto et al.: a token loss plus the same loss over the
+gold-`O` tokens, so that an entity predicted on an `O` token costs extra. The paper's eqs.
+1-3 (M the longest sentence's length, N sentences):
 
     L_MoM(y, p) = 1/M sum_{i: y_i = O} l(y_i, p_i)                            (1)
     L_sentence  = lambda L(y, p) + (1 - lambda) L_MoM(y, p)                    (2)
     L_model     = 1/N sum_n L_sentence                                          (3)
 
-(eq. 1 prints a leading minus with l a loss; we read l as the loss itself.) The O-term
-divides its sum by M, a constant, like the conventional term L over all tokens: it is not a
-mean over the O tokens. Per sentence with a constant M and then per dataset, both terms are
-token sums over one common denominator N M, so the paper's lambda weighs the sum over the O
-tokens against the sum over all tokens. Our inner losses are means over the batch's tokens,
-sum / Z with Z the masked token count (a common Z too: the overall scale differs from the
-paper's by Z / (N M), which the learning rate absorbs, and the balance between the terms does
-not change), so the default ``o_term = "share"`` is
+Both terms are token sums over one denominator, so with inner losses that are means over the
+batch's Z masked tokens the default ``o_term = "share"`` is
 
-    L = lambda L(all tokens) + (1 - lambda) (Z_O / Z) L(gold-O tokens),
+    L = lambda L(all tokens) + (1 - lambda) (Z_O / Z) L(gold-O tokens)
 
-Z_O / Z the share of gold-O tokens among the masked tokens of the batch. For losses that are
-a mean over the masked tokens (cross entropies, focal, token-level dice) this is exactly
-lambda sum_all l / Z + (1 - lambda) sum_O l / Z, so the paper's lambda values (Table 2:
-0.041-0.446, 0.175 for BERT on CoNLL 2003) carry over; for other inner losses the O-term is
-their value on the O tokens scaled by the O share alike. ``o_term = "mean"`` is the earlier
-form, the O-term as the inner loss's mean over the O tokens: it weighs that term 1/share
-(about 1.2 at 82 % O tokens, CoNLL 2003) more than the paper, so its lambda differs. Needs an
-`O` column (``softmax``, ``ova``).
+and the paper's lambda values carry over; ``o_term = "mean"`` (the O-term as a mean over the
+O tokens) weighs that term 1/share more. Needs an `O` column (``softmax``, ``ova``).
 """
 from typing import Literal, Optional
 
@@ -42,11 +27,8 @@ O_TERMS = ("share", "mean")
 
 @registry.losses("spacy_auc_ner.MoM.v1")
 class MoM(LossWrapper):
-    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens), share
-    the gold-O share of the batch's tokens, so that both terms divide by the same token count
-    as in the paper (o_term "share"); o_term "mean" drops the share. `loss` is any token loss
-    for the scheme (default softmax cross entropy). The paper tuned lam per dataset and
-    model, 0.041-0.446 (median of its sequence-labelling choices 0.21); the default 0.2."""
+    """MoM learning: lam * loss(all tokens) + (1 - lam) * share * loss(gold-O tokens) (settings:
+    README's losses table); the paper tuned lam per dataset and model, 0.041-0.446."""
 
     name = "spacy_auc_ner.MoM.v1"
     own_schemes = ("softmax", "ova")

@@ -1,59 +1,19 @@
 """Negative sampling for missing annotations, over tokens: Li et al. 2021 (uniform) and the
-weighted distribution of "Rethinking negative sampling for handling missing entity
-annotations" (Li et al. 2022, ``negative-sampling.txt``; "the paper" below).
+weighted distribution of Li et al. 2022, "Rethinking negative sampling for handling missing
+entity annotations". Per sentence of n tokens only k = min(ceil(rate n), #candidates) of its
+gold-`O` tokens enter the loss (entity tokens always do), drawn without replacement by
+Gumbel-top-k with noise seeded by (seed, Truth.seed, Truth.step), so a rerun samples the same.
 
-Unlabelled entities look like `O`, and training on every `O` token teaches the model to miss
-entities. So for each sentence of n tokens only k = min(ceil(rate n), #candidates) of its
-candidates (its gold-`O` tokens that have gold), drawn without replacement, enter the loss;
-entity tokens always do.
+"weighted" is the paper's eqs. 3-5, with z_l = P(l | x) over all labels L (`O` included):
 
-Tokens, not spans. The paper labels spans: a sentence has n(n+1)/2 candidate spans, entities
-are a vanishing share of them, and that sparsity is what keeps a uniform sample of ceil(lambda n)
-spans nearly free of unlabelled entities. It does not carry over to tokens: a sentence has at
-most n candidate tokens, the tokens of its hidden entities are a fixed share of them, and a
-uniform sample holds them in that same share. Over tokens, uniform sampling mainly lowers the
-weight of the `O` tokens against the entity tokens; keeping hidden entities out of the sample
-is the weighted distribution's work.
+    v = z_O - max_{l in L} z_l                                   (3)  in [-1, 0]
+    u = H(L | X = x) = - sum_{l in L} z_l log z_l                 (4)  in [0, log |L|]
+    r = u (1 + v)^mu,   q = exp(r / T) / sum_{candidates} exp(r' / T)   (5)
 
-The rate. The paper writes k = ceil(lambda n) and prints no value of lambda. Li et al. 2021's
-code draws int(0.7 n) + 1 spans of the n(n+1)/2 (its ``negative_rate`` 0.7), about 1.4/(n+1) of
-the candidates; the same count of tokens would be 70 % of the sentence, most of its `O`
-tokens. The default 0.35 is this package's choice, kept from its first version: with 83 to
-96 % `O` tokens (CoNLL 2003, NCBI-disease, s800) it puts 36 to 42 % of a sentence's `O`
-tokens in the loss.
-
-Distributions:
-- "uniform": every candidate of the sentence equally likely.
-- "weighted", eqs. 3-5 of the paper as printed, with z_l = P(l | x) the model's label
-  distribution on the token over the whole label space L (`O` included):
-
-      v = z_O - max_{l in L} z_l                                   (3)  in [-1, 0]
-      u = H(L | X = x) = - sum_{l in L} z_l log z_l                 (4)  in [0, log |L|]
-      r = u (1 + v)^mu,   q = exp(r / T) / sum_{candidates} exp(r' / T)   (5)
-
-  v is 0 where the model puts `O` on top and falls towards -1 as an entity label takes over:
-  (1 + v)^mu (mu = 8, the paper's grid-search value) is .17 at v = -.2, .004 at v = -.5 and
-  all but removes the tokens the model gives to an entity; among the others the uncertain
-  ones weigh more. As r lies in [0, log |L|], two candidates' weights differ by a factor
-  |L|^(1/T) at most: over m candidates the entropy of q is at least log m - log |L| / T, so q
-  never collapses onto one token, and T sets how far it departs from uniform. On a model sure
-  of most of its `O` tokens, u and so r are small everywhere and q stays close to uniform
-  (in the tests: entropy within .01 nats of log m over the whole schedule). (An earlier
-  version took the max over the entity labels only, the reading the paper's prose suggests
-  ("if v is high, then z_O is high and max z_l is low"): v reached +1, (1 + v)^8 up to 256,
-  and on the same model the first draw concentrated on a handful of tokens whatever T,
-  entropy 1.4 nats at T = sqrt 10 and 0.5 at T = 1 against log 40 = 3.7.)
-
-  "T is scheduled as sqrt(C - c), where C is the number of training epochs and 0 <= c < C is
-  the current epoch number": near uniform while the model is poor, down to T = 1. A spaCy run
-  counts steps, so c = floor(C step / total_steps) maps the run onto C = ``epochs`` epochs; or
-  set a fixed ``temperature``. The model is its own oracle (the paper's adaptive variant): z
-  comes from the scores of the same step (softmax for ``softmax``, the sigmoids normalised to
-  sum 1 for ``ova``), with no gradient through the sampling.
-
-Sampling without replacement from q is Gumbel-top-k: the k largest r / T + G per sentence, G
-standard Gumbel noise, all sentences of the batch at once through one sort. The noise is drawn
-from a generator seeded by (seed, Truth.seed, Truth.step), so a rerun samples the same tokens.
+with "T ... scheduled as sqrt(C - c), where C is the number of training epochs and 0 <= c < C
+is the current epoch number", c = floor(C step / total_steps), or a fixed ``temperature``.
+As r <= log |L|, q never collapses onto one token (the max over entity labels only, which the
+prose suggests, did). The paper samples spans and prints no rate: 0.35 is ours.
 """
 import math
 from typing import Literal, Optional
@@ -69,10 +29,8 @@ from .crossentropy import SoftmaxCE
 
 @registry.losses("spacy_auc_ner.NegativeSampling.v1")
 class NegativeSampling(LossWrapper):
-    """`loss` (default softmax CE) over the entity tokens and, per sentence of n tokens,
-    ceil(rate n) sampled gold-O tokens. distribution "uniform" or "weighted" (the paper's
-    r = u (1 + v)^mu with v = z_O - max_l z_l, sampled by softmax(r / T), T = sqrt(C - c)
-    with C = `epochs` spread over `total_steps`, or a fixed `temperature`)."""
+    """`loss` over the entity tokens and ceil(rate n) sampled gold-O tokens per sentence of n
+    tokens, drawn "uniform" or "weighted" (the module docstring; settings: README's losses table)."""
 
     name = "spacy_auc_ner.NegativeSampling.v1"
     own_schemes = ("softmax", "ova")
@@ -171,8 +129,7 @@ class NegativeSampling(LossWrapper):
         return (truth.mask * keep).astype(truth.mask.dtype)
 
     def _candidates(self, scores, truth: Truth):
-        """(N,) sentence index of every token and (N,) whether it is a candidate negative
-        (gold `O` with gold)."""
+        """(N,) sentence of every token, and whether it is a candidate (gold `O` with gold)."""
         if truth.o_column < 0:
             raise ValueError(f"[loss] {self.name} needs an O column; the scheme has none")
         xp = get_array_ops(scores).xp

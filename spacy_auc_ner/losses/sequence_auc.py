@@ -1,36 +1,14 @@
-"""AUC for sequence models: the CRF objective plus an auxiliary one-vs-all AUC loss on the
-CRF's emission scores (issue 12, item 1):
+"""AUC for sequence models (issue 12): the CRF objective plus the OVA-AUC margin loss of each
+BIO label's emission scores E[:, k], read as a one-vs-all classifier:
 
     L = NLL_CRF(E; trans, start, end) + mu * sum_k L_k(sigmoid(E[:, k]))
 
-E (N, K) are the per-token emission scores of the K BIO labels (scheme ``crf``), NLL_CRF the
-mean negative log-likelihood of the gold paths (:class:`~spacy_auc_ner.losses.crf.CRFLoss`),
-and L_k the deep AUC margin loss of the OVA-AUC paper (eq. 1c) for label k read as a binary
-classifier h_k = sigmoid(E[:, k]) whose positives are the tokens with gold label k, exactly
-as the ``ova`` scheme's classifiers are read:
+with L_k the margin loss of OVA-AUC eq. 1c (:class:`~spacy_auc_ner.losses.auc.AUCMargin`).
 
-    L_k = E[(h_k - a_k)^2 | y_k = 1] + E[(h_k - b_k)^2 | y_k = -1]
-          + max_{alpha_k >= 0} {2 alpha_k (m - E[h_k | y_k = 1] + E[h_k | y_k = -1]) - alpha_k^2}
-
-(:class:`~spacy_auc_ner.losses.auc.AUCMargin`, which has the details).
-
-Why: the CRF likelihood only cares about the emissions of one token *relative to each
-other* (adding a constant to a token's row changes nothing), and under imbalance its gradient
-is dominated by the many `O` tokens. The AUC term asks, per label, that every token of the
-label score above every token of the other labels, across the batch, with class-wise means
-so that rare B-/I- labels weigh as much as `O` (the OVA-AUC paper's remedy, kept as an
-auxiliary signal while the CRF still models the sequence and decodes with Viterbi).
-
-The learned parameters of both terms are declared side by side (the CRF's ``crf_trans``,
-``crf_start``, ``crf_end`` and the margin loss's ``dam_a``, ``dam_b``, ``dam_alpha``, each
-laid out over the K BIO labels), so the model's head creates them all and a saved pipeline
-holds them. Scales: NLL_CRF is a mean over sentences of each sentence's NLL (a sum over its
-tokens); the AUC term is a sum over the K labels of class-wise means, at most about K (1 + m)^2.
-With mu = 0 the loss *is* the CRF loss: the AUC term is not even evaluated and its parameters
-get no update.
-
-``auc`` may be any loss over one-vs-all classifiers (scheme ``ova``), e.g. ``BinaryCE.v1`` to
-tell the AUC term's effect apart from that of any auxiliary per-token loss.
+Why: the CRF likelihood sees a token's emissions only relative to each other, and its gradient
+is dominated by the many `O` tokens; the AUC term (class-wise means) weighs rare B-/I- labels
+as much as `O` while the CRF still models and decodes the sequence. With mu = 0 it *is* the
+CRF loss (the AUC term is not evaluated).
 """
 import math
 from dataclasses import replace
@@ -45,9 +23,8 @@ from .crf import CRFLoss
 
 @registry.losses("spacy_auc_ner.CRFWithAUC.v1")
 class CRFWithAUC(LossWrapper):
-    """CRF negative log-likelihood + mu * the AUC margin loss of the emissions read as one
-    sigmoid classifier per BIO label (scheme crf). `crf` default CRFLoss.v1, `auc` default the
-    learned AUCMargin.v1 (any loss that trains scheme ova), `mu` >= 0 (0: the CRF loss)."""
+    """CRF negative log-likelihood + mu * the AUC margin loss (`auc`, any loss that trains scheme
+    ova) of the emissions read as one sigmoid classifier per BIO label; mu = 0 is `crf` alone."""
 
     name = "spacy_auc_ner.CRFWithAUC.v1"
     own_schemes = ("crf",)

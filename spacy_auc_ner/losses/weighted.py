@@ -1,15 +1,11 @@
-"""Weighted cross entropy, the two class weightings of the MoM paper (its WCE-1 and WCE-2).
+"""Weighted cross entropy with the MoM paper's class weightings (WCE-1, WCE-2), from the gold
+counts s_k of the training data, s = sum_k s_k, K classes (counts clipped to at least 1):
 
-Each token is weighted by the weight w_k of its gold class k, from the gold counts s_k of the
-training data (``initialize``), s = sum_k s_k, K classes:
+    "inverse": w_k = s / (K s_k)
+    "log":     w_k = log10((s - s_k) / s_k + beta)   (Li et al. 2020, beta >= 1)
 
-    "inverse": w_k = s / (K s_k)                 (inverse class frequency, mean 1 if balanced)
-    "log":     w_k = log10((s - s_k) / s_k + beta)  (the form of Li et al. 2020, beta >= 1)
-
-Counts are clipped to at least 1, so a class absent from the training data gets a finite
-weight. The loss is the weighted mean over tokens, sum_i w_i l_i / sum_i w_i, as PyTorch's
-``CrossEntropyLoss(weight=...)`` reduces it: softmax CE for ``softmax``, the sum of per-column
-BCEs for ``ova``. Before ``initialize`` every weight is 1 (plain cross entropy).
+The loss is sum_i w_i l_i / sum_i w_i, as PyTorch's ``CrossEntropyLoss(weight=...)``; every
+weight is 1 before ``initialize``.
 """
 from typing import Optional
 

@@ -1,7 +1,5 @@
-"""Numerically stable activations of raw scores (logits), on numpy or cupy arrays.
-
-Shared by the losses, the schemes' probabilities and decoding, and the figures; each avoids
-exp of a large positive number, so extreme scores give exact 0/1 (or finite logs), never NaN.
+"""Numerically stable activations of logits on numpy or cupy arrays: none takes exp of a large
+positive number, so extreme scores give exact 0/1 or finite logs, never NaN.
 """
 from thinc.backends import get_array_ops
 from thinc.types import Floats2d

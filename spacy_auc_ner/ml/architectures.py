@@ -1,15 +1,9 @@
-"""Registered architectures: a token encoder followed by a linear classifier head (with a
-BiLSTM between them for BiLSTM-CRF), and the BiLSTM on its own as an encoder for any pipe.
-
-The head holds each output column's weights and bias and, beside them, the learned
-parameters the component's loss declares (the AUC margin's ``dam_a``, ``dam_b``,
-``dam_alpha``; the CRF's ``crf_trans``, ``crf_start``, ``crf_end``): the component writes
-their shapes and initial values into the head's ``loss_params`` attribute before the model is
-initialised, the head creates them, the training optimizer updates them and ``nlp.to_disk``
-saves them, with no special casing in the component.
-
-The v1 architectures' head created every loss parameter of the package whatever the loss
-(:data:`V1_LOSS_PARAMS`); they stay registered, so pipelines saved with them load and train.
+"""Registered architectures: an encoder and a linear head (a BiLSTM between them for
+BiLSTM-CRF), and the BiLSTM alone as an encoder for any pipe. The head also creates the
+learned parameters the loss declares (written into its ``loss_params`` by the component), so
+the optimizer updates them and ``nlp.to_disk`` saves them with no special case. The v1
+architectures, whose head held every loss's parameters (:data:`V1_LOSS_PARAMS`), stay
+registered for saved pipelines.
 """
 from typing import Dict, List, Optional, Tuple
 
@@ -40,11 +34,9 @@ def build_token_scorer(
     hidden_width: int = 0,
     maxout_pieces: int = 3,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """One raw score (logit) per token and output column. The component sets `nO` from its
-    labels and scheme, so leave it unset in configs. `hidden_width` > 0 puts a maxout layer
-    (with layer normalisation) between encoder and head, the capacity spaCy's own `ner`
-    has above its tok2vec; 0 keeps the head linear. The head holds the learned parameters
-    of the component's loss."""
+    """One raw score (logit) per token and output column; leave `nO` unset (the component sets
+    it). `hidden_width` > 0 puts a normalised maxout layer before the head, the capacity spaCy's
+    `ner` has above its tok2vec; 0 keeps the head linear."""
     return _token_scorer(tok2vec, build_classifier_head(nO), hidden_width, maxout_pieces)
 
 
@@ -55,8 +47,7 @@ def build_token_scorer_v1(
     hidden_width: int = 0,
     maxout_pieces: int = 3,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """TokenScorer.v2 with the v1 head, which holds every loss parameter of v1 whatever the
-    loss. Kept to load pipelines saved with it; new configs use v2."""
+    """TokenScorer.v2 with the v1 head (every v1 loss parameter); kept for saved pipelines."""
     return _token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, maxout_pieces)
 
 
@@ -79,11 +70,9 @@ def build_bilstm_token_scorer(
     dropout: float = 0.0,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """The TokenScorer with a bidirectional LSTM between encoder and head (the BiLSTM of
-    BiLSTM-CRF): `depth` layers of `hidden_width` units per direction. The LSTM is thinc's
-    LSTM.v1 with a correct gradient (spacy_auc_ner.ml.lstm, on numpy or cupy), which infers its
-    input width at initialisation, so it sits on any encoder, transformers included. Its weight
-    dropout is `dropout` until training sets the pipeline's dropout rate on every layer."""
+    """The TokenScorer with a BiLSTM between encoder and head (BiLSTM-CRF): `depth` layers of
+    `hidden_width` units per direction; it infers its input width, so it sits on any encoder.
+    `dropout` holds until training sets the pipeline's dropout rate."""
     return _bilstm_token_scorer(tok2vec, build_classifier_head(nO), hidden_width, depth, dropout)
 
 
@@ -95,8 +84,7 @@ def build_bilstm_token_scorer_v1(
     dropout: float = 0.0,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """BiLSTMTokenScorer.v2 with the v1 head (every loss parameter of v1 whatever the
-    loss). Kept to load pipelines saved with it; new configs use v2."""
+    """BiLSTMTokenScorer.v2 with the v1 head; kept for saved pipelines."""
     return _bilstm_token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, depth, dropout)
 
 
@@ -116,11 +104,9 @@ def build_bilstm_encoder(
     depth: int = 1,
     dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """An encoder with a bidirectional LSTM on top: `tok2vec`'s vectors, then `depth` layers of
-    `hidden_width` units per direction, so each token's vector (width 2 * hidden_width) sees the
-    whole sentence, where the CPU tok2vec's window encoder sees four tokens each side. It is
-    itself a tok2vec: any pipe takes it, spaCy's `ner` included (a Tok2VecListener of width
-    2 * hidden_width when it is a `tok2vec` pipe), and `spacy pretrain` trains it whole."""
+    """`tok2vec` then a BiLSTM (`depth` layers of `hidden_width` per direction), so each token's
+    vector (width 2 * hidden_width) sees the whole sentence where the window encoder sees four
+    tokens each side; a tok2vec for any pipe, spaCy's `ner` and `spacy pretrain` included."""
     lstm, layer = _bilstm("BiLSTMEncoder", hidden_width, depth, dropout)
     model = chain(tok2vec, layer)
     model.set_ref("tok2vec", tok2vec)

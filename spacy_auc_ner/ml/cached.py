@@ -1,18 +1,8 @@
-"""A frozen encoder whose outputs are computed once per sentence and reused.
-
-Fine-tuning a transformer on CPU costs one encoder pass (forward and backward) per sentence
-per epoch. With the encoder frozen its output for a sentence never changes, so
-``spacy_auc_ner.CachedFrozenEncoder.v1`` runs the wrapped encoder in inference mode
-(no dropout, no gradient, no optimizer step) on the sentences it has not seen and keeps their
-per-token outputs: a 100-sentence training run costs one encoder pass per sentence, plus the
-head's training; the dev set is encoded once too.
-
-The cache is keyed by each doc's tokens (the hash of every token's text and whether a space
-follows), so the wrapped encoder must compute a token's vector from the text alone, as
-transformers and spaCy's tok2vec layers do. It holds at most ``max_size`` docs (least
-recently used dropped first; about max_size x tokens per doc x width x 4 bytes) and is never
-saved: ``to_disk`` writes the wrapped encoder, and loading or re-initialising starts empty.
-``max_size = 0`` keeps nothing: the same frozen encoder, recomputed at every call.
+"""``spacy_auc_ner.CachedFrozenEncoder.v1``: a frozen encoder run in inference mode once per
+sentence, its per-token outputs reused in every later epoch (fine-tuning on CPU costs a pass
+per sentence per epoch). The key is the doc's token texts and spaces, so the encoder must
+depend on the text alone; at most ``max_size`` docs are kept (least recently used dropped
+first; 0 keeps nothing) and the cache is never saved.
 """
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -102,8 +92,7 @@ def doc_key(doc: Doc) -> bytes:
 def CachedFrozenEncoder(
     encoder: Model[List[Doc], List[Floats2d]], max_size: int = 5000
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Any tok2vec (`encoder`), frozen: it is never trained, and each doc's output is computed
-    once and kept for reuse (at most `max_size` docs; 0 keeps none)."""
+    """Any tok2vec, frozen, each doc's output computed once and kept (`max_size` docs; 0 none)."""
     model = Model(
         "cached_frozen_encoder",
         _forward,

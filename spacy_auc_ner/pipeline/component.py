@@ -1,13 +1,7 @@
-"""The ``auc_ner`` trainable pipe: spaCy's glue around a scheme, a loss and a decoder.
-
-Shaped like spaCy's own trainable components (``tagger.pyx``, ``spancat.py``): ``predict``
-gives the model's per-token scores, ``set_annotations`` decodes them into entities,
-``update`` is begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the
-one place that turns gold into gradients. What depends on the scheme (output columns,
-targets, how the loss covers the columns, decoding, the default loss and decoder) lives in
-:mod:`spacy_auc_ner.schemes`; the loss's learned parameters live on the model's head, which
-creates them from the loss's declaration, and the loss keeps their update rules. See
-README.md for the settings.
+"""The ``auc_ner`` trainable pipe, shaped like spaCy's ``tagger``/``spancat``: ``update`` is
+begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the one place that
+turns gold into gradients. What depends on the scheme lives in :mod:`spacy_auc_ner.schemes`;
+the loss's learned parameters live on the model's head. Settings: README.md.
 """
 import math
 import warnings
@@ -88,30 +82,10 @@ def make_auc_ner(
     entity_bias: float = 0.0,
 ) -> "AUCNER":
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
-
-    scheme: "ova" (one sigmoid classifier per BIO label), "two_task" (entity-token and
-        beginning-token classifiers, plus a type head on multi-type corpora), "softmax" or
-        "crf" (a linear-chain CRF over BIO labels with learned transition scores).
-    loss: a registered token loss; null picks the scheme's default (AUC margin for ova and
-        two_task, softmax cross entropy for softmax, CRF log-likelihood for crf), which
-        ``initialize`` writes into the pipeline's config.
-    strategy: which OVA classifiers each step trains (all, grouped, sampled).
-    two_task_lambda: weight of the beginning-token loss, AUC_en + lambda AUC_be.
-    decoder: "greedy" (per-token decision, BIO repair; for crf the per-token posterior) or
-        "viterbi" (the best valid BIO sequence under the per-token log-scores, plus the
-        transitions for crf); null picks viterbi for crf, greedy otherwise, and
-        ``initialize`` writes the choice into the pipeline's config.
-    threshold: two_task decision threshold on the entity and beginning probabilities, in (0, 1).
-    entity_bias: added to the entity columns' scores (logits, or CRF emissions) before
-        decoding, a shift of the decision boundary: AUC losses rank tokens but do not
-        calibrate them, and a head fit to a handful of mentions puts unseen entity words
-        below the O boundary. 0 decodes the scores as trained; the
-        ``spacy_auc_ner.calibrate_entity_bias.v1`` training callback chooses it on the dev
-        set and stores it in the pipe (``cfg["entity_bias"]``).
-    spans_key: doc.spans key that receives the entities with their scores.
-
-    Every setting is checked here, before training, and an error names its full config key.
-    """
+    Each setting's meaning: the settings table of README.md. Every setting is checked here,
+    before training, and an error names its full config key; ``initialize`` writes the loss and
+    decoder that null picked into the pipeline's config. ``entity_bias`` shifts the decision
+    boundary because AUC losses rank tokens without calibrating them."""
     return AUCNER(
         nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
         decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,
@@ -205,8 +179,7 @@ class AUCNER(TrainablePipe):
         return self.model.predict(docs)
 
     def decode(self, scores: List[Floats2d], entity_bias: Optional[float] = None) -> Spans:
-        """Spans of a batch from its per-doc score arrays, the entity columns shifted by
-        `entity_bias` (None: the pipe's ``cfg["entity_bias"]``)."""
+        """Spans of a batch, entity columns shifted by `entity_bias` (None: ``cfg["entity_bias"]``)."""
         lengths = numpy.asarray([s.shape[0] for s in scores], dtype="i")
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
@@ -214,7 +187,8 @@ class AUCNER(TrainablePipe):
         if bias:
             flat = flat.copy()
             flat[:, self.scheme.entity_columns(self.label_set)] += bias
-        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], self._loss_params())
+        params = self.loss.read_params(self.model.get_ref("output"))
+        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], params)
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
         docs = list(docs)
@@ -278,13 +252,9 @@ class AUCNER(TrainablePipe):
         gold: Optional[Targets] = None,
         column_weights: Optional[Floats1d] = None,
     ):
-        """Loss and gradient of `scores`, the model's output for the examples' predicted docs;
-        pure, as spaCy's `get_loss` is (`update` hands the loss's learned parameters their steps).
-
-        gold: the examples' targets when the caller has built them already (``update``
-            builds them once per batch). column_weights: (K,) weights of the output columns
-            this step trains (update strategies; default all).
-        """
+        """Loss and gradient of `scores` for the examples, pure as spaCy's `get_loss` is (`update`
+        hands the loss's learned parameters their steps). `gold`: targets already built (``update``
+        builds them once per batch); `column_weights`: (K,) weights of the columns this step trains."""
         out, lengths = self._loss_output(examples, scores, gold, column_weights)
         return float(out.loss), self.model.ops.unflatten(out.d_scores, lengths)
 
@@ -315,10 +285,9 @@ class AUCNER(TrainablePipe):
         nlp: Optional[Language] = None,
         labels: Optional[Sequence[str]] = None,
     ) -> None:
-        """Labels from `labels` ([initialize.components.<name>] labels: a list, or the file
-        `spacy init labels` writes) or else from the data; the model's output columns and the
-        loss's learned parameters from them. With no entity type at all, a warning: the
-        pipeline trains and predicts no entities."""
+        """Labels from `labels` (a list, or the file `spacy init labels` writes) or else from the
+        data, then the output columns and the loss's learned parameters; with no entity type at all,
+        a warning (the pipeline trains and predicts no entities)."""
         validate_get_examples(get_examples, "AUCNER.initialize")
         if labels is not None:
             check_setting(
@@ -362,16 +331,12 @@ class AUCNER(TrainablePipe):
             self._record_defaults(nlp.get_pipe_config(self.name))
 
     def _record_defaults(self, config: Config) -> None:
-        """Write the loss and decoder that null settings resolved to into the pipeline's
-        config, so ``nlp.config`` and a saved pipeline name them. (A factory cannot: spaCy
-        stores the component's config after the factory returns.)"""
+        """Write the loss and decoder that null resolved to into the pipeline's config, so that a
+        saved pipeline names them (a factory cannot: spaCy stores the config after it returns)."""
         if config.get("loss") is None:
             config["loss"] = registry.fill({"loss": dict(self.scheme.default_loss)})["loss"]
         if config.get("decoder") is None:
             config["decoder"] = self.cfg["decoder"]
-
-    def _loss_params(self) -> Optional[Dict[str, Floats2d]]:
-        return self.loss.read_params(self.model.get_ref("output"))
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
         out = super().from_bytes(bytes_data, exclude=exclude)

@@ -1,21 +1,7 @@
-"""Entity scores: spaCy's NER scorer names, the same without entity types, and seqeval's.
-
-- ``ents_p/r/f``, ``ents_per_type``: spaCy's ``get_ner_prf`` (a predicted entity is right
-  when its span and type are a gold entity's; predictions over tokens with missing gold
-  annotation are neither right nor wrong).
-- ``ents_untyped_p/r/f``: the same matching with the type ignored: a predicted span is right
-  when its boundaries are a gold entity's, whatever either's type. The AUC-2T paper scores
-  CoNLL 2003 this way (its Table 2). With one entity type it equals ``ents_*``; it is never
-  below it.
-- ``ents_seqeval_{micro,macro}_{p,r,f}``: seqeval in strict mode with the IOB2 scheme on the
-  predicted tokens (gold projected onto them; misaligned or missing gold counts as O). Macro
-  averages over the types found in gold or prediction.
-
-Every score is a float in [0, 1], never None or NaN, whatever the data: precision with no
-predicted entity, recall with no gold entity, F1 when P + R = 0 and a macro average over no
-type are 0 (the arithmetic of spaCy's ``PRFScore`` and of seqeval with ``zero_division=0``);
-``ents_per_type`` is ``{}`` when there is no entity at all. So ``spacy evaluate --output``
-can always write its JSON, and a dev set without entities trains without errors or warnings.
+"""Entity scores (:data:`METRICS`): spaCy's ``get_ner_prf``, the same on span boundaries alone
+(how the AUC-2T paper scores CoNLL 2003 in its Table 2), and seqeval strict IOB2 on the
+predicted tokens. No score is ever None or NaN (an undefined one is 0), so ``spacy evaluate
+--output`` always writes its JSON and a dev set without entities trains without warnings.
 """
 from typing import Any, Callable, Dict, Iterable, List
 
@@ -63,8 +49,7 @@ def prf(prefix: str, tp: int, fp: int, fn: int) -> Dict[str, float]:
 
 
 def typed_scores(examples: List[Example]) -> Dict[str, Any]:
-    """spaCy's ents_p/r/f and ents_per_type, with 0 and {} where spaCy gives None (no
-    entity predicted or gold)."""
+    """spaCy's ents_p/r/f and ents_per_type, with 0 and {} where spaCy gives None."""
     scores = get_ner_prf(examples)
     if scores["ents_f"] is None:
         scores = {**prf("ents", 0, 0, 0), "ents_per_type": {}}
@@ -138,8 +123,7 @@ def predict(nlp, examples: Iterable[Example]) -> List[Example]:
 
 def dev_scores(nlp, examples: Iterable[Example]) -> Dict[str, float]:
     """Every number of `score_entities` for the pipeline's predictions on ``examples``: the
-    package's one dev scorer (self-training's choice of round, a study's choice of run), the
-    same for every pipeline whatever scorer its pipes name."""
+    package's one dev scorer, the same for every pipeline whatever scorer its pipes name."""
     scores = score_entities(predict(nlp, examples))
     return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 

@@ -1,15 +1,7 @@
-"""OVA update strategies: which classifiers each optimizer step trains.
-
-A strategy turns the output columns into a *plan*: a list of column-weight vectors. The
-component runs, per batch, one forward and backward pass per entry of the plan and an
-optimizer step after each but the last (the training loop makes the last one). So a batch
-costs:
-
-- ``all``: 1 forward + 1 backward pass, 1 optimizer step (every classifier each step);
-- ``grouped`` (Algorithm 1 of the OVA-AUC paper): one pass and one step per B/I/O prefix
-  group present: 3 forward + 3 backward passes and 3 optimizer steps, encoder included;
-- ``sampled`` (Algorithm 2): 1 pass and 1 step, the loss over m classifiers drawn at random
-  (seeded by the strategy's seed and the update count, so reruns draw the same ones).
+"""OVA update strategies: which classifiers each optimizer step trains. A strategy turns the
+columns into a *plan*, a list of column-weight vectors; the component makes one forward and
+backward pass per entry and an optimizer step after each but the last (the training loop
+makes that one). Costs per batch: README's strategies table.
 """
 from typing import List, Sequence
 
@@ -29,8 +21,7 @@ class UpdateStrategy:
         return [numpy.ones(len(columns), dtype="f")]
 
     def validate(self, key: str = "strategy") -> None:
-        """Raise a one-line error naming `key` (where the strategy sits in the config) and
-        the setting when a setting is invalid."""
+        """Raise a one-line error naming `key` and the setting when a setting is invalid."""
 
     def check_scheme(self, scheme: str, key: str = "strategy") -> None:
         check_setting(

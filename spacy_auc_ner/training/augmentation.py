@@ -1,35 +1,12 @@
-"""``Augmented.v1``: the simple NER data augmentation of Dai & Adel (2020), as a reader.
-
-"An Analysis of Simple Data Augmentation for Named Entity Recognition" (COLING 2020) makes
-new training sentences from the old ones with three label-preserving operations, each a coin
-flip with probability p:
-
-- **label-wise token replacement (LwTR)**: "for each token, we use a binomial distribution to
-  randomly decide whether it should be replaced. If yes, we then use a label-wise token
-  distribution, built from the original training set, to randomly select another token with
-  the same label" (the full BIO label: a ``B-Disease`` token by another ``B-Disease`` token);
-- **mention replacement (MR)**: "for each mention in the instance, we use a binomial
-  distribution to randomly decide whether it should be replaced. If yes, we randomly select
-  another mention from the original training set which has the same entity type" (uniformly
-  among the distinct mentions of the type, as the authors' code does; the sentence may grow
-  or shrink);
-- **shuffle within segments (SiS)**: the sentence is split "into segments of the same label",
-  each "either a mention or a sequence of out-of-mention tokens"; each segment is shuffled
-  with probability p, "while the label order is kept unchanged".
-
-Every operation keeps each sentence's entities: their number, their types and their order,
-as valid BIO spans. Tokens with missing gold annotation are never replaced (nothing is known
-of their label), and MR replaces gold mentions only.
-
-The reader wraps another reader and yields each original example followed by ``copies``
-augmented versions of it. With ``combine = "separate"`` (the paper's setting, where each
-method generates its own sentences) copy k applies the k-th enabled operation, cycling
-through MR, LwTR, SiS; with ``"chain"`` every copy applies all enabled operations in that
-order. Copies carry tokens, spaces and entity annotation only. The token distribution and the
-mentions come from the wrapped corpus (the training set), the whole corpus is augmented at
-once with array operations (kept as arrays: a sentence's Docs are built as it is yielded,
-so memory grows by tens of bytes a token a copy, not by Docs), and copy k of a call is drawn from ``numpy.random.default_rng
-([seed, k])``: the same copies on every call, and raising ``copies`` keeps the first ones.
+"""``Augmented.v1``: the label-preserving augmentation of Dai & Adel (2020), "An Analysis of
+Simple Data Augmentation for Named Entity Recognition", as a reader that yields each example
+followed by ``copies`` new versions: label-wise token replacement ("another token with the
+same label"), mention replacement ("another mention ... which has the same entity type") and
+shuffle within segments ("the label order is kept unchanged"), each a coin flip with
+probability p. Entities keep their number, types and order; tokens with missing gold are never
+replaced. The corpus is augmented at once with array operations and Docs built as yielded
+(memory grows by bytes a token, not by Docs); copy k comes from
+``numpy.random.default_rng([seed, k])``, so raising ``copies`` keeps the first ones.
 """
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -221,15 +198,9 @@ def augment(source: Source, operations: Sequence[Tuple[str, float]], rng: numpy.
     return tokens
 
 
-def to_docs(tokens: Tokens, vocab) -> List[Tuple[Doc, Doc]]:
-    """(predicted, reference) Docs, one pair per sentence: the tokens, and the tokens with
-    their entity annotation."""
-    return list(iter_docs(tokens, vocab))
-
-
 def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
-    """`to_docs` one sentence at a time: a Doc costs far more memory than its tokens' array
-    entries, so copies are kept as arrays and become Docs only as they are yielded."""
+    """(predicted, reference) Docs, one pair per sentence, made as they are yielded: a Doc
+    costs far more memory than its tokens' array entries."""
     strings = vocab.strings
     ends = numpy.cumsum(tokens.lengths).tolist()
     begin = 0
@@ -247,11 +218,8 @@ def iter_docs(tokens: Tokens, vocab) -> Iterator[Tuple[Doc, Doc]]:
 @registry.readers("spacy_auc_ner.Augmented.v1")
 class AugmentedCorpus:
     """Dai & Adel (2020) augmentation of the wrapped corpus: every example, then ``copies``
-    augmented versions of it (by default 3: one per operation). ``replace_tokens`` (LwTR), ``replace_mentions`` (MR) and
-    ``shuffle_segments`` (SiS) are each operation's probability p (0 turns it off; the
-    paper's default is 0.3); ``combine`` "separate" (copy k applies the k-th enabled
-    operation, cycling) or "chain" (every copy applies them all); ``power`` smooths the
-    label-wise token distribution (count^power: 1 the corpus frequencies, 0 uniform)."""
+    augmented versions of it (settings: README's readers table and the package guide). ``combine``
+    "separate": copy k applies the k-th enabled operation, cycling; "chain": every copy all."""
 
     def __init__(
         self,
@@ -293,9 +261,8 @@ class AugmentedCorpus:
             yield from examples
             return
         source = Source(corpus_tokens([eg.reference for eg in examples]), self.power)
-        # every copy is drawn over the whole corpus at once (array operations), and the
-        # order is example i then its copies; so the copies are held as token arrays (tens
-        # of bytes a token) and each sentence becomes Docs only when it is yielded
+        # each copy is drawn over the whole corpus at once but yielded after its example,
+        # so copies wait as token arrays
         copies = [
             iter_docs(augment(source, self.plan(k), numpy.random.default_rng([self.seed, k])), nlp.vocab)
             for k in range(self.copies)

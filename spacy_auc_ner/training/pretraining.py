@@ -1,29 +1,11 @@
-"""A ``[pretraining]`` block for any training config, so that ``spacy pretrain`` can pretrain
-its tok2vec on raw text and ``spacy train`` can start from the weights.
-
-spaCy pretrains "the layer ``[pretraining] layer`` of the pipe ``[pretraining] component``"
-and, in ``spacy train``, loads ``[initialize] init_tok2vec`` into that same layer, but only
-when the config's ``[pretraining]`` block is filled: with the empty block of
-``configs/base_cpu.cfg`` the weights would be silently ignored. :func:`pretraining_config` therefore merges a fragment
-(``configs/pretrain/characters.cfg``: ``[paths] raw_text``, ``[corpora.pretrain]`` and the
-``[pretraining]`` block) into a base config, fills in spaCy's defaults (``spacy pretrain``
-does not) and names the component and layer:
-
-- a shared ``tok2vec`` pipe if there is one: its whole model;
-- else a pipe whose model holds its own encoder as the ``tok2vec`` layer (``auc_ner``);
-- spaCy's transition-based ``ner`` holds its encoder inside a layer that also projects it
-  (encoder >> list2array >> Linear), which the pretraining objectives cannot sit on; its
-  encoder block moves into a ``tok2vec`` pipe that the ``ner`` listens to
-  (``spacy.Tok2VecListener.v1``), spaCy's standard layout for pretraining, with the same
-  network.
-
-The one merged config then serves both commands, as spaCy advises ("ideally ... the same
-config file for both").
-
-``spacy_auc_ner.RawText.v1`` reads the raw text for ``[corpora.pretrain]`` from a ``.txt``,
-``.jsonl`` or ``.spacy`` file (spaCy's ``JsonlCorpus.v1`` reads ``.jsonl`` only), so that a
-config's raw text can default to its training file (``raw_text = ${paths.train}``): its
-sentences' text, their annotation unused.
+"""A ``[pretraining]`` block for any training config. spaCy loads ``[initialize] init_tok2vec``
+only when that block is filled (the empty one of ``configs/base_cpu.cfg`` would silently
+ignore the weights), so :func:`pretraining_config` merges a fragment into a base config, fills
+in spaCy's defaults and names the component and layer; spaCy's ``ner`` projects its encoder
+inside one layer, where no objective fits, so its encoder moves to a ``tok2vec`` pipe it
+listens to (the same network). One config then serves ``spacy pretrain`` and ``spacy train``.
+``RawText.v1`` reads ``.txt``, ``.jsonl`` or ``.spacy`` (so raw text can default to the
+training file).
 """
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Tuple
@@ -44,10 +26,8 @@ SHARED = "tok2vec"
 
 @registry.readers("spacy_auc_ner.RawText.v1")
 def create_raw_text(path: Optional[PathLike], min_length: int = 1, max_length: int = 500, limit: int = 0) -> Callable[[Language], Iterator[Example]]:
-    """Unannotated text for ``spacy pretrain`` from ``path``: a ``.txt`` file (one text a line),
-    a ``.jsonl`` file (``{"text": ...}`` a line) or a ``.spacy`` file (its tokens; annotation
-    unused). As spaCy's ``JsonlCorpus.v1``: texts of fewer than ``min_length`` or at least
-    ``max_length`` tokens are skipped (0: no bound), at most ``limit`` texts (0: all)."""
+    """Unannotated text for ``spacy pretrain`` from a ``.txt``, ``.jsonl`` or ``.spacy`` file,
+    ``min_length``, ``max_length`` and ``limit`` as spaCy's ``JsonlCorpus.v1`` (0: no bound)."""
     if path is None:
         raise DataError("[corpora.pretrain] path is null: give the raw text with --paths.raw_text (or the training file with --paths.train)")
     for name, value in (("min_length", min_length), ("max_length", max_length), ("limit", limit)):
@@ -104,9 +84,8 @@ def _share_encoder(config: Config, nlp: Language, name: str) -> Config:
 
 
 def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
-    """The base config with spaCy's defaults filled in, the fragment's pretraining settings
-    merged in, and ``[pretraining] component`` and ``layer`` set (unless the fragment sets
-    the component)."""
+    """The base config with spaCy's defaults filled in, the fragment merged in, and ``[pretraining]
+    component`` and ``layer`` set (unless the fragment sets the component)."""
     for path in (base, fragment):
         if not Path(path).is_file():
             raise DataError(f"{path}: no such config file")

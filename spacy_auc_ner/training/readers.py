@@ -1,28 +1,9 @@
-"""Registered corpus readers for low-resource and imbalance studies; they compose in config.
-
-A reader is a callable ``(nlp) -> Iterator[Example]`` like ``spacy.Corpus.v1``. The sources
-(``LowResource.v1``, ``EntityRatio.v1``) read a ``.spacy`` or column file (``path``) or wrap
-another reader (``corpus``); the wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a
-reader given as a nested block::
-
-    [corpora.train]
-    @readers = "spacy_auc_ner.Resampled.v1"
-    method = "sCRD"
-
-    [corpora.train.corpus]
-    @readers = "spacy_auc_ner.MaskedEntities.v1"
-    p = 0.5
-
-    [corpora.train.corpus.corpus]
-    @readers = "spacy_auc_ner.LowResource.v1"
-    path = ${paths.train}
-    n = 100
-    seed = 3
-
-Each sentence (one Doc per sentence, as ``convert`` writes them) is one Example whose
-predicted Doc has the gold tokens. Draws use Python's ``random.Random(seed)``, whose streams
-are the same on every platform, so a seed gives the same sentences in the same order anywhere,
-on every call.
+"""Registered corpus readers for low-resource and imbalance studies, composed in configs like
+``spacy.Corpus.v1``: sources (``LowResource.v1``, ``EntityRatio.v1``) read a ``path`` or wrap a
+``corpus``; wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
+sentence (one Doc, as ``convert`` writes them) is one Example. Draws use
+``random.Random(seed)``, whose streams are the same on every platform, so a seed gives the same
+sentences in the same order anywhere.
 """
 import collections.abc
 import logging
@@ -43,10 +24,6 @@ from .resampling import METHODS, VARIANTS, frequencies, rareness
 
 Reader = Callable[[Language], Iterable[Example]]
 logger = logging.getLogger(__name__)
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
 
 
 class FileDocs:
@@ -83,8 +60,7 @@ class LazyExamples(collections.abc.Sequence):
 
 
 def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], reader: str) -> Sequence[Example]:
-    """The examples of a file (its Docs read through ``docs``) or of an inner reader
-    (``corpus``), exactly one."""
+    """The examples of a file (through ``docs``) or of an inner reader (``corpus``): exactly one."""
     if (docs is None) == (corpus is None):
         raise DataError(f"[{reader}] give exactly one of 'path' (a .spacy or column file) and 'corpus' (a reader)")
     if corpus is not None:
@@ -104,15 +80,10 @@ def _report(text: str) -> None:
     print(f"[spacy_auc_ner] {text}", file=sys.stderr)
 
 
-# ---------------------------------------------------------------------------------------------
-# LowResource.v1
-
-
 @registry.readers("spacy_auc_ner.LowResource.v1")
 class LowResourceCorpus:
-    """A corpus limited to n sentences drawn with a seed, without replacement: the first n of
-    a seeded permutation of the corpus (in drawn order, or in corpus order when shuffle is
-    false), so a smaller draw with the same seed is a subset of a larger one."""
+    """n sentences drawn with a seed: the first n of a seeded permutation (in drawn order, or
+    corpus order without shuffle), so a smaller draw with the same seed is a subset of a larger."""
 
     def __init__(self, path: Optional[str] = None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
         if n < 1:
@@ -138,15 +109,10 @@ def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="c
     return chosen if shuffle else sorted(chosen)
 
 
-# ---------------------------------------------------------------------------------------------
-# EntityRatio.v1
-
-
 @registry.readers("spacy_auc_ner.EntityRatio.v1")
 class EntityRatioCorpus:
-    """The imbalance generator: n sentences with ``percent`` % entity tokens (as close as the
-    corpus allows, within ``tolerance`` x target, else an error), mixing entity-bearing and
-    entity-free sentences. The share reached is printed to stderr and kept as ``.reached``."""
+    """The imbalance generator: n sentences with ``percent`` % entity tokens, within ``tolerance``
+    x target or an error; the share reached is printed to stderr and kept as ``.reached``."""
 
     def __init__(
         self, path: Optional[str] = None, n: int = 100, percent: float = 5.0, seed: int = 0, tolerance: float = 0.1, corpus: Optional[Reader] = None
@@ -192,15 +158,10 @@ def draw_entity_ratio(
     max_rounds: Optional[int] = None,
     n_candidates: int = 2000,
 ) -> Tuple[List[int], float]:
-    """Indices of n sentences whose entity-token share is close to ``percent``, and the share
-    reached (in %).
-
-    Entity-bearing and entity-free sentences are shuffled with the seed; the number k of
-    entity-bearing ones is chosen so that the first k of them plus the first n - k entity-free
-    ones come closest to the target; then single swaps with unchosen sentences (a seeded sample
-    of candidates each round) move the share closer while that helps. Raises DataError when the
-    share reached is off by more than ``tolerance`` times the target.
-    """
+    """Indices of n sentences whose entity-token share is closest to ``percent``, and the share
+    reached (in %): the best split of seeded entity-bearing and entity-free sentences, then
+    single swaps with a seeded sample of unchosen ones while they help. Raises DataError when
+    the share is off by more than ``tolerance`` times the target."""
     lengths = numpy.asarray(lengths, dtype="f8")
     ents = numpy.asarray(entity_tokens, dtype="f8")
     total = len(lengths)
@@ -250,15 +211,10 @@ def draw_entity_ratio(
     return order, float(reached)
 
 
-# ---------------------------------------------------------------------------------------------
-# MaskedEntities.v1
-
-
 @registry.readers("spacy_auc_ner.MaskedEntities.v1")
 class MaskedEntitiesCorpus:
-    """Each gold entity of the wrapped corpus becomes O with probability p (or missing
-    annotation, no gradient, with ``missing = true``), independently, to simulate unlabeled
-    entities; the same seed hides the same entities on every call."""
+    """Each gold entity hidden with probability p (O, or missing with ``missing = true``) to
+    simulate unlabeled entities; the same seed hides the same entities on every call."""
 
     def __init__(self, corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False):
         if not 0.0 <= p <= 1.0:
@@ -287,16 +243,10 @@ class MaskedEntitiesCorpus:
             yield Example(eg.predicted, ref)
 
 
-# ---------------------------------------------------------------------------------------------
-# Resampled.v1
-
-
 @registry.readers("spacy_auc_ner.Resampled.v1")
 class ResampledCorpus:
-    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022): each sentence
-    repeated f times by ``method`` sC, sCR, sCRD or nsCRD; ``variant`` "paper" (the paper's
-    formulas) or "code" (the authors' code); ``base`` the log base of the rareness, which comes
-    from the wrapped corpus, computed on the first call and kept."""
+    """Sentence-level resampling of the wrapped corpus (Wang & Wang 2022) by ``method`` and
+    ``variant``; the rareness comes from the wrapped corpus, computed on the first call and kept."""
 
     def __init__(self, corpus: Reader, method: str = "sCR", variant: str = "paper", base: float = 2.0, seed: int = 0, shuffle: bool = True):
         if method not in METHODS:

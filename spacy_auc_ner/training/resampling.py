@@ -1,22 +1,18 @@
 """Sentence-level resampling (Wang & Wang, NAACL 2022): how many times to repeat each sentence.
-
-With c(t, s) the number of tokens of entity type t in sentence s, l its length and
-r_t = -log_b(share of all corpus tokens that are of type t), the paper defines
+With c(t, s) the tokens of type t in sentence s, l its length and r_t = -log_b(share of all
+corpus tokens of type t):
 
     sC    = 1 + sum_t c(t, s)
     sCR   = 1 + ceil(sqrt(sum_t r_t c(t, s)))
     sCRD  = 1 + ceil(sum_t r_t c(t, s) / sqrt(l))
     nsCRD = 1 + ceil(sum_t r_t sqrt(c(t, s)) / sqrt(l))
 
-The authors' published code puts the 1 inside instead: ceil(sqrt(1 + sum r c)),
-ceil((1 + sum r c) / sqrt(l)), ceil((1 + sum r sqrt(c)) / sqrt(l)), and keeps entity-free
-sentences once (``variant="code"``). Pure numpy functions on count arrays.
+The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)), ...) and keeps entity-free
+sentences once: ``variant="code"``.
 """
-from typing import Sequence, Tuple
+from typing import Sequence
 
 import numpy
-
-from ..data.entity_arrays import type_counts
 
 METHODS = ("sC", "sCR", "sCRD", "nsCRD")
 VARIANTS = ("paper", "code")
@@ -25,8 +21,7 @@ _EPS = 1e-9
 
 
 def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
-    """(T,) r_t = -log_base(tokens of type t / all tokens): the self-information of a token
-    being of type t."""
+    """(T,) r_t = -log_base(tokens of type t / all tokens), the self-information of type t."""
     counts = numpy.asarray(type_tokens, dtype="f8")
     if n_tokens <= 0:
         raise ValueError("rareness needs a corpus with at least one token")
@@ -44,10 +39,8 @@ def frequencies(
     method: str,
     variant: str = "paper",
 ) -> numpy.ndarray:
-    """(S,) integer number of copies of each sentence (always >= 1).
-
-    counts: (S, T) c(t, s); lengths: (S,) l; rare: (T,) r_t.
-    """
+    """(S,) copies of each sentence (always >= 1) from counts (S, T) c(t, s), lengths (S,) l
+    and rareness (T,) r_t."""
     if method not in METHODS:
         raise ValueError(f"[method] unknown resampling method {method!r}; choose one of {', '.join(METHODS)}")
     if variant not in VARIANTS:
@@ -70,20 +63,3 @@ def frequencies(
 def _ceil(x: numpy.ndarray) -> numpy.ndarray:
     return numpy.maximum(numpy.ceil(x - _EPS), 0.0)
 
-
-def resample_counts(
-    lengths: Sequence[int],
-    type_index: numpy.ndarray,
-    n_types: int,
-    method: str,
-    variant: str = "paper",
-    base: float = 2.0,
-) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Frequencies for one corpus, with rareness from that same corpus: (frequencies, r)."""
-    c = type_counts(lengths, type_index, n_types)
-    totals = c.sum(axis=0)
-    present = totals > 0
-    r = numpy.zeros(n_types, dtype="f8")
-    if present.any():
-        r[present] = rareness(totals[present], int(numpy.sum(lengths)), base)
-    return frequencies(c, lengths, r, method, variant), r

@@ -1,30 +1,12 @@
-"""Self-training: a trained pipeline labels unlabeled text, its confident entities join the gold
-sentences, the same config is trained again, and so on for a few rounds.
-
-Round 0 is the teacher: a given pipeline, or the config trained on the gold sentences alone.
-Round k labels the pool with round k - 1's best pipeline and keeps each predicted entity whose
-confidence reaches ``threshold``. A kept entity becomes gold; the tokens of an entity below the
-threshold become missing annotation (no gradient: the model was unsure, so neither "entity"
-nor "not an entity" is taught), or O with ``low_confidence = "outside"``; every other token is
-O. Pool sentences left with no kept entity are dropped unless ``keep_empty``: a low-resource
-model misses many entities, and its empty sentences would teach it to miss them. The gold
-sentences plus the pseudo-labelled ones are written to ``round-k/train.spacy`` and the config
-is trained on them with spaCy's own training loop (``paths.train`` set to that file,
-``paths.dev`` to the dev file, dev-set early stopping as the config says).
-
-Confidences: an ``auc_ner`` pipe gives one per entity in ``doc.spans[spans_key].attrs
-["scores"]``. spaCy's transition-based ``ner`` gives none; for it the confidence of a predicted
-entity is the probability mass of the beam-search parses (``beam_width``, 16 by default) that
-contain it, computed with ``EntityRecognizer.beam_parse`` and ``scored_ents`` on the same
-model, while the entities themselves are the pipeline's usual greedy ones.
-
-``<output>/round-K/model-best`` keeps every round's pipeline (round 0 only when trained here)
-and ``<output>/rounds.jsonl`` one line per finished round (pseudo-label counts, times, dev scores
-of the package's one dev scorer, `spacy_auc_ner.pipeline.scoring.dev_scores`). A round is built in a
-hidden ``.round-K.partial`` folder and renamed when it is complete, so an interrupted run
-leaves finished rounds only. When all rounds are done, ``<output>/model-best`` is a copy of the
-pipeline of the round with the best dev F1 (`best_round`: chosen on dev, the earliest of equal
-rounds; a given teacher is a candidate too), as ``spacy train`` keeps its best model.
+"""Self-training: round 0 is the teacher (a given pipeline, or the config trained on gold);
+round k labels the pool with round k - 1's best pipeline, keeps each entity whose confidence
+reaches ``threshold`` and trains the same config on gold plus pseudo-labels (spaCy's loop).
+Below-threshold entities become missing annotation (the model was unsure, so nothing is
+taught there); pool sentences with no kept entity are dropped unless ``keep_empty``, since a
+model that misses entities would learn to miss them. spaCy's ``ner`` has no confidences: an
+entity's is the mass of the beam parses that hold it. Rounds are built in hidden
+``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
+with the best dev F1 (:func:`best_round`).
 """
 import json
 import os
@@ -65,9 +47,8 @@ def _log(text: str) -> None:
 
 
 def read_pool(path: PathLike) -> List[PoolItem]:
-    """The texts of an unlabeled pool: a ``.txt`` file (one text a line), a ``.jsonl`` file
-    (one ``{"text": ...}`` object a line) or a ``.spacy`` file (its tokens and spaces, any
-    annotation dropped). Blank lines are skipped; a bad line raises ``file:line: ...``."""
+    """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
+    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``."""
     path = Path(path)
     if path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
@@ -78,11 +59,7 @@ def read_pool(path: PathLike) -> List[PoolItem]:
         for doc in read_docs(path, Vocab()):
             items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
     else:
-        try:
-            lines = path.read_text(encoding="utf8").splitlines()
-        except UnicodeDecodeError as err:
-            raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-        for i, line in enumerate(lines, 1):
+        for i, line in enumerate(read_text(path).splitlines(), 1):
             if not line.strip():
                 continue
             if path.suffix == ".txt":
@@ -102,18 +79,14 @@ def read_pool(path: PathLike) -> List[PoolItem]:
 
 
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
-    """Unannotated Docs of the pool: texts through the pipeline's tokenizer, token lists as
-    they are."""
+    """Unannotated Docs of the pool: texts through the tokenizer, token lists as they are."""
     return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
 
 
 def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
-    """Write the sentences of a training corpus that the low-resource draw of ``size``
-    sentences with ``seed`` (``LowResource.v1``, the ``partition`` files) leaves out, without
-    their entities: the experiments' unlabeled pool. ``limit`` keeps the first ``limit`` of
-    them in the draw's seeded order. The format follows the suffix: ``.spacy`` (tokens kept),
-    ``.jsonl`` (``{"text": ...}``) or ``.txt`` (one text a line). Returns the number written.
-    The input is never written over; an existing output only with ``overwrite``."""
+    """Write the sentences of a corpus that the ``LowResource.v1`` draw of ``size`` with ``seed``
+    leaves out, without entities (the experiments' pool; ``limit``: the first of them in the
+    draw's order), in the format of the suffix. Returns the number written."""
     input_path, output_path = Path(input_path), Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
@@ -132,9 +105,8 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
 
 
 def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
-    """Write ``docs`` without their entities, in the format of the suffix: ``.spacy`` (tokens
-    kept), ``.jsonl`` (``{"text": ...}``, what ``spacy.JsonlCorpus.v1`` reads) or ``.txt``
-    (one text a line). Returns the number written."""
+    """Write ``docs`` without entities as ``.spacy``, ``.jsonl`` (``{"text": ...}``, what
+    ``spacy.JsonlCorpus.v1`` reads) or ``.txt`` by the suffix; returns the number written."""
     output_path = Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: unlabeled text is written as .spacy, .jsonl or .txt")
@@ -153,9 +125,8 @@ def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
 
 
 def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:
-    """The name of the pipe whose entities are pseudo-labels, from each pipe's factory
-    (`pipe_factories`, of a loaded pipeline or of a config before it trains): ``component``
-    if given, else the last ``auc_ner`` or spaCy ``ner`` pipe."""
+    """The pipe whose entities are pseudo-labels, from each pipe's factory (of a pipeline or of a
+    config before it trains): ``component`` if given, else the last ``auc_ner`` or ``ner`` pipe."""
     names = ", ".join(factories) or "no pipes"
     if component is not None:
         if component not in factories:
@@ -185,8 +156,7 @@ def scored_entities(
     batch_size: int = 256,
     progress: bool = True,
 ) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
-    """Run the pipeline on ``docs``: each doc with its predicted entities and one confidence
-    in [0, 1] per entity (see the module docstring for where the confidence comes from)."""
+    """Each doc with its predicted entities and a confidence in [0, 1] each (module docstring)."""
     name = find_recognizer(pipe_factories(nlp), component)
     pipe = nlp.get_pipe(name)
     out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
@@ -215,9 +185,8 @@ def scored_entities(
 
 
 def pseudo_label(doc: Doc, spans: Sequence[Span], scores: numpy.ndarray, threshold: float, low_confidence: str = "missing") -> Tuple[Doc, int, int]:
-    """A gold-like Doc with the tokens of ``doc``: the spans scoring at least ``threshold``
-    as entities, the others missing (or O with ``low_confidence = "outside"``), the rest O.
-    Returns it with the numbers of kept and dropped entities."""
+    """A gold-like Doc of ``doc``'s tokens: spans scoring at least ``threshold`` as entities, the
+    others missing (or O with ``low_confidence = "outside"``); with the kept and dropped counts."""
     keep = numpy.asarray(scores) >= threshold
     ref = tokens_only(doc)
     kept = [Span(ref, s.start, s.end, label=s.label_) for s, k in zip(spans, keep) if k]
@@ -240,8 +209,7 @@ def label_pool(
     beam_width: int = 16,
     progress: bool = True,
 ) -> Tuple[List[Doc], Dict[str, int]]:
-    """Pseudo-labelled Docs of the pool and counts: pool sentences, sentences kept, entities
-    predicted, kept and dropped."""
+    """Pseudo-labelled Docs of the pool, and counts of its sentences and entities."""
     docs, counts = [], {"pool_sentences": len(items), "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0}
     for doc, spans, scores in scored_entities(nlp, pool_docs(nlp, items), component, beam_width, progress=progress):
         ref, n_kept, n_dropped = pseudo_label(doc, spans, scores, threshold, low_confidence)
@@ -259,9 +227,8 @@ def label_pool(
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
-    """``config`` (a file, or a Config) with ``overrides``, not interpolated. A missing file,
-    a file that is not UTF-8 text or an override that names no section is one line naming the
-    file (or ``where``, for a Config)."""
+    """``config`` (a file or a Config) with ``overrides``, not interpolated; a missing file, one
+    not UTF-8 or an override naming no section is one line naming the file (or ``where``)."""
     from spacy.util import load_config_from_str
 
     if isinstance(config, Config):
@@ -279,9 +246,8 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
 
 
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
-    """``spacy train`` in-process, the package's one: ``config`` (a file or a Config) with
-    ``overrides`` trained into ``output_dir``, its log on stderr; returns
-    ``output_dir / "model-best"``."""
+    """``spacy train`` in-process, the package's one: ``config`` with ``overrides`` trained into
+    ``output_dir``, its log on stderr; returns ``output_dir / "model-best"``."""
     import spacy
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
@@ -324,8 +290,7 @@ def run_names(rounds: int) -> List[str]:
 
 @dataclass(frozen=True)
 class Settings:
-    """How self-training runs (the options of ``spacy-auc-ner self-train``), refused when made
-    if they cannot work, naming the option."""
+    """The options of ``spacy-auc-ner self-train``, refused when made, naming the option."""
 
     rounds: int = 2
     threshold: float = 0.9
@@ -365,11 +330,9 @@ def self_train(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> List[Dict[str, Any]]:
-    """Run round 0 (the teacher) and ``rounds`` self-training rounds; returns the records
-    written to ``rounds.jsonl``. Every input is read and checked before anything is written
-    or removed; a previous run in ``output_dir`` is refused, or with ``overwrite`` removed,
-    as far as its record in the folder goes (:mod:`spacy_auc_ner.outputs`): a folder or file
-    of the user's is never removed, and an input inside what would be removed is refused."""
+    """Round 0 (the teacher) and ``rounds`` self-training rounds; returns the records of
+    ``rounds.jsonl``. Every input is checked before anything is written, and ``overwrite``
+    removes only what an earlier run recorded (:mod:`spacy_auc_ner.outputs`)."""
     settings = Settings(rounds, threshold, low_confidence, keep_empty, component, beam_width)
     config = load_training_config(config_path, overrides)
     checked = check_self_train(config, config_path, settings, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id)
@@ -391,11 +354,9 @@ def check_self_train(
     gpu_id: int = -1,
     gold: Optional[List[Doc]] = None,
 ) -> Dict[str, Any]:
-    """Read and check every input of a self-training run of ``config`` (read from ``where``),
-    with ``settings``, writing nothing: the gold, dev and pool files, the teacher and the
-    component. Returns what the rounds need (``gold``, ``items``, ``first_teacher``);
-    ``gold`` given (by the recipe, which has read its training and dev files itself) stands
-    for ``train``, which need not exist yet."""
+    """Read and check every input of a self-training run, writing nothing; returns what the rounds
+    need (``gold``, ``items``, ``first_teacher``). ``gold`` given (by the recipe, which read its
+    files itself) stands for ``train``, which need not exist yet."""
     import spacy
 
     for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
@@ -434,10 +395,9 @@ def run_rounds(
     items: List[PoolItem],
     first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
-    """Round 0 and the self-training rounds of ``config`` (read from ``where``) into ``out``,
-    every input already checked (`check_self_train`) and ``out`` claimed; each entry is
-    recorded in ``out`` before it is written. Every round trains ``config`` with
-    ``overrides``, ``paths.train`` (the round's file) and ``paths.dev`` (``dev``)."""
+    """Round 0 and the self-training rounds into ``out`` (inputs checked, ``out`` claimed), each
+    entry recorded before it is written; every round trains ``config`` with ``overrides`` and
+    its own ``paths.train``."""
     import spacy
 
     output_dir = out.folder

@@ -10,7 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from spacy_auc_ner.data.columns import DataError, Sentence, columns_text, parse_columns, sentences_to_docs, write_columns, write_docs
+from spacy_auc_ner.data.columns import (
+    DataError,
+    Sentence,
+    columns_text,
+    is_docbin,
+    parse_columns,
+    read_columns,
+    read_docs,
+    sentences_to_docs,
+    write_columns,
+    write_docs,
+)
+from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.labels import doc_bio_tags
 
 # the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
@@ -95,6 +108,17 @@ CORPORA: Dict[str, CorpusSource] = {
         ),
     )
 }
+
+
+def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
+    """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc; tokens with
+    missing entity annotation count as O)."""
+    if is_docbin(path):
+        from spacy.vocab import Vocab
+
+        docs = read_docs(path, Vocab())
+        return [Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), i + 1) for i, doc in enumerate(docs)]
+    return read_columns(path, **column_options)
 
 
 def get_source(name: str) -> CorpusSource:

@@ -5,24 +5,36 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from spacy_auc_ner.data.columns import DataError, Sentence, read_sentences
+from spacy_auc_ner.data.columns import DataError, Sentence
 from spacy_auc_ner.data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from spacy_auc_ner.training.resampling import rareness
 
-from .corpora import SPLITS
+from .corpora import SPLITS, read_sentences
 
 _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
 
 
+def entity_arrays(sentences: Sequence[Sentence]) -> EntityArrays:
+    """The library's gold arrays (`EntityArrays.from_docs`) made from BIO label strings."""
+    labels = [lab for s in sentences for lab in s.labels]
+    types = sorted({lab[2:] for lab in labels if lab != "O"})
+    index = {t: i for i, t in enumerate(types)}
+    codes = {"O": PREFIX_O, "B": PREFIX_B, "I": PREFIX_I}
+    prefix = numpy.fromiter((codes[lab[0]] for lab in labels), dtype="i8", count=len(labels))
+    type_index = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i8", count=len(labels))
+    lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
+    return EntityArrays(lengths, prefix, type_index, types)
+
+
 def split_statistics(sentences: Sequence[Sentence], base: float = 2.0) -> dict:
     """The statistics of one split."""
-    gold = EntityArrays.from_sentences(sentences)
+    gold = entity_arrays(sentences)
     prefix, types = gold.prefix, gold.types
     n_tokens = int(gold.lengths.sum())
     with_entity = gold.entity_tokens() > 0
     type_tokens = gold.type_tokens()
-    mentions = gold.mentions()
+    mentions = numpy.bincount(gold.type_index[prefix == PREFIX_B], minlength=len(types))  # B tokens per type
     r = rareness(type_tokens, n_tokens, base) if types else numpy.zeros(0)
     pct = lambda x: round(100.0 * float(x) / max(n_tokens, 1), 2)  # noqa: E731
     return {

@@ -10,9 +10,16 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from spacy_auc_ner.data.files import PathLike, save_figure
-from spacy_auc_ner.labels import label_prefix
+from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.labels import label_is_begin
 
+from .report import save_figure
+
+
+def label_prefix(index) -> numpy.ndarray:
+    """"O", "B" or "I" of each (known) BIO label index."""
+    index = numpy.asarray(index)
+    return numpy.where(index == 0, "O", numpy.where(label_is_begin(index), "B", "I"))
 
 
 def gold_vs_best_other(probs: numpy.ndarray, gold: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:

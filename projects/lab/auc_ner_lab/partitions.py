@@ -7,10 +7,11 @@ from typing import List, Optional, Sequence
 
 from tqdm import tqdm
 
-from spacy_auc_ner.data.columns import DataError, read_sentences, write_sentences
-from spacy_auc_ner.data.entity_arrays import EntityArrays
+from spacy_auc_ner.data.columns import DataError, write_sentences
 from spacy_auc_ner.data.files import write_json
 from spacy_auc_ner.training.readers import draw_entity_ratio, draw_indices
+from .corpora import read_sentences
+from .corpus_stats import entity_arrays
 from .sets import training_set_config
 
 
@@ -32,7 +33,7 @@ def write_partitions(
     if too_big:
         raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
     if entity_percent is not None:
-        gold = EntityArrays.from_sentences(sentences)
+        gold = entity_arrays(sentences)
         lengths, ents = gold.lengths, gold.entity_tokens()
     entries: List[dict] = []
     for n in sizes:

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from spacy_auc_ner.data.files import PathLike, save_figure, write_json, write_text
+from spacy_auc_ner.data.files import PathLike, atomic_output, write_json, write_text
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
@@ -24,6 +24,16 @@ AXIS_LABELS = {
 }
 PLOT_STEMS = {"lowres": "f1_vs_size", "imbalance": "f1_vs_share", "missing": "f1_vs_mask_p", "resampling": "f1_by_resampler"}
 SIGNIFICANCE = 0.05
+
+
+
+def save_figure(fig, path: PathLike, fmt: str, **options: Any) -> None:
+    """Write ``fig`` whole or not at all; the same figure gives the same bytes (no date in the
+    SVG, its ids from a fixed salt), so a regenerated plot changes in git only with its data."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "spacy-auc-ner"}), atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=150, format=fmt, metadata={"Date": None} if fmt == "svg" else None, **options)
 
 
 def _column(setting: str, size: Optional[int], value: Any) -> str:

@@ -12,7 +12,8 @@ import yaml
 from typer.testing import CliRunner
 
 from auc_ner_lab.cli import app, main
-from spacy_auc_ner.data.columns import read_docs, read_sentences
+from auc_ner_lab.corpora import read_sentences
+from spacy_auc_ner.data.columns import read_docs
 from spacy_auc_ner.training.readers import LowResourceCorpus
 from lab_helpers import error_line as _error_line, invoke, one_error_line as _one_error_line, rows, write_rows
 from study_toy_corpus import write_toy_corpus

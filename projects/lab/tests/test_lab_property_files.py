@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from auc_ner_lab.cli import app
 from spacy_auc_ner.cli.app import app as package_app
-from spacy_auc_ner.data.columns import read_sentences
+from auc_ner_lab.corpora import read_sentences
 from test_property_files import SETTINGS, _column_file, _one_error_line
 
 runner = CliRunner()

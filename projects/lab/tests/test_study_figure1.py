@@ -8,12 +8,16 @@ from spacy.training.initialize import init_nlp
 from typer.testing import CliRunner
 
 from auc_ner_lab.cli import study_app
-from auc_ner_lab.figure1 import confusion_shares, gold_vs_best_other, ova_token_probabilities, plot_figure1
+from auc_ner_lab.figure1 import confusion_shares, gold_vs_best_other, label_prefix, ova_token_probabilities, plot_figure1
 from spacy_auc_ner.methods import method_config
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
+
+
+def test_label_prefix():
+    assert label_prefix([0, 1, 2, 3, 4, 5, 6]).tolist() == ["O", "B", "I", "B", "I", "B", "I"]
 
 
 def test_gold_vs_best_other_by_hand():
