@@ -16,14 +16,9 @@ method on the base's encoder:
 2. every pipe whose model names no ``tok2vec`` gets the base's encoder (``bilstm_crf`` replaces
    the model block, ``spacy_ner`` the pipe; both keep the encoder of the base).
 
-A model's ``tok2vec`` block that names no registered function edits the base's encoder
-(``lowres_best`` swaps its embedding for one with word dropout), and a ``tok2vec`` pipe without
-a model is the base's encoder as a pipe of its own (``lowres_spacy_ner``'s ner listens to it).
-
-A recipe (``configs/recipes/<name>.cfg``: a head plus what it needs of the low-resource
-extras) is assembled the same way onto the CPU base, after the partials every recipe shares
-(`RECIPE_LAYERS`: spaCy's character objective for pretraining, then augmentation, the raw text
-and the pretraining epochs). Methods are compared on one training setup; a recipe changes it.
+A ``tok2vec`` block naming no function edits the base's encoder, and a ``tok2vec`` pipe without
+a model is the base's encoder as a pipe. A recipe (``configs/recipes/<name>.cfg``) is assembled
+the same way onto the CPU base after `RECIPE_LAYERS`, the partials every recipe shares.
 
 Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
@@ -53,20 +48,11 @@ RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
 DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {
-    "softmax": "ce",
-    "ova_auc_grouped": "ova_auc",
-    "ova_auc_batch": "ova_auc_all_batch",
-    "ova_auc_viterbi": "ova_auc_all_viterbi",
-    "ova_auc_batch_viterbi": "ova_auc_all_batch_viterbi",
-    "comauc_2t": "two_task_comauc",
-    "comauc_ova": "ova_comauc",
-    "wce_inverse": "weighted_ce",
-    "wce_log": "weighted_ce_log",
-    "ns_uniform": "negative_sampling_uniform",
-    "ns_weighted": "negative_sampling_weighted",
-    "negative_sampling": "negative_sampling_uniform",
+    "softmax": "ce", "ova_auc_grouped": "ova_auc", "ova_auc_batch": "ova_auc_all_batch",
+    "ova_auc_viterbi": "ova_auc_all_viterbi", "ova_auc_batch_viterbi": "ova_auc_all_batch_viterbi",
+    "comauc_2t": "two_task_comauc", "comauc_ova": "ova_comauc", "wce_inverse": "weighted_ce", "wce_log": "weighted_ce_log",
+    "ns_uniform": "negative_sampling_uniform", "ns_weighted": "negative_sampling_weighted", "negative_sampling": "negative_sampling_uniform",
 }
-
 
 class MethodError(ValueError):
     """A method or base that cannot be found or assembled; the message is one line naming the file."""
@@ -105,7 +91,8 @@ def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
         hint = f" (renamed: it is now {RENAMED[name]!r})"
     elif name.endswith("_trf") and name[: -len("_trf")] in known:
         hint = f" (the transformer variant is the method {name[: -len('_trf')]!r} on encoder 'trf')"
-    raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}")
+    recipes = recipe_names(configs_dir)
+    raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}" + (f"; recipes: {', '.join(recipes)}" if recipes else ""))
 
 
 def recipe_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
@@ -119,10 +106,7 @@ def recipe_files(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tupl
     configs_dir = Path(configs_dir)
     if name not in recipe_names(configs_dir):
         raise MethodError(f"unknown recipe {name!r}; known: {', '.join(recipe_names(configs_dir)) or 'none'} (in {configs_dir / RECIPES_FOLDER})")
-    layers = [configs_dir / layer for layer in RECIPE_LAYERS]
-    missing = [str(p) for p in layers if not p.is_file()]
-    if missing:
-        raise MethodError(f"{missing[0]}: the recipes' shared config not found")
+    layers = [configs_dir / layer for layer in RECIPE_LAYERS]  # a missing one fails in `assemble`, named
     return base_path(RECIPE_ENCODER, configs_dir), [*layers, configs_dir / RECIPES_FOLDER / f"{name}.cfg"]
 
 
@@ -138,20 +122,13 @@ def config_files(name: str, encoder: str = "cpu", configs_dir: PathLike = DEFAUL
         if encoder != RECIPE_ENCODER:
             raise MethodError(f"{name!r} is a recipe, built on the {RECIPE_ENCODER} base ({ENCODERS[RECIPE_ENCODER]}) only, not on {encoder!r}")
         return recipe_files(name, configs_dir)
-    base = base_path(encoder, configs_dir)
-    try:
-        method = method_path(name, configs_dir)
-    except MethodError as err:
-        recipes = recipe_names(configs_dir)
-        raise MethodError(f"{err}; recipes: {', '.join(recipes)}" if recipes else str(err)) from None
-    return base, [method]
+    return base_path(encoder, configs_dir), [method_path(name, configs_dir)]
 
 
 def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
     """The first sentence of the comment that opens the method's (or recipe's) file: what it is."""
     words = []
-    recipe = Path(configs_dir) / RECIPES_FOLDER / f"{name}.cfg"
-    path = recipe if name in recipe_names(configs_dir) else method_path(name, configs_dir)
+    path = config_files(name, RECIPE_ENCODER, configs_dir)[1][-1]
     for line in path.read_text(encoding="utf8").splitlines():
         if not line.startswith("#"):
             break

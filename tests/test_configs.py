@@ -32,7 +32,7 @@ PAPER_METHODS = {
     "negative_sampling_weighted",
 }
 SHARED_TOP = {"paths", "system", "corpora", "training", "pretraining", "initialize"}
-# the recipes as they were shipped until 2026-11-25, one full config file each (the rows of
+# the recipes as they were shipped until 2026-11-24, one full config file each (the rows of
 # studies/lowres_recipe.yaml trained them)
 FULL_RECIPES = Path(__file__).parent / "data" / "full_recipes"
 RECIPES = ["lowres_best", "lowres_spacy_ner", "lowres_crf_auc"]

@@ -85,17 +85,14 @@ def config(
         raise MethodError("name one method or recipe, or give --all (with an --output folder)")
     if all_methods and output is None:
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
-    if all_methods:
-        jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipe_names(configs_dir)]
-    else:
-        jobs = [(name, encoder)]
+    recipes = recipe_names(configs_dir)
+    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(name, encoder)]
     texts, inputs = {}, set()
     for method, enc in jobs:
         base, partials = config_files(method, enc, configs_dir)
-        cfg = assemble(base, partials)
-        sources = [base, *partials]
+        cfg, sources = assemble(base, partials), [base, *partials]
         check_config(cfg, f"{partials[-1]} on {base}")
-        command = f"{method}" if method in recipe_names(configs_dir) else f"{method} --encoder {enc}"
+        command = method if method in recipes else f"{method} --encoder {enc}"
         header = (
             f"# Written by `spacy-auc-ner config {command}` from {', '.join(map(str, sources[:-1]))}\n"
             f"# and {sources[-1]}: edit those (or a copy, with --configs-dir), not this file.\n"

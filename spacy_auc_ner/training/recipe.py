@@ -1,11 +1,9 @@
 """The low-resource recipe end to end on your own files: pretraining of the encoder on raw
 text, training, self-training on the raw text, the round with the best dev F1 kept.
 
-A recipe (``configs/recipes/<name>.cfg`` assembled onto the CPU base, `methods.recipe_config`;
-``lowres_best`` by default) trains alone with ``spacy train`` once ``spacy-auc-ner config
-<name>`` has written it out; what ``spacy train`` cannot do is the steps around it. `train_steps` chains them, the one orchestrator of pretrain -> train ->
-self-train: `run_recipe` (``spacy-auc-ner recipe``) runs it on a user's files, the lab's study
-cells on their draws. `run_recipe` writes::
+A recipe (``configs/recipes/<name>.cfg`` on the CPU base) trains alone with ``spacy train``;
+`train_steps` chains the steps around it, for `run_recipe` (``spacy-auc-ner recipe``) and the
+lab's study cells alike. `run_recipe` writes::
 
     OUTPUT/pretrain/model-last.bin   spacy pretrain of the config's [pretraining] block on the
                                      raw text (or the training file's own text)
@@ -18,10 +16,8 @@ cells on their draws. `run_recipe` writes::
     OUTPUT/data/{train,dev}.spacy    column files given as --train / --dev, converted
     OUTPUT/.spacy-auc-ner-outputs.json  the record of the above: all that --overwrite removes
 
-The raw text doubles as the self-training pool, as in the ablation
-(``studies/lowres_recipe.yaml``), where it is the rest of the training split. Without raw text
-there is nothing to pseudo-label, so the recipe pretrains on the training file's own text
-and trains once.
+The raw text doubles as the self-training pool (the ablation's pool is the rest of the
+training split); without it the recipe pretrains on the training text and trains once.
 """
 import sys
 import time
@@ -70,7 +66,7 @@ def recipe_source(recipe: PathLike, overrides: Optional[Dict[str, Any]] = None) 
     comes from and how messages name it."""
     path = Path(recipe)
     names = recipe_names()
-    if not path.is_file() and path.suffix == ".cfg" and path.stem in names:  # configs/<recipe>.cfg until 2026-11-25
+    if not path.is_file() and path.suffix == ".cfg" and path.stem in names:  # configs/<recipe>.cfg until 2026-11-24
         raise DataError(f"{path}: no such config file; the recipes are assembled now: give --config {path.stem}, "
                         f"or write the file with 'spacy-auc-ner config {path.stem} --output {path.name}'")
     if path.is_file() or path.suffix or len(path.parts) > 1:
@@ -159,22 +155,13 @@ def train_steps(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """The one orchestrator of pretrain -> train -> self-train (``spacy-auc-ner recipe`` on a
-    user's files, a study cell on its draw), into ``out``, which the caller has claimed for
-    `step_names` once every input was checked:
-
-    - with ``raw_text``: spacy pretrain of ``config``'s [pretraining] block (a filled config,
-      as spacy pretrain reads it) on that text for ``pretrain_epochs`` epochs into
-      ``out/pretrain``; every training then starts from its weights (``paths.init_tok2vec``);
-    - without ``pool``: ``config`` trained once on ``train`` (``out/model-best``);
-    - with ``pool``: round 0 trained on ``train``, then the rounds of self-training on the
-      pool that ``settings`` asks for (`run_rounds`); ``out/model-best`` is the round with the best dev F1.
-
-    Every training is of ``config`` (as pretrained, with ``paths.raw_text`` and the epochs
-    set) with ``overrides``, ``paths.train`` and ``paths.dev``: ``config``'s own corpora read
-    them. Returns a summary: ``weights``, ``pretrain_seconds``, ``pretrain_sentences`` (texts
-    of the raw text), ``pool_sentences``, ``rounds`` (the records of rounds.jsonl),
-    ``chosen_round`` and ``model``; what a step did not run is None (no rounds: ``[]``)."""
+    """Pretrain -> train -> self-train ``config`` into ``out``, claimed by the caller for
+    `step_names` once every input was checked: with ``raw_text``, spacy pretrain on it into
+    ``out/pretrain`` and every training from its weights; without ``pool``, one training;
+    with ``pool``, round 0 then the rounds ``settings`` asks for (`run_rounds`), the best on
+    dev kept. Every training reads ``paths.train``/``paths.dev`` with ``overrides``. Returns
+    ``weights``, ``pretrain_seconds``, ``pretrain_sentences``, ``pool_sentences``, ``rounds``
+    (rounds.jsonl), ``chosen_round`` and ``model``; None (``[]``) for what did not run."""
     from spacy.training.pretrain import pretrain as spacy_pretrain
 
     config = config.copy()

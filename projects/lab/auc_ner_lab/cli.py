@@ -215,7 +215,7 @@ def rekey_command(
     results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
 ):
     """Move the rows of a store written before cells were keyed by their assembled training
-    config (until 2026-11-25: a method file's content and its base's name) into the folders
+    config (until 2026-11-24: a method file's content and its base's name) into the folders
     of the spec's cells today. Nothing is deleted; rows that match no cell stay where they
     are; running it again moves nothing."""
     from .spec import load_spec

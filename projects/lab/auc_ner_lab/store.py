@@ -173,7 +173,7 @@ def old_cell_id(cell) -> str:
     config_name = Path(cell.config).name
     content: Dict[str, Any] = {
         "method_config": OLD_ID_CONFIG_NAMES.get(config_name, config_name),
-        # a recipe was a full config file (no base) until 2026-11-25
+        # a recipe was a full config file (no base) until 2026-11-24
         "base_config": Path(cell.base_config).name if cell.base_config and not cell.layers else None,
         "overrides": cell.overrides,
     }
@@ -235,12 +235,12 @@ def import_jsonl(path: PathLike, cells: Sequence, store: ResultsStore, warn: Opt
     return Imported(rows, matched, rows - matched, new)
 
 
-# ---- the store's first keys (until 2026-11-25): a method file's content and its base's name ----
+# ---- the store's first keys (until 2026-11-24): a method file's content and its base's name ----
 def previous_cell_key(cell) -> str:
     """The key a cell had until keys hashed its assembled training config: its method (or full)
     config file's parsed content and its base config's name, plus what the cell adds. A change
     to a base was invisible to these keys; a full config rewritten as base + partial lost them
-    (a recipe, a full config file until 2026-11-25: its config as assembled, no base)."""
+    (a recipe, a full config file until 2026-11-24: its config as assembled, no base)."""
     from .spec import cell_additions
 
     content = {
