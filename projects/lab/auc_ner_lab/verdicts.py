@@ -21,6 +21,11 @@ Verdicts, at the 5 % level:
   contradicted / not confirmed as for ``better``;
 - *not measured*: no pair of finished cells yet.
 
+The table (`markdown_table`) then corrects for testing many claims at once: a verdict that
+rests on p < 0.05 (a confirmed difference or trend, any contradiction) stands only when its
+Holm-adjusted p is below 0.05 too; otherwise it reads *not confirmed after Holm*, with what
+the claim's own test said (`family_verdict`).
+
 Each row says which corpora, sizes and values its pairs cover, so that a claim's name cannot
 promise more than its rows hold.
 """
@@ -309,13 +314,24 @@ def _p(p: Optional[float]) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
+def family_verdict(verdict: Verdict, p_holm: Optional[float], alpha: float = 0.05) -> str:
+    """`verdict`'s verdict among all the claims of a table: one that rests on p < `alpha`
+    (confirmed better/worse/trend, contradicted) but whose Holm-adjusted p is not below
+    `alpha` is one of the findings that many tests make by chance, so it is not confirmed;
+    a ``similar`` claim confirmed by its interval needs no correction."""
+    rests_on_p = verdict.verdict == "contradicted" or (verdict.verdict == "confirmed" and verdict.claim.expect != "similar")
+    if rests_on_p and (p_holm is None or p_holm >= alpha):
+        return f"not confirmed after Holm ({verdict.verdict} at p < {alpha} alone)"
+    return verdict.verdict
+
+
 def markdown_table(results: Sequence[Verdict]) -> str:
     """One row per claim: the claim, the paper's figure, ours (a vs b, F1 in %), the paired
     difference in points with its 95 % interval (for a trend claim: the mean slope of the gap
     per doubling of its axis, with the interval of the slopes), p-value and pairs (partitions,
     for a trend), what the pairs cover, the p-value adjusted by Holm's method over every claim
     of the table with a test (many claims tested at 0.05 find some by chance), and the verdict
-    (on the raw p, as each claim's own test); then the claims' notes."""
+    after that correction (`family_verdict`); then the claims' notes."""
     lines = [
         "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (pairs) | pairs cover | Holm p | verdict |",
         "|---|---|---|---|---|---|---|---|",
@@ -339,7 +355,7 @@ def markdown_table(results: Sequence[Verdict]) -> str:
         pairs = f"n={v.n} partitions" if c.trend else f"n={v.n}"
         if c.note:
             notes.append(f"- {c.claim}: {c.note}")
-        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | {_p(p_holm).replace('p=', '')} | {v.verdict} |")
+        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | {_p(p_holm).replace('p=', '')} | {family_verdict(v, p_holm)} |")
     if notes:
         lines += ["", "Notes:", ""] + notes
     return "\n".join(lines) + "\n"

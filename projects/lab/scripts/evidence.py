@@ -471,7 +471,7 @@ def caveats_text() -> str:
             lines.append(f"- {v.claim.claim}: the slope of the gap `{v.claim.a['method']}` - `{v.claim.b['method']}` "
                          f"per doubling of the {v.claim.trend} is {100 * v.mean_diff:+.1f} points "
                          f"[{100 * v.diff_low:+.1f}, {100 * v.diff_high:+.1f}] ({p_text(v.p_value)}, {v.n} partitions; "
-                         f"{v.verdict}); see `verdicts.md`.")
+                         f"{v.verdict} by its own test); see `verdicts.md` for it among all claims (Holm).")
     return "\n".join(lines) + "\n"
 
 

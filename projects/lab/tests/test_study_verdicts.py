@@ -1,6 +1,6 @@
 import pytest
 
-from auc_ner_lab.verdicts import Claim, ClaimsError, judge, load_claims, markdown_table, paired_scores, verdicts
+from auc_ner_lab.verdicts import Claim, ClaimsError, family_verdict, judge, load_claims, markdown_table, paired_scores, verdicts
 from lab_helpers import write_rows
 
 
@@ -36,6 +36,24 @@ def test_better_confirmed_with_hand_computed_interval():
     assert judge(_claim(), many).verdict == "confirmed"
     assert judge(_claim(expect="worse"), many).verdict == "contradicted"
     assert judge(_claim(), [(b, a) for a, b in many]).verdict == "contradicted"
+
+
+def test_a_verdict_on_p_stands_only_after_holm():
+    many = [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)] * 3  # p < 0.001 (above)
+    confirmed, contradicted = judge(_claim(), many), judge(_claim(expect="worse"), many)
+    assert family_verdict(confirmed, 0.049) == "confirmed"
+    assert family_verdict(confirmed, 0.05) == "not confirmed after Holm (confirmed at p < 0.05 alone)"
+    assert family_verdict(contradicted, 0.2) == "not confirmed after Holm (contradicted at p < 0.05 alone)"
+    tight = judge(_claim(expect="similar"), [(0.50, 0.50), (0.51, 0.50), (0.49, 0.50), (0.50, 0.505), (0.505, 0.50)])
+    assert family_verdict(tight, 1.0) == "confirmed"  # an interval inside the margin: no test to correct
+    weak = judge(_claim(), [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)])
+    assert family_verdict(weak, 0.3) == "not confirmed"
+    # in a table of two claims, Holm doubles the smaller p: 0.03 alone -> 0.06, not confirmed
+    rows = [(0.50, 0.40), (0.43, 0.40), (0.57, 0.40), (0.50, 0.40)]  # p = 0.0395
+    v = judge(_claim(), rows)
+    assert v.p_value == pytest.approx(0.0395, abs=1e-3) and v.verdict == "confirmed"
+    table = markdown_table([v, judge(_claim(claim="c > d"), [(0.5, 0.4), (0.4, 0.5)])])
+    assert "not confirmed after Holm (confirmed at p < 0.05 alone)" in table.splitlines()[2]
 
 
 def test_similar_needs_a_tight_interval():
