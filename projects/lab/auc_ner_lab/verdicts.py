@@ -69,6 +69,7 @@ class Claim:
     margin: float = DEFAULT_MARGIN
     trend: Optional[str] = None  # the axis a rising/falling claim reads ("value")
     note: str = ""  # a caveat printed under the table
+    repeats: Optional[str] = None  # the id of the claim this one repeats on another encoder
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class ClaimEntry(Section):
                                     "must be a positive number, not {value}")] = DEFAULT_MARGIN
     trend: Annotated[Optional[str], check(lambda v: v in (None, "value", "size"), "{value} is not an axis (value or size)")] = None
     note: str = ""
+    repeats: Optional[str] = None
 
     @model_validator(mode="after")
     def _trend_with_its_expectations(self) -> "ClaimEntry":
@@ -148,6 +150,9 @@ class ClaimsFile(Section):
             if claim.id in seen:
                 raise At(("claims", i, "id"), f"{claim.id!r} is used twice")
             seen.add(claim.id)
+        for i, claim in enumerate(self.claims):
+            if claim.repeats is not None and claim.repeats not in seen:
+                raise At(("claims", i, "repeats"), f"{claim.repeats!r} is not the id of a claim of this file")
         return self
 
 
@@ -169,6 +174,7 @@ def load_claims(path: PathLike) -> List[Claim]:
             results=tuple(str(path.parent / r) if not Path(r).is_absolute() else r for r in c.results),
             a=c.a, b=c.b, where={k: tuple(v) for k, v in c.where.model_dump(exclude_none=True).items()},
             expect=c.expect, metric=c.metric, margin=float(c.margin), trend=c.trend, note=c.note,
+            repeats=c.repeats,
         )
         for c in parsed.claims
     ]
@@ -358,4 +364,25 @@ def markdown_table(results: Sequence[Verdict]) -> str:
         lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | {_p(p_holm).replace('p=', '')} | {family_verdict(v, p_holm)} |")
     if notes:
         lines += ["", "Notes:", ""] + notes
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + encoder_columns(results, adjusted)) + "\n"
+
+
+def encoder_columns(results: Sequence[Verdict], adjusted: Sequence[Optional[float]]) -> List[str]:
+    """The claims that another claim repeats on a second encoder (``repeats``), side by side:
+    each encoder's paired difference, p-value (pairs) and verdict after Holm, from the rows of
+    the table above (so the same Holm correction)."""
+    by_id = {v.claim.id: (v, p) for v, p in zip(results, adjusted)}
+    repeats = [(by_id[v.claim.repeats], (v, p)) for v, p in zip(results, adjusted) if v.claim.repeats in by_id]
+    if not repeats:
+        return []
+
+    def cell(v: Verdict, p_holm: Optional[float]) -> str:
+        if v.n == 0:
+            return "not measured"
+        return f"{_pct(v.mean_diff, True)} points, {_p(v.p_value)} (n={v.n}): {family_verdict(v, p_holm)}"
+
+    lines = ["", "The claims measured on both encoders (the repeat's name and pairs in the table above):", "",
+             "| claim | CPU tok2vec | repeated on |", "|---|---|---|"]
+    for (first, p_first), (again, p_again) in repeats:
+        lines.append(f"| {first.claim.claim} | {cell(first, p_first)} | {again.claim.claim.split(':')[0]}: {cell(again, p_again)} |")
+    return lines

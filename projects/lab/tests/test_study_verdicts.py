@@ -85,6 +85,24 @@ def test_not_measured_and_table(tmp_path):
     assert "| – (n=0) | – | – | not measured |" in table
 
 
+def test_a_claim_repeated_on_another_encoder_sits_beside_it(tmp_path):
+    write_rows(tmp_path / "cpu", [_row("a", p, 0.5 + 0.01 * p) for p in range(3)] + [_row("b", p, 0.4) for p in range(3)])
+    write_rows(tmp_path / "trf", [_row("a", p, 0.4) for p in range(2)] + [_row("b", p, 0.4 + 0.1 * p) for p in range(2)])
+    spec = tmp_path / "claims.yaml"
+    spec.write_text(
+        "claims:\n"
+        "  - {id: one, claim: 'A beats B', results: cpu, a: a, b: b}\n"
+        "  - {id: two, claim: 'MiniLM: A beats B', results: trf, a: a, b: b, repeats: one}\n"
+        "  - {id: three, claim: 'C beats B', results: cpu, a: c, b: b}\n"
+    )
+    claims = load_claims(spec)
+    assert [c.repeats for c in claims] == [None, "one", None]
+    table = markdown_table(verdicts(claims)).splitlines()
+    beside = table[table.index("| claim | CPU tok2vec | repeated on |") + 2:]
+    # differences on trf: 0.0 and -0.1, mean -0.05, t = -1 on 1 df: p = 0.5; Holm over 2 tests
+    assert beside == ["| A beats B | +11.0 points, p=0.003 (n=3): confirmed | MiniLM: -5.0 points, p=0.500 (n=2): not confirmed |"]
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -97,6 +115,7 @@ def test_not_measured_and_table(tmp_path):
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, trend: value}", "goes with a trend axis"),
         ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, trend: seed, expect: rising}", "claims[0].trend"),
         ("claims:\n  - {id: x, claim: c\n  - : : :", "not valid YAML"),
+        ("claims:\n  - {id: x, claim: c, a: a, b: b, results: r, repeats: y}", "claims[0].repeats: 'y' is not the id of a claim"),
     ],
 )
 def test_bad_claims_files_name_the_key(tmp_path, text, message):
