@@ -128,8 +128,8 @@ def config_files(name: str, encoder: str = "cpu", configs_dir: PathLike = DEFAUL
 def describe(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> str:
     """The first sentence of the comment that opens the method's (or recipe's) file: what it is."""
     words = []
-    path = config_files(name, RECIPE_ENCODER, configs_dir)[1][-1]
-    for line in path.read_text(encoding="utf8").splitlines():
+    recipe = Path(configs_dir) / RECIPES_FOLDER / f"{name}.cfg"  # its own file only: no base needed to say what it is
+    for line in (recipe if recipe.is_file() else method_path(name, configs_dir)).read_text(encoding="utf8").splitlines():
         if not line.startswith("#"):
             break
         words.append(line.lstrip("#").strip())

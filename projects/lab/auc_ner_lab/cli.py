@@ -153,6 +153,16 @@ def report_command(
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
 
 
+def _spec_and_store(spec: Path, results: Optional[Path]):
+    """The study of `spec`, its configs checked, and its results store's folder (default:
+    results/<study name>): what status, import and rekey read."""
+    from .spec import load_spec
+
+    study = load_spec(spec)
+    study.check_configs()
+    return study, results or Path("results") / study.name
+
+
 @study_app.command("status")
 @one_line_errors
 def status_command(
@@ -163,12 +173,9 @@ def status_command(
     """How far a study has got in its store: cells done, failed and to run (tuning trials
     apart), and the rows its reports do not read: those of cells the spec no longer has (a
     changed config or override) and those of the old format that matched no cell."""
-    from .spec import load_spec
     from .store import ResultsStore, latest_rows
 
-    study = load_spec(spec)
-    study.check_configs()
-    results = results or Path("results") / study.name
+    study, results = _spec_and_store(spec, results)
     rows = ResultsStore(results).rows(warn=_err)
     latest = latest_rows(r for r in rows if r["key"])
     cells = study.cells()
@@ -197,12 +204,9 @@ def import_command(
     cell whose id it has (as the old files named cells), the others into unmatched/. Rows
     already in the store are left as they are, so importing a growing file again adds only
     its new rows."""
-    from .spec import load_spec
     from .store import ResultsStore, import_jsonl
 
-    study = load_spec(spec)
-    study.check_configs()
-    results = results or Path("results") / study.name
+    study, results = _spec_and_store(spec, results)
     done = import_jsonl(jsonl, study.cells(), ResultsStore(results), warn=_err)
     typer.echo(f"{jsonl}: {done.rows} rows, {done.matched} found by a cell of {spec}, {done.unmatched} kept "
                f"unmatched; {done.new} new in {results}")
@@ -218,12 +222,9 @@ def rekey_command(
     config (until 2026-11-24: a method file's content and its base's name) into the folders
     of the spec's cells today. Nothing is deleted; rows that match no cell stay where they
     are; running it again moves nothing."""
-    from .spec import load_spec
     from .store import ResultsStore, rekey
 
-    study = load_spec(spec)
-    study.check_configs()
-    results = results or Path("results") / study.name
+    study, results = _spec_and_store(spec, results)
     done = rekey(ResultsStore(results), study.cells())
     typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
                f"{done.kept} rows left where they were (the same row is in the new folder)")
