@@ -100,10 +100,24 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         seconds=round(time.perf_counter() - start, 3),
         finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
         host=socket.gethostname(),
+        device=device_name(cell.gpu_id),
         pid=os.getpid(),
         versions=environment(),
     )
     return row
+
+
+def device_name(gpu_id: int) -> str:
+    """Where a cell trained, for its row: "cpu", or "cuda:N" and the GPU's name (GPU rows are
+    marked as such in the tables; they pair with CPU rows of the same draw all the same)."""
+    if gpu_id < 0:
+        return "cpu"
+    try:
+        import torch
+
+        return f"cuda:{gpu_id} {torch.cuda.get_device_name(gpu_id)}"
+    except Exception:  # no torch, or no such GPU: the row still says it asked for one
+        return f"cuda:{gpu_id}"
 
 
 def git_commit(checkout: Path) -> Optional[str]:
@@ -136,7 +150,9 @@ def environment() -> Dict[str, Optional[str]]:
             found[name] = version(name)
         except PackageNotFoundError:
             found[name] = None
-    found["git_commit"] = git_commit(Path(__file__).resolve().parents[3])  # the checkout: projects/lab/auc_ner_lab/../../..
+    # the checkout: projects/lab/auc_ner_lab/../../..; a copy without .git (a GPU machine's)
+    # names the commit it was copied from in AUC_NER_LAB_COMMIT
+    found["git_commit"] = git_commit(Path(__file__).resolve().parents[3]) or os.environ.get("AUC_NER_LAB_COMMIT")
     return found
 
 

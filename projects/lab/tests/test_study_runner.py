@@ -36,6 +36,7 @@ def test_in_process_study_writes_one_row_per_cell_and_resumes(tmp_path):
     row = next(r for r in rows if r["key"] == cells[0].key)
     assert row["status"] == "ok" and row["scores"]["ents_f"] == pytest.approx(0.41)
     assert {"seconds", "finished", "host", "pid", "config", "overrides", "partition", "size", "key"} <= set(row)
+    assert row["device"] == "cpu"  # a cell with gpu_id -1; a GPU cell's row names its GPU
     again = run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
     assert (again.ok, again.skipped) == (0, 8)
     assert len(read_results(out)) == 8
@@ -266,3 +267,14 @@ def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
     assert (outcome.ok, outcome.failed) == (1, 1)
     failed = [r for r in read_results(out) if r["status"] == "failed"]
     assert failed[0]["error"].startswith("SystemExit: 1 (spaCy stopped")
+
+
+def test_device_name_marks_gpu_rows(monkeypatch):
+    from auc_ner_lab.runner import device_name
+
+    assert device_name(-1) == "cpu"
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: f"Fake GPU {i}")
+    assert device_name(0) == "cuda:0 Fake GPU 0"
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: (_ for _ in ()).throw(RuntimeError("no GPU")))
+    assert device_name(1) == "cuda:1"
