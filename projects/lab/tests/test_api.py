@@ -67,3 +67,14 @@ def test_every_declared_name_exists_and_is_documented_once():
             documented += [n.strip() for n in re.split(r"\s{2,}", line.strip())[0].split(",")]
     assert sorted(documented) == sorted(api.__all__)
     assert all(hasattr(api, name) for name in api.__all__)
+
+
+def test_no_lab_file_imports_a_module_of_the_librarys_tests():
+    library_tests = {p.stem for p in (LAB.parents[1] / "tests").glob("*.py")} - {"conftest"}
+    assert {"_loss_checks", "emulated_device", "toy_data"} <= library_tests
+    found = []
+    for f in sorted(LAB.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            found += [f"{f.relative_to(LAB)}:{node.lineno}: {n}" for n in names if n and n.split(".")[0] in library_tests]
+    assert found == []
