@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Dict, List, Optional, Sequence
 
 import srsly
 from confection import ConfigValidationError
@@ -38,6 +38,9 @@ from spacy_auc_ner.api import assemble, DEFAULT_CONFIGS_DIR, ENCODERS, method_pa
 from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
+
+if TYPE_CHECKING:  # aggregate imports this module
+    from .aggregate import MethodResult
 
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)

@@ -12,14 +12,14 @@ from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.api import draw_indices
 from spacy_auc_ner.api import write_pool
+from lab_helpers import train_tiny
+from lab_data import SENTENCES, write_toy_corpus
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
 RECIPE = "lowres_spacy_ner"  # the recipe until 2026-11-24
 HEAD_RECIPE = "lowres_best"
 CRF_AUC_RECIPE = "lowres_crf_auc"
-from lab_helpers import train_tiny
-from lab_data import SENTENCES, write_toy_corpus
 
 
 def _spec(methods, **extra):
