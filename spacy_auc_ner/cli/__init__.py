@@ -1,6 +1,7 @@
 """The ``spacy-auc-ner`` command line. :func:`main` runs the typer app with click's own error
 handling off, so that a usage error ends as one ``Error: ...`` line (exit status 2) like every
-other error of the package, not click's usage box.
+other error of the package, not click's usage box; a tool built on the package (the lab's
+``auc-ner-lab``) passes its own ``app`` and ``prog_name`` to get the same (``spacy_auc_ner.api``).
 """
 from typing import List, Optional
 

@@ -86,7 +86,7 @@ def config(
     if all_methods and output is None:
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
     recipes = recipe_names(configs_dir)
-    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(name, encoder)]
+    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(str(name), encoder)]
     texts, inputs = {}, set()
     for method, enc in jobs:
         base, partials = config_files(method, enc, configs_dir)

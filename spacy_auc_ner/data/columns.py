@@ -216,7 +216,7 @@ def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
 
 def columns_text(sentences: Iterable[Sentence]) -> str:
     """The text of a ``token<TAB>label`` file: a blank line after every sentence."""
-    lines = []
+    lines: List[str] = []
     for s in sentences:
         lines.extend(f"{tok}\t{lab}" for tok, lab in zip(s.tokens, s.labels))
         lines.append("")

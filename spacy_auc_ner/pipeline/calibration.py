@@ -5,7 +5,7 @@ yet flags fewer than 5 %). Candidates are scale-free: 0 and, per entity rate r o
 :data:`DEFAULT_RATES`, the bias that flags the share r of dev tokens by their entity margin;
 the best dev F1 wins, ties going to the one nearest 0.
 """
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -32,9 +32,9 @@ def bias_candidates(margins: numpy.ndarray, rates: Sequence[float] = DEFAULT_RAT
     return sorted(set(found), key=lambda b: (abs(b), b))
 
 
-def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) -> (float, float):
+def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) -> Tuple[float, float]:
     """(best bias, its score): the first candidate with the highest score; later ones must beat it."""
-    best, best_score = None, -numpy.inf
+    best, best_score = candidates[0], -numpy.inf
     for b in candidates:
         s = score(b)
         if s > best_score:

@@ -65,6 +65,7 @@ def _load(nlp: Language, docs: Optional[FileDocs], corpus: Optional[Reader], rea
         raise DataError(f"[{reader}] give exactly one of 'path' (a .spacy or column file) and 'corpus' (a reader)")
     if corpus is not None:
         return list(corpus(nlp))
+    assert docs is not None
     return LazyExamples(nlp, docs(nlp))
 
 

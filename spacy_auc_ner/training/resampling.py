@@ -10,7 +10,7 @@ corpus tokens of type t):
 The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)), ...) and keeps entity-free
 sentences once: ``variant="code"``.
 """
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy
 
@@ -20,7 +20,7 @@ VARIANTS = ("paper", "code")
 _EPS = 1e-9
 
 
-def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
+def rareness(type_tokens: Union[Sequence[float], numpy.ndarray], n_tokens: int, base: float = 2.0) -> numpy.ndarray:
     """(T,) r_t = -log_base(tokens of type t / all tokens), the self-information of type t."""
     counts = numpy.asarray(type_tokens, dtype="f8")
     if n_tokens <= 0:
@@ -34,8 +34,8 @@ def rareness(type_tokens: Sequence[float], n_tokens: int, base: float = 2.0) -> 
 
 def frequencies(
     counts: numpy.ndarray,
-    lengths: Sequence[int],
-    rare: Sequence[float],
+    lengths: Union[Sequence[int], numpy.ndarray],
+    rare: Union[Sequence[float], numpy.ndarray],
     method: str,
     variant: str = "paper",
 ) -> numpy.ndarray:

@@ -9,10 +9,10 @@ from typing import List, Optional
 
 import typer
 
-from spacy_auc_ner.cli import main as package_main
-from spacy_auc_ner.cli.errors import EXPECTED, fail
-from spacy_auc_ner.cli.errors import one_line_errors as _package_errors
-from spacy_auc_ner.data.files import DataError
+from spacy_auc_ner.api import main as package_main
+from spacy_auc_ner.api import EXPECTED, fail
+from spacy_auc_ner.api import one_line_errors as _package_errors
+from spacy_auc_ner.api import DataError
 
 from .runner import StudyError
 from .store import StoreError
@@ -239,7 +239,7 @@ def verdicts_command(
     """A verdict per claim of the papers: the paired difference of its two methods over every
     matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
     contradicted / not measured."""
-    from spacy_auc_ner.data.files import write_text
+    from spacy_auc_ner.api import write_text
     from .verdicts import load_claims, markdown_table, verdicts
 
     table = markdown_table(verdicts(load_claims(claims)))

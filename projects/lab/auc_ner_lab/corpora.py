@@ -10,20 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from spacy_auc_ner.data.columns import (
-    DataError,
-    Sentence,
-    columns_text,
-    is_docbin,
-    parse_columns,
-    read_columns,
-    read_docs,
-    sentences_to_docs,
-    write_columns,
-    write_docs,
-)
-from spacy_auc_ner.data.files import PathLike
-from spacy_auc_ner.labels import doc_bio_tags
+from spacy_auc_ner.api import columns_text, DataError, parse_columns, read_columns, read_docs, Sentence, sentences_to_docs, write_columns, write_docs
+from spacy_auc_ner.api import PathLike
+from spacy_auc_ner.api import doc_bio_tags
 
 # the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
@@ -113,7 +102,7 @@ CORPORA: Dict[str, CorpusSource] = {
 def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
     """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc; tokens with
     missing entity annotation count as O)."""
-    if is_docbin(path):
+    if Path(path).suffix == ".spacy":
         from spacy.vocab import Vocab
 
         docs = read_docs(path, Vocab())
@@ -201,7 +190,7 @@ def get_corpus(
     one is found, else from the original files (downloaded and checked). Returns a summary."""
     from spacy.vocab import Vocab
 
-    from spacy_auc_ner.data.columns import read_columns
+    from spacy_auc_ner.api import read_columns
 
     if fmt not in ("spacy", "tsv"):
         raise DataError(f"unknown output format {fmt!r}; choose spacy or tsv")

@@ -5,9 +5,9 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from spacy_auc_ner.data.columns import DataError, Sentence
-from spacy_auc_ner.data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
-from spacy_auc_ner.training.resampling import rareness
+from spacy_auc_ner.api import DataError, Sentence
+from spacy_auc_ner.api import EntityArrays, PREFIX_B, PREFIX_I, PREFIX_O
+from spacy_auc_ner.api import rareness
 
 from .corpora import SPLITS, read_sentences
 

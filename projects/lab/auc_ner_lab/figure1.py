@@ -10,8 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from spacy_auc_ner.data.files import PathLike
-from spacy_auc_ner.labels import label_is_begin
+from spacy_auc_ner.api import PathLike, bio_layout
 
 from .report import save_figure
 
@@ -19,7 +18,8 @@ from .report import save_figure
 def label_prefix(index) -> numpy.ndarray:
     """"O", "B" or "I" of each (known) BIO label index."""
     index = numpy.asarray(index)
-    return numpy.where(index == 0, "O", numpy.where(label_is_begin(index), "B", "I"))
+    _, is_begin = bio_layout((int(index.max(initial=0)) + 1) // 2 * 2 + 1)
+    return numpy.where(index == 0, "O", numpy.where(is_begin[index], "B", "I"))
 
 
 def gold_vs_best_other(probs: numpy.ndarray, gold: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
@@ -58,9 +58,9 @@ def confusion_shares(p_gold: numpy.ndarray, p_other: numpy.ndarray, threshold: f
 def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ner") -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
     """Per-token OVA probabilities (N, K) of the `pipe_name` component on the gold corpus at
     `corpus_path` (.spacy), the gold BIO label indices (N,) and the K column names."""
+    from scipy.special import expit
     from spacy.training import Corpus, Example
 
-    from spacy_auc_ner.ml.activations import sigmoid
 
     if pipe_name not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {pipe_name!r} (it has {', '.join(nlp.pipe_names)})")
@@ -83,7 +83,7 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
         egs = [Example(doc, eg.reference) for doc, eg in zip(batch, examples[start : start + 256])]
         golds.append(numpy.asarray(pipe.label_set.gold(egs), dtype="i"))
         for s in scores:
-            probs.append(numpy.asarray(pipe.model.ops.to_numpy(sigmoid(s)), dtype="f"))
+            probs.append(numpy.asarray(expit(pipe.model.ops.to_numpy(s)), dtype="f"))
     n_cols = len(pipe.columns)
     all_probs = numpy.concatenate(probs) if probs else numpy.zeros((0, n_cols), "f")
     all_gold = numpy.concatenate(golds) if golds else numpy.zeros(0, "i")
@@ -99,7 +99,7 @@ def plot_figure1(
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
     """Scatter per panel (title, p_gold, p_other, gold): O, B- and I- tokens in three colours."""
-    from spacy_auc_ner.extras import require
+    from spacy_auc_ner.api import require
 
     require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt

@@ -7,9 +7,9 @@ from typing import List, Optional, Sequence
 
 from tqdm import tqdm
 
-from spacy_auc_ner.data.columns import DataError, write_sentences
-from spacy_auc_ner.data.files import write_json
-from spacy_auc_ner.training.readers import draw_entity_ratio, draw_indices
+from spacy_auc_ner.api import DataError, write_sentences
+from spacy_auc_ner.api import write_json
+from spacy_auc_ner.api import draw_entity_ratio, draw_indices
 from .corpora import read_sentences
 from .corpus_stats import entity_arrays
 from .sets import training_set_config

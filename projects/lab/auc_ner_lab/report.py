@@ -8,8 +8,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from spacy_auc_ner.data.files import PathLike, atomic_output, write_json, write_text
-from spacy_auc_ner.pipeline.scoring import METRICS
+from spacy_auc_ner.api import atomic_output, PathLike, write_json, write_text
+from spacy_auc_ner.api import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
 from .tuning import value_text
@@ -189,7 +189,7 @@ def plot_results(
 ) -> List[Path]:
     """One figure per setting, one panel per corpus (x size for settings other than lowres):
     mean F1 against the setting's axis, with the confidence band."""
-    from spacy_auc_ner.extras import require
+    from spacy_auc_ner.api import require
 
     require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
@@ -253,7 +253,7 @@ def plot_paired_differences(
     difference to `baseline` (a method, or AXIS=VALUE: see spec.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
     from the zero line. Nothing when no method pairs with the baseline."""
-    from spacy_auc_ner.extras import require
+    from spacy_auc_ner.api import require
 
     require("matplotlib", "plots", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt

@@ -27,7 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-from spacy_auc_ner.data.files import PathLike
+from spacy_auc_ner.api import PathLike
 from .spec import Cell
 from .store import ResultsStore, latest_rows
 from .tuning import TuningError, resolve, trial_keys

@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Dict, List, Optional, Sequence
 
 import srsly
 from confection import ConfigValidationError
@@ -31,13 +31,16 @@ from spacy.util import load_config
 from thinc.api import Config
 
 from .corpora import SPLITS
-from spacy_auc_ner.data.files import PathLike, config_error_text
-from spacy_auc_ner.pipeline.scoring import METRICS
+from spacy_auc_ner.api import config_error_text, PathLike
+from spacy_auc_ner.api import METRICS
 from .sets import dev_set_config, training_set_config
-from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_path, recipe_files
+from spacy_auc_ner.api import assemble, DEFAULT_CONFIGS_DIR, ENCODERS, method_path, MethodError, RECIPE_ENCODER, recipe_files
 from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
+
+if TYPE_CHECKING:  # aggregate imports this module
+    from .aggregate import MethodResult
 
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.data.files import PathLike, os_error_text
+from spacy_auc_ner.api import os_error_text, PathLike
 
 UNMATCHED = "unmatched"
 _KEY_CHARS = set("0123456789abcdef")

@@ -45,14 +45,14 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Dict, Iterator, Optional
 
 from pydantic import create_model, model_validator
+from spacy.util import registry
 from thinc.api import Config
 
-from spacy_auc_ner.training.augmentation import AugmentedCorpus as create_augmented  # the settings of Augmented.v1
 from .validation import At, Section, expect, positive
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
-AUGMENT_KEYS = tuple(p for p in inspect.signature(create_augmented).parameters if p not in ("corpus", "seed"))
+AUGMENT_KEYS = tuple(p for p in inspect.signature(registry.readers.get(AUGMENTED)).parameters if p not in ("corpus", "seed"))
 POOL_STEPS = ("pretrain", "self_train")
 
 
@@ -88,7 +88,7 @@ class _Augment(Extra):
 # Augmented.v1's own settings and their types, read from its signature as spaCy reads a
 # registered function's
 AugmentSettings = create_model("AugmentSettings", __base__=_Augment, **{
-    name: (p.annotation, p.default) for name, p in inspect.signature(create_augmented).parameters.items() if name in AUGMENT_KEYS})
+    name: (p.annotation, p.default) for name, p in inspect.signature(registry.readers.get(AUGMENTED)).parameters.items() if name in AUGMENT_KEYS})
 
 
 class PretrainSettings(Extra):
@@ -201,7 +201,7 @@ def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) ->
     """``config`` (a cell's training config) filled and merged with the pretraining settings
     ``settings`` (``fragment``, ``epochs``), as `spacy pretrain` and then `spacy train` read it:
     a model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe."""
-    from spacy_auc_ner.training.pretraining import pretraining_config
+    from spacy_auc_ner.api import pretraining_config
 
     config.to_disk(workdir / "cell.cfg")
     config = pretraining_config(workdir / "cell.cfg", settings["fragment"])
@@ -214,7 +214,7 @@ def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
     written to ``tmp``, and the overrides by which every round reads them through
     ``paths.train`` (the round's file, still inside the augmentation wrapper when the cell
     augments) and ``paths.dev``."""
-    from spacy_auc_ner.data.columns import write_docs
+    from spacy_auc_ner.api import write_docs
 
     gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
     write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
@@ -233,9 +233,9 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     ``extras`` name ``pretrain`` or ``self_train``) with the package's `train_steps`, the
     steps of ``spacy-auc-ner recipe``, then score it like any cell. What the cell adds: its
     pools, the draw and dev sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.outputs import OutputFolder
-    from spacy_auc_ner.training.recipe import train_steps
-    from spacy_auc_ner.training.self_training import Settings, load_training_config, write_pool, write_unlabeled
+    from spacy_auc_ner.api import OutputFolder
+    from spacy_auc_ner.api import train_steps
+    from spacy_auc_ner.api import load_training_config, SelfTrainOptions as Settings, write_pool, write_unlabeled
     from .experiment import quiet, trained_scores
 
     extras = cell.extras or {}

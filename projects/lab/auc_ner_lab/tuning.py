@@ -124,7 +124,7 @@ class TuneBlock(Section):
 
 def known_metrics() -> List[str]:
     """The scores a dev score can be selected on: the study scorer's (``METRICS``)."""
-    from spacy_auc_ner.pipeline.scoring import METRICS
+    from spacy_auc_ner.api import METRICS
 
     return sorted(METRICS)
 

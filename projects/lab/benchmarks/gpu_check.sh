@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What this package runs on a GPU, in one go (one lease of a GPU machine; logs and tables go to OUT):
-#   1. the device tests on CUDA: tests/test_device_mixing.py, its "cuda" cases (every loss and
-#      scheme, the CRF maths, the decoders and the auc_ner pipe, BiLSTM-CRF included, on cupy,
-#      compared with numpy);
+#   1. the library's device tests on CUDA: tests/test_device_mixing.py and tests/test_loss_contract.py,
+#      their "cuda" cases (every registered loss and scheme, the CRF maths, the decoders and the
+#      auc_ner pipe, BiLSTM-CRF included, on cupy, compared with numpy);
 #   2. the CRF maths timed on the GPU and on one CPU thread (benchmarks/crf_speed.py);
 #   3. `spacy train --gpu-id 0` of full configs (crf, bilstm_crf, ova_auc, two_task_auc on the CPU
 #      tok2vec; ova_auc and crf on the transformer base when TRANSFORMER is given), then
@@ -49,7 +49,8 @@ nvidia-smi -L
 
 if wants tests; then
   step "device tests on CUDA"
-  $PY -m pytest -q -p no:cacheprovider -rs tests/test_device_mixing.py -k cuda 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
+  # the library's tests, from the checkout's root (this script runs in projects/lab)
+  (cd ../.. && $PY -m pytest -q -p no:cacheprovider -rs tests/test_device_mixing.py tests/test_loss_contract.py -k cuda) 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
 fi
 
 if wants crf; then

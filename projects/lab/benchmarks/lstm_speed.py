@@ -13,7 +13,7 @@ import numpy
 from speed import synchronize  # benchmarks/speed.py: waits for the GPU before a clock is read
 from thinc.api import LSTM, CupyOps, NumpyOps, set_current_ops, with_padded
 
-from spacy_auc_ner.ml.lstm import lstm_layer
+from spacy_auc_ner.api import lstm_layer
 
 REPEATS, ROUNDS = 5, 3
 

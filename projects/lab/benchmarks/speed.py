@@ -73,7 +73,7 @@ from thinc.api import get_current_ops
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.methods import method_config  # noqa: E402
+from spacy_auc_ner.api import method_config  # noqa: E402
 
 # ova_auc_all: every classifier every step; ova_auc: Algorithm 1 (grouped); ova_auc_sampled: Algorithm 2
 DEFAULT_METHODS = {
@@ -159,7 +159,7 @@ def torch_loop(transformer: str, trainable_layers, train_examples, test_docs, ep
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from spacy_auc_ner.ml.encoders import resolve_encoder_name
+    from spacy_auc_ner.api import resolve_encoder_name
 
     device = torch.device(f"cuda:{gpu_id}" if gpu_id >= 0 else "cpu")
     location = resolve_encoder_name(transformer).location

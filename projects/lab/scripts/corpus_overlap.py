@@ -15,7 +15,7 @@ from typing import Dict, Optional, Sequence
 
 import srsly
 
-from spacy_auc_ner.data.columns import read_columns
+from spacy_auc_ner.api import read_columns
 from auc_ner_lab.corpora import locate
 
 

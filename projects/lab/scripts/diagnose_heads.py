@@ -38,9 +38,7 @@ from thinc.api import fix_random_seed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.pipeline.calibration import calibrate_entity_bias  # noqa: E402
-from spacy_auc_ner.pipeline.scoring import score_entities  # noqa: E402
-from spacy_auc_ner.methods import method_config  # noqa: E402
+from spacy_auc_ner.api import calibrate_entity_bias, method_config, score_entities  # noqa: E402
 
 
 def build(method, corpus, size, partition, overrides):

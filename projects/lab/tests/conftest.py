@@ -1,7 +1,7 @@
 """The lab's tests: commands run in subprocesses (``python -m auc_ner_lab``, the scripts) import
 the lab as its project's commands do, with projects/lab on the path, and this folder's
-`lab_helpers` (the stand-in cells a spec may name as its runner); the shared fixtures are in
-the repository's conftest.py and the shared helpers in tests/."""
+`lab_helpers` (the stand-in cells a spec may name as its runner); the lab's test data are in
+`lab_data`, and no lab test imports a module of the library's tests (tests/)."""
 import os
 from pathlib import Path
 

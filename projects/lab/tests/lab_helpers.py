@@ -110,10 +110,10 @@ def dies_once_cell(cell):
 
 # ---- a tiny real study -------------------------------------------------------------------------
 def train_tiny(tmp_path: Path, methods: Sequence[Any], *, steps: int = 4, **keys: Any) -> Tuple[StudySpec, StudyOutcome, List[Dict[str, Any]]]:
-    """Train `methods` for real on the toy corpus (tests/study_toy_corpus.py): 5 sentences,
+    """Train `methods` for real on the toy corpus (lab_data.py): 5 sentences,
     one partition, `steps` training steps (dev scored every half), in this process, into the
     store tmp_path/r; `keys` are more spec keys. Returns the spec, the outcome and the rows."""
-    from study_toy_corpus import write_toy_corpus
+    from lab_data import write_toy_corpus
 
     spec = parse_spec(
         {"name": "tiny", "corpora": ["toy"], "methods": list(methods), "sizes": [5], "partitions": 1,

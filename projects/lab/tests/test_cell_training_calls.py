@@ -32,7 +32,7 @@ ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
 GOLDEN = Path(__file__).parent / "data" / "cell_training_calls.json"
 sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import write_toy_corpus  # noqa: E402
+from lab_data import write_toy_corpus  # noqa: E402
 
 FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
 METHODS = {

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from auc_ner_lab import corpora
 from auc_ner_lab.cli import app
-from spacy_auc_ner.data.columns import DataError, columns_text, read_columns
+from spacy_auc_ner.api import columns_text, DataError, read_columns
 from auc_ner_lab.corpora import CORPORA, SPLITS, data_dirs, get_corpus, git_blob_id, locate, read_sentences
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))

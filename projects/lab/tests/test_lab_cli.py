@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 import spacy
+from spacy.util import registry
 import yaml
 from typer.testing import CliRunner
 
 from auc_ner_lab.cli import app, main
 from auc_ner_lab.corpora import read_sentences
-from spacy_auc_ner.data.columns import read_docs
-from spacy_auc_ner.training.readers import LowResourceCorpus
+from spacy_auc_ner.api import read_docs
 from lab_helpers import error_line as _error_line, invoke, one_error_line as _one_error_line, rows, write_rows
-from study_toy_corpus import write_toy_corpus
+from lab_data import write_toy_corpus
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
 runner = CliRunner()
@@ -136,7 +136,7 @@ def test_partition_is_reproducible_and_matches_the_reader(tmp_path, corpus):
         assert a.read_bytes() == b.read_bytes()
         texts = [d.text for d in read_docs(a, nlp.vocab)]
         assert len(texts) == entry["size"] == len(set(entry["sentence_ids"]))
-        reader = LowResourceCorpus(str(corpus / "train.tsv"), n=entry["size"], seed=entry["seed"])
+        reader = registry.readers.get("spacy_auc_ner.LowResource.v1")(str(corpus / "train.tsv"), n=entry["size"], seed=entry["seed"])
         assert [eg.reference.text for eg in reader(nlp)] == texts
     other = _run("partition", corpus / "train.tsv", tmp_path / "c", "--sizes", "2,3", "--partitions", "3", "--seed", "6")
     assert other.exit_code == 0

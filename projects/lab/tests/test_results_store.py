@@ -11,7 +11,7 @@ from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
 from auc_ner_lab.store import UNMATCHED, ResultsStore, import_jsonl, old_cell_id, previous_cell_key, rekey
-from spacy_auc_ner.methods import method_config
+from spacy_auc_ner.api import method_config
 import lab_helpers
 from lab_helpers import QUIET, invoke, rows
 

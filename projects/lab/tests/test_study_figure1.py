@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.figure1 import confusion_shares, gold_vs_best_other, label_prefix, ova_token_probabilities, plot_figure1
-from spacy_auc_ner.methods import method_config
+from spacy_auc_ner.api import method_config
 
 ROOT = Path(__file__).parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import SENTENCES, write_toy_corpus  # noqa: E402
+from lab_data import SENTENCES, write_toy_corpus  # noqa: E402
 
 
 def test_label_prefix():

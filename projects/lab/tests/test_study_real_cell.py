@@ -2,7 +2,7 @@
 import pytest
 
 from lab_helpers import train_tiny
-from study_toy_corpus import SENTENCES
+from lab_data import SENTENCES
 
 
 @pytest.mark.slow

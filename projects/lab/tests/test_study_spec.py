@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spacy_auc_ner.methods import method_config
+from spacy_auc_ner.api import method_config
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 
 ROOT = Path(__file__).parents[1]

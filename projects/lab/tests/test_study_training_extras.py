@@ -6,20 +6,20 @@ from pathlib import Path
 import pytest
 import spacy
 
-from spacy_auc_ner.data.columns import read_docs
-from spacy_auc_ner.methods import assemble, recipe_config
+from spacy_auc_ner.api import read_docs
+from spacy_auc_ner.api import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
-from spacy_auc_ner.training.readers import draw_indices
-from spacy_auc_ner.training.self_training import write_pool
+from spacy_auc_ner.api import draw_indices
+from spacy_auc_ner.api import write_pool
+from lab_helpers import train_tiny
+from lab_data import SENTENCES, write_toy_corpus
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
 RECIPE = "lowres_spacy_ner"  # the recipe until 2026-11-24
 HEAD_RECIPE = "lowres_best"
 CRF_AUC_RECIPE = "lowres_crf_auc"
-from lab_helpers import train_tiny
-from study_toy_corpus import SENTENCES, write_toy_corpus
 
 
 def _spec(methods, **extra):
@@ -203,16 +203,16 @@ def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
 
 @pytest.mark.slow
 def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatch):
-    from spacy_auc_ner.training import recipe
+    from spacy.training import initialize
 
     seen = []
-    real = recipe.train_config  # the one training of a cell without self-training
+    real = initialize.init_nlp  # spaCy's, which each training of a cell calls once
 
     def spy(config, *args, **kwargs):
         seen.append(config["paths"]["init_tok2vec"])
         return real(config, *args, **kwargs)
 
-    monkeypatch.setattr(recipe, "train_config", spy)
+    monkeypatch.setattr(initialize, "init_nlp", spy)
     _, outcome, (row,) = train_tiny(tmp_path, [{"name": "ce_pre", "base": "ce", "pretrain": {"epochs": 1, "pool": 4}}])
     assert outcome.ok == 1, row.get("traceback")
     assert len(seen) == 1 and seen[0].endswith("model-last.bin")

@@ -138,7 +138,7 @@ def test_our_claims_file_reads_and_names_known_methods():
 
     import yaml
 
-    from spacy_auc_ner.methods import method_names
+    from spacy_auc_ner.api import method_names
 
     root = Path(__file__).resolve().parents[1]
     known = set(method_names(root / "configs"))

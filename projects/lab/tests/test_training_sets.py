@@ -9,7 +9,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.util import resolve_dot_names
 from thinc.api import Config
 
-from shared_data import shared_corpus
+from lab_data import shared_corpus
 from auc_ner_lab.spec import SETTINGS, load_spec, parse_spec
 from auc_ner_lab.partitions import write_partitions
 from auc_ner_lab.sets import dev_set_config, sample_config, training_set_config

@@ -1,0 +1,40 @@
+"""The lab tests' data, their own (the library's tests keep theirs): a few hand-made sentences
+written as train/dev/test .spacy files for end-to-end study tests, and the real corpora
+(../shared/data beside the checkout, or $SPACY_AUC_NER_DATA; a test skips without its corpus)."""
+import os
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+SENTENCES = [
+    ("Aspirin treats breast cancer in Paris .", ["O", "O", "B-Disease", "I-Disease", "O", "B-LOC", "O"]),
+    ("John Smith lives in Berlin", ["B-PER", "I-PER", "O", "O", "B-LOC"]),
+    ("Colon cancer is rare", ["B-Disease", "I-Disease", "O", "O"]),
+    ("Mary met Anna in Rome .", ["B-PER", "O", "B-PER", "O", "B-LOC", "O"]),
+    ("Nothing to see here", ["O", "O", "O", "O"]),
+    ("Lung cancer kills in London", ["B-Disease", "I-Disease", "O", "O", "B-LOC"]),
+]
+SHARED_DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
+
+
+def write_toy_corpus(folder: Path) -> Path:
+    """folder/toy/{train,dev,test}.spacy; returns folder (the corpora_dir of a spec)."""
+    vocab = spacy.blank("en").vocab
+    out = Path(folder) / "toy"
+    out.mkdir(parents=True, exist_ok=True)
+    for split, reps in (("train", 2), ("dev", 1), ("test", 1)):
+        db = DocBin()
+        for _ in range(reps):
+            for text, tags in SENTENCES:
+                db.add(Doc(vocab, words=text.split(), ents=tags))
+        db.to_disk(out / f"{split}.spacy")
+    return Path(folder)
+
+
+def shared_corpus(name: str) -> Path:
+    path = SHARED_DATA / name
+    if not (path / "train.tsv").exists():
+        pytest.skip(f"corpus {name} not found under {SHARED_DATA} (set SPACY_AUC_NER_DATA to a folder with <corpus>/train.tsv)")
+    return path
