@@ -19,7 +19,12 @@ STEPS = int(os.environ.get("STEPS", "150"))
 out.mkdir(parents=True, exist_ok=True)
 base_cfg = out / "crf_trf.cfg"
 subprocess.run([sys.executable, "-m", "spacy_auc_ner", "config", "crf", "--encoder", "trf", "-o", str(base_cfg)], check=True)
-draw = lambda split, n: {"@readers": "spacy_auc_ner.LowResource.v1", "path": f"${{paths.{split}}}", "n": n, "seed": 0}
+
+
+def draw(split, n):
+    return {"@readers": "spacy_auc_ner.LowResource.v1", "path": f"${{paths.{split}}}", "n": n, "seed": 0}
+
+
 common = {
     "paths.transformer": "minilm",
     "corpora.train": draw("train", 50),
