@@ -80,7 +80,7 @@ def run_command(
     store = ResultsStore(results)
     store.check()
     if dry_run:
-        todo = plan(cells, store.rows(), retry_failed=retry_failed, again=again)
+        todo = plan(cells, store.rows(warn=_err, cells=cells), retry_failed=retry_failed, again=again)
         for cell in todo:
             typer.echo(cell.id)
         trials = sum(1 for c in todo if c.tuning is not None)

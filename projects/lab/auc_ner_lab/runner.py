@@ -403,7 +403,9 @@ def run_study(
         resolve_runner(runner)  # fail now, not once per cell
     start = time.perf_counter()
     store = ResultsStore(results)
-    rows = store.rows(warn=log)
+    # a row that cannot be read (not what its folder says, a score not in [0, 1]) is said and
+    # not counted: its cell runs again
+    rows = store.rows(warn=log or _say_on_stderr, cells=cells)
     todo = plan(cells, rows, retry_failed=retry_failed, again=again)
     skipped = len(cells) - len(todo)
     if log is not None and skipped:
@@ -413,6 +415,10 @@ def run_study(
         ray_address=ray_address, use_ray=use_ray, progress=progress, log=log, again=again,
     )
     return StudyOutcome(len(cells), skipped + done, ok, failed, time.perf_counter() - start)
+
+
+def _say_on_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _make_executor(workers, threads, use_ray, ray_address, gpu):
