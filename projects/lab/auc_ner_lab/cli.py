@@ -252,11 +252,13 @@ def verdicts_command(
     contradicted / not measured. Rows that cannot be read are skipped with a warning."""
     from spacy_auc_ner.data.files import write_text
     from spacy_auc_ner.outputs import check_output_file
+    from .store import check_not_in_store
     from .verdicts import load_claims, markdown_table, verdicts
 
     loaded = load_claims(claims)
     if out is not None:  # the claims file and the stores it reads are inputs, never written over
         check_output_file(out, [claims, *{store for claim in loaded for store in claim.results}], overwrite)
+        check_not_in_store(out)
     table = markdown_table(verdicts(loaded, warn=_err))
     typer.echo(table, nl=False)
     if out is not None:

@@ -204,6 +204,8 @@ def get_corpus(
     (both checked before anything is read or downloaded)."""
     from spacy_auc_ner.outputs import check_output_file
 
+    from .store import check_not_in_store
+
     from spacy.vocab import Vocab
 
     from spacy_auc_ner.data.columns import read_columns
@@ -215,6 +217,7 @@ def get_corpus(
     inputs = [] if local is None else [local / f"{split}.tsv" for split in SPLITS]
     for split in SPLITS:
         check_output_file(Path(out_dir) / f"{split}.{fmt}", inputs, overwrite)
+    check_not_in_store(out_dir)
     if local is not None:
         splits = {split: read_columns(local / f"{split}.tsv", scheme="bio") for split in SPLITS}
         origin = str(local)

@@ -14,6 +14,7 @@ from spacy_auc_ner.training.readers import draw_entity_ratio, draw_indices
 from .corpora import read_sentences
 from .corpus_stats import entity_arrays
 from .sets import training_set_config
+from .store import check_not_in_store
 
 
 def write_partitions(
@@ -34,6 +35,7 @@ def write_partitions(
     names = [f"n{n}-p{p}.{fmt}" for n in sizes for p in range(partitions)] + ["manifest.json"]
     for name in names:
         check_output_file(output_dir / name, [input_path], overwrite)
+    check_not_in_store(output_dir)
     sentences = read_sentences(input_path)
     too_big = [n for n in sizes if n > len(sentences)]
     if too_big:

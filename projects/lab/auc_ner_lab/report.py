@@ -8,14 +8,14 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from spacy_auc_ner.data.files import DataError, PathLike, atomic_output, write_json, write_text
+from spacy_auc_ner.data.files import PathLike, atomic_output, write_json, write_text
 from spacy_auc_ner.outputs import check_output_file
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
 from .tuning import value_text
 from .spec import Baseline
-from .store import MARKER, ResultsStore, latest_rows
+from .store import ResultsStore, check_not_in_store, latest_rows
 
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
@@ -379,8 +379,7 @@ def write_report(
     results_path, out_dir = Path(results_path), Path(out_dir)
     store = ResultsStore(results_path)
     store.check()
-    if (out_dir / MARKER).exists():
-        raise DataError(f"{out_dir}: is a results store, which holds rows only; write the report to another folder")
+    check_not_in_store(out_dir)
     names = ["report.md", "summary.json", "compute.json"] + [f"{stem}.{fmt}" for stem in PLOT_STEMS.values() for fmt in ("png", "svg")]
     base_spec = Baseline.parse(baseline)
     if base_spec is not None:

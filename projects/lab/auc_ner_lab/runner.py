@@ -234,10 +234,14 @@ def _die_with_parent() -> None:
 
 
 @contextmanager
-def _scratch_folder(inline: bool) -> Iterator[Path]:
+def _scratch_folder(inline: bool, use_ray: bool) -> Iterator[Optional[Path]]:
     """A scratch folder for the study's temporary files: the workers' TMPDIR (spawned while it
     is set), this process's temporary folder when cells run here (`inline`); removed at the
-    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up)."""
+    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up). None on
+    Ray, whose workers live on other nodes and whose own session files follow TMPDIR."""
+    if use_ray:
+        yield None
+        return
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
     saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = str(scratch)
@@ -467,7 +471,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
         bar.update(1)
         status()
 
-    with _stop_on_sigterm(), _thread_env(threads), _scratch_folder(inline=workers == 0 and not use_ray):
+    with _stop_on_sigterm(), _thread_env(threads), _scratch_folder(inline=workers == 0, use_ray=use_ray):
         executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
         try:
             while pending or running:

@@ -91,6 +91,9 @@ def scores_problem(scores: Any) -> Optional[str]:
     be finite and not negative. Other values (a runner's extras) are not scores."""
     if not isinstance(scores, dict):
         return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
+    for name in ("dev_scores", "ents_per_type"):
+        if scores.get(name) is not None and not isinstance(scores[name], dict):
+            return f"'scores.{name}' is a {type(scores[name]).__name__}, not a mapping"
     for name, value in scores.items():
         if name == "dev_scores" and isinstance(value, dict):
             found = [_number_problem(f"'scores.dev_scores.{k}'", v) for k, v in value.items()]
@@ -128,9 +131,14 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
             return f"'{name}' is {json.dumps(row.get(name))}, not a whole number"
     if row.get("size") == 0:
         return "'size' is 0"
-    for name in ("tuning", "tuned"):
+    value = row.get("value")
+    if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
+        return f"'value' is {json.dumps(value)}, not a number or a name"
+    for name in ("tuning", "tuned", "imported"):
         if row.get(name) is not None and not isinstance(row[name], dict):
             return f"'{name}' is a {type(row[name]).__name__}, not a mapping"
+    if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
+        return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
     seconds = row.get("seconds")
     if seconds is not None and (not isinstance(seconds, (int, float)) or _number_problem("'seconds'", seconds, bounded=False)):
         return _number_problem("'seconds'", seconds, bounded=False) or f"'seconds' is {json.dumps(seconds)}, not a number"
@@ -192,6 +200,24 @@ def _order(row: Dict[str, Any], name: str):
     return (1, str(row.get("finished") or ""), name)
 
 
+def enclosing_store(path: PathLike) -> Optional[Path]:
+    """The results store `path` is or lies in (a folder with the marker), or None."""
+    path = Path(path).absolute()
+    for folder in (path, *path.parents):
+        if (folder / MARKER).is_file():
+            return folder
+    return None
+
+
+def check_not_in_store(path: PathLike) -> None:
+    """Refuse an output (a file or folder another command writes) in a results store, which
+    holds rows only (a foreign entry makes it unreadable)."""
+    store = enclosing_store(path)
+    if store is not None:
+        where = "is" if store == Path(path).absolute() else f"lies in {store}, which is"
+        raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
+
+
 class Skipped(NamedTuple):
     """A file of the store that is not read, and why."""
 
@@ -199,7 +225,7 @@ class Skipped(NamedTuple):
     reason: str
 
     def warning(self) -> str:
-        return f"{self.path}: skipping a file that is not a readable results row: {self.reason}"
+        return f"{self.path}: skipping {self.reason}"
 
 
 class Read(NamedTuple):
@@ -219,6 +245,9 @@ class ResultsStore:
     def check(self) -> None:
         """Refuse a path that is not a results store (a file, a folder of other things), before
         anything is written into it; a path that does not exist is a new, empty store."""
+        outer = enclosing_store(self.path.parent)
+        if outer is not None:  # a store's subfolders are its cells' (a new store in one would spoil it)
+            raise StoreError(f"{self.path}: lies in {outer}, which is a results store; give a folder of its own")
         if not self.path.exists():
             return
         hint = "; bring the rows of an old results file in with 'study import'" if self.path.suffix == ".jsonl" else ""
@@ -273,11 +302,11 @@ class ResultsStore:
             try:
                 row = json.loads(path.read_text(encoding="utf8"))
             except (ValueError, OSError) as err:
-                skipped.append(Skipped(path, f"not a results row ({err})"))
+                skipped.append(Skipped(path, f"a file that is not a results row ({err})"))
                 continue
             why = row_problem(row, folder, by_key.get(folder))
             if why is not None:
-                skipped.append(Skipped(path, why))
+                skipped.append(Skipped(path, f"a file that is not a readable results row: {why}"))
                 continue
             found.append((_order(row, path.name), row))
         return Read([row for _, row in sorted(found, key=lambda pair: pair[0])], skipped)

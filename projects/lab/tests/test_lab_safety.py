@@ -96,13 +96,16 @@ def test_verdicts_never_writes_over_its_claims_file_nor_an_existing_file(study, 
 def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp_path):
     spec, store, _ = study
     line = one_error_line(invoke(app, "study", "report", store, "--out", store, "--no-plots"))
-    assert line == f"Error: {store}: is a results store, which holds rows only; write the report to another folder"
+    assert line == f"Error: {store}: is a results store, which holds rows only; write it to another folder"
     line = one_error_line(invoke(app, "study", "report", store, "--out", store / "rep", "--no-plots"))
-    assert line == f"Error: {store / 'rep' / 'report.md'}: is an input of this command ({store}); write the output to another file"
+    assert line == f"Error: {store / 'rep'}: lies in {store}, which is a results store, which holds rows only; write it to another folder"
+    for command in (["partition", _tsv(tmp_path / "train.tsv"), store / "parts", "--sizes", "2", "--partitions", "1"],
+                    ["study", "run", spec, "--results", store / "inner", "--no-progress"]):
+        assert f"lies in {store}" in one_error_line(invoke(app, *command))
     other = tmp_path / "other"
     run_study(load_spec(spec).cells()[:1], other, workers=0, runner=instant_cell, **QUIET)
     line = one_error_line(invoke(app, "study", "report", store, "--out", other, "--no-plots"))
-    assert line == f"Error: {other}: is a results store, which holds rows only; write the report to another folder"
+    assert line == f"Error: {other}: is a results store, which holds rows only; write it to another folder"
     assert sorted(p.name for p in store.iterdir()) == sorted([MARKER] + [c.key for c in load_spec(spec).cells()])
     assert "reported cells: 6 ok" in _status(spec, store).stdout  # the store as it was
     out = tmp_path / "rep"
