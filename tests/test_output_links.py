@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.data.files import DataError
-from spacy_auc_ner.outputs import MANIFEST, OutputFolder, bad_name
+from spacy_auc_ner.outputs import MANIFEST, OutputFolder
 
 
 def _snapshot(root: Path):
@@ -129,6 +129,8 @@ def test_a_foreign_entry_is_refused_without_suggesting_overwrite(tmp_path):
 
 
 def test_bad_name():
+    from spacy_auc_ner.outputs import bad_name
+
     for name in ("data/train.spacy", "model-best", "..x", "a..b/c"):
         assert bad_name(name) is None, name
     for name in ("", ".", "..", "/a", "a/", "a//b", "./a", "a/./b", "a/../b", "a\\..\\b", MANIFEST, 3, None):

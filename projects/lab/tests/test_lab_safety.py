@@ -20,11 +20,18 @@ from auc_ner_lab.cli import app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec
 from auc_ner_lab.stats import holm, paired_t_test, summarize, trend_test
-from auc_ner_lab.store import MARKER, ResultsStore, row_problem
+from auc_ner_lab.store import ResultsStore
 from lab_helpers import QUIET, instant_cell, invoke, one_error_line, study_command, study_env
 from study_toy_corpus import write_toy_corpus
 
 LAB = Path(__file__).resolve().parents[1]
+MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.store.MARKER)
+
+
+def row_problem(*args):
+    from auc_ner_lab.store import row_problem
+
+    return row_problem(*args)
 
 
 def _spec(tmp_path: Path, **changes) -> Path:
