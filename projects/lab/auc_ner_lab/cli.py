@@ -235,7 +235,7 @@ def rekey_command(
     from .store import ResultsStore, rekey
 
     study, results = _spec_and_store(spec, results)
-    done = rekey(ResultsStore(results), study.cells())
+    done = rekey(ResultsStore(results), study.cells(), warn=_err)
     typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
                f"{done.kept} rows left where they were (the same row is in the new folder)")
 

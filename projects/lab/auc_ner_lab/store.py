@@ -487,11 +487,14 @@ class Rekeyed(NamedTuple):
     kept: int  # row files left where they were: the same row is in the new folder already
 
 
-def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key) -> Rekeyed:
+def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key,
+          warn: Optional[Callable[[str], None]] = None) -> Rekeyed:
     """Move the rows of each cell of `cells` from the folder of its `old_key` to that of its
     key today. Nothing is deleted: a row already in the new folder stays in the old one too
     (its old folder then remains), rows that match no cell stay where they are, and running
-    it again moves nothing."""
+    it again moves nothing. A moved row takes its new folder's key (the keys it had are kept
+    in ``rekeyed_from``), as a row is read only where its key says; a file that is not a
+    readable row of its folder stays, with a warning."""
     store.check()
     moves: Dict[str, set] = {}
     for cell in cells:
@@ -514,7 +517,10 @@ def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = 
                 row = json.loads(path.read_text(encoding="utf8"))
             except (OSError, ValueError):
                 row = None
-            if row_problem(row, old) is not None:  # not a row of this folder: left where it is
+            why = row_problem(row, old)
+            if why is not None:  # not a readable row of this folder: left where it is
+                if warn is not None:
+                    warn(f"{path}: not moved, not a readable results row: {why}")
                 continue
             # its key becomes its new folder's (a row is read only where its key says), the
             # keys it had are kept

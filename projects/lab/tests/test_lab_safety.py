@@ -378,3 +378,22 @@ def test_a_worker_killed_outright_leaves_nothing_once_the_study_ends(tmp_path):
     proc, tmp, folder, worker = _sleepy_study(tmp_path, 1)
     os.kill(worker, signal.SIGKILL)  # the cell is recorded as lost; the study ends
     _gone(tmp, proc)
+
+
+def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path):
+    """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
+    had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
+    from auc_ner_lab.store import rekey
+
+    cells = load_spec(_spec(tmp_path)).cells()[:1]
+    store = ResultsStore(tmp_path / "r")
+    old = "0123456789abcdef"
+    path = store.add({**cells[0].describe(), "status": "ok", "scores": {"ents_f": 0.5}}, old)
+    (store.path / old / "ffffffffffffffff.json").write_text('{"status": "ok"}')  # not a row: stays, said
+    warnings = []
+    assert rekey(store, cells, old_key=lambda cell: old, warn=warnings.append) == (1, 1, 0)
+    moved = store.path / cells[0].key / path.name
+    row = json.loads(moved.read_text())
+    assert row["key"] == cells[0].key and row["rekeyed_from"] == [old] and not path.exists()
+    assert [r["key"] for r in store.rows()] == [cells[0].key]
+    assert warnings == [f"{store.path / old / 'ffffffffffffffff.json'}: not moved, not a readable results row: no 'cell_id'"]
