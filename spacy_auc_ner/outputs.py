@@ -42,7 +42,7 @@ def bad_name(name: object) -> Optional[str]:
     can): a relative path of plain parts, no ``.``, ``..`` or empty part, not the record itself."""
     if not isinstance(name, str) or not name:
         return "an empty name" if name == "" else f"not a name ({name!r})"
-    if "\\" in name or "\0" in name or PurePosixPath(name).is_absolute() or Path(name).is_absolute():
+    if "\\" in name or "\0" in name or PurePosixPath(name).is_absolute():  # a backslash: a separator on Windows
         return f"{name!r} is not a relative path"
     parts = name.split("/")
     if any(part in ("", ".", "..") for part in parts):

@@ -9,7 +9,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from auc_ner_lab.store import ResultsStore
 from lab_helpers import QUIET, instant_cell, invoke, one_error_line, study_command, study_env
 from study_toy_corpus import write_toy_corpus
 
-LAB = Path(__file__).resolve().parents[1]
 MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.store.MARKER)
 
 
