@@ -33,6 +33,7 @@ Files and errors of a command-line tool built on the package:
   DataError, config_error_text, os_error_text  the one-line data error; a config or OS error as one line
   PathLike, atomic_output, write_text, write_json  write a file whole or not at all
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
+  check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
   require                                    import an optional extra, or fail in one line naming the pip command
 """
 from .cli import main
@@ -46,7 +47,7 @@ from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError,
 from .ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from .ml.encoders import resolve_encoder_name
 from .ml.lstm import lstm_layer
-from .outputs import OutputFolder
+from .outputs import OutputFolder, check_output_file
 from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
 from .training.pretraining import pretraining_config
@@ -66,5 +67,5 @@ __all__ = [
     "PREFIX_I", "draw_indices", "draw_entity_ratio", "rareness",
     "crf_nll", "posteriors", "viterbi", "pad", "constrain", "bio_constraints", "lstm_layer", "resolve_encoder_name",
     "main", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
-    "atomic_output", "write_text", "write_json", "OutputFolder", "require",
+    "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",
 ]

@@ -4,10 +4,17 @@ A single output file is refused when it is an input or exists without ``--overwr
 (:func:`check_output_file`); an output folder records every entry *before* writing it, in
 ``OUTPUT/.spacy-auc-ner-outputs.json``, so that ``--overwrite`` removes only what a run of the
 same command recorded, even a killed one (:class:`OutputFolder`).
+
+What ``--overwrite`` may remove is bounded by the folder, whatever the record says (it is a
+file a user can edit, copy or replace): a name that is absolute, empty, ``.`` or holds ``..``
+is not one this package writes, so such a record is refused whole; every name must resolve to
+a path inside the resolved folder; and nothing is removed, or written, through a symbolic link
+(a link that is itself a recorded entry is removed as a link, its target kept).
 """
 import json
+import os
 import shutil
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterable, List, Optional, Sequence
 
 from .data.files import DataError, PathLike, write_json
@@ -28,6 +35,21 @@ def same_or_inside(path: PathLike, container: PathLike) -> bool:
         return Path(path).exists() and Path(container).exists() and Path(path).samefile(container)
     except OSError:
         return False
+
+
+def bad_name(name: object) -> Optional[str]:
+    """Why ``name`` cannot be an entry this package records in an output folder (None when it
+    can): a relative path of plain parts, no ``.``, ``..`` or empty part, not the record itself."""
+    if not isinstance(name, str) or not name:
+        return "an empty name" if name == "" else f"not a name ({name!r})"
+    if "\\" in name or "\0" in name or PurePosixPath(name).is_absolute():  # a backslash: a separator on Windows
+        return f"{name!r} is not a relative path"
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return f"{name!r} is not a plain relative path (an empty, '.' or '..' part)"
+    if parts[0] == MANIFEST:
+        return f"{name!r} is the record itself"
+    return None
 
 
 def check_output_file(output: PathLike, inputs: Iterable[Optional[PathLike]], overwrite: bool = False, option: str = "--overwrite") -> None:
@@ -63,11 +85,36 @@ class OutputFolder:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
             names = data["written"]
             command = data["command"]
+            if not isinstance(names, list):
+                raise TypeError
         except (OSError, ValueError, KeyError, TypeError):
             raise DataError(f"{self.manifest}: not a record of written outputs this package can read; move it or choose another output folder") from None
         if command != self.command:
             raise DataError(f"{self.folder}: holds the outputs of a '{command}' run, which '{self.command}' does not replace; choose another output folder")
-        return [str(n) for n in names]
+        for name in names:
+            why = bad_name(name)
+            if why is not None:
+                raise DataError(f"{self.manifest}: not a record this package wrote ({why}); nothing was removed; move it or choose another output folder")
+        return list(names)
+
+    def _unsafe(self, name: str) -> Optional[str]:
+        """Why the entry ``name`` may be neither removed nor written (None when it may): a
+        folder on its way is a symbolic link (or not a folder), or it resolves outside the
+        folder. The entry itself may be a link: removing it removes the link only."""
+        path = self.folder
+        for part in name.split("/")[:-1]:
+            path = path / part
+            if path.is_symlink():
+                return f"{path} is a symbolic link"
+            if path.exists() and not path.is_dir():
+                return f"{path} is not a folder"
+        entry = self.folder / name
+        # a link is checked where it lies (its parent resolved), not where it points
+        inside = _resolved(entry.parent) / entry.name if entry.is_symlink() else _resolved(entry)
+        root = _resolved(self.folder)
+        if inside != root and root not in inside.parents:
+            return f"{self.folder / name} lies outside {self.folder}"
+        return None
 
     def _present(self, names: Iterable[str]) -> List[str]:
         return sorted({n for n in names if (self.folder / n).exists() or (self.folder / n).is_symlink()})
@@ -76,17 +123,26 @@ class OutputFolder:
         """Check, deleting nothing yet, that the run may write ``names`` (relative to the folder):
         none of them, nor anything ``overwrite`` would remove, holds an input; without ``overwrite``
         nothing of an earlier run is there; with it, every one present was recorded by this command."""
+        for name in names:
+            why = bad_name(name)
+            if why is not None:
+                raise ValueError(f"OutputFolder.claim: {why}")
         previous = self._present(self.recorded)
+        for name in sorted(set(previous) | set(names)):
+            why = self._unsafe(name)
+            if why is not None:
+                raise DataError(f"{why}: nothing is removed or written through it; move it or choose another output folder")
         clashes = self._present(names)
-        if (previous or clashes) and not overwrite:
-            found = ", ".join(sorted(set(previous) | set(clashes)))
-            raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
+        # foreign first: --overwrite would not replace them, so it is not the way out
         foreign = [n for n in clashes if n not in self.recorded]
         if foreign:
             raise DataError(
                 f"{self.folder}: {', '.join(foreign)} not written by an earlier '{self.command}' run here "
                 f"(no record in {MANIFEST}), so --overwrite leaves it; move it or choose another output folder"
             )
+        if (previous or clashes) and not overwrite:
+            found = ", ".join(sorted(set(previous) | set(clashes)))
+            raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
         for path in inputs:
             if path is None:
                 continue
@@ -95,19 +151,29 @@ class OutputFolder:
                     raise DataError(f"{path}: an input of this command lies in {self.folder / name}, which it would write over; move the input or choose another output folder")
 
     def clear(self) -> None:
-        """Remove what earlier runs of this command recorded (after `claim` and reading the inputs)."""
+        """Remove what earlier runs of this command recorded (after `claim` and reading the
+        inputs); each entry checked again just before, a link removed as a link."""
         for name in self._present(self.recorded):
+            why = self._unsafe(name)
+            if why is not None:
+                raise DataError(f"{why}: nothing is removed through it; move it or choose another output folder")
             path = self.folder / name
+            if not os.path.lexists(path):  # inside a recorded folder removed just before
+                continue
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
-                path.unlink()
+                os.unlink(path)
         self.recorded = []
         if self.manifest.exists():
             self._write()
 
     def record(self, *names: str) -> Path:
         """Note ``names`` as written by this run, before writing them; returns the first's path."""
+        for name in names:
+            why = bad_name(name) or self._unsafe(name)
+            if why is not None:
+                raise DataError(f"{self.folder}: cannot record {name!r} ({why})")
         new = [n for n in names if n not in self.recorded]
         if new:
             self.recorded.extend(new)

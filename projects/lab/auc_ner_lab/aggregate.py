@@ -78,7 +78,8 @@ class MethodResult:
 
 def _metric(row: Dict[str, Any], metric: str) -> Optional[float]:
     value = (row.get("scores") or {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) else None
+    # a boolean is no score (the store skips such rows; rows made otherwise get the same rule)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def aggregate(

@@ -80,7 +80,7 @@ def run_command(
     store = ResultsStore(results)
     store.check()
     if dry_run:
-        todo = plan(cells, store.rows(), retry_failed=retry_failed, again=again)
+        todo = plan(cells, store.rows(warn=_err, cells=cells), retry_failed=retry_failed, again=again)
         for cell in todo:
             typer.echo(cell.id)
         trials = sum(1 for c in todo if c.tuning is not None)
@@ -124,9 +124,12 @@ def report_command(
     set_values: List[str] = typer.Option([], "--set", help="With --spec: replace a top-level spec key, KEY=<YAML>"),
     corpus: List[str] = typer.Option([], "--corpus", help="With --spec: only this corpus (repeatable)"),
     method: List[str] = typer.Option([], "--method", help="With --spec: only this method (repeatable)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the files of an earlier report in --out"),
 ):
     """Mean and confidence interval per method and size, paired tests against the baseline,
-    a markdown table (printed and saved as report.md), summary.json and the plots."""
+    a markdown table (printed and saved as report.md), summary.json and the plots.
+
+    Never writes into a results store, nor over an existing file without --overwrite."""
     from .report import write_report
     from .spec import DEFAULT_BASELINE, DEFAULT_METRIC
 
@@ -148,6 +151,7 @@ def report_command(
     report = write_report(
         results, out, metric=metric, baseline=baseline or None, confidence=confidence,
         title=title, plots=plots, cells=cells, warn=_err, value_order=value_order,
+        overwrite=overwrite, inputs=[spec],
     )
     typer.echo(report["markdown"])
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
@@ -176,9 +180,12 @@ def status_command(
     from .store import ResultsStore, latest_rows
 
     study, results = _spec_and_store(spec, results)
-    rows = ResultsStore(results).rows(warn=_err)
-    latest = latest_rows(r for r in rows if r["key"])
     cells = study.cells()
+    read = ResultsStore(results).read(cells=cells)
+    for skipped in read.skipped:
+        _err(skipped.warning())
+    rows = read.rows
+    latest = latest_rows(r for r in rows if r["key"])
     for kind, group in (("reported cells", [c for c in cells if c.tuning is None]), ("tuning trials", [c for c in cells if c.tuning is not None])):
         if group:
             status = [latest[c.key]["status"] if c.key in latest else None for c in group]
@@ -186,11 +193,14 @@ def status_command(
                        f"{status.count(None)} to run, of {len(group)}")
     keys = {c.key for c in cells}
     unread = [r for r in rows if r["key"] not in keys]
-    typer.echo(f"rows: {len(rows)} in {results}, {len(unread)} not read by this spec "
-               f"({sum(r['key'] is None for r in unread)} of them unmatched rows of the old format)")
+    typer.echo(f"rows: {len(rows) + len(read.skipped)} in {results}, {len(unread) + len(read.skipped)} not read by this spec "
+               f"({sum(r['key'] is None for r in unread)} of them unmatched rows of the old format, "
+               f"{len(read.skipped)} unreadable)")
     if listing:
         for row in unread:
             typer.echo(f"{row['key'] or 'unmatched'}\t{row.get('cell_id')}\t{row['status']}\t{row.get('finished')}")
+        for skipped in read.skipped:
+            typer.echo(f"{skipped.path.parent.name}\t{skipped.path.name}\tunreadable\t{skipped.reason}")
 
 
 @study_app.command("import")
@@ -225,7 +235,7 @@ def rekey_command(
     from .store import ResultsStore, rekey
 
     study, results = _spec_and_store(spec, results)
-    done = rekey(ResultsStore(results), study.cells())
+    done = rekey(ResultsStore(results), study.cells(), warn=_err)
     typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
                f"{done.kept} rows left where they were (the same row is in the new folder)")
 
@@ -235,14 +245,20 @@ def rekey_command(
 def verdicts_command(
     claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results stores' paths are relative to it"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file when it exists"),
 ):
     """A verdict per claim of the papers: the paired difference of its two methods over every
     matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
-    contradicted / not measured."""
-    from spacy_auc_ner.api import write_text
+    contradicted / not measured. Rows that cannot be read are skipped with a warning."""
+    from spacy_auc_ner.api import check_output_file, write_text
+    from .store import check_not_in_store
     from .verdicts import load_claims, markdown_table, verdicts
 
-    table = markdown_table(verdicts(load_claims(claims)))
+    loaded = load_claims(claims)
+    if out is not None:  # the claims file and the stores it reads are inputs, never written over
+        check_output_file(out, [claims, *{store for claim in loaded for store in claim.results}], overwrite)
+        check_not_in_store(out)
+    table = markdown_table(verdicts(loaded, warn=_err))
     typer.echo(table, nl=False)
     if out is not None:
         write_text(out, table)
@@ -333,8 +349,10 @@ def partition(
     entity_percent: Optional[float] = typer.Option(None, help="Draw with the imbalance generator instead: this % of entity tokens."),
     tolerance: float = typer.Option(0.1, help="With --entity-percent: allowed relative miss of the target."),
     fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace partition files and a manifest already in OUTPUT_DIR."),
 ):
-    """Write low-resource training sets (sizes x partitions) and a JSON manifest.
+    """Write low-resource training sets (sizes x partitions) and a JSON manifest; never over
+    the input, nor over an existing file without --overwrite.
 
     Seeded and reproducible: file n{size}-p{p} holds what the reader spacy_auc_ner.LowResource.v1
     yields with n = size and seed = seed + p (EntityRatio.v1 with --entity-percent).
@@ -346,7 +364,7 @@ def partition(
         raise DataError(f"--partitions: expected a positive integer, got {partitions}")
     if fmt not in ("spacy", "tsv"):
         raise DataError(f"--format: expected spacy or tsv, got {fmt!r}")
-    manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt)
+    manifest = write_partitions(input_path, output_dir, size_list, partitions, seed, entity_percent, tolerance, fmt, overwrite=overwrite)
     typer.echo(f"Wrote {len(manifest['files'])} partitions and {output_dir / 'manifest.json'}", err=True)
 
 @corpus_app.command("get")
@@ -356,15 +374,17 @@ def corpus_get(
     output_dir: Path = typer.Argument(..., help="Folder for train/dev/test."),
     data_dir: Optional[Path] = typer.Option(None, help="Folder searched first for NAME/{train,dev,test}.tsv (then $SPACY_AUC_NER_DATA, assets/, data/, ../shared/data)."),
     fmt: str = typer.Option("spacy", "--format", help="Output format: spacy or tsv."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace train/dev/test files already in OUTPUT_DIR (never the local copy read)."),
 ):
-    """Write a known corpus's train/dev/test to OUTPUT_DIR.
+    """Write a known corpus's train/dev/test to OUTPUT_DIR (never over the local copy it
+    reads, nor over an existing file without --overwrite).
 
     From a local copy (NAME/{train,dev,test}.tsv) when found; else the original files are
     downloaded at their pinned commits, checked against their git blob ids and converted.
     """
     from .corpora import get_corpus
 
-    summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt)
+    summary = get_corpus(name, output_dir, data_dir=data_dir, fmt=fmt, overwrite=overwrite)
     counts = ", ".join(f"{s} {f['sentences']}" for s, f in summary["files"].items())
     typer.echo(f"{name} from {summary['origin']}: {counts} sentences -> {output_dir}", err=True)
 

@@ -185,9 +185,16 @@ def get_corpus(
     fmt: str = "spacy",
     fetch: Optional[Callable[[str], bytes]] = None,
     cwd: Optional[Path] = None,
+    overwrite: bool = False,
 ) -> dict:
     """Write ``out_dir/{train,dev,test}.{spacy|tsv}`` for a known corpus from a local copy when
-    one is found, else from the original files (downloaded and checked). Returns a summary."""
+    one is found, else from the original files (downloaded and checked). Returns a summary.
+    Never writes over the local copy it reads, nor over an existing file unless `overwrite`
+    (both checked before anything is read or downloaded)."""
+    from spacy_auc_ner.api import check_output_file
+
+    from .store import check_not_in_store
+
     from spacy.vocab import Vocab
 
     from spacy_auc_ner.api import read_columns
@@ -196,6 +203,10 @@ def get_corpus(
         raise DataError(f"unknown output format {fmt!r}; choose spacy or tsv")
     source = get_source(name)
     local = locate(name, data_dir, cwd)
+    inputs = [] if local is None else [local / f"{split}.tsv" for split in SPLITS]
+    for split in SPLITS:
+        check_output_file(Path(out_dir) / f"{split}.{fmt}", inputs, overwrite)
+    check_not_in_store(out_dir)
     if local is not None:
         splits = {split: read_columns(local / f"{split}.tsv", scheme="bio") for split in SPLITS}
         origin = str(local)

@@ -7,12 +7,11 @@ from typing import List, Optional, Sequence
 
 from tqdm import tqdm
 
-from spacy_auc_ner.api import DataError, write_sentences
-from spacy_auc_ner.api import write_json
-from spacy_auc_ner.api import draw_entity_ratio, draw_indices
+from spacy_auc_ner.api import DataError, check_output_file, draw_entity_ratio, draw_indices, write_json, write_sentences
 from .corpora import read_sentences
 from .corpus_stats import entity_arrays
 from .sets import training_set_config
+from .store import check_not_in_store
 
 
 def write_partitions(
@@ -24,10 +23,16 @@ def write_partitions(
     entity_percent: Optional[float] = None,
     tolerance: float = 0.1,
     fmt: str = "spacy",
+    overwrite: bool = False,
 ) -> dict:
     """Write ``output_dir/n{size}-p{p}.{fmt}`` and ``output_dir/manifest.json``; returns the
-    manifest. Every draw is made (and checked) before anything is written."""
+    manifest. No file is written over the input, nor over an existing file unless
+    `overwrite`; these checks and every draw are made before anything is written."""
     input_path, output_dir = Path(input_path), Path(output_dir)
+    names = [f"n{n}-p{p}.{fmt}" for n in sizes for p in range(partitions)] + ["manifest.json"]
+    for name in names:
+        check_output_file(output_dir / name, [input_path], overwrite)
+    check_not_in_store(output_dir)
     sentences = read_sentences(input_path)
     too_big = [n for n in sizes if n > len(sentences)]
     if too_big:

@@ -8,13 +8,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from spacy_auc_ner.api import atomic_output, PathLike, write_json, write_text
-from spacy_auc_ner.api import METRICS
+from spacy_auc_ner.api import METRICS, PathLike, atomic_output, check_output_file, write_json, write_text
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
 from .stats import summarize
 from .tuning import value_text
 from .spec import Baseline
-from .store import ResultsStore, latest_rows
+from .store import ResultsStore, check_not_in_store, latest_rows
 
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",
@@ -367,12 +366,24 @@ def write_report(
     cells: Optional[Sequence] = None,
     warn=None,
     value_order: Sequence[Any] = (),
+    overwrite: bool = False,
+    inputs: Sequence[Optional[PathLike]] = (),
 ) -> Dict[str, Any]:
     """Read the results store `results_path` (only the rows of `cells`, named as they are,
     when given: a spec's), write report.md, summary.json and the plots into `out_dir`; a
-    setting's values in `value_order` (the spec's) where given."""
-    results_path = Path(results_path)
+    setting's values in `value_order` (the spec's) where given. Nothing is written into a
+    results store, over the store or another of `inputs`, nor over an existing file without
+    `overwrite`: all checked before anything is read or written."""
+    results_path, out_dir = Path(results_path), Path(out_dir)
     store = ResultsStore(results_path)
+    store.check()
+    check_not_in_store(out_dir)
+    names = ["report.md", "summary.json", "compute.json"] + [f"{stem}.{fmt}" for stem in PLOT_STEMS.values() for fmt in ("png", "svg")]
+    base_spec = Baseline.parse(baseline)
+    if base_spec is not None:
+        names += [f"{paired_plot_stem(base_spec)}.{fmt}" for fmt in ("png", "svg")]
+    for name in names:
+        check_output_file(out_dir / name, [results_path, *inputs], overwrite)
     rows = store.rows(warn=warn) if cells is None else store.rows_for(cells, warn=warn)
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
@@ -386,7 +397,6 @@ def write_report(
         warn(f"{results_path}: no result pairs with the baseline {baseline!r}: no paired tests (name a method, or VALUE_NAME=VALUE)")
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
     costs = compute(rows)
-    out_dir = Path(out_dir)
     text = markdown_report(
         summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.name}",
         costs=costs,

@@ -8,13 +8,24 @@ comes. A cell that raises is recorded as ``failed`` with its error and the tail 
 traceback, and the study goes on; failed cells are retried on the next run unless told
 otherwise. In a tuned study the reported cells of a group wait until its tuning trials have
 rows; the runner then merges the chosen grid point (`tuning.py`).
+
+A killed study leaves no training folder behind: each run's workers keep their temporary
+files in one scratch folder of the study's (their ``TMPDIR``), removed when the study ends,
+however it ends; a worker asked to stop (SIGTERM: `kill`, the study's end or death) unwinds
+its cell first, so that the cell's own temporary folders are removed as they are on an error;
+``study run`` itself stops on SIGTERM as on Ctrl-C, its workers stopped and its scratch folder
+removed. Only SIGKILL of the study process leaves the (empty) scratch folder.
 """
 import importlib
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -38,8 +49,24 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "N
 _TRACEBACK_LINES = 30
 
 
+SCRATCH_PREFIX = "auc-ner-study-"
+
+
 class StudyError(RuntimeError):
     """A study that cannot start (bad runner, missing extra)."""
+
+
+class CellKilled(BaseException):
+    """Raised in a worker by SIGTERM: unwinds the cell (its `finally` blocks and temporary
+    folders run and are removed), then the worker exits. Not an Exception, so that no
+    `except Exception` of a cell swallows it."""
+
+
+_IN_WORKER = False  # set in the study's worker processes (`_init_worker`)
+
+
+def _stop_cell(signum, frame):
+    raise CellKilled(signum)
 
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
@@ -90,6 +117,16 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
     try:
         scores = resolve_runner(runner)(cell)
         row.update(status="ok", scores=_jsonable(scores))
+    except CellKilled:
+        if not _IN_WORKER:
+            raise
+        # the cell has unwound, its temporary folders are gone: the worker ends as asked
+        # (the study records the cell as lost); the study's scratch folder goes with its last worker
+        try:
+            os.rmdir(tempfile.gettempdir()) if Path(tempfile.gettempdir()).name.startswith(SCRATCH_PREFIX) else None
+        except OSError:
+            pass
+        os._exit(128 + signal.SIGTERM)
     except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
         tb = traceback.format_exc().rstrip().splitlines()
         error = f"{type(err).__name__}: {err}".strip()
@@ -181,7 +218,10 @@ class _InlineExecutor:
 
 
 def _init_worker(threads: int) -> None:
+    global _IN_WORKER
+    _IN_WORKER = True
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    signal.signal(signal.SIGTERM, _stop_cell)  # before asking for SIGTERM at the parent's death
     _die_with_parent()
     try:
         import torch
@@ -199,7 +239,6 @@ def _die_with_parent() -> None:
         return
     try:
         import ctypes
-        import signal
 
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
@@ -208,6 +247,65 @@ def _die_with_parent() -> None:
             os._exit(1)
     except (OSError, AttributeError):
         pass
+
+
+@contextmanager
+def _scratch_folder(inline: bool, use_ray: bool) -> Iterator[Optional[Path]]:
+    """A scratch folder for the study's temporary files: the workers' TMPDIR (spawned while it
+    is set), this process's temporary folder when cells run here (`inline`); removed at the
+    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up). None on
+    Ray, whose workers live on other nodes and whose own session files follow TMPDIR."""
+    if use_ray:
+        yield None
+        return
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(scratch)
+    if inline:
+        tempfile.tempdir = str(scratch)
+    try:
+        yield scratch
+    finally:
+        tempfile.tempdir = saved_dir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM stops the study as Ctrl-C does (KeyboardInterrupt), so that it stops its
+    workers and removes its scratch folder; only in the main thread, where Python runs
+    signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_workers(executor) -> None:
+    """Shut a pool down now and stop its worker processes (SIGTERM: each unwinds its cell),
+    waiting for them, so that nothing writes into the scratch folder once it is removed."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())  # shutdown forgets them
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=30)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 @contextmanager
@@ -325,7 +423,9 @@ def run_study(
         resolve_runner(runner)  # fail now, not once per cell
     start = time.perf_counter()
     store = ResultsStore(results)
-    rows = store.rows(warn=log)
+    # a row that cannot be read (not what its folder says, a score not in [0, 1]) is said and
+    # not counted: its cell runs again
+    rows = store.rows(warn=log or _say_on_stderr, cells=cells)
     todo = plan(cells, rows, retry_failed=retry_failed, again=again)
     skipped = len(cells) - len(todo)
     if log is not None and skipped:
@@ -335,6 +435,10 @@ def run_study(
         ray_address=ray_address, use_ray=use_ray, progress=progress, log=log, again=again,
     )
     return StudyOutcome(len(cells), skipped + done, ok, failed, time.perf_counter() - start)
+
+
+def _say_on_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _make_executor(workers, threads, use_ray, ray_address, gpu):
@@ -383,7 +487,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
         bar.update(1)
         status()
 
-    with _thread_env(threads):
+    with _stop_on_sigterm(), _thread_env(threads), _scratch_folder(inline=workers == 0, use_ray=use_ray):
         executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
         try:
             while pending or running:
@@ -431,7 +535,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                     executor.shutdown(wait=False, cancel_futures=True)
                     executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
         except BaseException:
-            executor.shutdown(wait=False, cancel_futures=True)
+            _stop_workers(executor)
             raise
         else:
             executor.shutdown(wait=True)

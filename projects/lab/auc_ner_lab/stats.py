@@ -1,7 +1,8 @@
 """Small-sample statistics of a study: Student-t confidence intervals, paired t-tests, Holm's
 adjustment and a paired trend test, on scipy.stats (the t distribution, `ttest_rel`,
 `ttest_1samp`); this module only fixes what the report needs around them: no NaN (one value
-gives no interval, identical differences a certain or a null result) and the ratio of the means.
+gives no interval, identical differences a certain or a null result; a NaN, infinite or
+boolean value is refused with a ValueError, never read as a number) and the ratio of the means.
 """
 import math
 from dataclasses import dataclass
@@ -28,9 +29,20 @@ class Summary:
         return None if self.half_width is None else self.mean + self.half_width
 
 
+def _finite(values: Sequence[float], what: str) -> List[float]:
+    """`values` as floats; a NaN, an infinity or a boolean is refused (ValueError): no test
+    returns a p-value, nor a summary a mean, from a value that is not a number."""
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{what}: {v!r} is not a finite number")
+        out.append(float(v))
+    return out
+
+
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     """Mean, sample standard deviation (ddof 1) and Student-t confidence half width."""
-    values = [float(v) for v in values]
+    values = _finite(values, "summarize")
     n = len(values)
     if n == 0:
         raise ValueError("summarize: no values")
@@ -58,6 +70,7 @@ def _t_test(diffs: Sequence[float]) -> Tuple[Optional[float], Optional[float]]:
     """(t, two-sided p) of "the differences have mean 0" (scipy's one-sample t-test); with no
     spread, no noise: t = 0 and p = 1 when every difference is 0, else an infinite t and p = 0
     (where scipy gives NaN); (None, None) from fewer than two differences."""
+    diffs = _finite(diffs, "t-test")  # NaN is neither constant nor zero: refused, never p = 0
     if len(diffs) < 2:
         return None, None
     if max(diffs) == min(diffs):
@@ -71,7 +84,8 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     `ttest_rel(a, b)` is the same test."""
     if len(a) != len(b):
         raise ValueError(f"paired_t_test: {len(a)} values against {len(b)}")
-    diffs = [float(x) - float(y) for x, y in zip(a, b)]
+    a, b = _finite(a, "paired_t_test"), _finite(b, "paired_t_test")
+    diffs = [x - y for x, y in zip(a, b)]
     n = len(diffs)
     if n == 0:
         raise ValueError("paired_t_test: no pairs")
@@ -85,6 +99,7 @@ def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
     """Holm-Bonferroni adjusted p-values (None stays None and does not count as a test): the
     k-th smallest of m (k from 0) becomes the running max of min(1, (m - k) p), so that
     "adjusted p < alpha" bounds the chance of any false finding among the m at alpha."""
+    _finite([p for p in p_values if p is not None], "holm")
     order = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
     out: List[Optional[float]] = [None] * len(p_values)
     running = 0.0
@@ -113,7 +128,8 @@ def trend_test(gaps: Dict[object, Dict[float, float]]) -> TrendTest:
     for by_x in gaps.values():
         if len(by_x) < 2:
             continue
-        xs = sorted(by_x)
+        xs = sorted(_finite(list(by_x), "trend_test"))
+        _finite([by_x[x] for x in xs], "trend_test")
         slopes.append(float(sps.linregress(xs, [by_x[x] for x in xs]).slope))
         points += len(xs)
     if not slopes:

@@ -27,9 +27,21 @@ Rows of the old format (a study's JSONL file, as a campaign still running from a
 checkout writes it) come in through `import_jsonl`, the one place that knows their ids; rows
 of a store written before keys hashed the assembled config move to today's keys with `rekey`,
 the one place that knows those keys (`previous_cell_key`).
+
+What is read is checked, as a row is a file anyone can copy, move or edit: a store is a folder
+holding the marker file ``.results-store`` (which the lab writes into every store it creates),
+not any folder whose subfolders look like keys; a row is read only when it is what its folder
+says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method, size and
+partition, and, read through a spec, its corpus, setting, size, value, partition and tuning
+trial, which the key hashes, are those of the spec's cell of that key) and its
+fields are well formed: every score a finite number in [0, 1] (timings and counts in
+``scores`` finite and not negative; a boolean is not a number). Any other file is skipped
+with a warning naming it (`row_problem`), so that `study run` trains its cell again and no
+report prints a number from it.
 """
 import hashlib
 import json
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -38,11 +50,122 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 from spacy_auc_ner.api import os_error_text, PathLike
 
 UNMATCHED = "unmatched"
+MARKER = ".results-store"  # what makes a folder a results store: written by the lab into each
+MARKER_TEXT = '{"format": "auc_ner_lab results store", "layout": "<cell key>/<row digest>.json"}\n'
 _KEY_CHARS = set("0123456789abcdef")
+_KEY_LENGTH = 16
+# the fields a row's file name does not hash: what the store adds to the row `study run` wrote
+_STORE_FIELDS = ("key", "imported", "rekeyed_from")
+STATUSES = ("ok", "failed")
+# numbers in `scores` that are timings or counts, not fractions: finite and >= 0
+_UNBOUNDED_SUFFIXES = ("_seconds", "_words", "_per_second")
 
 
 class StoreError(RuntimeError):
     """A results store that cannot be read or written; the message names the path."""
+
+
+def is_key(name: str) -> bool:
+    """Whether `name` is a cell key as `spec.cell_key` writes it (16 hexadecimal digits)."""
+    return len(name) == _KEY_LENGTH and set(name) <= _KEY_CHARS
+
+
+def _number_problem(where: str, value: Any, bounded: bool = True) -> Optional[str]:
+    if isinstance(value, bool):
+        return f"{where} is {json.dumps(value)}, not a number"
+    if not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value):
+        return f"{where} is {value}, not a finite number"
+    if bounded and not 0.0 <= value <= 1.0:
+        return f"{where} is {value:g}, not a score in [0, 1]"
+    if not bounded and value < 0:
+        return f"{where} is {value:g}, below 0"
+    return None
+
+
+def scores_problem(scores: Any) -> Optional[str]:
+    """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score
+    (a number at its top level or in ``dev_scores``, an ``ents_per_type`` p, r or f) that is
+    not a finite number in [0, 1]; timings and counts (``train_seconds``, ``test_words``) must
+    be finite and not negative. Other values (a runner's extras) are not scores."""
+    if not isinstance(scores, dict):
+        return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
+    for name in ("dev_scores", "ents_per_type"):
+        if scores.get(name) is not None and not isinstance(scores[name], dict):
+            return f"'scores.{name}' is a {type(scores[name]).__name__}, not a mapping"
+    for name, value in scores.items():
+        if name == "dev_scores" and isinstance(value, dict):
+            found = [_number_problem(f"'scores.dev_scores.{k}'", v) for k, v in value.items()]
+        elif name == "ents_per_type" and isinstance(value, dict):
+            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v) for t, prf in value.items()
+                     if isinstance(prf, dict) for k, v in prf.items() if k in ("p", "r", "f")]
+        else:
+            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES))]
+        why = next((w for w in found if w is not None), None)
+        if why is not None:
+            return why
+    return None
+
+
+def _int_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[str]:
+    """Why `row` is not a readable results row (None when it is): a field malformed, its
+    ``key`` not its folder's (`folder`: the folder's name, ``UNMATCHED`` for unmatched/), its
+    ``cell_id`` naming another corpus, method, size or partition than its fields, its draw
+    (corpus, setting, size, value, partition, tuning trial) not that of the spec's `cell` of
+    its key (when given), or a score that is not a finite
+    number in [0, 1] (`scores_problem`)."""
+    if not isinstance(row, dict):
+        return f"a {type(row).__name__}, not a row"
+    if row.get("status") not in STATUSES:
+        return f"'status' is {json.dumps(row.get('status'))}, not one of {', '.join(STATUSES)}"
+    for name in ("cell_id", "corpus", "method", "setting"):
+        if not isinstance(row.get(name), str) or not row[name]:
+            return f"no '{name}'" if name not in row else f"'{name}' is {json.dumps(row[name])}, not a name"
+    for name in ("size", "partition"):
+        if not _int_or_none(row.get(name)):
+            return f"'{name}' is {json.dumps(row.get(name))}, not a whole number"
+    if row.get("size") == 0:
+        return "'size' is 0"
+    value = row.get("value")
+    if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
+        return f"'value' is {json.dumps(value)}, not a number or a name"
+    for name in ("tuning", "tuned", "imported"):
+        if row.get(name) is not None and not isinstance(row[name], dict):
+            return f"'{name}' is a {type(row[name]).__name__}, not a mapping"
+    if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
+        return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
+    seconds = row.get("seconds")
+    if seconds is not None and (not isinstance(seconds, (int, float)) or _number_problem("'seconds'", seconds, bounded=False)):
+        return _number_problem("'seconds'", seconds, bounded=False) or f"'seconds' is {json.dumps(seconds)}, not a number"
+    if folder is not None:
+        own = None if folder == UNMATCHED else folder
+        if row.get("key") != own:
+            return (f"its key {json.dumps(row.get('key'))} is not its folder's ({folder}): a row copied or moved "
+                    "into another cell's folder is not read; put it back in its own folder")
+    label, sep, _ = row["cell_id"].partition("#")
+    label = label.split("/")
+    if sep and len(label) > 2:  # an id as the lab writes them (`spec.cell_label`): corpus/method/n=.../p0#...
+        if label[:2] != [row["corpus"], row["method"]]:
+            return f"its cell_id {row['cell_id']!r} names another corpus or method than its fields ({row['corpus']}, {row['method']})"
+        if row["size"] is not None and f"n={row['size']}" not in label:
+            return f"its cell_id {row['cell_id']!r} names another size than its 'size' ({row['size']})"
+        if row["partition"] is not None and label[-1] != f"p{row['partition']}":
+            return f"its cell_id {row['cell_id']!r} names another partition than its 'partition' ({row['partition']})"
+    if cell is not None:
+        described = cell.describe()
+        # what the key hashes (not the method's name: a method renamed in a spec keeps its rows)
+        for name in ("corpus", "setting", "size", "value", "partition", "tuning"):
+            if row.get(name) != described.get(name):
+                return (f"its {name} ({json.dumps(row.get(name))}) is not that of the cell of its key "
+                        f"({json.dumps(described.get(name))}, {cell.id})")
+    if "scores" in row:  # an ok row without scores has no score to report (aggregate says so)
+        return scores_problem(row["scores"])
+    return None
 
 
 def row_key(row: Dict[str, Any]) -> str:
@@ -63,8 +186,8 @@ def latest_rows(rows: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 def row_name(row: Dict[str, Any]) -> str:
     """A row's file name: a digest of the row as `study run` wrote it (without the store's
-    `key` and `imported`), so that the same row has the same name in every store."""
-    own = {k: v for k, v in row.items() if k not in ("key", "imported")}
+    `key`, `imported` and `rekeyed_from`), so that the same row has the same name in every store."""
+    own = {k: v for k, v in row.items() if k not in _STORE_FIELDS}
     return hashlib.sha1(json.dumps(own, sort_keys=True).encode("utf8")).hexdigest()[:16] + ".json"
 
 
@@ -75,6 +198,39 @@ def _order(row: Dict[str, Any], name: str):
     if imported:
         return (0, str(imported.get("from")), int(imported.get("line") or 0), name)
     return (1, str(row.get("finished") or ""), name)
+
+
+def enclosing_store(path: PathLike) -> Optional[Path]:
+    """The results store `path` is or lies in (a folder with the marker), or None."""
+    path = Path(path).absolute()
+    for folder in (path, *path.parents):
+        if (folder / MARKER).is_file():
+            return folder
+    return None
+
+
+def check_not_in_store(path: PathLike) -> None:
+    """Refuse an output (a file or folder another command writes) in a results store, which
+    holds rows only (a foreign entry makes it unreadable)."""
+    store = enclosing_store(path)
+    if store is not None:
+        where = "is" if store == Path(path).absolute() else f"lies in {store}, which is"
+        raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
+
+
+class Skipped(NamedTuple):
+    """A file of the store that is not read, and why."""
+
+    path: Path
+    reason: str
+
+    def warning(self) -> str:
+        return f"{self.path}: skipping {self.reason}"
+
+
+class Read(NamedTuple):
+    rows: List[Dict[str, Any]]
+    skipped: List[Skipped]
 
 
 class ResultsStore:
@@ -89,14 +245,40 @@ class ResultsStore:
     def check(self) -> None:
         """Refuse a path that is not a results store (a file, a folder of other things), before
         anything is written into it; a path that does not exist is a new, empty store."""
+        outer = enclosing_store(self.path.parent)
+        if outer is not None:  # a store's subfolders are its cells' (a new store in one would spoil it)
+            raise StoreError(f"{self.path}: lies in {outer}, which is a results store; give a folder of its own")
         if not self.path.exists():
             return
         hint = "; bring the rows of an old results file in with 'study import'" if self.path.suffix == ".jsonl" else ""
         if not self.path.is_dir():
             raise StoreError(f"{self.path}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one{hint}")
-        for entry in self.path.iterdir():
-            if not (entry.is_dir() and (entry.name == UNMATCHED or set(entry.name) <= _KEY_CHARS)):
+        entries = [entry for entry in self.path.iterdir() if entry.name != MARKER]
+        if not self.marker.is_file():
+            if entries:  # an empty folder is a new store; anything else is not the lab's
+                raise StoreError(
+                    f"{self.path}: not a results store (it has no {MARKER}, which the lab writes into every store); give a folder "
+                    f"'study run' wrote, or a new one (a store written before stores were marked: create {self.marker} to mark it)"
+                )
+            return
+        for entry in entries:
+            if not (entry.is_dir() and not entry.is_symlink() and (entry.name == UNMATCHED or is_key(entry.name))):
                 raise StoreError(f"{self.path}: not a results store ({entry.name} is not a cell's folder); give a folder 'study run' wrote, or a new one")
+
+    @property
+    def marker(self) -> Path:
+        return self.path / MARKER
+
+    def mark(self) -> None:
+        """Make the folder a results store (a new folder, or one `check` accepted)."""
+        if self.marker.is_file():
+            return
+        self.check()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self.marker.write_text(MARKER_TEXT, encoding="utf8")
+        except OSError as err:
+            raise StoreError(f"{self.marker}: cannot write the marker of a results store ({os_error_text(err)})") from None
 
     def files(self, keys: Optional[Iterable[str]] = None) -> List[Path]:
         """The row files of the store (of the cells `keys` only, when given)."""
@@ -106,39 +288,51 @@ class ResultsStore:
             return sorted(self.path.glob("*/*.json"))
         return sorted(path for key in set(keys) for path in (self.path / key).glob("*.json"))
 
-    def rows(self, warn: Optional[Callable[[str], None]] = None, keys: Optional[Iterable[str]] = None) -> List[Dict[str, Any]]:
-        """Every row of the store (of the cells `keys` only, when given), those of `unmatched/`
-        included (their key is None), in the order they came in (`_order`); a file that is not
-        a row is skipped with a warning."""
+    def read(self, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> "Read":
+        """The rows of the store (of the cells `keys` only, when given), those of `unmatched/`
+        included (their key is None), in the order they came in (`_order`), and the files
+        skipped, each with why (`row_problem`; with `cells`, a row of one of their keys must
+        also be that cell's)."""
         if keys is None:
             self.check()
-        found = []
+        by_key = {cell.key: cell for cell in cells}
+        found, skipped = [], []
         for path in self.files(keys):
+            folder = path.parent.name
             try:
                 row = json.loads(path.read_text(encoding="utf8"))
             except (ValueError, OSError) as err:
-                if warn is not None:
-                    warn(f"{path}: skipping a file that is not a results row ({err})")
+                skipped.append(Skipped(path, f"a file that is not a results row ({err})"))
                 continue
-            if not isinstance(row, dict) or "status" not in row:
-                if warn is not None:
-                    warn(f"{path}: skipping a file that is not a results row")
+            why = row_problem(row, folder, by_key.get(folder))
+            if why is not None:
+                skipped.append(Skipped(path, f"a file that is not a readable results row: {why}"))
                 continue
-            row["key"] = None if path.parent.name == UNMATCHED else path.parent.name
             found.append((_order(row, path.name), row))
-        return [row for _, row in sorted(found, key=lambda pair: pair[0])]
+        return Read([row for _, row in sorted(found, key=lambda pair: pair[0])], skipped)
+
+    def rows(self, warn: Optional[Callable[[str], None]] = None, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> List[Dict[str, Any]]:
+        """The rows `read` finds, warning about each file it skipped."""
+        read = self.read(keys, cells)
+        if warn is not None:
+            for skipped in read.skipped:
+                warn(skipped.warning())
+        return read.rows
 
     def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
         """The rows of `cells` (their keys), each named as its cell is named now (the cell's
         `describe()` over the row's own identity); rows of other keys are not read."""
         self.check()
         by_key = {cell.key: cell for cell in cells}
-        return [{**row, **by_key[row["key"]].describe()} for row in self.rows(warn, keys=by_key)]
+        return [{**row, **by_key[row["key"]].describe()} for row in self.rows(warn, keys=by_key, cells=cells)]
 
     def add(self, row: Dict[str, Any], key: Optional[str] = None) -> Path:
         """Write `row` into the folder of cell `key` (default: the row's own; None: unmatched),
         whole and durably, then renamed into place; a row already there is left as it is."""
         key = row.get("key") if key is None else key
+        if key and not is_key(key):
+            raise StoreError(f"{self.path}: {key!r} is not a cell key; a row goes into its cell's folder")
+        self.mark()
         folder = self.path / (key or UNMATCHED)
         target = folder / row_name(row)
         if target.exists():
@@ -218,6 +412,11 @@ def import_jsonl(path: PathLike, cells: Sequence, store: ResultsStore, warn: Opt
             if warn is not None:
                 warn(f"{path}:{lineno}: skipping a line that is not a results row")
             continue
+        why = row_problem(row)
+        if why is not None:
+            if warn is not None:
+                warn(f"{path}:{lineno}: skipping a line that is not a readable results row: {why}")
+            continue
         rows += 1
         cell = by_old_id.get(row["cell_id"])
         matched += cell is not None
@@ -288,11 +487,14 @@ class Rekeyed(NamedTuple):
     kept: int  # row files left where they were: the same row is in the new folder already
 
 
-def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key) -> Rekeyed:
+def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key,
+          warn: Optional[Callable[[str], None]] = None) -> Rekeyed:
     """Move the rows of each cell of `cells` from the folder of its `old_key` to that of its
     key today. Nothing is deleted: a row already in the new folder stays in the old one too
     (its old folder then remains), rows that match no cell stay where they are, and running
-    it again moves nothing."""
+    it again moves nothing. A moved row takes its new folder's key (the keys it had are kept
+    in ``rekeyed_from``), as a row is read only where its key says; a file that is not a
+    readable row of its folder stays, with a warning."""
     store.check()
     moves: Dict[str, set] = {}
     for cell in cells:
@@ -312,10 +514,19 @@ def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = 
                 kept += 1
                 continue
             try:
-                target.mkdir(exist_ok=True)
-                os.replace(path, target / path.name)
-            except OSError as err:
-                raise StoreError(f"{path}: cannot move the row to {target} ({os_error_text(err)})") from None
+                row = json.loads(path.read_text(encoding="utf8"))
+            except (OSError, ValueError):
+                row = None
+            why = row_problem(row, old)
+            if why is not None:  # not a readable row of this folder: left where it is
+                if warn is not None:
+                    warn(f"{path}: not moved, not a readable results row: {why}")
+                continue
+            # its key becomes its new folder's (a row is read only where its key says), the
+            # keys it had are kept
+            row = {**row, "key": new, "rekeyed_from": [*row.get("rekeyed_from", []), old]}
+            store.add(row, new)
+            path.unlink()
             moved += 1
         moved_cells += moved > 0
         moved_rows += moved

@@ -33,7 +33,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import srsly
 from pydantic import BeforeValidator, model_validator
@@ -293,14 +293,16 @@ def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.0
     return Verdict(claim, n, sum(a) / n, sum(b) / n, test.mean_diff, low, high, test.p_value, verdict)
 
 
-def verdicts(claims: Sequence[Claim]) -> List[Verdict]:
+def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = None) -> List[Verdict]:
+    """The verdict of each claim, from the rows of its results stores (each store read once;
+    a file that is not a readable row is skipped, with a warning through `warn`)."""
     cache: Dict[str, List[Dict[str, Any]]] = {}
     out = []
     for claim in claims:
         rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
-                cache[path] = ResultsStore(path).rows()
+                cache[path] = ResultsStore(path).rows(warn=warn)
             rows.extend(cache[path])
         cells = paired_cells(rows, claim)
         verdict = judge_trend(claim, cells) if claim.trend else judge(claim, list(cells.values()))

@@ -547,7 +547,7 @@ def main() -> None:
         # a campaign whose reported cells have not started yet (only tuning trials) has no
         # report: say so and go on with the others
         if not run("study", "report", str(results.relative_to(ROOT)), "--spec", str(spec.relative_to(ROOT)),
-                   "--out", str((OUT / spec.stem).relative_to(ROOT))):
+                   "--out", str((OUT / spec.stem).relative_to(ROOT)), "--overwrite"):
             print(f"{spec.name}: no report yet")
     for name, baseline in OTHER_STUDIES.items():
         results = ROOT / "results" / name
@@ -555,7 +555,7 @@ def main() -> None:
             print(f"{name}: no results yet ({results.relative_to(ROOT)})")
             continue
         run("study", "report", str(results.relative_to(ROOT)), "--spec", f"studies/{name}.yaml", "--baseline", baseline,
-            "--out", str((OUT / name).relative_to(ROOT)))
+            "--out", str((OUT / name).relative_to(ROOT)), "--overwrite")
         (OUT / name).mkdir(parents=True, exist_ok=True)
         (OUT / name / "ablation.md").write_text(ratio_table(name, baseline), encoding="utf8")
     if (ROOT / "results" / "lowres_recipe").exists():
@@ -576,7 +576,7 @@ def main() -> None:
     if (ROOT / "results" / "heads_lowres").exists():
         subprocess.run([sys.executable, "-m", "scripts.heads_lowres_table", "--markdown",
                         str(OUT / "heads_lowres.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
-    if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT))):
+    if not run("study", "verdicts", "studies/claims.yaml", "--out", str((OUT / "verdicts.md").relative_to(ROOT)), "--overwrite"):
         raise SystemExit(1)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "readme_tables.py"), str(ROOT / "docs")], check=True)
 

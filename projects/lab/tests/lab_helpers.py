@@ -186,3 +186,16 @@ def one_error_line(result) -> str:
     assert result.exit_code == 1, (result.exit_code, result.stderr, result.exception)
     assert isinstance(result.exception, SystemExit), result.exception
     return error_line(result)
+
+
+def temp_folder_cell(cell):
+    """Trains as a real cell does, in a temporary folder (here: a 1 MB file in it), logging the
+    folder and its process to $STUDY_FAKE_LOG, then sleeping $STUDY_FAKE_SLEEP seconds."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "model.bin").write_bytes(b"\0" * 1_000_000)
+        with open(os.environ["STUDY_FAKE_LOG"], "a", encoding="utf8") as f:
+            f.write(f"{folder} {os.getpid()}\n")
+        time.sleep(float(os.environ.get("STUDY_FAKE_SLEEP", "0.5")))
+    return instant_cell(cell)

@@ -263,7 +263,7 @@ def test_the_entry_point_returns_the_commands_status(capsys):
 def test_study_report_without_matplotlib_is_one_line(monkeypatch, tmp_path):
     from auc_ner_lab.cli import study_app
 
-    store = write_rows(tmp_path / "r", [{"cell_id": "c/ce/p0#x", "status": "ok", "corpus": "c", "method": "ce", "setting": "lowres",
+    store = write_rows(tmp_path / "r", [{"cell_id": "c/ce/n=10/p0#x", "status": "ok", "corpus": "c", "method": "ce", "setting": "lowres",
                                          "size": 10, "value": None, "partition": 0, "scores": {"ents_seqeval_micro_f": 0.5}}])
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     result = runner.invoke(study_app, ["report", str(store), "--out", str(tmp_path / "rep")])
@@ -306,6 +306,7 @@ def test_study_run_ignores_a_row_a_kill_left_half_written(tmp_path):
     out = tmp_path / "r"
     (out / "0123456789abcdef").mkdir(parents=True)
     (out / "0123456789abcdef" / ".fedcba9876543210.json.77.tmp").write_text('{"cell_id": "toy/ce/n=2')
+    (out / ".results-store").write_text("")  # a store (the marker the lab writes)
     result = _run("study", "run", _spec(tmp_path), "--results", out, "--no-progress")
     assert result.exit_code == 0, result.stderr
     assert len(rows(out)) == 2

@@ -106,7 +106,7 @@ def test_rekey_moves_rows_to_the_keys_of_today_and_loses_none(tmp_path):
     store = ResultsStore(tmp_path / "r")
     for i, cell in enumerate(cells):
         store.add({**cell.describe(), "status": "ok", "finished": f"2026-01-0{i + 1}"}, previous_cell_key(cell))
-    store.add({"cell_id": "gone", "status": "ok"}, "0123456789abcdef")  # a cell the spec no longer has
+    store.add({**cells[0].describe(), "status": "ok", "finished": "2026-01-08"}, "0123456789abcdef")  # a cell the spec no longer has
     twice = {**cells[0].describe(), "status": "failed", "finished": "2026-01-09"}
     store.add(twice, previous_cell_key(cells[0]))
     store.add(twice, cells[0].key)  # written by today's code too (a copy of another clone's store)
@@ -188,4 +188,4 @@ def test_study_import_and_status_commands(tmp_path):
     status = invoke(study_app, "status", spec, "--results", tmp_path / "r", "--list")
     assert status.exit_code == 0, status.output
     assert status.stdout.splitlines() == ["reported cells: 5 ok, 0 failed, 0 to run, of 5",
-                                          f"rows: 5 in {tmp_path / 'r'}, 0 not read by this spec (0 of them unmatched rows of the old format)"]
+                                          f"rows: 5 in {tmp_path / 'r'}, 0 not read by this spec (0 of them unmatched rows of the old format, 0 unreadable)"]

@@ -202,7 +202,7 @@ def test_a_baseline_that_pairs_nothing_is_said(tmp_path):
     write_report(_write(tmp_path / "r", LOWRES), tmp_path / "o", baseline="resampler=none", plots=False, warn=warnings.append)
     assert len(warnings) == 1 and "no result pairs with the baseline 'resampler=none'" in warnings[0]
     warnings.clear()
-    write_report(_write(tmp_path / "r", LOWRES), tmp_path / "o", baseline="ce", plots=False, warn=warnings.append)
+    write_report(_write(tmp_path / "r", LOWRES), tmp_path / "o", baseline="ce", plots=False, warn=warnings.append, overwrite=True)
     assert warnings == []
 
 
@@ -220,7 +220,7 @@ def test_the_spec_baseline_is_the_reports_default(tmp_path):
     assert out.exit_code == 0, out.output
     assert "Paired difference to the same method at resampler=none" in out.output
     assert "| method | none | sCRD | nsCRD |" in out.output  # the spec's order of the values
-    overridden = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots", "--baseline", "ce"])
+    overridden = CliRunner().invoke(study_app, ["report", str(results), "--spec", str(spec_path), "--no-plots", "--baseline", "ce", "--overwrite"])
     assert "Paired difference to `ce`" in overridden.output
 
 

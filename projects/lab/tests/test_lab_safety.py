@@ -1,0 +1,397 @@
+"""Issue 32: the lab writes over nothing (its commands refuse to write over an input or into a
+results store, and ask for --overwrite before replacing a file), its results store trusts no
+row blindly (a row is read only when it is what its folder says and its scores are finite
+numbers in [0, 1]; anything else is skipped with a warning naming the file, counted by
+`study status`, and its cell rerun), no test returns a p-value for NaN, and a killed study
+leaves no temporary folder."""
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auc_ner_lab.cli import app
+from auc_ner_lab.runner import run_study
+from auc_ner_lab.spec import load_spec
+from auc_ner_lab.stats import holm, paired_t_test, summarize, trend_test
+from auc_ner_lab.store import ResultsStore
+from lab_helpers import QUIET, instant_cell, invoke, one_error_line, study_command, study_env
+from lab_data import write_toy_corpus
+
+MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.store.MARKER)
+
+
+def row_problem(*args):
+    from auc_ner_lab.store import row_problem
+
+    return row_problem(*args)
+
+
+def _spec(tmp_path: Path, **changes) -> Path:
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    spec = {"name": "t", "corpora": ["toy"], "corpora_dir": str(corpora), "methods": ["ce", "ova_auc"],
+            "sizes": [2], "partitions": 3, "runner": "lab_helpers:instant_cell", **changes}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+@pytest.fixture
+def study(tmp_path):
+    """A spec of 2 methods x 3 partitions and its store, every cell done by `instant_cell`
+    (ce: 0.402, 0.412, 0.422; ova_auc: 0.502, 0.512, 0.522)."""
+    spec = _spec(tmp_path)
+    store = tmp_path / "r"
+    cells = load_spec(spec).cells()
+    assert run_study(cells, store, workers=0, runner=instant_cell, **QUIET).ok == 6
+    return spec, store, cells
+
+
+def _row_file(store: Path, cell) -> Path:
+    (path,) = (store / cell.key).glob("*.json")
+    return path
+
+
+def _edit(path: Path, **changes) -> None:
+    row = json.loads(path.read_text())
+    row.update(changes)
+    path.write_text(json.dumps(row, sort_keys=True) + "\n")
+
+
+def _edit_scores(path: Path, **changes) -> None:
+    row = json.loads(path.read_text())
+    row["scores"].update(changes)
+    path.write_text(json.dumps(row, sort_keys=True) + "\n")
+
+
+def _status(spec, store):
+    result = invoke(app, "study", "status", spec, "--results", store)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+# -- 2. the lab's commands write over nothing ----------------------------------------------------
+
+
+def test_verdicts_never_writes_over_its_claims_file_nor_an_existing_file(study, tmp_path):
+    spec, store, _ = study
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    before = claims.read_text()
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", claims))
+    assert line == f"Error: {claims}: is an input of this command ({claims}); write the output to another file"
+    assert claims.read_text() == before
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", store / "verdicts.md"))
+    assert "is an input of this command" in line and not (store / "verdicts.md").exists()
+    table = tmp_path / "verdicts.md"
+    table.write_text("the user's")
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", table))
+    assert line == f"Error: {table}: already exists; choose another file, or pass --overwrite to replace it"
+    assert table.read_text() == "the user's"
+    assert invoke(app, "study", "verdicts", claims, "--out", table, "--overwrite").exit_code == 0
+    assert "confirmed" in table.read_text()
+
+
+def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp_path):
+    spec, store, _ = study
+    line = one_error_line(invoke(app, "study", "report", store, "--out", store, "--no-plots"))
+    assert line == f"Error: {store}: is a results store, which holds rows only; write it to another folder"
+    line = one_error_line(invoke(app, "study", "report", store, "--out", store / "rep", "--no-plots"))
+    assert line == f"Error: {store / 'rep'}: lies in {store}, which is a results store, which holds rows only; write it to another folder"
+    for command in (["partition", _tsv(tmp_path / "train.tsv"), store / "parts", "--sizes", "2", "--partitions", "1"],
+                    ["study", "run", spec, "--results", store / "inner", "--no-progress"]):
+        assert f"lies in {store}" in one_error_line(invoke(app, *command))
+    other = tmp_path / "other"
+    run_study(load_spec(spec).cells()[:1], other, workers=0, runner=instant_cell, **QUIET)
+    line = one_error_line(invoke(app, "study", "report", store, "--out", other, "--no-plots"))
+    assert line == f"Error: {other}: is a results store, which holds rows only; write it to another folder"
+    assert sorted(p.name for p in store.iterdir()) == sorted([MARKER] + [c.key for c in load_spec(spec).cells()])
+    assert "reported cells: 6 ok" in _status(spec, store).stdout  # the store as it was
+    out = tmp_path / "rep"
+    assert invoke(app, "study", "report", store, "--out", out, "--no-plots").exit_code == 0
+    (out / "report.md").write_text("edited by hand")
+    line = one_error_line(invoke(app, "study", "report", store, "--out", out, "--no-plots"))
+    assert line == f"Error: {out / 'report.md'}: already exists; choose another file, or pass --overwrite to replace it"
+    assert (out / "report.md").read_text() == "edited by hand"
+    assert invoke(app, "study", "report", store, "--out", out, "--no-plots", "--overwrite").exit_code == 0
+    assert (out / "report.md").read_text().startswith("# Study report")
+
+
+def _tsv(path: Path, sentences: int = 10) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"Aspirin\tB-Disease\nworks{i}\tO\n\n" for i in range(sentences)))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["spacy", "tsv"])
+def test_partition_never_writes_over_its_input(tmp_path, monkeypatch, fmt):
+    """The issue's case: an input named like an output, in the output folder."""
+    data = tmp_path / "work"
+    named = data / f"n2-p0.{fmt}"
+    if fmt == "spacy":
+        data.mkdir()
+        named.write_bytes((write_toy_corpus(tmp_path / "corpus") / "toy" / "train.spacy").read_bytes())
+    else:
+        _tsv(named)
+    monkeypatch.chdir(data)
+    before = named.read_bytes()
+    line = one_error_line(invoke(app, "partition", named.name, ".", "--sizes", "2", "--partitions", "1", "--format", fmt))
+    assert line == f"Error: n2-p0.{fmt}: is an input of this command (n2-p0.{fmt}); write the output to another file"
+    assert named.read_bytes() == before and not (data / "manifest.json").exists()
+
+
+def test_partition_asks_before_replacing_a_file(tmp_path):
+    train = _tsv(tmp_path / "train.tsv")
+    out = tmp_path / "parts"
+    assert invoke(app, "partition", train, out, "--sizes", "2", "--partitions", "1").exit_code == 0
+    (out / "manifest.json").write_text("the user's")
+    line = one_error_line(invoke(app, "partition", train, out, "--sizes", "2", "--partitions", "1"))
+    assert line == f"Error: {out / 'n2-p0.spacy'}: already exists; choose another file, or pass --overwrite to replace it"
+    assert (out / "manifest.json").read_text() == "the user's"
+    assert invoke(app, "partition", train, out, "--sizes", "2", "--partitions", "1", "--overwrite").exit_code == 0
+    assert json.loads((out / "manifest.json").read_text())["sizes"] == [2]
+
+
+def test_corpus_get_never_writes_over_the_local_copy_it_reads(tmp_path, monkeypatch):
+    """The issue's case: DIR/conll2003 is the local copy (4 columns) and the output folder."""
+    monkeypatch.delenv("SPACY_AUC_NER_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    local = tmp_path / "data" / "conll2003"
+    local.mkdir(parents=True)
+    for split in ("train", "dev", "test"):
+        (local / f"{split}.tsv").write_text("EU\tNNP\tB-NP\tB-ORG\nrejects\tVBZ\tB-VP\tO\n\n")
+    before = {p.name: p.read_bytes() for p in local.iterdir()}
+    line = one_error_line(invoke(app, "corpus", "get", "conll2003", local, "--data-dir", tmp_path / "data", "--format", "tsv"))
+    assert line == f"Error: {local / 'train.tsv'}: is an input of this command ({local / 'train.tsv'}); write the output to another file"
+    assert {p.name: p.read_bytes() for p in local.iterdir()} == before
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dev.spacy").write_text("the user's")
+    line = one_error_line(invoke(app, "corpus", "get", "conll2003", out, "--data-dir", tmp_path / "data"))
+    assert line == f"Error: {out / 'train.spacy'}: already exists; choose another file, or pass --overwrite to replace it" or \
+        line == f"Error: {out / 'dev.spacy'}: already exists; choose another file, or pass --overwrite to replace it"
+    assert (out / "dev.spacy").read_text() == "the user's" and not (out / "train.spacy").exists()
+    assert invoke(app, "corpus", "get", "conll2003", out, "--data-dir", tmp_path / "data", "--overwrite").exit_code == 0
+
+
+# -- 3. a row is read only when it is what its folder says ---------------------------------------
+
+
+def test_a_row_copied_into_another_cells_folder_is_skipped_and_said(study, tmp_path):
+    """The issue's case: an ova_auc row copied into a ce cell's folder moved ce's mean."""
+    spec, store, cells = study
+    ce0 = next(c for c in cells if c.method == "ce" and c.partition == 0)
+    ova0 = next(c for c in cells if c.method == "ova_auc" and c.partition == 0)
+    source = _row_file(store, ova0)
+    copied = store / ce0.key / "0000000000000000.json"
+    row = json.loads(source.read_text())
+    copied.write_text(json.dumps({**row, "finished": "2099-01-01T00:00:00+00:00"}, sort_keys=True) + "\n")
+    result = invoke(app, "study", "report", store, "--spec", spec, "--out", tmp_path / "rep", "--no-plots")
+    assert result.exit_code == 0, result.output
+    warning = f"{copied}: skipping a file that is not a readable results row: its key \"{ova0.key}\" is not its folder's ({ce0.key})"
+    assert warning in result.stderr
+    assert "| ce | 41.2 ± 2.5 |" in result.stdout  # ce's own three rows, not ova_auc's
+    status = _status(spec, store)
+    assert warning in status.stderr
+    assert status.stdout.splitlines()[-1] == f"rows: 7 in {store}, 1 not read by this spec (0 of them unmatched rows of the old format, 1 unreadable)"
+    # its key edited too: read through the spec, its draw is not that of the cell of its key
+    _edit(copied, key=ce0.key, partition=1, cell_id=ova0.id.replace("/p0", "/p1"))
+    result = invoke(app, "study", "report", store, "--spec", spec, "--out", tmp_path / "rep", "--no-plots", "--overwrite")
+    assert f"{copied}: skipping a file that is not a readable results row: its partition (1) is not that of the cell of its key (0" in result.stderr
+    assert "| ce | 41.2 ± 2.5 |" in result.stdout
+
+
+def test_a_row_whose_cell_id_names_another_cell_is_skipped(study):
+    spec, store, cells = study
+    path = _row_file(store, cells[0])
+    _edit(path, method="ova_auc")
+    warnings = []
+    assert len(ResultsStore(store).rows(warn=warnings.append)) == 5
+    assert warnings == [f"{path}: skipping a file that is not a readable results row: its cell_id {cells[0].id!r} "
+                        f"names another corpus or method than its fields (toy, ova_auc)"]
+
+
+def test_a_store_is_known_by_its_marker_not_by_folder_names(tmp_path):
+    """The issue's case: a user's folder whose subfolder has a hex-letter name was taken for a
+    store; `study run` into a new folder marks it."""
+    spec = _spec(tmp_path)
+    user = tmp_path / "mine"
+    (user / "deadbeefdeadbeef").mkdir(parents=True)
+    (user / "deadbeefdeadbeef" / "photo.json").write_text("{}")
+    line = one_error_line(invoke(app, "study", "run", spec, "--results", user, "--no-progress"))
+    assert line.startswith(f"Error: {user}: not a results store (it has no {MARKER}")
+    assert [p.name for p in user.rglob("*")] == ["deadbeefdeadbeef", "photo.json"]
+    new = tmp_path / "new"
+    assert invoke(app, "study", "run", spec, "--results", new, "--no-progress").exit_code == 0
+    assert (new / MARKER).is_file() and len(ResultsStore(new).rows()) == 6
+
+
+# -- 4. scores are finite numbers in [0, 1] -------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, why", [
+    (float("nan"), "'scores.ents_seqeval_micro_f' is nan, not a finite number"),
+    (float("inf"), "'scores.ents_seqeval_micro_f' is inf, not a finite number"),
+    (True, "'scores.ents_seqeval_micro_f' is true, not a number"),
+    (57.0, "'scores.ents_seqeval_micro_f' is 57, not a score in [0, 1]"),
+    (-0.1, "'scores.ents_seqeval_micro_f' is -0.1, not a score in [0, 1]"),
+])
+def test_a_score_that_is_not_a_number_in_0_1_makes_the_row_unreadable_and_its_cell_rerun(study, tmp_path, value, why):
+    spec, store, cells = study
+    path = _row_file(store, cells[0])
+    _edit_scores(path, ents_seqeval_micro_f=value)
+    result = invoke(app, "study", "report", store, "--spec", spec, "--out", tmp_path / "rep", "--no-plots")
+    assert result.exit_code == 0, result.output
+    assert f"{path}: skipping a file that is not a readable results row: {why}" in result.stderr
+    # the row is left out: ce has two partitions, and its pairs with ova_auc are two
+    assert "| ce | 41.7 ± 6.4 (n=2" in result.stdout or "| ce | 40.7 ± 6.4" in result.stdout or "n=2)" in result.stdout
+    assert "2851" not in result.stdout and "nan" not in result.stdout.lower()
+    status = _status(spec, store)
+    assert status.stdout.splitlines() == ["reported cells: 5 ok, 0 failed, 1 to run, of 6",
+                                          f"rows: 6 in {store}, 1 not read by this spec (0 of them unmatched rows of the old format, 1 unreadable)"]
+    done = invoke(app, "study", "run", spec, "--results", store, "--no-progress")
+    assert done.exit_code == 0 and "1 ok, 0 failed, 5 already done of 6 cells" in done.stderr
+    assert "reported cells: 6 ok" in _status(spec, store).stdout
+
+
+def test_a_dev_score_and_a_per_type_score_are_checked_too(study):
+    _, store, cells = study
+    path = _row_file(store, cells[0])
+    _edit_scores(path, dev_scores={"ents_f": float("nan")})
+    assert "'scores.dev_scores.ents_f' is nan" in row_problem(json.loads(path.read_text()), cells[0].key)
+    _edit_scores(path, dev_scores={}, ents_per_type={"Disease": {"p": 0.5, "r": 2.0, "f": 0.5}})
+    assert "'scores.ents_per_type.Disease.r' is 2" in row_problem(json.loads(path.read_text()), cells[0].key)
+    _edit_scores(path, ents_per_type={}, train_seconds=-1.0)
+    assert "'scores.train_seconds' is -1, below 0" in row_problem(json.loads(path.read_text()), cells[0].key)
+    _edit_scores(path, train_seconds=12.5, test_words=2851)  # timings and counts are not fractions
+    assert row_problem(json.loads(path.read_text()), cells[0].key) is None
+
+
+@pytest.mark.parametrize("changes, why", [
+    ({"method": None}, "no 'method'"),
+    ({"scores": [0.5]}, "'scores' is a list, not a mapping"),
+    ({"partition": "one"}, "'partition' is \"one\", not a whole number"),
+    ({"size": True}, "'size' is true, not a whole number"),
+    ({"status": "done"}, "'status' is \"done\", not one of ok, failed"),
+])
+def test_malformed_fields_give_one_line_naming_the_file(study, tmp_path, changes, why):
+    spec, store, cells = study
+    path = _row_file(store, cells[0])
+    row = {**json.loads(path.read_text()), **changes}
+    if changes.get("method", "") is None:
+        del row["method"]
+    path.write_text(json.dumps(row))
+    for args in (["report", store, "--out", tmp_path / "rep", "--no-plots"], ["status", spec, "--results", store]):
+        result = invoke(app, "study", *args)
+        assert result.exit_code == 0, result.output
+        said = [line for line in result.stderr.splitlines() if not line.startswith("wrote ")]
+        assert said == [f"{path}: skipping a file that is not a readable results row: {why}"]
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_verdicts_warns_about_the_rows_it_skips(study, tmp_path):
+    """The issue's case: n=2 became n=1 without a word."""
+    spec, store, cells = study
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    path = _row_file(store, cells[0])
+    _edit_scores(path, ents_seqeval_micro_f=float("nan"))
+    result = invoke(app, "study", "verdicts", claims)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"{path}: skipping a file that is not a readable results row: "
+                                          "'scores.ents_seqeval_micro_f' is nan, not a finite number"]
+    assert "(n=2)" in result.stdout
+
+
+def test_no_test_returns_a_p_value_for_nan():
+    nan = float("nan")
+    for call in (lambda: paired_t_test([0.5, nan, 0.4], [0.4, 0.4, 0.4]),
+                 lambda: paired_t_test([nan, nan], [0.1, 0.1]),
+                 lambda: paired_t_test([0.5, 0.6], [0.4, math.inf]),
+                 lambda: paired_t_test([True, 0.6], [0.4, 0.5]),
+                 lambda: summarize([0.5, nan]),
+                 lambda: holm([0.01, nan]),
+                 lambda: trend_test({0: {1.0: 0.1, 2.0: nan}, 1: {1.0: 0.1, 2.0: 0.2}})):
+        with pytest.raises(ValueError, match="is not a finite number"):
+            call()
+    assert paired_t_test([0.5, 0.6], [0.4, 0.5]).p_value == 0.0  # constant differences: still certain
+
+
+# -- 5. a killed study leaves no temporary folder -------------------------------------------------
+
+
+def _sleepy_study(tmp_path: Path, workers: int):
+    spec = _spec(tmp_path, methods=["ce"], partitions=1, runner="lab_helpers:temp_folder_cell")
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    log = tmp_path / "cell.log"
+    env = study_env(TMPDIR=str(tmp), STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="60")
+    proc = subprocess.Popen(study_command(spec, tmp_path / "r", "--workers", str(workers)), env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (log.exists() and log.read_text().count("\n")):
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.1)
+    folder, pid = log.read_text().split()
+    assert Path(folder).is_dir() and Path(folder).is_relative_to(tmp) and (Path(folder) / "model.bin").exists()
+    return proc, tmp, Path(folder), int(pid)
+
+
+def _gone(tmp: Path, proc) -> None:
+    try:
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.time() + 10  # a worker may still be unwinding after its study exited
+    while time.time() < deadline and list(tmp.iterdir()):
+        time.sleep(0.1)
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_study_stopped_with_sigterm_removes_its_cells_temporary_folders(tmp_path, workers):
+    proc, tmp, folder, _ = _sleepy_study(tmp_path, workers)
+    os.kill(proc.pid, signal.SIGTERM)  # the study only: it stops its workers
+    _gone(tmp, proc)
+    assert proc.returncode != 0
+
+
+def test_a_study_killed_outright_still_removes_its_cells_temporary_folders(tmp_path):
+    """SIGKILL of the study: its worker is told (SIGTERM at its parent's death), unwinds its
+    cell and removes the study's scratch folder, the last worker out."""
+    proc, tmp, folder, _ = _sleepy_study(tmp_path, 1)
+    os.kill(proc.pid, signal.SIGKILL)
+    _gone(tmp, proc)
+
+
+def test_a_worker_killed_outright_leaves_nothing_once_the_study_ends(tmp_path):
+    proc, tmp, folder, worker = _sleepy_study(tmp_path, 1)
+    os.kill(worker, signal.SIGKILL)  # the cell is recorded as lost; the study ends
+    _gone(tmp, proc)
+
+
+def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path):
+    """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
+    had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
+    from auc_ner_lab.store import rekey
+
+    cells = load_spec(_spec(tmp_path)).cells()[:1]
+    store = ResultsStore(tmp_path / "r")
+    old = "0123456789abcdef"
+    path = store.add({**cells[0].describe(), "status": "ok", "scores": {"ents_f": 0.5}}, old)
+    (store.path / old / "ffffffffffffffff.json").write_text('{"status": "ok"}')  # not a row: stays, said
+    warnings = []
+    assert rekey(store, cells, old_key=lambda cell: old, warn=warnings.append) == (1, 1, 0)
+    moved = store.path / cells[0].key / path.name
+    row = json.loads(moved.read_text())
+    assert row["key"] == cells[0].key and row["rekeyed_from"] == [old] and not path.exists()
+    assert [r["key"] for r in store.rows()] == [cells[0].key]
+    assert warnings == [f"{store.path / old / 'ffffffffffffffff.json'}: not moved, not a readable results row: no 'cell_id'"]
