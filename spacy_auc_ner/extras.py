@@ -1,4 +1,4 @@
-"""Optional extras (``transformers``, ``plots``, ``ray``): a missing one is a one-line error
+"""Optional extras (``transformers``): a missing one is a one-line error
 naming the pip command, as spacy-experimental does for torch.
 """
 from importlib import import_module
