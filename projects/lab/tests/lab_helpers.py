@@ -19,6 +19,19 @@ from typing import Any, Dict, List, Sequence, Tuple
 from typer.testing import CliRunner
 
 from auc_ner_lab.runner import StudyOutcome, run_study
+
+LAB = Path(__file__).resolve().parents[1]
+REAL_CORPORA = ("conll2003", "ncbi_disease", "s800")
+
+
+def real_data() -> Path:
+    """The folder of the three real corpora as token<TAB>BIO files: $SPACY_AUC_NER_DATA,
+    ../shared/data beside the checkout, or the lab's assets/ (where `spacy project run corpora`,
+    part of README's first command, puts them); the first holding all three (the last when
+    none does: the tests that need them then skip)."""
+    folders = [Path(os.environ["SPACY_AUC_NER_DATA"])] if os.environ.get("SPACY_AUC_NER_DATA") else []
+    folders += [LAB.parents[1].parent / "shared" / "data", LAB / "assets"]
+    return next((f for f in folders if all((f / c / "train.tsv").is_file() for c in REAL_CORPORA)), folders[-1])
 from auc_ner_lab.spec import StudySpec, parse_spec
 from auc_ner_lab.store import ResultsStore
 
