@@ -114,3 +114,29 @@ def test_no_tracked_file_holds_a_merge_conflict_marker():
         if any(line.startswith(("<<<<<<< ", ">>>>>>> ")) for line in lines):
             marked.append(str(name, "utf8"))
     assert not marked
+
+
+def test_the_recipes_training_file_is_the_main_jobs_draw_and_the_pool_the_rest(tmp_path):
+    """scripts/draw.py writes what LowResource.v1 yields (the main job's training sentences);
+    `spacy-auc-ner pool` with the same size and seed holds every other sentence."""
+    import spacy
+
+    from spacy_auc_ner.data.columns import write_sentences
+    from spacy_auc_ner.training.readers import LowResourceCorpus
+    from spacy_auc_ner.training.self_training import write_pool
+
+    # every sentence distinct (a number at its end), so that texts name sentences
+    sentences = [Sentence(tuple(f"{text} {i}".split()), (*tags, "O")) for i, (text, tags) in enumerate(SENTENCES * 2)]
+    train = tmp_path / "train.spacy"
+    write_sentences(train, sentences)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "draw.spacy"), "--n", "5", "--seed", "3"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    drawn = [d.text for d in read_docs(tmp_path / "draw.spacy", Vocab())]
+    assert drawn == [eg.reference.text for eg in LowResourceCorpus(str(train), n=5, seed=3)(spacy.blank("en"))]
+    write_pool(train, tmp_path / "pool.spacy", 5, 3)
+    pool = [d.text for d in read_docs(tmp_path / "pool.spacy", Vocab())]
+    assert len(drawn) == 5 and sorted(drawn + pool) == sorted(" ".join(s.tokens) for s in sentences)
+    too_many = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "x.spacy"), "--n", "999"],
+                              capture_output=True, text=True)
+    assert too_many.returncode == 1 and too_many.stderr.strip() == f"Error: {train}: cannot draw 999 sentences from a corpus of {len(sentences)}"
