@@ -9,6 +9,7 @@ import spacy
 from spacy.util import registry
 from thinc.api import Config
 
+from shared_data import shared_corpus
 from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
 from spacy_auc_ner.training.readers import (
     EntityRatioCorpus,
@@ -18,8 +19,6 @@ from spacy_auc_ner.training.readers import (
     draw_entity_ratio,
     draw_indices,
 )
-
-from shared_data import shared_corpus
 
 READERS = ("LowResource", "EntityRatio", "MaskedEntities", "Resampled")
 

@@ -3,7 +3,7 @@ recipe (:mod:`.lowres`). Each command is a thin shell over the package's functio
 failures end it with one ``Error:`` line (:mod:`.errors`). The studies, corpora download,
 statistics and partitions are the lab's (``projects/lab``: ``python -m auc_ner_lab``)."""
 from pathlib import Path
-from typing import Optional
+from typing import Dict, List, Optional
 
 import typer
 
@@ -90,7 +90,8 @@ def config(
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
     recipes = recipe_names(configs_dir)
     jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(name, encoder)]
-    texts, inputs, skipped = {}, set(), {}
+    texts, inputs = {}, set()
+    skipped: Dict[str, List[str]] = {}  # extra -> the configs that need it
     for method, enc in jobs:
         base, partials = config_files(method, enc, configs_dir)
         filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
