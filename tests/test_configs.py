@@ -389,3 +389,56 @@ def test_the_configs_ship_with_the_package():
     unmatched = sorted(f for f in shipped if not any(fnmatch.fnmatch(f, p) and f.count("/") == p.count("/") for p in patterns))
     assert not unmatched, f"configs not in pyproject's package-data: {unmatched}"
     assert method_names() == METHODS  # the default folder is the checkout's
+
+
+def _without_transformers(monkeypatch):
+    """spacy-transformers reported missing, as in a plain install (`pip install .`)."""
+    import spacy_auc_ner.extras as extras
+
+    monkeypatch.setattr(extras, "installed", lambda extra: extra != "transformers")
+
+
+def test_all_without_the_transformers_extra_writes_the_cpu_configs_and_names_the_rest(tmp_path, monkeypatch):
+    _without_transformers(monkeypatch)
+    out = CliRunner().invoke(app, ["config", "--all", "--output", str(tmp_path / "all"), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted([f"{m}.cfg" for m in METHODS] + [f"{r}.cfg" for r in RECIPES])
+    lines = out.stderr.splitlines()
+    assert lines[0] == f"Wrote {len(METHODS) + len(RECIPES)} config(s) to {tmp_path / 'all'}"
+    assert len(lines) == 2 and lines[1].startswith(f"Skipped {len(METHODS)} config(s) that need the 'transformers' extra, which is not installed (")
+    assert lines[1].endswith("_trf.cfg, ...): pip install 'spacy-auc-ner[transformers]'")
+
+
+def test_one_transformer_config_without_the_extra_is_a_one_line_error(tmp_path, monkeypatch):
+    _without_transformers(monkeypatch)
+    target = tmp_path / "ova_auc_trf.cfg"
+    out = CliRunner().invoke(app, ["config", "ova_auc", "--encoder", "trf", "--output", str(target), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 1 and not target.exists()
+    (line,) = [line for line in out.output.splitlines() if line.strip()]
+    assert line.startswith(f"Error: {CONFIGS / 'methods' / 'ova_auc.cfg'} on {CONFIGS / 'base_trf.cfg'} names functions of the 'transformers' extra")
+    assert line.endswith("pip install 'spacy-auc-ner[transformers]'")
+
+
+def test_any_command_failing_on_a_function_of_a_missing_extra_names_the_extra(monkeypatch):
+    """spaCy's own error for a config naming spacy-transformers' functions without it (what
+    `spacy-auc-ner recipe` or `self-train` with a *_trf config met) gets the pip command."""
+    from spacy_auc_ner.cli.errors import one_line_errors
+
+    def command():
+        raise ValueError("[E892] Unknown function registry: 'span_getters'.\n\nAvailable names: architectures")
+
+    runner = typer_app_of(one_line_errors(command))
+    assert "pip install" not in CliRunner().invoke(runner, []).output  # installed: spaCy's message alone
+    _without_transformers(monkeypatch)
+    out = CliRunner().invoke(runner, [])
+    assert out.exit_code == 1
+    assert out.output.strip() == ("Error: [E892] Unknown function registry: 'span_getters'. Available names: architectures "
+                                  "(a function of the 'transformers' extra, which is not installed: pip install 'spacy-auc-ner[transformers]')")
+
+
+def typer_app_of(command):
+    import typer
+
+    one = typer.Typer()
+    one.command()(command)
+    return one

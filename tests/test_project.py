@@ -1,8 +1,10 @@
 """The project's main workflow, run by `spacy project run` step by step on a toy corpus (the
 smoke test explosion/projects keep beside a component): every path, var and dependency of
-project.yml up to the scored model, in a copy of the project, training cut to a few steps
-through spaCy's SPACY_CONFIG_OVERRIDES. The lab's project has its own smoke workflow
+project.yml up to the scored model, in a copy of the project without the lab, training cut to
+a few steps through spaCy's SPACY_CONFIG_OVERRIDES; and its corpus fetched as weasel assets,
+from local files standing in for the downloads. The lab's project has its own smoke workflow
 (projects/lab/tests/test_lab_project.py)."""
+import hashlib
 import json
 import math
 import os
@@ -13,44 +15,86 @@ from pathlib import Path
 
 import pytest
 import srsly
+from spacy.vocab import Vocab
 
-from spacy_auc_ner.data.columns import Sentence, write_columns
+from spacy_auc_ner.data.columns import Sentence, read_docs, write_columns
 
 sys.path.insert(0, str(Path(__file__).parent))
 from study_toy_corpus import SENTENCES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # the steps of the workflow `all`
-STEPS = ["configs", "corpus", "draw", "train", "evaluate"]
+STEPS = ["configs", "corpus", "train", "evaluate"]
 
 
 def test_the_smoke_test_runs_the_main_workflow():
     assert srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"] == STEPS
 
 
-@pytest.mark.slow
-def test_the_main_workflow_trains_and_scores_on_a_toy_corpus(tmp_path):
+def test_the_project_needs_no_lab():
+    assert "projects/lab" not in (ROOT / "project.yml").read_text(encoding="utf8")
+
+
+def _project(tmp_path: Path) -> Path:
+    """A copy of the project as a fresh clone has it, without the lab."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "project.yml", project)
     shutil.copytree(ROOT / "configs", project / "configs")  # the files the link points to: configs/full/ lands here
-    lab = project / "projects" / "lab"  # corpus and draw call the lab's corpus and partition tools
-    shutil.copytree(ROOT / "projects" / "lab" / "auc_ner_lab", lab / "auc_ner_lab", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "projects" / "lab" / "lab.py", lab)
-    data = tmp_path / "data"
-    (data / "ncbi_disease").mkdir(parents=True)
+    shutil.copytree(ROOT / "scripts", project / "scripts", ignore=shutil.ignore_patterns("__pycache__"))
+    return project
+
+
+def _toy_corpus(folder: Path) -> None:
     sentences = [Sentence(tuple(text.split()), tuple(tags)) for text, tags in SENTENCES]
+    folder.mkdir(parents=True)
     for split in ("train", "dev", "test"):
-        write_columns(data / "ncbi_disease" / f"{split}.tsv", sentences * (2 if split == "train" else 1))
-    env = {**os.environ, "SPACY_CONFIG_OVERRIDES": "--training.max_steps 4 --training.eval_frequency 2"}
+        write_columns(folder / f"{split}.tsv", sentences * (2 if split == "train" else 1))
+
+
+def _run(project: Path, step: str, *args: str, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", step, str(project), *args],
+        cwd=project, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+    )
+
+
+def test_without_a_local_copy_the_corpus_is_fetched_as_assets_and_checked(tmp_path, monkeypatch):
+    """No folder holds the corpus: scripts/corpus.py fetches project.yml's assets (here from
+    local files in place of the URLs, as weasel copies a path) and checks their md5."""
+    project = _project(tmp_path)
+    _toy_corpus(tmp_path / "originals")
+    config = srsly.read_yaml(project / "project.yml")
+    for asset in config["assets"]:
+        if asset["dest"].startswith("assets/ncbi_disease/"):
+            original = tmp_path / "originals" / Path(asset["dest"]).name
+            asset["url"] = str(original)
+            asset["checksum"] = hashlib.md5(original.read_bytes()).hexdigest()
+    srsly.write_yaml(project / "project.yml", config)
+    env = {"SPACY_AUC_NER_DATA": ""}
+    done = _run(project, "corpus", "--vars.data_dir", str(project / "assets"), env=env)
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    assert (project / "assets" / "ncbi_disease" / "test.tsv").read_bytes() == (tmp_path / "originals" / "test.tsv").read_bytes()
+    assert len(list(read_docs(project / "corpus" / "ncbi_disease" / "dev.spacy", Vocab()))) == len(SENTENCES)
+    # a fetched file that is not the original: the md5 check says so
+    (project / "assets" / "ncbi_disease" / "dev.tsv").write_text("changed\tO\n\n")
+    done = _run(project, "corpus", "--force", "--vars.data_dir", str(project / "assets"), env=env)
+    assert "assets/ncbi_disease/dev.tsv: md5 " in done.stderr and "differs from project.yml's" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_main_workflow_trains_and_scores_on_a_toy_corpus(tmp_path):
+    project = _project(tmp_path)
+    data = tmp_path / "data"
+    _toy_corpus(data / "ncbi_disease")
+    env = {"SPACY_CONFIG_OVERRIDES": "--training.max_steps 4 --training.eval_frequency 2"}
     for step in STEPS:
-        done = subprocess.run(
-            [sys.executable, "-m", "spacy", "project", "run", step, str(project), "--vars.data_dir", str(data), "--vars.n_train", "5"],
-            cwd=project, env=env, capture_output=True, text=True,
-        )
+        done = _run(project, step, "--vars.data_dir", str(data), "--vars.n_train", "5", env=env)
         assert done.returncode == 0, f"{step}: {done.stdout[-1500:]}{done.stderr[-1500:]}"
     assert (project / "configs" / "full" / "ova_auc.cfg").is_file() and (project / "configs" / "full" / "spacy_ner_trf.cfg").is_file()
-    assert (project / "partitions" / "ncbi_disease" / "n5-p0.spacy").is_file()
+    # the training sentences are LowResource.v1's draw: more than the split holds is refused
+    done = _run(project, "train", "--vars.data_dir", str(data), "--vars.n_train", "1000", env=env)
+    assert done.returncode != 0 and f"cannot draw 1000 sentences from a corpus of {2 * len(SENTENCES)}" in done.stdout + done.stderr
     metrics = json.loads((project / "metrics" / "ncbi_disease-ova_auc.json").read_text())
     scores = {k: v for k, v in metrics.items() if k.startswith("ents_") and isinstance(v, float)}
     assert {"ents_f", "ents_untyped_f", "ents_seqeval_micro_f"} <= set(scores)
@@ -70,3 +114,29 @@ def test_no_tracked_file_holds_a_merge_conflict_marker():
         if any(line.startswith(("<<<<<<< ", ">>>>>>> ")) for line in lines):
             marked.append(str(name, "utf8"))
     assert not marked
+
+
+def test_the_recipes_training_file_is_the_main_jobs_draw_and_the_pool_the_rest(tmp_path):
+    """scripts/draw.py writes what LowResource.v1 yields (the main job's training sentences);
+    `spacy-auc-ner pool` with the same size and seed holds every other sentence."""
+    import spacy
+
+    from spacy_auc_ner.data.columns import write_sentences
+    from spacy_auc_ner.training.readers import LowResourceCorpus
+    from spacy_auc_ner.training.self_training import write_pool
+
+    # every sentence distinct (a number at its end), so that texts name sentences
+    sentences = [Sentence(tuple(f"{text} {i}".split()), (*tags, "O")) for i, (text, tags) in enumerate(SENTENCES * 2)]
+    train = tmp_path / "train.spacy"
+    write_sentences(train, sentences)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "draw.spacy"), "--n", "5", "--seed", "3"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    drawn = [d.text for d in read_docs(tmp_path / "draw.spacy", Vocab())]
+    assert drawn == [eg.reference.text for eg in LowResourceCorpus(str(train), n=5, seed=3)(spacy.blank("en"))]
+    write_pool(train, tmp_path / "pool.spacy", 5, 3)
+    pool = [d.text for d in read_docs(tmp_path / "pool.spacy", Vocab())]
+    assert len(drawn) == 5 and sorted(drawn + pool) == sorted(" ".join(s.tokens) for s in sentences)
+    too_many = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "x.spacy"), "--n", "999"],
+                              capture_output=True, text=True)
+    assert too_many.returncode == 1 and too_many.stderr.strip() == f"Error: {train}: cannot draw 999 sentences from a corpus of {len(sentences)}"

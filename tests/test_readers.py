@@ -1,8 +1,7 @@
 """The registered readers: draws, the imbalance generator, masking, resampling, composition."""
-import os
+import random
 from collections import Counter
 from importlib.metadata import entry_points
-from pathlib import Path
 
 import numpy
 import pytest
@@ -10,6 +9,7 @@ import spacy
 from spacy.util import registry
 from thinc.api import Config
 
+from shared_data import shared_corpus
 from spacy_auc_ner.data.columns import DataError, Sentence, write_sentences
 from spacy_auc_ner.training.readers import (
     EntityRatioCorpus,
@@ -20,7 +20,6 @@ from spacy_auc_ner.training.readers import (
     draw_indices,
 )
 
-DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).parents[1] / ".." / "shared" / "data"))
 READERS = ("LowResource", "EntityRatio", "MaskedEntities", "Resampled")
 
 
@@ -151,12 +150,12 @@ def test_entity_ratio_fails_clearly_when_unreachable(nlp, numbered):
         EntityRatioCorpus(str(numbered), n=3, percent=0)
 
 
-@pytest.mark.skipif(not (DATA / "ncbi_disease" / "train.tsv").exists(), reason=f"real corpora not found in {DATA}")
 def test_entity_ratio_on_ncbi_disease(nlp):
     from spacy_auc_ner.data.columns import read_columns
 
     # NCBI disease train has 8.3% entity tokens and 54% entity-bearing sentences
-    sents = read_columns(DATA / "ncbi_disease" / "train.tsv")
+    train = shared_corpus("ncbi_disease") / "train.tsv"
+    sents = read_columns(train)
     lengths = numpy.asarray([len(s.tokens) for s in sents])
     ents = numpy.asarray([sum(lab != "O" for lab in s.labels) for s in sents])
     for n, percent in ((20, 1.0), (50, 2.0), (200, 5.0), (500, 10.0), (500, 20.0)):
@@ -164,7 +163,7 @@ def test_entity_ratio_on_ncbi_disease(nlp):
         assert len(set(ids)) == n
         assert 100.0 * ents[ids].sum() / lengths[ids].sum() == pytest.approx(reached)
         assert abs(reached - percent) <= 0.1 * percent
-    reader = EntityRatioCorpus(str(DATA / "ncbi_disease" / "train.tsv"), n=100, percent=2.0, seed=5)
+    reader = EntityRatioCorpus(str(train), n=100, percent=2.0, seed=5)
     egs = list(reader(nlp))
     assert len(egs) == 100 and _share(egs) == pytest.approx(reader.reached)
     assert abs(reader.reached - 2.0) <= 0.2
@@ -275,14 +274,25 @@ def test_resampled_base_changes_rareness(nlp, hand):
     assert reader.rareness == pytest.approx({"LOC": 1.5, "PER": 1.0})
 
 
-@pytest.mark.skipif(not (DATA / "conll2003" / "train.tsv").exists(), reason=f"real corpora not found in {DATA}")
-def test_resampling_all_of_conll_is_fast(nlp, tmp_path):
+def _conll_sized(seed: int = 0):
+    """14,041 sentences of 14 or 15 tokens, 80 % with one or two mentions of 1-3 tokens of
+    CoNLL 2003's four types at its training split's shares: its size without its text."""
+    rng, out = random.Random(seed), []
+    for i in range(14041):
+        labels = ["O"] * (14 + i % 2)
+        for start in rng.sample([0, 5, 10], rng.choice([1, 2])) if rng.random() < 0.8 else []:
+            kind = rng.choices(["LOC", "MISC", "ORG", "PER"], weights=[7140, 3438, 6321, 6600])[0]
+            size = rng.randint(1, 3)
+            labels[start : start + size] = [f"B-{kind}"] + [f"I-{kind}"] * (size - 1)
+        out.append(Sentence(tuple(f"w{j}" for j in range(len(labels))), tuple(labels)))
+    return out
+
+
+def test_resampling_all_of_a_conll_sized_corpus_is_fast(nlp, tmp_path):
     import time
 
-    from spacy_auc_ner.data.columns import read_columns
-
     path = tmp_path / "train.spacy"
-    write_sentences(path, read_columns(DATA / "conll2003" / "train.tsv"))
+    write_sentences(path, _conll_sized())
     start = time.perf_counter()
     reader = ResampledCorpus(LowResourceCorpus(str(path), n=14041), method="sCRD")
     n = sum(1 for _ in reader(nlp))

@@ -202,3 +202,46 @@ def test_training_with_a_dev_set_without_entities_warns_nothing(tmp_path):
     assert ours == [], [str(w.message) for w in ours]
     meta = json.loads((tmp_path / "out" / "model-last" / "meta.json").read_text())
     assert meta["performance"]["ents_f"] == 0.0
+
+
+def test_strict_iob2_entities_by_hand():
+    from spacy_auc_ner.pipeline.scoring import iob2_entities
+
+    # I-A after O and I-B after A begin nothing (strict); B-A B-A are two entities
+    tags = ["I-A", "B-A", "I-A", "I-B", "O", "B-A", "B-A", "I-A", "B-B"]
+    assert iob2_entities(tags) == [("A", 1, 3), ("A", 5, 6), ("A", 6, 8), ("B", 8, 9)]
+    assert iob2_entities([]) == [] and iob2_entities(["O", "I-A"]) == []
+    with pytest.raises(ValueError, match="not an IOB2 tag: 'U-A'"):
+        iob2_entities(["U-A"])
+
+
+_TAG = st.sampled_from(["O", "B-A", "I-A", "B-B", "I-B"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=4).flatmap(
+    lambda ns: st.tuples(*[st.tuples(st.lists(_TAG, min_size=n, max_size=n), st.lists(_TAG, min_size=n, max_size=n)) for n in ns])))
+def test_seqeval_scores_equal_seqeval_strict_iob2_also_on_ill_formed_tags(pairs):
+    """The package scores seqeval's strict IOB2 without depending on seqeval (whose
+    scikit-learn would bring scipy into a plain install); seqeval itself is a test extra."""
+    from seqeval.metrics.v1 import precision_recall_fscore_support
+    from seqeval.scheme import IOB2, Tokens
+
+    from spacy_auc_ner.pipeline.scoring import iob2_entities, seqeval_scores
+
+    y_true, y_pred = [list(t) for t, _ in pairs], [list(p) for _, p in pairs]
+    for tags in y_true + y_pred:
+        assert iob2_entities(tags) == [(e.tag, e.start, e.end) for e in Tokens(tags, IOB2).entities]
+    ours = seqeval_scores(y_true, y_pred)
+    kept = [(t, p) for t, p in zip(y_true, y_pred) if t or p]
+    if not any(iob2_entities(t) or iob2_entities(p) for t, p in kept):
+        assert set(ours.values()) == {0.0}  # seqeval's macro average over no type is NaN
+        return
+    t, p = [a for a, _ in kept], [b for _, b in kept]
+    kw = dict(mode="strict", scheme=IOB2, zero_division=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        micro = precision_recall_fscore_support(t, p, average="micro", **kw)[:3]
+        macro = [float(v.mean()) for v in precision_recall_fscore_support(t, p, average=None, **kw)[:3]]
+    assert [ours[f"ents_seqeval_micro_{m}"] for m in "prf"] == pytest.approx([float(v) for v in micro], abs=1e-12)
+    assert [ours[f"ents_seqeval_macro_{m}"] for m in "prf"] == pytest.approx(macro, abs=1e-12)

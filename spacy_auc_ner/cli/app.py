@@ -3,7 +3,7 @@ recipe (:mod:`.lowres`). Each command is a thin shell over the package's functio
 failures end it with one ``Error:`` line (:mod:`.errors`). The studies, corpora download,
 statistics and partitions are the lab's (``projects/lab``: ``python -m auc_ner_lab``)."""
 from pathlib import Path
-from typing import Optional
+from typing import Dict, List, Optional
 
 import typer
 
@@ -67,8 +67,11 @@ def config(
     The config is built (not trained) before it is written, so a wrong key in a config file
     stops here with one line naming the file; nothing is written on an error. An existing
     output file is kept unless --overwrite; a file the command reads is never written over.
+    With --all, the configs that need an extra that is not installed (the *_trf ones without
+    [transformers]) are skipped, and one line says which and what brings them.
     """
-    from ..data.files import write_text
+    from ..data.files import read_text, write_text
+    from ..extras import MissingExtra, install_command, missing_for
     from ..methods import (
         ENCODERS, RECIPE_ENCODER, MethodError, assemble, check_config, config_files, describe, method_names, methods_dir,
         recipe_names,
@@ -88,8 +91,16 @@ def config(
     recipes = recipe_names(configs_dir)
     jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(str(name), encoder)]
     texts, inputs = {}, set()
+    skipped: Dict[str, List[str]] = {}  # extra -> the configs that need it
     for method, enc in jobs:
         base, partials = config_files(method, enc, configs_dir)
+        filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
+        missing = missing_for("".join(read_text(p) for p in (base, *partials)))
+        if missing and all_methods:
+            skipped.setdefault(missing[0], []).append(filename)
+            continue
+        if missing:
+            raise MissingExtra(f"{partials[-1]} on {base} names functions of the {missing[0]!r} extra, which is not installed: {install_command(missing[0])}")
         cfg, sources = assemble(base, partials), [base, *partials]
         check_config(cfg, f"{partials[-1]} on {base}")
         command = method if method in recipes else f"{method} --encoder {enc}"
@@ -98,7 +109,6 @@ def config(
             f"# and {sources[-1]}: edit those (or a copy, with --configs-dir), not this file.\n"
             f"# {describe(method, configs_dir)}\n"
         )
-        filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
         texts[filename] = header + cfg.to_str(interpolate=False) + "\n"
         inputs.update(sources)
     if output is None:
@@ -110,3 +120,6 @@ def config(
     for path, text in targets.items():
         write_text(path, text)
     typer.echo(f"Wrote {len(texts)} config(s) to {output}", err=True)
+    for extra, names in skipped.items():
+        typer.echo(f"Skipped {len(names)} config(s) that need the {extra!r} extra, which is not installed "
+                   f"({', '.join(names[:2])}{', ...' if len(names) > 2 else ''}): {install_command(extra)}", err=True)

@@ -1,7 +1,8 @@
 """Expected failures of every command as one line on stderr, ``Error: <what>``, exit status 1:
 :class:`DataError`, ``OSError`` and ``ValueError`` carry a message naming the file and line or
 the key. Anything else is a bug and keeps its traceback; ``SPACY_AUC_NER_TRACEBACK=1`` shows
-the traceback of an expected failure too.
+the traceback of an expected failure too. An error about a config function of an extra that is
+not installed (spaCy's unknown registry or function) says which extra brings it.
 """
 import functools
 import os
@@ -11,7 +12,7 @@ from typing import Callable, NoReturn, Tuple
 import typer
 
 from ..data.files import DataError, os_error_text
-from ..extras import MissingExtra
+from ..extras import MissingExtra, install_command, missing_for
 
 EXIT_ERROR = 1  # an expected failure (also the lab's `study run` when a cell failed, unless --no-strict)
 EXPECTED = (DataError, OSError, ValueError, MissingExtra)
@@ -44,6 +45,10 @@ def one_line_errors(command: Callable, expected: Tuple[type, ...] = EXPECTED) ->
         except expected as err:
             if os.environ.get("SPACY_AUC_NER_TRACEBACK"):
                 raise
-            fail(error_text(err))
+            text = error_text(err)
+            if not isinstance(err, MissingExtra):
+                for extra in missing_for(text):
+                    text += f" (a function of the {extra!r} extra, which is not installed: {install_command(extra)})"
+            fail(text)
 
     return run

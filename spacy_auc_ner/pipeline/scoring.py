@@ -3,7 +3,7 @@
 predicted tokens. No score is ever None or NaN (an undefined one is 0), so ``spacy evaluate
 --output`` always writes its JSON and a dev set without entities trains without warnings.
 """
-from typing import Any, Callable, Dict, Iterable, List
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 from spacy.scorer import get_ner_prf
 from spacy.training import Example
@@ -83,23 +83,37 @@ def untyped_scores(examples: List[Example]) -> Dict[str, float]:
     return prf("ents_untyped", tp, fp, fn)
 
 
-def seqeval_scores(y_true: List[List[str]], y_pred: List[List[str]]) -> Dict[str, float]:
-    """Strict IOB2 seqeval precision, recall and F1, micro and macro averaged; macro over no
-    entity type is 0 (seqeval's own macro average would be NaN, with a numpy warning)."""
-    from seqeval.metrics.v1 import precision_recall_fscore_support
-    from seqeval.scheme import IOB2
+def iob2_entities(tags: List[str]) -> List[Tuple[str, int, int]]:
+    """The entities ``(type, start, end)`` of an IOB2 sequence in seqeval's strict mode: an
+    entity is a B-X and the I-X that follow it; an I-X without its B-X (after O or another
+    type) begins none and belongs to none. ``seqeval.scheme.Tokens(tags, IOB2).entities``
+    on the same tags (tests compare the two), without seqeval, whose scikit-learn brings scipy."""
+    out: List[Tuple[str, int, int]] = []
+    start, kind = -1, ""
+    for i, tag in enumerate([*tags, "O"]):
+        if start >= 0 and not (tag[0] == "I" and tag[1:].strip("-") == kind):
+            out.append((kind, start, i))
+            start = -1
+        if tag[0] == "B":
+            start, kind = i, tag[1:].strip("-") or "_"
+        elif tag[0] not in "IO":
+            raise ValueError(f"not an IOB2 tag: {tag!r}")
+    return out
 
-    pairs = [(t, p) for t, p in zip(y_true, y_pred) if t or p]  # seqeval refuses empty input
-    if not pairs:
-        return {f"ents_seqeval_{avg}_{m}": 0.0 for avg in ("micro", "macro") for m in "prf"}
-    y_true, y_pred = [list(t) for t, _ in pairs], [list(p) for _, p in pairs]
-    out: Dict[str, float] = {}
-    kw = dict(mode="strict", scheme=IOB2, zero_division=0)
-    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="micro", **kw)
-    out.update(ents_seqeval_micro_p=float(p), ents_seqeval_micro_r=float(r), ents_seqeval_micro_f=float(f))
-    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average=None, **kw)
-    for name, per_type in (("p", p), ("r", r), ("f", f)):
-        out[f"ents_seqeval_macro_{name}"] = float(per_type.mean()) if len(per_type) else 0.0
+
+def seqeval_scores(y_true: List[List[str]], y_pred: List[List[str]]) -> Dict[str, float]:
+    """Strict IOB2 seqeval precision, recall and F1 (``mode="strict", scheme=IOB2``), micro
+    and macro averaged over the types found in either side; 0 where undefined (seqeval's
+    ``zero_division=0``), and macro over no type is 0, where seqeval's would be NaN."""
+    true = {(s, *e) for s, tags in enumerate(y_true) for e in iob2_entities(tags)}
+    pred = {(s, *e) for s, tags in enumerate(y_pred) for e in iob2_entities(tags)}
+    out = {f"ents_seqeval_micro_{k[-1]}": v for k, v in prf("micro", len(true & pred), len(pred - true), len(true - pred)).items()}
+    per_type = []
+    for kind in sorted({e[1] for e in true | pred}):
+        t, p = {e for e in true if e[1] == kind}, {e for e in pred if e[1] == kind}
+        per_type.append(prf("t", len(t & p), len(p - t), len(t - p)))
+    for m in "prf":
+        out[f"ents_seqeval_macro_{m}"] = sum(s[f"t_{m}"] for s in per_type) / len(per_type) if per_type else 0.0
     return out
 
 

@@ -51,7 +51,7 @@ def run_command(
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
     again: bool = typer.Option(False, "--again", help="Train the cells again even where they have an ok row (after a fix of the code they ran); reports read each cell's latest ok row, the old rows stay"),
-    ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs the 'ray' extra)"),
+    ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs Ray: projects/lab/requirements.txt)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
     strict: bool = typer.Option(True, "--strict/--no-strict", help="Exit with status 1 when a cell failed (--no-strict: 0; failures are in the results either way)"),

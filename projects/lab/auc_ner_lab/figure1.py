@@ -99,9 +99,9 @@ def plot_figure1(
     formats: Sequence[str] = ("png", "svg"),
 ) -> List[Path]:
     """Scatter per panel (title, p_gold, p_other, gold): O, B- and I- tokens in three colours."""
-    from spacy_auc_ner.api import require
+    from .requirements import require
 
-    require("matplotlib", "plots", "plotting").use("Agg", force=True)
+    require("matplotlib", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     out_stem = Path(out_stem)

@@ -188,9 +188,9 @@ def plot_results(
 ) -> List[Path]:
     """One figure per setting, one panel per corpus (x size for settings other than lowres):
     mean F1 against the setting's axis, with the confidence band."""
-    from spacy_auc_ner.api import require
+    from .requirements import require
 
-    require("matplotlib", "plots", "plotting").use("Agg", force=True)
+    require("matplotlib", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     out_dir = Path(out_dir)
@@ -252,9 +252,9 @@ def plot_paired_differences(
     difference to `baseline` (a method, or AXIS=VALUE: see spec.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
     from the zero line. Nothing when no method pairs with the baseline."""
-    from spacy_auc_ner.api import require
+    from .requirements import require
 
-    require("matplotlib", "plots", "plotting").use("Agg", force=True)
+    require("matplotlib", "plotting").use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     base = Baseline.parse(baseline)

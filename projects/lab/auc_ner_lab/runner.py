@@ -346,9 +346,9 @@ class _RayExecutor:
         try:
             import ray
         except ImportError:
-            raise StudyError(
-                "--ray needs the optional Ray extra: pip install 'spacy-auc-ner[ray]'"
-            ) from None
+            from .requirements import INSTALL
+
+            raise StudyError(f"--ray needs Ray, which is not installed: {INSTALL}") from None
         self._ray = ray
         self._started = not ray.is_initialized()
         if self._started:

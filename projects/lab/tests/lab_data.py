@@ -1,6 +1,6 @@
 """The lab tests' data, their own (the library's tests keep theirs): a few hand-made sentences
 written as train/dev/test .spacy files for end-to-end study tests, and the real corpora
-(../shared/data beside the checkout, or $SPACY_AUC_NER_DATA; a test skips without its corpus)."""
+(`real_data`; a test skips without its corpus)."""
 import os
 from pathlib import Path
 
@@ -16,7 +16,21 @@ SENTENCES = [
     ("Nothing to see here", ["O", "O", "O", "O"]),
     ("Lung cancer kills in London", ["B-Disease", "I-Disease", "O", "O", "B-LOC"]),
 ]
-SHARED_DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
+LAB = Path(__file__).resolve().parents[1]
+REAL_CORPORA = ("conll2003", "ncbi_disease", "s800")
+
+
+def real_data() -> Path:
+    """The folder of the three real corpora as token<TAB>BIO files: $SPACY_AUC_NER_DATA,
+    ../shared/data beside the checkout, or the lab's assets/ (where `spacy project run corpora`,
+    part of README's first command, puts them); the first holding all three (the last when
+    none does: the tests that need them then skip)."""
+    folders = [Path(os.environ["SPACY_AUC_NER_DATA"])] if os.environ.get("SPACY_AUC_NER_DATA") else []
+    folders += [LAB.parents[1].parent / "shared" / "data", LAB / "assets"]
+    return next((f for f in folders if all((f / c / "train.tsv").is_file() for c in REAL_CORPORA)), folders[-1])
+
+
+SHARED_DATA = real_data()
 
 
 def write_toy_corpus(folder: Path) -> Path:
@@ -36,5 +50,5 @@ def write_toy_corpus(folder: Path) -> Path:
 def shared_corpus(name: str) -> Path:
     path = SHARED_DATA / name
     if not (path / "train.tsv").exists():
-        pytest.skip(f"corpus {name} not found under {SHARED_DATA} (set SPACY_AUC_NER_DATA to a folder with <corpus>/train.tsv)")
+        pytest.skip(f"corpus {name} not found under {SHARED_DATA} (spacy project run corpora projects/lab)")
     return path

@@ -1,7 +1,6 @@
 """Known corpora: local lookup, and the download path with a stubbed fetch (no network)."""
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,8 @@ from auc_ner_lab.cli import app
 from spacy_auc_ner.api import columns_text, DataError, read_columns
 from auc_ner_lab.corpora import CORPORA, SPLITS, data_dirs, get_corpus, git_blob_id, locate, read_sentences
 
-DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
-needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA}")
+from lab_data import SHARED_DATA as DATA  # noqa: E402
+needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
 
 
 def test_git_blob_id():

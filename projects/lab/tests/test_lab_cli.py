@@ -1,7 +1,6 @@
 """The lab's command line (python -m auc_ner_lab): stats, partition, corpus and study; errors are
 one line with a non-zero exit, as in the package's."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from spacy_auc_ner.api import read_docs
 from lab_helpers import error_line as _error_line, invoke, one_error_line as _one_error_line, rows, write_rows
 from lab_data import write_toy_corpus
 
-DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).resolve().parents[3] / ".." / "shared" / "data"))
+from lab_data import SHARED_DATA as DATA  # noqa: E402
 runner = CliRunner()
 
 
@@ -109,7 +108,7 @@ SOURCES = {
 }
 
 
-@pytest.mark.skipif(not (DATA / "s800").is_dir(), reason=f"real corpora not found in {DATA}")
+@pytest.mark.skipif(not (DATA / "s800").is_dir(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
 def test_stats_on_the_real_corpora_match_sources():
     result = _run("stats", *SOURCES, "--json", "--data-dir", DATA)
     assert result.exit_code == 0, result.stderr

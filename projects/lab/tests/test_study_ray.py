@@ -11,7 +11,7 @@ from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
 from lab_helpers import QUIET, rows as read_results
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'spacy-auc-ner[ray]'); the --ray path is untested")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -r projects/lab/requirements.txt); the --ray path is untested")
 
 TESTS = Path(__file__).parent
 VOLATILE = {"seconds", "finished", "host", "pid"}

@@ -183,7 +183,7 @@ def test_a_store_that_cannot_be_written_is_a_store_error(tmp_path):
 
 def test_ray_without_the_extra_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
-    with pytest.raises(StudyError, match=r"pip install 'spacy-auc-ner\[ray\]'"):
+    with pytest.raises(StudyError, match=r"^--ray needs Ray, which is not installed: pip install -r projects/lab/requirements.txt"):
         run_study(_cells(), tmp_path / "r", use_ray=True, runner="lab_helpers:instant_cell", **QUIET)
 
 

