@@ -93,6 +93,7 @@ class Verdict:
     verdict: str
     covers: str = ""  # the corpora, sizes and values of the pairs
     cells: int = 0  # the cell pairs averaged into the n draws
+    unversioned: int = 0  # of those, pairs with a row that records no versions
     # per corpus (exploratory, uncorrected): (corpus, mean difference, p, draws)
     per_corpus: Tuple[Tuple[str, float, Optional[float], int], ...] = ()
     # the same claim with every cell a pair (the unit before draws): what the table compares
@@ -215,21 +216,36 @@ def paired_cells(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tup
     """{coordinates: (score of a, score of b)} for every cell coordinate and partition both
     finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
     fixing the value pairs across values)."""
+    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in paired_rows(rows, claim).items()}
+
+
+def _score(row: Dict[str, Any], claim: Claim) -> float:
+    return float((row.get("scores") or {})[claim.metric])
+
+
+def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """{coordinates: (row of a, row of b)} behind `paired_cells`."""
     fixed = set(claim.a) | set(claim.b)
     coord_keys = [k for k in _COORDS if k not in fixed]
-    scores: Tuple[Dict[tuple, float], Dict[tuple, float]] = ({}, {})
+    found: Tuple[Dict[tuple, Dict[str, Any]], Dict[tuple, Dict[str, Any]]] = ({}, {})
     for row in latest_rows(rows).values():
         if not _is_reported(row) or not _matches(row, claim.where):
             continue
         value = (row.get("scores") or {}).get(claim.metric)
         if not isinstance(value, (int, float)) or not math.isfinite(value):
             continue
-        for side, found in zip((claim.a, claim.b), scores):
+        for side, side_rows in zip((claim.a, claim.b), found):
             if all(row.get(k) == v for k, v in side.items()):
-                found[tuple(row.get(k) for k in coord_keys)] = float(value)
-    a, b = scores
+                side_rows[tuple(row.get(k) for k in coord_keys)] = row
+    a, b = found
     shared = sorted(set(a) & set(b), key=str)
     return {tuple(zip(coord_keys, c)): (a[c], b[c]) for c in shared}
+
+
+def unversioned(pairs: Dict[Any, Tuple[Dict[str, Any], Dict[str, Any]]]) -> int:
+    """How many of the cell pairs rest on a row that records no versions (library versions
+    and commit: rows written before rows recorded them, which no rerun has replaced)."""
+    return sum(1 for ra, rb in pairs.values() if not ra.get("versions") or not rb.get("versions"))
 
 
 def coverage(coords: Sequence[Tuple[Tuple[str, Any], ...]]) -> str:
@@ -338,13 +354,14 @@ def verdicts(claims: Sequence[Claim]) -> List[Verdict]:
             if path not in cache:
                 cache[path] = ResultsStore(path).rows()
             rows.extend(cache[path])
-        cells = paired_cells(rows, claim)
+        pairs = paired_rows(rows, claim)
+        cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
         if claim.trend:
             verdict = dataclasses.replace(judge_trend(claim, cells), by_cell=judge_trend(claim, cells, unit=None))
         else:
             verdict = dataclasses.replace(judge(claim, list(by_draw(cells).values())), per_corpus=per_corpus(cells),
                                           by_cell=judge(claim, list(cells.values())))
-        out.append(dataclasses.replace(verdict, covers=coverage(list(cells)), cells=len(cells)))
+        out.append(dataclasses.replace(verdict, covers=coverage(list(cells)), cells=len(cells), unversioned=unversioned(pairs)))
     return out
 
 
@@ -378,7 +395,8 @@ UNIT_NOTE = (
     "per draw, t-test over the draws); Holm's adjustment over every claim of the table. Means and differences "
     "are over the draws. Per corpus: each corpus's draws alone, uncorrected, exploratory (a subgroup is read "
     "beside its claim, not as a finding). Counted by cell: the same test with every cell a pair, as the table "
-    "counted before, with its Holm p and verdict where the verdict differs."
+    "counted before, with its Holm p and verdict where the verdict differs. \"k without versions\": cell pairs "
+    "with a row that records no library versions or commit (written before rows recorded them, not rerun)."
 )
 
 
@@ -419,7 +437,7 @@ def markdown_table(results: Sequence[Verdict]) -> str:
             diff = f"{_pct(v.mean_diff, True)}{ci}"
             if c.trend:
                 diff = f"slope of the gap {diff} per doubling of {c.trend}"
-        pairs = f"n={v.n} draws; {v.cells} cells"
+        pairs = f"n={v.n} draws; {v.cells} cells" + (f", {v.unversioned} without versions" if v.unversioned else "")
         if c.note:
             notes.append(f"- {c.claim}: {c.note}")
         verdict = family_verdict(v, p_holm)

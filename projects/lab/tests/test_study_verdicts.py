@@ -7,7 +7,7 @@ from lab_helpers import write_rows
 def _row(method, partition, f, size=20, corpus="c", status="ok", **extra):
     return {"cell_id": f"{corpus}-{method}-{size}-{partition}", "status": status, "method": method,
             "corpus": corpus, "setting": "lowres", "size": size, "value": None, "partition": partition,
-            "scores": {"ents_f": f, "ents_seqeval_micro_f": f}, **extra}
+            "scores": {"ents_f": f, "ents_seqeval_micro_f": f}, "versions": {"spacy": "3.8.18"}, **extra}
 
 
 def _claim(**kw):
@@ -237,7 +237,11 @@ def test_the_sizes_of_one_draw_are_one_pair(tmp_path):
     # a second corpus whose draws are independent of the first's: its partitions are draws of their own
     write_rows(tmp_path / "r", [dict(r, corpus="d", cell_id="d-" + r["cell_id"]) for r in rows])
     (v,) = verdicts(load_claims(spec))
-    assert (v.n, v.cells) == (6, 12)
+    assert (v.n, v.cells, v.unversioned) == (6, 12, 0)
+    # a row that records no versions marks the pairs it is in
+    write_rows(tmp_path / "r", [dict(rows[0], versions=None, finished="2099")])  # the cell's latest row
+    (v,) = verdicts(load_claims(spec))
+    assert v.unversioned == 1 and "(n=6 draws; 12 cells, 1 without versions)" in markdown_table([v])
     # each corpus alone: the same three draws, beside the claim (exploratory)
     assert [(c, round(d, 4), round(p, 4), n) for c, d, p, n in v.per_corpus] == [("c", 0.1667, 0.0377, 3), ("d", 0.1667, 0.0377, 3)]
     assert "| c +16.7 (p=0.038, n=3); d +16.7 (p=0.038, n=3) |" in markdown_table([v])
