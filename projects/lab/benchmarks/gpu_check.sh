@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What this package runs on a GPU, in one go (one lease of a GPU machine; logs and tables go to OUT):
-#   1. the device tests on CUDA: tests/test_device_mixing.py, its "cuda" cases (every loss and
+#   1. the device tests on CUDA: the repository's tests/test_device_mixing.py, its "cuda" cases (every loss and
 #      scheme, the CRF maths, the decoders and the auc_ner pipe, BiLSTM-CRF included, on cupy,
 #      compared with numpy);
 #   2. the CRF maths timed on the GPU and on one CPU thread (benchmarks/crf_speed.py);
@@ -49,7 +49,7 @@ nvidia-smi -L
 
 if wants tests; then
   step "device tests on CUDA"
-  $PY -m pytest -q -p no:cacheprovider -rs tests/test_device_mixing.py -k cuda 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
+  $PY -m pytest -q -p no:cacheprovider -rs ../../tests/test_device_mixing.py -k cuda 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
 fi
 
 if wants crf; then
