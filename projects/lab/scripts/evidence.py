@@ -68,6 +68,22 @@ RECIPE_CONTRASTS = [
     ("at 20-50 sentences, no raw text: the recipe without --raw against spaCy's ner", "recipe_no_raw", "spacy_ner", (20, 50)),
 ]
 
+# contrasts that docs/recipe.md's prose cites, each a generated sentence part
+# (docs/evidence/recipe/<name>.md): name -> (a, b, sizes or None for every size)
+RECIPE_SENTENCES = {
+    "recipe_vs_ner": ("recipe", "spacy_ner", None),
+    "self_training": ("recipe", "recipe_no_self_train", (20, 50)),
+    "augmentation": ("recipe", "recipe_no_augment", (20, 50)),
+    "pretraining": ("recipe", "recipe_no_pretrain", (20, 50)),
+    "rounds2": ("recipe_rounds2", "recipe", None),
+    "rounds3": ("recipe_rounds3", "recipe_rounds2", None),
+    "crf_auc_head": ("crf_auc_extras", "recipe", (20, 50)),
+    "bilstm_crf_auc_head": ("bilstm_crf_auc_extras", "recipe", (20, 50)),
+    "bilstm_crf_auc_head_100": ("bilstm_crf_auc_extras", "recipe", (100,)),
+    "auc_term_crf": ("crf_auc", "crf", None),
+    "no_raw": ("recipe_no_raw", "spacy_ner", (20, 50)),
+}
+
 # new methods against their baseline rerun alongside them (results/lowres_recipe_rerun/):
 # (what, method of the committed results, method of the rerun)
 RERUN_CONTRASTS = [
@@ -592,6 +608,11 @@ def fragments() -> dict:
             out[f"evidence/{name}/ablation.md"] = ratio_table(name, baseline)
     if (ROOT / "results" / "lowres_recipe").exists():
         out["evidence/lowres_recipe/parts.md"] = contrast_table("lowres_recipe", RECIPE_CONTRASTS)
+        by = _results_by_cell("lowres_recipe")
+        for key, (a, b, sizes) in RECIPE_SENTENCES.items():
+            xs, ys = paired_lists(by, a, b, sizes)
+            at = "" if sizes is None else f" at {', '.join(map(str, sizes))} sentences"
+            out[f"evidence/recipe/{key}.md"] = (tested(a, b, xs, ys) if xs else f"`{a}` against `{b}`: no pairs") + at + "\n"
         out["evidence/caveats.md"] = caveats_text()
     if (ROOT / "results" / "lowres_recipe_rerun").exists():
         out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
