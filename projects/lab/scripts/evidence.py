@@ -81,6 +81,8 @@ RECIPE_SENTENCES = {
     "bilstm_crf_auc_head": ("bilstm_crf_auc_extras", "recipe", (20, 50)),
     "bilstm_crf_auc_head_100": ("bilstm_crf_auc_extras", "recipe", (100,)),
     "auc_term_crf": ("crf_auc", "crf", None),
+    "auc_term_bilstm_crf": ("bilstm_crf_auc", "bilstm_crf", None),
+    "auc_term_extras": ("crf_auc_extras", "crf_extras", None),
     "no_raw": ("recipe_no_raw", "spacy_ner", (20, 50)),
 }
 
