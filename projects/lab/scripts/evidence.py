@@ -167,9 +167,13 @@ def ratio_table(name: str, baseline: str) -> str:
     cell = {(r.method, r.corpus, r.size): r for r in results}
     seconds: dict = {}
     dev: dict = {}
+    unversioned: dict = {}  # method -> [rows without versions, rows]
     for row in latest_rows(rows).values():
         if row["status"] != "ok":
             continue
+        count = unversioned.setdefault(row["method"], [0, 0])
+        count[0] += not row.get("versions")
+        count[1] += 1
         if isinstance(row.get("seconds"), (int, float)):
             seconds.setdefault(row["method"], []).append(row["seconds"])
         value = ((row.get("scores") or {}).get("dev_scores") or {}).get(spec.metric)
@@ -212,14 +216,15 @@ def ratio_table(name: str, baseline: str) -> str:
 
     head = [f"{corpus} {size}" for corpus, size in columns]
     lines = [
-        f"| method | {' | '.join(head)} | all draws | dev F1 | s per cell |",
-        "|---|" + "---:|" * (len(head) + 3),
+        f"| method | {' | '.join(head)} | all draws | dev F1 | s per cell | rows without versions |",
+        "|---|" + "---:|" * (len(head) + 4),
     ]
     for method in methods:
         cells = [text(cell.get((method, corpus, size))) for corpus, size in columns]
         secs = seconds.get(method, [])
         mean_s = f"{sum(secs) / len(secs):.0f}" if secs else "–"
-        lines.append(f"| `{method}` | {' | '.join(cells)} | {pooled(method)} | {dev_text(method)} | {mean_s} |")
+        bare, total = unversioned.get(method, [0, 0])
+        lines.append(f"| `{method}` | {' | '.join(cells)} | {pooled(method)} | {dev_text(method)} | {mean_s} | {bare} of {total} |")
     done = sum(1 for r in latest_rows(rows).values() if r["status"] == "ok")
     lines += [
         "",
@@ -231,7 +236,8 @@ def ratio_table(name: str, baseline: str) -> str:
         f"with the ratio to its dev F1 on them, what a choice between methods may read "
         f"(the test columns may not); for a self-training method it is the best of its rounds on "
         f"that same sample, which also chose the round, stopped training and tuned (see caveats.md); s per cell: mean wall seconds of a cell (training, extras, "
-        f"scoring) on the 2 shared cores.",
+        f"scoring) on the 2 shared cores; rows without versions: finished rows that record no library versions "
+        f"or commit (written before rows recorded them; not rerun).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -573,6 +579,13 @@ def minilm_table() -> str:
         t, diff = paired_difference([a.scores[i] for i in shared], [b.scores[i] for i in shared])
         return f"{diff} {p_text(t.p_value)} n={len(shared)}"
 
+    parts = {p for res in by.values() for p in res.scores}
+    bare = {m: sum(1 for r in _rows("lowres_recipe") if r["method"] == m and (r["corpus"], r.get("size")) in set(keys)
+                   and r.get("partition") in parts and not r.get("versions"))
+            for m in ("bilstm_crf_cal_wd_extras", "recipe_rounds2")} if recipe else {}
+    minilm_bare = sum(1 for name in MINILM if (ROOT / "results" / name).exists() for r in _rows(name) if not r.get("versions"))
+    lines += [f"Rows without recorded library versions on these draws: `bilstm_crf_cal_wd_extras` "
+              f"{bare.get('bilstm_crf_cal_wd_extras', 0)}, `recipe_rounds2` {bare.get('recipe_rounds2', 0)}, MiniLM {minilm_bare}.", ""]
     lines += ["| corpus | size | method | F1 (n) | vs CE | vs spaCy `ner` (MiniLM) | vs `lowres_best` (tok2vec) | vs `lowres_spacy_ner` (tok2vec) |",
               "|---|---:|---|---:|---|---|---|---|"]
     for corpus, size in keys:
