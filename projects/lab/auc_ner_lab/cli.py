@@ -237,9 +237,10 @@ def verdicts_command(
     claims: Path = typer.Argument(..., help="Claims file (YAML), e.g. studies/claims.yaml; its results stores' paths are relative to it"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
 ):
-    """A verdict per claim of the papers: the paired difference of its two methods over every
-    matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
-    contradicted / not measured."""
+    """A verdict per claim of the papers: the paired difference of its two methods over the
+    training draws (a draw's matching cells averaged into one pair), its 95 % interval and
+    p-value, Holm's adjustment over every claim, and confirmed / not confirmed / contradicted /
+    not measured."""
     from spacy_auc_ner.data.files import write_text
     from .verdicts import load_claims, markdown_table, verdicts
 
