@@ -632,6 +632,7 @@ def fragments() -> dict:
     from auc_ner_lab.verdicts import load_claims, markdown_table, verdicts
 
     out = {"evidence/campaign_status.md": status_table()}
+    out.update(spec_counts())
     for spec in sorted((ROOT / "studies").glob("campaign_*.yaml")):
         if (ROOT / "results" / spec.stem).exists():
             out.update(report_texts(spec.stem))
@@ -663,6 +664,21 @@ def fragments() -> dict:
         out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(ROOT / "results" / "lowres_recipe", recipe_summary) + "\n"
         out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
     return out
+
+
+def spec_counts() -> dict:
+    """{evidence/specs/<campaign>.md: "trials + reported"}: the cells each campaign spec holds
+    (the MiniLM pair summed as campaign_minilm.md), for evidence.md's list of the campaigns."""
+    from auc_ner_lab.spec import load_spec
+
+    counts = {}
+    for spec in sorted((ROOT / "studies").glob("campaign_*.yaml")):
+        cells = load_spec(spec).cells()
+        trials = sum(c.tuning is not None for c in cells)
+        name = "campaign_minilm" if spec.stem.startswith("campaign_minilm") else spec.stem
+        t, r = counts.get(name, (0, 0))
+        counts[name] = (t + trials, r + len(cells) - trials)
+    return {f"evidence/specs/{name}.md": f"{t} + {r}\n" for name, (t, r) in counts.items()}
 
 
 def claim_sentences(results) -> dict:
