@@ -714,9 +714,7 @@ def subgroup_sentence(name: str) -> str:
 
     spec = load_spec(ROOT / "studies" / f"{name}.yaml")
     results = aggregate(_store(name).rows_for(spec.cells()), metric=spec.metric, baseline=spec.baseline)
-    ps = [r.vs_baseline.p_value for r in results if r.vs_baseline is not None and r.vs_baseline.p_value is not None
-          and r.vs_baseline.n > 1 and r is not None]
-    ps = [p for p in ps if p is not None]
+    ps = [r.vs_baseline.p_value for r in results if r.vs_baseline is not None and r.vs_baseline.p_value is not None]
     low = sum(p < 0.05 for p in ps)
     adjusted = [p for p in holm(ps) if p is not None]
     return (f"{low} of the {len(ps)} per-cell tests against {spec.baseline} (each at one corpus and size, over its draws) "

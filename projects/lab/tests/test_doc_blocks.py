@@ -1,7 +1,6 @@
 """scripts/doc_blocks.py by hand (blocks, inline blocks, drift, a missing file), and the one
 check `python projects/lab/lab.py docs --check`: it passes on the committed documents and
 fails, naming the place, when one printed figure is changed by hand."""
-import importlib.util
 import shutil
 import subprocess
 import sys

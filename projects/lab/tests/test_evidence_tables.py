@@ -41,7 +41,9 @@ def toy_root(tmp_path, monkeypatch):
         dev = DEV[cell.method][cell.partition]
         scores = {"ents_seqeval_micro_f": TEST[cell.method][cell.partition],
                   "dev_scores": {} if dev is None else {"ents_seqeval_micro_f": dev}}
-        rows.append({**cell.describe(), "status": "ok", "scores": scores, "seconds": 10.0 * (1 + cell.partition)})
+        # spaCy's ner rows record versions, crf's do not (rows written before rows recorded them)
+        versions = {"spacy": "3.8.18"} if cell.method == "spacy_ner" else None
+        rows.append({**cell.describe(), "status": "ok", "scores": scores, "seconds": 10.0 * (1 + cell.partition), "versions": versions})
     write_rows(tmp_path / "results" / "toy", rows)
     monkeypatch.setattr(evidence, "ROOT", tmp_path)
     return tmp_path
@@ -56,10 +58,10 @@ def test_ratio_table_by_hand(toy_root):
     table = evidence.ratio_table("toy", "spacy_ner")
     # crf - spacy_ner = [0.1, 0, 0.1]: mean 0.0667, sd 0.0577, t = 2.0 on 2 df, p = 0.1835;
     # the ratio of the means 0.3667 / 0.3 = 1.22
-    assert _row(table, "crf") == ["`crf`", "36.7 (×1.22, p=0.184, n=3)", "×1.22 (p=0.184, n=3)", "20.0 (×1.33)", "20"]
+    assert _row(table, "crf") == ["`crf`", "36.7 (×1.22, p=0.184, n=3)", "×1.22 (p=0.184, n=3)", "20.0 (×1.33)", "20", "3 of 3"]
     # the baseline: its own mean and dev F1 over all its cells; crf's dev over the two cells it
     # shares with it (0.2 against 0.15)
-    assert _row(table, "spacy_ner") == ["`spacy_ner`", "30.0 (n=3)", "–", "20.0", "20"]
+    assert _row(table, "spacy_ner") == ["`spacy_ner`", "30.0 (n=3)", "–", "20.0", "20", "0 of 3"]
     assert "(6 of 6 cells)" in table
 
 
@@ -138,3 +140,19 @@ def test_one_command_regenerates_the_committed_evidence(tmp_path):
     for rel in committed:
         assert (tmp_path / rel).read_text(encoding="utf8") == (ROOT / rel).read_text(encoding="utf8"), rel
 
+
+
+def test_a_claims_sentence_cites_its_draws_and_holm():
+    import dataclasses
+
+    from auc_ner_lab.verdicts import Claim, judge
+
+    claim = Claim(id="x", claim="a > b", paper="", results=(), a={"method": "a"}, b={"method": "b"}, where={})
+    # differences 0.1, 0.2, 0.3: +20.0 points, t(0.975, 2) 4.3027 * 0.1 / sqrt 3 = 24.8 points
+    # either side, p = 0.0742; a second claim with p = 0.5: Holm doubles the smaller, 0.148
+    v = dataclasses.replace(judge(claim, [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)]), cells=6)
+    w = dataclasses.replace(judge(dataclasses.replace(claim, id="y"), [(0.4, 0.4), (0.4, 0.5)]), cells=2)
+    out = evidence.claim_sentences([v, w])
+    assert out["evidence/claims/x.md"] == ("`a` - `b` = +20.0 points [-4.8, +44.8] over 3 draws (6 cells; p = 0.074 alone, "
+                                          "Holm p = 0.148 over the 2 claims: not confirmed)\n")
+    assert out["evidence/claims/y.md"].startswith("`a` - `b` = -5.0 points [-68.5, +58.5] over 2 draws (2 cells; p = 0.500 alone")
