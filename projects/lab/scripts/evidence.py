@@ -759,8 +759,8 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
         out["evidence/readme/recipe.md"] = (
             f"the dev comparison, run after the switch on the same draws, agrees: `lowres_best` {dev[0] - dev[1]:+.1f} points of dev F1 "
             f"over `lowres_spacy_ner` (paired t-test over {dev[3]} draws, {_p_words(dev[2])}; test {test[0] - test[1]:+.1f}, {_p_words(test[2])}). "
-            f"About {opt['bilstm_crf_cal_wd_extras'] - opt['recipe_rounds2']:.1f} points of the dev gap is the entity bias, calibrated on "
-            f"the dev sample that scores it: dev minus test averages {opt['bilstm_crf_cal_wd_extras']:+.1f} points for `lowres_best` and "
+            f"About {opt['bilstm_crf_cal_wd_extras'] - opt['recipe_rounds2']:.1f} points of the dev gap may be the optimism of the entity bias, "
+            f"calibrated on the dev sample that scores it: dev minus test averages {opt['bilstm_crf_cal_wd_extras']:+.1f} points for `lowres_best` and "
             f"{opt['recipe_rounds2']:+.1f} for `lowres_spacy_ner` on these cells. On test `lowres_best` scores ×{best[0] / best[1]:.2f} spaCy's "
             f"default `ner` ({best[0] - best[1]:+.1f}, {_p_words(best[2])}, {best[3]} draws), `lowres_spacy_ner` ×{ner[0] / ner[1]:.2f} "
             f"({ner[0] - ner[1]:+.1f}, {_p_words(ner[2])})\n")
