@@ -661,6 +661,7 @@ def fragments() -> dict:
 
         heads_summary, recipe_summary = {}, {}
         out["evidence/heads_lowres/table.md"] = heads.table(ROOT / "results" / "heads_lowres", ROOT / "results" / "lowres_recipe", heads_summary) + "\n"
+        out["evidence/heads_lowres/screen.md"] = heads.screen(ROOT / "results" / "heads_lowres") + "\n"
         out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(ROOT / "results" / "lowres_recipe", recipe_summary) + "\n"
         out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
     return out

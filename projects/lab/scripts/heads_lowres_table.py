@@ -122,6 +122,17 @@ def table(heads_path, recipe_path, summary=None):
     return "\n".join(lines + ["", UNVERSIONED_NOTE])
 
 
+def screen(heads_path, methods=("bilstm_crf_cal", "bilstm_crf_cal_wd"), corpora=("s800", "ncbi_disease"), parts=(0, 1)) -> str:
+    """The dev screen that picked the head: mean dev F1 at 20 sentences on partitions 0-1, per
+    method and corpus ("`bilstm_crf_cal` 5.5 and 26.8; ...")."""
+    rows = load(heads_path, list(methods))
+    out = []
+    for m in methods:
+        means = [numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})]) for c in corpora]
+        out.append(f"`{m}` {' and '.join(f'{x:.1f}' for x in means)}")
+    return "; ".join(out)
+
+
 HEAD_EXTRAS, NER_EXTRAS = "bilstm_crf_cal_wd_extras", "recipe_rounds2"
 
 
