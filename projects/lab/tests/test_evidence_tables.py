@@ -156,3 +156,14 @@ def test_a_claims_sentence_cites_its_draws_and_holm():
     assert out["evidence/claims/x.md"] == ("`a` - `b` = +20.0 points [-4.8, +44.8] over 3 draws (6 cells; p = 0.074 alone, "
                                           "Holm p = 0.148 over the 2 claims: not confirmed)\n")
     assert out["evidence/claims/y.md"].startswith("`a` - `b` = -5.0 points [-68.5, +58.5] over 2 draws (2 cells; p = 0.500 alone")
+
+
+def test_a_document_names_a_contrast_and_the_rows_give_its_figure(toy_root):
+    (toy_root / "docs").mkdir()
+    (toy_root / "docs" / "d.md").write_text(
+        "The CRF: <!-- generated: evidence/recipe/c/crf~spacy_ner.md --><!-- /generated -->; "
+        "at 50: <!-- generated: evidence/recipe/c/crf~spacy_ner@toy@50.md --><!-- /generated -->.\n")
+    out = evidence.named_contrasts(evidence._results_by_cell("toy"))
+    # as in test_contrast_table_by_hand: +6.7 [-7.7, +21.0], the ratio of the means 1.22, p = 0.184
+    assert out["evidence/recipe/c/crf~spacy_ner.md"] == "+6.7 [-7.7, +21.0] points, ×1.22 (p=0.184, 3 draws)\n"
+    assert out["evidence/recipe/c/crf~spacy_ner@toy@50.md"] == "no pairs\n"
