@@ -65,7 +65,7 @@ def self_train_command(
     Label the pool with the round's pipeline, keep the confident entities, retrain the config
     on gold + pseudo-labels, repeat.
 
-    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600.
+    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600; [pretraining] max_epochs is the one exception: --pretrain-epochs sets it.
     Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for
     spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts
     and dev scores in OUTPUT_DIR/rounds.jsonl.
@@ -132,7 +132,7 @@ def recipe_command(
     recipe: str = typer.Option(DEFAULT_RECIPE, "--config", "-c", help="The recipe: a name of the package's configs/recipes/ (lowres_best, the default: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; 'spacy-auc-ner config --list' says what each is) or a config file with a pretraining block."),
     pretrain: bool = typer.Option(True, "--pretrain/--no-pretrain", help="Pretrain the encoder first (spacy pretrain of the config's pretraining block)."),
     pretrain_epochs: int = typer.Option(2, "--pretrain-epochs", help="Epochs of spacy pretrain over the raw text."),
-    rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0 (with --raw); the round with the best dev F1 is kept. 2 beat 1 in the ablation (README)."),
+    rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0 (with --raw); the round with the best dev F1 is kept. 2 is the default; projects/lab/docs/recipe.md has the ablation and how the default was chosen."),
     threshold: float = typer.Option(0.9, "--threshold", help="Keep a pseudo-labelled entity whose confidence is at least this."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),

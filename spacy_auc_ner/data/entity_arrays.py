@@ -1,6 +1,7 @@
 """The gold entities of a corpus as flat arrays (per sentence its length, per token its BIO
-prefix and entity type index), from column-file sentences or from Docs (``Doc.to_array``):
-the one place that corpus statistics, the entity-share draw and resampling count from. A
+prefix and entity type index), from Docs (``Doc.to_array``, `from_docs`): what the entity-share
+draw and resampling count from (the lab's corpus statistics read column files through
+``projects/lab/auc_ner_lab/corpus_stats.py``, which builds the same arrays). A
 token with missing entity annotation counts as O.
 """
 from typing import Iterable, List, NamedTuple, Sequence, Union

@@ -1,6 +1,7 @@
 """The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
 (``study run|report|status|import|rekey|verdicts|figure1``), the known corpora (``corpus get|list``), their
-statistics (``stats``, Table I) and low-resource partitions (``partition``). Expected failures
+statistics (``stats``, Table I), low-resource partitions (``partition``) and the documents'
+generated figures (``docs [--check]``). Expected failures
 end a command with one ``Error:`` line, as in the package's own command line."""
 import functools
 import json
@@ -247,9 +248,10 @@ def verdicts_command(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the markdown table to this file"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file when it exists"),
 ):
-    """A verdict per claim of the papers: the paired difference of its two methods over every
-    matching finished cell, its 95 % interval and p-value, and confirmed / not confirmed /
-    contradicted / not measured. Rows that cannot be read are skipped with a warning."""
+    """A verdict per claim of the papers: the paired difference of its two methods over the
+    training draws (a draw's matching cells averaged into one pair), its 95 % interval and
+    p-value, Holm's adjustment over every claim, and confirmed / not confirmed / contradicted /
+    not measured. Rows that cannot be read are skipped with a warning."""
     from spacy_auc_ner.api import check_output_file, write_text
     from .store import check_not_in_store
     from .verdicts import load_claims, markdown_table, verdicts
@@ -299,6 +301,27 @@ app = typer.Typer(
 corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(study_app, name="study")
+
+
+@app.command("docs")
+@one_line_errors
+def docs_command(
+    check: bool = typer.Option(False, "--check", help="Write nothing: exit 1, naming each file and block, when a printed figure differs from what the rows give"),
+):
+    """The documents' figures from the committed rows: every generated file of docs/evidence/
+    and every generated block of README.md, projects/lab/README.md, docs/*.md and
+    docs/evidence/*.md (scripts/evidence.py), without the plots."""
+    import sys
+
+    lab = str(Path(__file__).resolve().parents[1])
+    if lab not in sys.path:  # scripts/ sits beside the engine, in projects/lab
+        sys.path.insert(0, lab)
+    from scripts.evidence import docs
+
+    status = docs(check=check, say=typer.echo)
+    if check and not status:
+        typer.echo("every generated figure matches the rows")
+    raise typer.Exit(status)
 
 
 def _ints(text: str, option: str) -> List[int]:

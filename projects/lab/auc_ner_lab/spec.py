@@ -62,7 +62,7 @@ DEFAULT_BASELINE = "ce"
 class Baseline:
     """What each result is paired with: `Baseline.parse("ce")` the method ce at the same corpus,
     size and value; `Baseline.parse("resampler=none")` the same method at the value none of the
-    setting whose values are named resampler (study/spec.py VALUE_NAMES)."""
+    setting whose values are named resampler (auc_ner_lab/spec.py VALUE_NAMES)."""
 
     method: Optional[str] = None
     value_name: Optional[str] = None
@@ -314,7 +314,7 @@ def _setting_of(value_key: str) -> str:
 class MethodSpec:
     """A method of a study: `config` is a method file assembled onto `base_config` (a recipe's
     file after its shared `layers`), or, when `base_config` is None, a full training config of
-    the user's. `extras`: augmentation, pretraining, self-training (`study/training_extras.py`)."""
+    the user's. `extras`: augmentation, pretraining, self-training (`auc_ner_lab/training_extras.py`)."""
 
     name: str
     config: str
@@ -355,7 +355,7 @@ class Cell:
     # a reported cell of a tuned study: the grid points, the keys of their trials and the
     # selection metric; the runner adds "chosen" when it merges the chosen point
     selection: Optional[Dict[str, Any]] = None
-    # the method's training extras (augment, pretrain, self_train; see study/training_extras.py)
+    # the method's training extras (augment, pretrain, self_train; see auc_ner_lab/training_extras.py)
     extras: Optional[Dict[str, Any]] = None
     # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
     layers: List[str] = field(default_factory=list)

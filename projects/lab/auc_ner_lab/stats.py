@@ -1,12 +1,12 @@
 """Small-sample statistics of a study: Student-t confidence intervals, paired t-tests, Holm's
-adjustment and a paired trend test, on scipy.stats (the t distribution, `ttest_rel`,
+adjustment, a paired trend test and the draw as the unit of a paired test (`draw_means`), on scipy.stats (the t distribution, `ttest_rel`,
 `ttest_1samp`); this module only fixes what the report needs around them: no NaN (one value
 gives no interval, identical differences a certain or a null result; a NaN, infinite or
 boolean value is refused with a ValueError, never read as a number) and the ratio of the means.
 """
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
 
 from scipy import stats as sps
 
@@ -136,3 +136,16 @@ def trend_test(gaps: Dict[object, Dict[float, float]]) -> TrendTest:
         raise ValueError("trend_test: no unit with two x values")
     t, p = _t_test(slopes)
     return TrendTest(len(slopes), points, sum(slopes) / len(slopes), t, p, tuple(slopes))
+
+
+def draw_means(pairs: Iterable[Tuple[Hashable, float, float]]) -> Dict[Hashable, Tuple[float, float]]:
+    """{draw: (mean of a, mean of b)} over the `(draw, a, b)` pairs that share a draw, in the
+    order the draws first appear. Pairs that share a draw are not independent: a partition's
+    20-sentence draw is the first 20 of its 50-sentence draw (`LowResource.v1` takes the first
+    n of one seeded permutation), and the sizes, masking rates or entity shares of one
+    partition share its seed, dev sample and test set. A paired test over the draws' means
+    counts each draw once (with one pair per draw it is the paired t-test of the pairs)."""
+    groups: Dict[Hashable, List[Tuple[float, float]]] = {}
+    for draw, a, b in pairs:
+        groups.setdefault(draw, []).append((float(a), float(b)))
+    return {d: (sum(a for a, _ in g) / len(g), sum(b for _, b in g) / len(g)) for d, g in groups.items()}

@@ -5,8 +5,11 @@ A claim names two sides, each a method (``a: ova_auc``) or a method at a setting
 or setting values) and what the paper found: ``better`` (method a beats b), ``similar`` (no
 difference that matters) or ``worse``. Its evidence is the paired comparison of a and b over
 every matching cell and partition both finished (the same training sentences, so the noise of
-the sample cancels): the mean paired difference, its 95 % Student-t interval and the two-sided
-paired t-test p-value.
+the sample cancels), with the *draw* as the unit: a corpus's partition in a setting
+(`DRAW`). The cells of one draw (its sizes, masking rates or entity shares, which share its
+seed, dev sample and test set, a smaller draw being a subset of a larger one) are averaged into
+one pair first (`stats.draw_means`), then the mean paired difference over the draws, its 95 %
+Student-t interval and the two-sided paired t-test p-value.
 
 Verdicts, at the 5 % level:
 
@@ -17,7 +20,8 @@ Verdicts, at the 5 % level:
   one), *contradicted* when p < 0.05, *not confirmed* (inconclusive) otherwise;
 - ``rising``/``falling`` (a claim with ``trend: value``): the gap a - b rises/falls with
   the setting value, on a log2 axis (per doubling); its test is `stats.trend_test`: one
-  least-squares slope of the gap per partition, then a t-test over the partitions; confirmed /
+  least-squares slope of the gap per draw (the gap at each level averaged over the draw's other
+  cells), then a t-test over the draws; confirmed /
   contradicted / not confirmed as for ``better``;
 - *not measured*: no pair of finished cells yet.
 
@@ -27,7 +31,9 @@ Holm-adjusted p is below 0.05 too; otherwise it reads *not confirmed after Holm*
 the claim's own test said (`family_verdict`).
 
 Each row says which corpora, sizes and values its pairs cover, so that a claim's name cannot
-promise more than its rows hold.
+promise more than its rows hold; a claim over several corpora also shows each corpus's
+difference and p, uncorrected and marked exploratory: a subgroup is read beside its registered
+claim, never as a finding of its own.
 """
 import dataclasses
 import math
@@ -39,7 +45,7 @@ import srsly
 from pydantic import BeforeValidator, model_validator
 
 from .spec import DEFAULT_METRIC
-from .stats import holm, paired_t_test, summarize, trend_test
+from .stats import draw_means, holm, paired_t_test, summarize, trend_test
 from .store import ResultsStore, latest_rows
 from .validation import At, Section, validate
 from .validation import expect as check
@@ -48,6 +54,8 @@ PathLike = Union[str, Path]
 EXPECTATIONS = ("better", "similar", "worse", "rising", "falling")
 TREND_EXPECTATIONS = ("rising", "falling")
 _COORDS = ("corpus", "setting", "size", "value", "partition")
+# the unit of a claim's test: one training draw (its sizes, values share the seed, dev and test)
+DRAW = ("corpus", "setting", "partition")
 DEFAULT_MARGIN = 0.02
 
 
@@ -84,6 +92,12 @@ class Verdict:
     p_value: Optional[float]
     verdict: str
     covers: str = ""  # the corpora, sizes and values of the pairs
+    cells: int = 0  # the cell pairs averaged into the n draws
+    unversioned: int = 0  # of those, pairs with a row that records no versions
+    # per corpus (exploratory, uncorrected): (corpus, mean difference, p, draws)
+    per_corpus: Tuple[Tuple[str, float, Optional[float], int], ...] = ()
+    # the same claim with every cell a pair (the unit before draws): what the table compares
+    by_cell: Optional["Verdict"] = None
 
     @property
     def relative(self) -> Optional[float]:
@@ -202,21 +216,36 @@ def paired_cells(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tup
     """{coordinates: (score of a, score of b)} for every cell coordinate and partition both
     finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
     fixing the value pairs across values)."""
+    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in paired_rows(rows, claim).items()}
+
+
+def _score(row: Dict[str, Any], claim: Claim) -> float:
+    return float((row.get("scores") or {})[claim.metric])
+
+
+def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """{coordinates: (row of a, row of b)} behind `paired_cells`."""
     fixed = set(claim.a) | set(claim.b)
     coord_keys = [k for k in _COORDS if k not in fixed]
-    scores: Tuple[Dict[tuple, float], Dict[tuple, float]] = ({}, {})
+    found: Tuple[Dict[tuple, Dict[str, Any]], Dict[tuple, Dict[str, Any]]] = ({}, {})
     for row in latest_rows(rows).values():
         if not _is_reported(row) or not _matches(row, claim.where):
             continue
         value = (row.get("scores") or {}).get(claim.metric)
         if not isinstance(value, (int, float)) or not math.isfinite(value):
             continue
-        for side, found in zip((claim.a, claim.b), scores):
+        for side, side_rows in zip((claim.a, claim.b), found):
             if all(row.get(k) == v for k, v in side.items()):
-                found[tuple(row.get(k) for k in coord_keys)] = float(value)
-    a, b = scores
+                side_rows[tuple(row.get(k) for k in coord_keys)] = row
+    a, b = found
     shared = sorted(set(a) & set(b), key=str)
     return {tuple(zip(coord_keys, c)): (a[c], b[c]) for c in shared}
+
+
+def unversioned(pairs: Dict[Any, Tuple[Dict[str, Any], Dict[str, Any]]]) -> int:
+    """How many of the cell pairs rest on a row that records no versions (library versions
+    and commit: rows written before rows recorded them, which no rerun has replaced)."""
+    return sum(1 for ra, rb in pairs.values() if not ra.get("versions") or not rb.get("versions"))
 
 
 def coverage(coords: Sequence[Tuple[Tuple[str, Any], ...]]) -> str:
@@ -239,15 +268,38 @@ def coverage(coords: Sequence[Tuple[Tuple[str, Any], ...]]) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def judge_trend(claim: Claim, cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]], alpha: float = 0.05) -> Verdict:
-    """The gap a - b against log2 of the claim's axis, one slope per unit (the coordinates
-    without the axis: corpus, setting, size or value, partition), tested over the units."""
-    gaps: Dict[tuple, Dict[float, float]] = {}
+def by_draw(cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]]) -> Dict[tuple, Tuple[float, float]]:
+    """One (a, b) per draw (`DRAW`): the means over the draw's cells (`stats.draw_means`)."""
+    return draw_means((tuple(dict(c).get(k) for k in DRAW), a, b) for c, (a, b) in cells.items())
+
+
+def per_corpus(cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]]) -> Tuple[Tuple[str, float, Optional[float], int], ...]:
+    """(corpus, mean difference, p, draws) of each corpus's draws when there are several corpora:
+    subgroups, for reading beside the claim (uncorrected, exploratory)."""
+    corpora = sorted({str(dict(c).get("corpus")) for c in cells})
+    if len(corpora) < 2:
+        return ()
+    out = []
+    for corpus in corpora:
+        pairs = list(by_draw({c: v for c, v in cells.items() if str(dict(c).get("corpus")) == corpus}).values())
+        test = paired_t_test([a for a, _ in pairs], [b for _, b in pairs])
+        out.append((corpus, test.mean_diff, test.p_value, test.n))
+    return tuple(out)
+
+
+def judge_trend(claim: Claim, cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]], alpha: float = 0.05,
+                unit: Optional[Sequence[str]] = DRAW) -> Verdict:
+    """The gap a - b against log2 of the claim's axis, one slope per draw (`DRAW`; the gaps of
+    a level averaged over the draw's other cells), tested over the draws; `unit=None`: one
+    slope per cell coordinate without the axis (the unit before draws)."""
+    levels: Dict[tuple, Dict[float, List[float]]] = {}
     for coord, (x, y) in cells.items():
         c = dict(coord)
-        level = c.pop(claim.trend)
+        level = c.get(claim.trend)
+        key = tuple(c.get(k) for k in unit) if unit else tuple((k, v) for k, v in coord if k != claim.trend)
         if isinstance(level, (int, float)) and level > 0:
-            gaps.setdefault(tuple(sorted(c.items(), key=str)), {})[math.log2(level)] = x - y
+            levels.setdefault(key, {}).setdefault(math.log2(level), []).append(x - y)
+    gaps = {draw: {lv: sum(g) / len(g) for lv, g in by.items()} for draw, by in levels.items()}
     if not any(len(g) >= 2 for g in gaps.values()):
         return Verdict(claim, 0, None, None, None, None, None, None, "not measured")
     test = trend_test(gaps)
@@ -304,9 +356,14 @@ def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = No
             if path not in cache:
                 cache[path] = ResultsStore(path).rows(warn=warn)
             rows.extend(cache[path])
-        cells = paired_cells(rows, claim)
-        verdict = judge_trend(claim, cells) if claim.trend else judge(claim, list(cells.values()))
-        out.append(dataclasses.replace(verdict, covers=coverage(list(cells))))
+        pairs = paired_rows(rows, claim)
+        cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
+        if claim.trend:
+            verdict = dataclasses.replace(judge_trend(claim, cells), by_cell=judge_trend(claim, cells, unit=None))
+        else:
+            verdict = dataclasses.replace(judge(claim, list(by_draw(cells).values())), per_corpus=per_corpus(cells),
+                                          by_cell=judge(claim, list(cells.values())))
+        out.append(dataclasses.replace(verdict, covers=coverage(list(cells)), cells=len(cells), unversioned=unversioned(pairs)))
     return out
 
 
@@ -333,20 +390,42 @@ def family_verdict(verdict: Verdict, p_holm: Optional[float], alpha: float = 0.0
     return verdict.verdict
 
 
+UNIT_NOTE = (
+    "Unit: the training draw (a corpus's partition in a setting). The cells of one draw (its sizes, masking "
+    "rates or entity shares: one seed, one dev sample, one test set, a smaller draw a subset of a larger one) "
+    "are averaged into one pair, then a two-sided paired t-test over the draws (a trend: one slope of the gap "
+    "per draw, t-test over the draws); Holm's adjustment over every claim of the table. Means and differences "
+    "are over the draws. Per corpus: each corpus's draws alone, uncorrected, exploratory (a subgroup is read "
+    "beside its claim, not as a finding). Counted by cell: the same test with every cell a pair, as the table "
+    "counted before, with its Holm p and verdict where the verdict differs. \"k without versions\": cell pairs "
+    "with a row that records no library versions or commit (written before rows recorded them, not rerun)."
+)
+
+
+def _per_corpus_text(v: Verdict) -> str:
+    if not v.per_corpus:
+        return "–"
+    return "; ".join(f"{c} {_pct(d, True)} ({_p(p)}, n={n})" for c, d, p, n in v.per_corpus)
+
+
 def markdown_table(results: Sequence[Verdict]) -> str:
-    """One row per claim: the claim, the paper's figure, ours (a vs b, F1 in %), the paired
-    difference in points with its 95 % interval (for a trend claim: the mean slope of the gap
-    per doubling of its axis, with the interval of the slopes), p-value and pairs (partitions,
-    for a trend), what the pairs cover, the p-value adjusted by Holm's method over every claim
-    of the table with a test (many claims tested at 0.05 find some by chance), and the verdict
-    after that correction (`family_verdict`); then the claims' notes."""
+    """`UNIT_NOTE`, then one row per claim: the claim, the paper's figure, ours (a vs b, F1 in
+    %, means over draws), the paired difference in points with its 95 % interval (for a trend
+    claim: the mean slope of the gap per doubling of its axis, with the interval of the
+    slopes), p-value with its draws and the cells averaged into them, what the pairs cover, the
+    p-value adjusted by Holm's method over every claim of the table with a test (many claims
+    tested at 0.05 find some by chance), the verdict after that correction (`family_verdict`),
+    each corpus's difference (exploratory), and the verdict counted by cell where it differs;
+    then the claims' notes."""
     lines = [
-        "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (pairs) | pairs cover | Holm p | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        UNIT_NOTE, "",
+        "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (draws; cells) | pairs cover | Holm p | verdict | per corpus (exploratory, uncorrected) | counted by cell: Holm p, verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     adjusted = holm([v.p_value for v in results])
+    cell_adjusted = holm([v.by_cell.p_value if v.by_cell else None for v in results])
     notes = []
-    for v, p_holm in zip(results, adjusted):
+    for v, p_holm, p_cell in zip(results, adjusted, cell_adjusted):
         c = v.claim
         if v.n == 0:
             ours = f"`{side_name(c.a)}` vs `{side_name(c.b)}`: no finished pairs yet"
@@ -360,10 +439,16 @@ def markdown_table(results: Sequence[Verdict]) -> str:
             diff = f"{_pct(v.mean_diff, True)}{ci}"
             if c.trend:
                 diff = f"slope of the gap {diff} per doubling of {c.trend}"
-        pairs = f"n={v.n} partitions" if c.trend else f"n={v.n}"
+        pairs = f"n={v.n} draws; {v.cells} cells" + (f", {v.unversioned} without versions" if v.unversioned else "")
         if c.note:
             notes.append(f"- {c.claim}: {c.note}")
-        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | {_p(p_holm).replace('p=', '')} | {family_verdict(v, p_holm)} |")
+        verdict = family_verdict(v, p_holm)
+        before = "–"
+        if v.by_cell is not None and v.by_cell.n:
+            was = family_verdict(v.by_cell, p_cell)
+            before = "same verdict" if was == verdict else f"{_p(p_cell).replace('p=', '')}, {was}"
+        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | "
+                     f"{_p(p_holm).replace('p=', '')} | {verdict} | {_per_corpus_text(v)} | {before} |")
     if notes:
         lines += ["", "Notes:", ""] + notes
     return "\n".join(lines + encoder_columns(results, adjusted)) + "\n"
@@ -381,7 +466,7 @@ def encoder_columns(results: Sequence[Verdict], adjusted: Sequence[Optional[floa
     def cell(v: Verdict, p_holm: Optional[float]) -> str:
         if v.n == 0:
             return "not measured"
-        return f"{_pct(v.mean_diff, True)} points, {_p(v.p_value)} (n={v.n}): {family_verdict(v, p_holm)}"
+        return f"{_pct(v.mean_diff, True)} points, {_p(v.p_value)} (n={v.n} draws): {family_verdict(v, p_holm)}"
 
     lines = ["", "The claims measured on both encoders (the repeat's name and pairs in the table above):", "",
              "| claim | CPU tok2vec | repeated on |", "|---|---|---|"]

@@ -147,3 +147,13 @@ def test_a_group_whose_cells_all_failed_has_no_mean_and_no_nan():
     json.dumps([r.to_dict() for r in out], allow_nan=False)  # raises on NaN
     text = markdown_report(out, baseline="ce")
     assert "– (1 failed)" in text and "nan" not in text.lower()
+
+
+def test_draw_means_by_hand():
+    from auc_ner_lab.stats import draw_means
+
+    # draw (c, 0) holds sizes 20 and 50: (0.4, 0.3) and (0.6, 0.2) -> (0.5, 0.25); (c, 1) one pair
+    out = draw_means([(("c", 0), 0.4, 0.3), (("c", 1), 0.7, 0.1), (("c", 0), 0.6, 0.2)])
+    assert list(out) == [("c", 0), ("c", 1)]
+    assert out[("c", 0)] == pytest.approx((0.5, 0.25)) and out[("c", 1)] == pytest.approx((0.7, 0.1))
+    assert draw_means([]) == {}

@@ -1,5 +1,5 @@
 """Training extras of study methods: augmentation around the draw, pretraining and
-self-training on the rest of the training split (study/training_extras.py)."""
+self-training on the rest of the training split (auc_ner_lab/training_extras.py)."""
 import json
 from pathlib import Path
 

@@ -7,7 +7,7 @@ from lab_helpers import write_rows
 def _row(method, partition, f, size=20, corpus="c", status="ok", **extra):
     return {"cell_id": f"{corpus}-{method}-{size}-{partition}", "status": status, "method": method,
             "corpus": corpus, "setting": "lowres", "size": size, "value": None, "partition": partition,
-            "scores": {"ents_f": f, "ents_seqeval_micro_f": f}, **extra}
+            "scores": {"ents_f": f, "ents_seqeval_micro_f": f}, "versions": {"spacy": "3.8.18"}, **extra}
 
 
 def _claim(**kw):
@@ -53,7 +53,7 @@ def test_a_verdict_on_p_stands_only_after_holm():
     v = judge(_claim(), rows)
     assert v.p_value == pytest.approx(0.0395, abs=1e-3) and v.verdict == "confirmed"
     table = markdown_table([v, judge(_claim(claim="c > d"), [(0.5, 0.4), (0.4, 0.5)])])
-    assert "not confirmed after Holm (confirmed at p < 0.05 alone)" in table.splitlines()[2]
+    assert "not confirmed after Holm (confirmed at p < 0.05 alone)" in table.splitlines()[4]
 
 
 def test_similar_needs_a_tight_interval():
@@ -81,8 +81,9 @@ def test_not_measured_and_table(tmp_path):
     # differences 0.10, 0.11, 0.12: t = 0.11 / (0.01 / sqrt 3) on 2 df, p = 1 - t / sqrt(2 + t^2)
     # = 0.0028; one test only, so Holm leaves it as it is; no test, no adjusted p
     # the pairs cover corpus c at size 20: the row says so
-    assert "| p=0.003 (n=3) | c; size 20 | 0.003 | confirmed |" in table
-    assert "| – (n=0) | – | – | not measured |" in table
+    assert "| p=0.003 (n=3 draws; 3 cells) | c; size 20 | 0.003 | confirmed | – | same verdict |" in table
+    assert "| – (n=0 draws; 0 cells) | – | – | not measured | – | – |" in table
+    assert table.startswith("Unit: the training draw")
 
 
 def test_a_claim_repeated_on_another_encoder_sits_beside_it(tmp_path):
@@ -100,7 +101,7 @@ def test_a_claim_repeated_on_another_encoder_sits_beside_it(tmp_path):
     table = markdown_table(verdicts(claims)).splitlines()
     beside = table[table.index("| claim | CPU tok2vec | repeated on |") + 2:]
     # differences on trf: 0.0 and -0.1, mean -0.05, t = -1 on 1 df: p = 0.5; Holm over 2 tests
-    assert beside == ["| A beats B | +11.0 points, p=0.003 (n=3): confirmed | MiniLM: -5.0 points, p=0.500 (n=2): not confirmed |"]
+    assert beside == ["| A beats B | +11.0 points, p=0.003 (n=3 draws): confirmed | MiniLM: -5.0 points, p=0.500 (n=2 draws): not confirmed |"]
 
 
 @pytest.mark.parametrize(
@@ -182,7 +183,7 @@ def test_trend_claim_by_hand(tmp_path):
     # t(0.975, 2) = 4.3027: the slopes' interval -0.1 +- 4.3027 * 0.1 / sqrt 3
     assert (v.diff_low, v.diff_high) == pytest.approx((-0.1 - 0.24841, -0.1 + 0.24841), abs=1e-4)
     table = markdown_table([v])
-    assert "slope of the gap -10.0 [-34.8, +14.8] per doubling of value | p=0.225 (n=3 partitions)" in table
+    assert "slope of the gap -10.0 [-34.8, +14.8] per doubling of value | p=0.225 (n=3 draws; 9 cells)" in table
     # nine partitions with the same three slopes: t = -3 sqrt 3 on 8 df, p < 0.05: confirmed
     many = [dict(r, partition=r["partition"] + 3 * k, cell_id=f"{r['cell_id']}-{k}") for k in range(3) for r in rows]
     write_rows(tmp_path / "r2", many)
@@ -212,3 +213,45 @@ def test_our_claims_cover_every_corpus_they_name():
         covered = v.covers.split(";")[0].split(", ")
         for corpus in v.claim.where.get("corpus", ()):
             assert corpus in covered, (v.claim.id, corpus, v.covers)
+
+
+def test_the_sizes_of_one_draw_are_one_pair(tmp_path):
+    """Sizes 20 and 50 of a partition share its draw: they are averaged into one pair before
+    the test. Differences a - b (size 20, size 50): partition 0 (0.1, 0.3), 1 (0.0, 0.2),
+    2 (0.2, 0.2): draw means 0.2, 0.1, 0.2: mean 0.5/3, sd sqrt(1/300) = 0.0577, t = 5 on 2 df,
+    p = 0.0377; counted by cell the six differences (mean 1/6, sd 0.1033, t = 3.953 on 5 df)
+    give p = 0.0108."""
+    diffs = {0: (0.1, 0.3), 1: (0.0, 0.2), 2: (0.2, 0.2)}
+    rows = []
+    for p, (d20, d50) in diffs.items():
+        rows += [_row("a", p, 0.4 + d20, size=20), _row("b", p, 0.4, size=20),
+                 _row("a", p, 0.5 + d50, size=50), _row("b", p, 0.5, size=50)]
+    write_rows(tmp_path / "r", rows)
+    spec = tmp_path / "claims.yaml"
+    spec.write_text("claims:\n  - {id: x, claim: 'A beats B', results: r, a: a, b: b}\n")
+    (v,) = verdicts(load_claims(spec))
+    assert (v.n, v.cells) == (3, 6)
+    assert v.mean_diff == pytest.approx(0.5 / 3)
+    assert v.p_value == pytest.approx(0.0377, abs=1e-4)
+    assert v.by_cell.n == 6 and v.by_cell.p_value == pytest.approx(0.0108, abs=1e-4)
+    # a second corpus whose draws are independent of the first's: its partitions are draws of their own
+    write_rows(tmp_path / "r", [dict(r, corpus="d", cell_id="d-" + r["cell_id"]) for r in rows])
+    (v,) = verdicts(load_claims(spec))
+    assert (v.n, v.cells, v.unversioned) == (6, 12, 0)
+    # a row that records no versions marks the pairs it is in
+    write_rows(tmp_path / "r", [dict(rows[0], versions=None, finished="2099")])  # the cell's latest row
+    (v,) = verdicts(load_claims(spec))
+    assert v.unversioned == 1 and "(n=6 draws; 12 cells, 1 without versions)" in markdown_table([v])
+    # each corpus alone: the same three draws, beside the claim (exploratory)
+    assert [(c, round(d, 4), round(p, 4), n) for c, d, p, n in v.per_corpus] == [("c", 0.1667, 0.0377, 3), ("d", 0.1667, 0.0377, 3)]
+    assert "| c +16.7 (p=0.038, n=3); d +16.7 (p=0.038, n=3) |" in markdown_table([v])
+
+
+def test_a_changed_verdict_says_what_the_cells_gave():
+    from auc_ner_lab.verdicts import Verdict
+
+    claim = _claim()
+    cells = judge(claim, [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)] * 3)  # p < 0.001: confirmed
+    draws = judge(claim, [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)])  # p = 0.074: not confirmed
+    table = markdown_table([Verdict(**{**draws.__dict__, "by_cell": cells, "cells": 9})])
+    assert table.splitlines()[4].endswith("| not confirmed | – | p<0.001, confirmed |")

@@ -1,0 +1,98 @@
+"""scripts/doc_blocks.py by hand (blocks, inline blocks, drift, a missing file), and the one
+check `python projects/lab/lab.py docs --check`: it passes on the committed documents and
+fails, naming the place, when one printed figure is changed by hand."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = ROOT.parents[1]
+sys.path.insert(0, str(ROOT))
+from scripts import doc_blocks, evidence  # noqa: E402
+
+
+def test_blocks_take_the_files_text_and_the_rest_stays(tmp_path):
+    (tmp_path / "t.md").write_text("| a |\n|---|\n| 1 |\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- generated: t.md -->\nold\n<!-- /generated -->\nend\n")
+    assert doc_blocks.refresh(readme, tmp_path) == 1
+    assert readme.read_text() == "intro\n<!-- generated: t.md -->\n| a |\n|---|\n| 1 |\n<!-- /generated -->\nend\n"
+
+
+def test_an_inline_block_holds_a_sentence_part(tmp_path):
+    (tmp_path / "s.md").write_text("+4.5 points (p < 0.001)\n")
+    doc = tmp_path / "d.md"
+    doc.write_text("It gains <!-- generated: s.md -->+9 points<!-- /generated -->, measured.\n")
+    assert doc_blocks.drift(doc, tmp_path) == [f"{doc}:1: block s.md differs from what the rows give"]
+    doc_blocks.refresh(doc, tmp_path)
+    assert doc.read_text() == "It gains <!-- generated: s.md -->+4.5 points (p < 0.001)<!-- /generated -->, measured.\n"
+    assert doc_blocks.drift(doc, tmp_path) == []
+    # the text the rows give now wins over the file
+    assert doc_blocks.drift(doc, tmp_path, {(tmp_path / "s.md").resolve(): "+4.6 points"}) != []
+
+
+def test_a_missing_file_is_one_error_and_nothing_written(tmp_path):
+    readme = tmp_path / "README.md"
+    before = "<!-- generated: nope.md -->\nold\n<!-- /generated -->\n"
+    readme.write_text(before)
+    with pytest.raises(SystemExit, match="nope.md"):
+        doc_blocks.refresh(readme, tmp_path)
+    assert readme.read_text() == before
+
+
+def test_a_folder_stands_for_its_documents(tmp_path):
+    (tmp_path / "a.md").write_text("x\n")
+    (tmp_path / "b.txt").write_text("y\n")
+    assert doc_blocks.documents([tmp_path]) == [tmp_path / "a.md"]
+
+
+@pytest.fixture(scope="module")
+def generated():
+    """What the committed rows give for every generated file (about half a minute)."""
+    return evidence.fragments()
+
+
+def test_every_block_of_our_documents_names_a_generated_or_committed_file(generated):
+    blocks = [(doc, m["path"]) for doc in evidence.documents() for m in doc_blocks.BLOCK.finditer(doc.read_text())]
+    names = {doc.name for doc, _ in blocks}
+    # the README's figures, the recipe's three tables, the campaigns' status, the verdicts, the heads
+    assert {"README.md", "recipe.md", "evidence.md", "heads_lowres.md"} <= names and len(blocks) >= 11
+    for doc, path in blocks:
+        target = (doc.parent / path).resolve()
+        assert target.exists(), (doc, path)
+    # every figure of the README sits in a block generated from the rows
+    readme = [path for doc, path in blocks if doc == REPO / "README.md"]
+    assert all(str((REPO / p).resolve().relative_to((ROOT / "docs").resolve())) in generated for p in readme)
+
+
+def test_the_check_passes_on_the_committed_documents_and_fails_on_a_figure_typed_by_hand(generated, tmp_path):
+    said = []
+    assert evidence.docs(check=True, say=said.append, generated=generated) == 0, said
+    # one figure of the README changed by hand: the check names the README's block and fails
+    copy = tmp_path / "README.md"
+    text = (REPO / "README.md").read_text(encoding="utf8")
+    figure = generated["evidence/readme/heads.md"].split()[0]  # "×1.19"
+    assert figure in text
+    copy.write_text(text.replace(figure, "×1.25", 1), encoding="utf8")
+    # the blocks resolve from the README's own folder: place the copy where the README is
+    shutil.copytree(ROOT / "docs", tmp_path / "projects" / "lab" / "docs")
+    said = []
+    assert evidence.docs(check=True, say=said.append, generated=generated, docs_list=[copy]) == 1
+    assert any("README.md" in line and "readme/heads.md differs from what the rows give" in line for line in said), said
+    # a generated file whose figures the rows no longer give (here: the rows say 0.022 where
+    # the committed table prints 0.078) fails, naming the file
+    changed = dict(generated, **{"evidence/verdicts.md": generated["evidence/verdicts.md"].replace("| 0.078 |", "| 0.022 |")})
+    assert changed != generated
+    said = []
+    assert evidence.docs(check=True, say=said.append, generated=changed, docs_list=[]) == 1
+    assert said[0] == "projects/lab/docs/evidence/verdicts.md: differs from what the rows give", said
+
+
+def test_docs_check_is_one_command():
+    """`python projects/lab/lab.py docs --check` from the repository root, as CI runs it."""
+    out = subprocess.run([sys.executable, "projects/lab/lab.py", "docs", "--check"], cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "every generated figure matches the rows" in out.stdout

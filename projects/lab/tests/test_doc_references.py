@@ -1,0 +1,97 @@
+"""Every repository path and every command that README.md, projects/lab/README.md and
+projects/lab/docs/*.md name exists: a path in backticks or a link resolves (from the document's
+folder, the repository root, projects/lab or the package), and a `spacy-auc-ner ...`,
+`python -m auc_ner_lab ...` or `lab.py ...` command names a subcommand the command line has."""
+import re
+from pathlib import Path
+
+import pytest
+import typer
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = ROOT.parents[1]
+DOCS = [REPO / "README.md", ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+# where a path in the docs may be relative to: the repository, the lab, the package
+BASES = [REPO, ROOT, REPO / "spacy_auc_ner", REPO / "spacy_auc_ner" / "configs"]
+# the first folder of a path that names something in the repository
+TOP = {"spacy_auc_ner", "projects", "tests", "configs", "scripts", "studies", "docs", "benchmarks",
+       "auc_ner_lab", "assets", "results", ".ci", "losses", "ml", "pipeline", "training", "data", "cli"}
+SUFFIXES = (".py", ".md", ".yaml", ".yml", ".cfg", ".sh", ".toml")
+# paths the documents name on purpose although the repository has no such file: what a command
+# writes, a user's file, a placeholder, or a record of how an old figure was made
+NOT_IN_REPOSITORY = {
+    "results/preset_cpu.jsonl",  # studies.md: a single run's rows, said to be "not committed"
+    "configs/full/",  # written by the root project's workflow
+    "data/train.spacy",  # guide.md: a user's file that --overwrite never removes
+    "results/x/",  # studies.md: a placeholder in a cp example
+    "benchmarks/f1.py",  # benchmarks.md: the retired script behind figures marked "not regenerable"
+    "configs/lowres_best.cfg",  # recipe.md: where the recipe was "then", since moved
+}
+WRITTEN = ("configs/full/",)  # folders that workflows write
+
+
+def _text_without_generated(doc: Path) -> str:
+    return re.sub(r"<!-- generated: [^ ]+ -->.*?<!-- /generated -->", "", doc.read_text(encoding="utf8"), flags=re.S)
+
+
+def _candidates(text: str):
+    spans = re.findall(r"`([^`\n]+)`", text) + re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text)
+    for span in spans:
+        for token in span.split():
+            token = token.strip("(),;:'\"")
+            if "://" in token or any(c in token for c in "<>*{}$=[]|…") or token.startswith("-"):
+                continue
+            first = token.lstrip("./").split("/")[0]
+            if first in TOP and "/" in token or (token.endswith(SUFFIXES) and "/" in token):
+                yield token
+
+
+def _resolves(doc: Path, token: str) -> bool:
+    if token in NOT_IN_REPOSITORY or token.startswith(WRITTEN):
+        return True
+    return any((base / token).exists() for base in [doc.parent] + BASES)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
+def test_every_path_a_document_names_exists(doc):
+    missing = sorted({t for t in _candidates(_text_without_generated(doc)) if not _resolves(doc, t)})
+    assert not missing, f"{doc.relative_to(REPO)} names paths that do not exist: {missing}"
+
+
+def _commands():
+    from auc_ner_lab.cli import app as lab_app
+    from spacy_auc_ner.cli.app import app as package_app
+
+    def tree(app):
+        group = typer.main.get_command(app)
+        return {name: set(getattr(cmd, "commands", {}) or ()) for name, cmd in group.commands.items()}
+
+    return tree(package_app), tree(lab_app)
+
+
+COMMAND = re.compile(r"(spacy-auc-ner|python3? -m auc_ner_lab|python3? (?:projects/lab/)?lab\.py)[ \t]+([\w-]+)(?:[ \t]+([\w-]+))?")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
+def test_every_command_a_document_names_is_known(doc):
+    package, lab = _commands()
+    unknown = []
+    text = doc.read_text(encoding="utf8")
+    code = "\n".join(re.findall(r"```.*?```", text, flags=re.S) + re.findall(r"`([^`\n]+)`", text))
+    for program, name, sub in COMMAND.findall(code):
+        known = package if program == "spacy-auc-ner" else lab
+        if name not in known:
+            unknown.append(f"{program} {name}")
+        elif known[name] and sub and sub not in known[name]:
+            unknown.append(f"{program} {name} {sub}")
+    assert not unknown, f"{doc.relative_to(REPO)} names unknown commands: {sorted(set(unknown))}"
+
+
+def test_the_checks_can_fail(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_text("Run `spacy-auc-ner collect` on `scripts/collect_rows.py` and `python lab.py study rename`.\n")
+    assert [t for t in _candidates(doc.read_text()) if not _resolves(doc, t)] == ["scripts/collect_rows.py"]
+    package, lab = _commands()
+    found = COMMAND.findall(doc.read_text())
+    assert [(p, n) for p, n, _ in found if n not in (package if p == "spacy-auc-ner" else lab)] == [("spacy-auc-ner", "collect")]
+    assert ("python lab.py", "study", "rename") in found and "rename" not in lab["study"]
