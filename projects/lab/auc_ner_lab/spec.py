@@ -7,7 +7,8 @@ method's config file, its base, its extras.
 
 A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
 base of the spec's encoder (``configs/base_<encoder>.cfg``), or a recipe
-(``configs/recipes/<name>.cfg`` on the CPU base, after the partials every recipe shares), plus
+(``configs/recipes/<name>.cfg`` on the CPU base after the partials every CPU recipe shares, or
+on the transformer base for a ``<name>_trf``), plus
 config overrides. Its
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
@@ -34,7 +35,7 @@ from .corpora import SPLITS
 from spacy_auc_ner.data.files import PathLike, config_error_text
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .sets import dev_set_config, training_set_config
-from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_path, recipe_files
+from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path, recipe_encoder, recipe_files
 from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
@@ -800,7 +801,7 @@ def parse_spec(
 
 def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str, data: Any, source: str) -> MethodSpec:
     """A method entry's config files (its own; the named method's on the spec's encoder; the
-    named recipe's, on the CPU base) and its extras (the augmentation of its assembled config
+    named recipe's, on its own base) and its extras (the augmentation of its assembled config
     unless the entry says)."""
     where = key_path(("methods", i), data)
     layers: List[str] = []
@@ -808,8 +809,8 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         if entry.config is not None:
             config_file, base_config = entry.config, None
         elif entry.recipe is not None:
-            if encoder != RECIPE_ENCODER:
-                raise MethodError(f"recipe {entry.recipe!r} is built on the {RECIPE_ENCODER} base; this spec's encoder is {encoder!r}")
+            if encoder != recipe_encoder(entry.recipe):
+                raise MethodError(f"recipe {entry.recipe!r} is built on the {recipe_encoder(entry.recipe)} base; this spec's encoder is {encoder!r}")
             base, partials = recipe_files(entry.recipe, configs_dir)
             base_config, *layers, config_file = map(str, [base, *partials])
         else:
