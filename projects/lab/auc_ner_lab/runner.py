@@ -44,10 +44,13 @@ class StudyError(RuntimeError):
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split
-    (a tuning trial: on the dev split only; it is never scored on test)."""
+    (a tuning trial: on the dev split only; it is never scored on test). A method with its own
+    cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
     from .experiment import train_and_evaluate
     from .training_extras import POOL_STEPS, run_cell_with_extras
 
+    if cell.runner is not None:
+        return resolve_runner(cell.runner)(cell)
     if any(step in (cell.extras or {}) for step in POOL_STEPS):
         return run_cell_with_extras(cell)
     return train_and_evaluate(

@@ -17,6 +17,12 @@ the same sampled sentences and differences are paired. A cell's `key` says what 
 readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
 too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
 train with.
+
+A method may also be a Python function rather than a spaCy config (``runner:
+module:function``, e.g. the Hugging Face peer `hf_peer.run_cell`): its cells are built as any
+other (the config is then the spec's base alone unless the entry names one, with the cell's
+draw, dev sample, budget and grid point as overrides, which the function reads), and the cell
+runner calls the function instead of spacy train.
 """
 import hashlib
 import json
@@ -141,15 +147,21 @@ def _listed_once(values: Sequence, key: str) -> None:
         seen.append(v)
 
 
+RunnerPath = Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")]
+
+
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
     study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
-    ``config`` file of the user's; plus training extras (`training_extras.py`)."""
+    ``config`` file of the user's; plus training extras (`training_extras.py`). With ``runner``
+    (a 'module:function' cell function) the function trains its cells instead of spacy train,
+    reading their config: by default the spec's base alone."""
 
     name: str
     base: Optional[str] = None
     recipe: Optional[str] = None
     config: Optional[str] = None
+    runner: RunnerPath = None
     overrides: Overrides = {}
     description: str = ""
     # None: the augmentation of the method's own config; false: none
@@ -162,6 +174,9 @@ class MethodEntry(Section):
         given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
+        extras = [key for key in ("augment", *POOL_STEPS) if getattr(self, key) is not None]
+        if self.runner is not None and (extras or self.recipe is not None):
+            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(extras or ['recipe'])}: the function trains alone")
         return self
 
     def pool_steps(self) -> List[str]:
@@ -234,7 +249,7 @@ class SpecFile(Section):
     tune: Annotated[Optional[TuneBlock], BeforeValidator(TuneBlock.given)] = None
     metric: Optional[str] = None
     baseline: Any = None
-    runner: Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")] = None
+    runner: RunnerPath = None
     # null (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
     gpu_id: Annotated[Optional[int], expect(lambda v: v is None or (whole(v) and v >= -1), "{value} is not a GPU number (0, 1, ...) or -1 / null for the CPU")] = None
 
@@ -320,6 +335,8 @@ class MethodSpec:
     base_config: Optional[str] = None
     extras: Dict[str, Any] = field(default_factory=dict)
     layers: List[str] = field(default_factory=list)
+    # a cell function ('module:function') that trains the method instead of spacy train
+    runner: Optional[str] = None
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -357,6 +374,8 @@ class Cell:
     extras: Optional[Dict[str, Any]] = None
     # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
     layers: List[str] = field(default_factory=list)
+    # the method's own cell function ('module:function'; None: spacy train, `runner.run_cell`)
+    runner: Optional[str] = None
 
     def __post_init__(self):
         if not self.key:
@@ -382,8 +401,10 @@ class Cell:
             "value": self.value,
             "partition": self.partition,
             "seed": self.seed,
-            "encoder": encoder_of(self.base_config),
+            "encoder": encoder_of(self.base_config if self.base_config is not None else self.config),
         }
+        if self.runner is not None:
+            row["runner"] = self.runner
         if self.tuning is not None:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
@@ -448,6 +469,8 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
+        # only when set, so that the keys of cells trained by spacy train stay as they were
+        **({"runner": cell.runner} if cell.runner is not None else {}),
     }
 
 
@@ -502,7 +525,8 @@ def cell_label(cell: Cell) -> str:
 
 
 def encoder_of(base_config: Optional[str]) -> Optional[str]:
-    """The encoder family of a base config file (None for a full config of the user's)."""
+    """The encoder family of a base config file (None for a full config of the user's; a base
+    used as a full config, as a method with its own runner has it, is its family)."""
     if base_config is None:
         return None
     return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)
@@ -578,6 +602,7 @@ class StudySpec:
             tuning=tuning,
             extras=dict(method.extras) or None,
             layers=list(method.layers),
+            runner=method.runner,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -808,6 +833,8 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     try:
         if entry.config is not None:
             config_file, base_config = entry.config, None
+        elif entry.runner is not None and entry.base is None:  # a function reads the base's shared settings
+            config_file, base_config = str(configs_dir / ENCODERS[encoder]), None
         elif entry.recipe is not None:
             if encoder != recipe_encoder(entry.recipe):
                 raise MethodError(f"recipe {entry.recipe!r} is built on the {recipe_encoder(entry.recipe)} base; this spec's encoder is {encoder!r}")
@@ -831,4 +858,4 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         extras = resolve_extras(entry, configs_dir, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
-    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers)
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers, runner=entry.runner)
