@@ -299,7 +299,7 @@ def _examples(config: Config, dot_name: str) -> List:
 
 def run_cell(cell) -> Dict[str, Any]:
     """Train the peer on the cell's draw and score it as `experiment.train_and_evaluate` scores
-    a spaCy cell: on test (not for a tuning trial), ``dev_score`` (the best dev ents_f),
+    a spaCy cell: on test (not for a tuning trial or a dev-only cell), ``dev_score`` (the best dev ents_f),
     ``dev_scores`` (every score on the dev sample), ``train_seconds``, plus ``peer``: what the
     peer is and did (a row says by it that it is the peer)."""
     from spacy.training import Corpus
@@ -316,10 +316,10 @@ def run_cell(cell) -> Dict[str, Any]:
     max_length = info["max_length"]
     dev_predicted = predict_docs(model, tokenizer, [eg.predicted for eg in dev_examples], id2label, settings, device, max_length)
     result: Dict[str, Any] = {}
-    if cell.tuning is None:
+    if cell.test_split() is not None:
         import spacy
 
-        test = list(Corpus(str(cell.test))(spacy.blank(config["nlp"]["lang"])))
+        test = list(Corpus(str(cell.test_split()))(spacy.blank(config["nlp"]["lang"])))
         begin = time.perf_counter()
         predicted = predict_docs(model, tokenizer, [eg.predicted for eg in test], id2label, settings, device, max_length)
         seconds = time.perf_counter() - begin

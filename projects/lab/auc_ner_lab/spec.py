@@ -246,10 +246,16 @@ class SpecFile(Section):
     seed: Annotated[int, expect(whole, "{value} is not a whole number")] = 0
     dev_size: Optional[PositiveInt] = None
     overrides: Annotated[Dict[str, Any], _mapping_or_empty("a mapping of config keys (training.max_steps: 500) is expected")] = {}
+    # more overrides for the cells of one size, over the spec's: a budget in epochs written in
+    # the steps each size needs ({20: {training.max_steps: 90}, 50: {training.max_steps: 210}})
+    size_overrides: Annotated[Dict[int, Overrides], _mapping_or_empty("a mapping of sizes to mappings of config keys is expected")] = {}
     tune: Annotated[Optional[TuneBlock], BeforeValidator(TuneBlock.given)] = None
     metric: Optional[str] = None
     baseline: Any = None
     runner: RunnerPath = None
+    # "dev": the reported cells are scored on the dev sample only, never on test (an ablation
+    # that chooses a recipe's parts); reports then read their dev scores
+    score_on: Annotated[str, _one_of(["test", "dev"])] = "test"
     # null (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
     gpu_id: Annotated[Optional[int], expect(lambda v: v is None or (whole(v) and v >= -1), "{value} is not a GPU number (0, 1, ...) or -1 / null for the CPU")] = None
 
@@ -275,6 +281,9 @@ class SpecFile(Section):
         if self.sizes is None and setting in ("lowres", "imbalance"):
             raise At(("sizes",), f"a {setting} study needs a list of training-set sizes")
         _listed_once(self.sizes or [], "sizes")
+        for size in self.size_overrides:
+            if size not in (self.sizes or []):
+                raise At(("size_overrides", size), f"{size} is not one of the spec's sizes ({', '.join(map(str, self.sizes or []))})")
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
         for i, method in enumerate(self.methods):
@@ -376,6 +385,8 @@ class Cell:
     layers: List[str] = field(default_factory=list)
     # the method's own cell function ('module:function'; None: spacy train, `runner.run_cell`)
     runner: Optional[str] = None
+    # "dev": a reported cell scored on the dev sample only (spec key score_on)
+    score_on: str = "test"
 
     def __post_init__(self):
         if not self.key:
@@ -405,6 +416,8 @@ class Cell:
         }
         if self.runner is not None:
             row["runner"] = self.runner
+        if self.score_on == "dev" and self.tuning is None:
+            row["scored_on"] = "dev"
         if self.tuning is not None:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
@@ -412,6 +425,11 @@ class Cell:
         if self.extras:
             row["extras"] = sorted(self.extras)
         return row
+
+    def test_split(self) -> Optional[str]:
+        """The split the cell is scored on after training: its test file, or None for a tuning
+        trial and a cell of a dev-only study (scored on the dev sample alone)."""
+        return None if self.tuning is not None or self.score_on == "dev" else self.test
 
     def training_config(self) -> Config:
         """The cell's full training config: its method assembled onto its base (or its own
@@ -471,6 +489,9 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
         # only when set, so that the keys of cells trained by spacy train stay as they were
         **({"runner": cell.runner} if cell.runner is not None else {}),
+        # a dev-only reported cell is another row than the same training scored on test (a
+        # tuning trial is dev-only anyway, so it stays the trial every spec shares)
+        **({"score_on": "dev"} if cell.score_on == "dev" and cell.tuning is None else {}),
     }
 
 
@@ -543,6 +564,8 @@ class StudySpec:
     partitions: int
     seed: int = 0
     overrides: Dict[str, Any] = field(default_factory=dict)
+    size_overrides: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    score_on: str = "test"
     encoder: str = "cpu"
     gpu_id: int = -1
     runner: Optional[str] = None
@@ -574,8 +597,9 @@ class StudySpec:
         train = training_set_config(self.setting, size, value, seed)
         if "augment" in method.extras:
             train = augmented_block(train, method.extras["augment"], seed)
-        overrides = {  # the method's own keys over the spec's shared ones
+        overrides = {  # the method's own keys over the spec's shared ones (the size's over the rest)
             **self.overrides,
+            **self.size_overrides.get(size, {}),
             **method.overrides,
             **paths.get("overrides", {}),
             "system.seed": seed,
@@ -603,6 +627,7 @@ class StudySpec:
             extras=dict(method.extras) or None,
             layers=list(method.layers),
             runner=method.runner,
+            score_on=self.score_on,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -673,6 +698,7 @@ class StudySpec:
             method = self._method(cell.method)
             origin = {k: f"methods.{method.name}.overrides" for k in method.overrides}
             origin.update({k: "overrides" for k in self.overrides})
+            origin.update({k: f"size_overrides.{cell.size}" for k in self.size_overrides.get(cell.size, {})})
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
             if not origin:
                 continue
@@ -812,6 +838,8 @@ def parse_spec(
         partitions=spec.partitions,
         seed=spec.seed,
         overrides=dict(spec.overrides),
+        size_overrides={size: dict(keys) for size, keys in spec.size_overrides.items()},
+        score_on=spec.score_on,
         encoder=spec.encoder,
         gpu_id=gpu_id if gpu_id is not None else (-1 if spec.gpu_id is None else spec.gpu_id),
         runner=spec.runner,
