@@ -248,7 +248,7 @@ class SpecFile(Section):
     overrides: Annotated[Dict[str, Any], _mapping_or_empty("a mapping of config keys (training.max_steps: 500) is expected")] = {}
     # more overrides for the cells of one size, over the spec's: a budget in epochs written in
     # the steps each size needs ({20: {training.max_steps: 90}, 50: {training.max_steps: 210}})
-    size_overrides: Annotated[Dict[int, Overrides], _mapping_or_empty("a mapping of sizes to mappings of config keys is expected")] = {}
+    size_overrides: Annotated[Dict[Annotated[int, positive()], Overrides], _mapping_or_empty("a mapping of sizes to mappings of config keys is expected")] = {}
     tune: Annotated[Optional[TuneBlock], BeforeValidator(TuneBlock.given)] = None
     metric: Optional[str] = None
     baseline: Any = None
@@ -281,9 +281,8 @@ class SpecFile(Section):
         if self.sizes is None and setting in ("lowres", "imbalance"):
             raise At(("sizes",), f"a {setting} study needs a list of training-set sizes")
         _listed_once(self.sizes or [], "sizes")
-        for size in self.size_overrides:
-            if size not in (self.sizes or []):
-                raise At(("size_overrides", size), f"{size} is not one of the spec's sizes ({', '.join(map(str, self.sizes or []))})")
+        # (a size_overrides entry of a size the spec lacks is allowed: `--set 'sizes=[20]'` runs
+        # part of a grid with the same cells)
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
         for i, method in enumerate(self.methods):

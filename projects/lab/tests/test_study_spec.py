@@ -277,8 +277,11 @@ def test_size_overrides_give_each_size_its_budget_and_keep_the_campaigns_keys():
         assert {c.key for c in alone.cells()} <= keys
         cell = next(c for c in joint.cells() if c.size == size and c.tuning is None)
         assert cell.overrides["training.max_steps"] == {20: 90, 50: 210}[size]
-    with pytest.raises(SpecError, match=r"size_overrides\[30\]: 30 is not one of the spec's sizes \(20, 50\)"):
-        parse_spec({"corpora": ["toy"], "methods": ["ce"], "sizes": [20, 50], "size_overrides": {30: {"training.max_steps": 1}}})
+    # part of the grid (--set 'sizes=[20]', as scripts/run_campaign_trf.sh runs it) has the same cells
+    part = load_spec(STUDIES / "campaign_trf_recipe.yaml", corpora_dir=ROOT / "corpus", only_methods=["crf"], only_corpora=["ncbi_disease"], set_values=["sizes=[20]"])
+    assert {c.key for c in part.cells()} == {c.key for c in joint.cells() if c.size == 20}
+    with pytest.raises(SpecError, match=r"size_overrides\[0\]"):
+        parse_spec({"corpora": ["toy"], "methods": ["ce"], "sizes": [20], "size_overrides": {0: {"training.max_steps": 1}}})
 
 
 def test_a_dev_only_study_never_scores_test_and_its_cells_are_other_rows():
