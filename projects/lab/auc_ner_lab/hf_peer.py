@@ -163,12 +163,13 @@ def _batch(features: Sequence[Dict[str, Any]], pad_id: int, device) -> Dict[str,
     return {k: torch.tensor(v, dtype=torch.long, device=device) for k, v in out.items()}
 
 
-def predict_docs(model, tokenizer, docs, id2label: Sequence[str], settings: PeerSettings, device, max_length: int) -> List:
-    """The Docs with the model's entities (copies; the inputs are untouched)."""
+def predict_docs(model, tokenizer, docs, id2label: Sequence[str], settings: PeerSettings, device, max_length: int, features=None) -> List:
+    """The Docs with the model's entities (copies; the inputs are untouched); `features`: the
+    Docs already encoded (the dev sample, scored at every evaluation)."""
     import torch
 
     docs = list(docs)
-    features = _encode(tokenizer, docs, None, max_length)
+    features = _encode(tokenizer, docs, None, max_length) if features is None else features
     model.eval()
     out = []
     with torch.no_grad():
@@ -237,6 +238,7 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
     )
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: lr_factor(step, settings.warmup_steps, settings.total_steps))
     dev_docs = [eg.predicted for eg in dev_examples]
+    dev_features = _encode(tokenizer, dev_docs, None, max_length)
     rng = random.Random(settings.seed)
     step, epoch, updates, best_step, best_f, best_state = 0, 0, 0, 0, -1.0, None
     history = []
@@ -258,7 +260,8 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
             schedule.step()
             updates += 1
             if step % settings.eval_frequency == 0:
-                dev_f = float(scored(predict_docs(model, tokenizer, dev_docs, id2label, settings, device, max_length), dev_examples)["ents_f"])
+                predicted = predict_docs(model, tokenizer, dev_docs, id2label, settings, device, max_length, dev_features)
+                dev_f = float(scored(predicted, dev_examples)["ents_f"])
                 history.append({"step": step, "epoch": epoch, "loss": float(loss.item()), "dev_ents_f": dev_f})
                 if dev_f > best_f:
                     best_step, best_f = step, dev_f
