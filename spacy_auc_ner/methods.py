@@ -19,8 +19,8 @@ method on the base's encoder:
 A ``tok2vec`` block naming no function edits the base's encoder, and a ``tok2vec`` pipe without
 a model is the base's encoder as a pipe. A recipe (``configs/recipes/<name>.cfg``) is assembled
 the same way onto the CPU base after `RECIPE_LAYERS`, the partials every CPU recipe shares; a
-recipe whose name ends in `TRF_RECIPE_SUFFIX` (``lowres_best_trf``) onto the transformer base,
-alone (`recipe_encoder`).
+recipe whose name ends in `TRF_RECIPE_SUFFIX` (``lowres_best_trf``) onto the transformer base
+after `TRF_RECIPE_LAYERS` (`recipe_encoder`).
 
 Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
@@ -47,9 +47,10 @@ RECIPES_FOLDER = "recipes"
 RECIPE_ENCODER = "cpu"
 # what every CPU recipe adds to its base before its own file, in this order
 RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
-# a recipe named <name>_trf is built on the transformer base with no layers: the CPU layers
-# pretrain a tok2vec, which a transformer does not need (its recipe restates the rest)
+# a recipe named <name>_trf is built on the transformer base after TRF_RECIPE_LAYERS: not the
+# CPU layers, which pretrain a tok2vec, which a transformer does not need
 TRF_RECIPE_SUFFIX = "_trf"
+TRF_RECIPE_LAYERS: Tuple[str, ...] = ()
 DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {
@@ -113,13 +114,13 @@ def recipe_encoder(name: str) -> str:
 
 def recipe_files(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tuple[Path, List[Path]]:
     """The base and the partials, in order, that recipe `name` assembles from (on the CPU base
-    `RECIPE_LAYERS`, then ``recipes/<name>.cfg``; on the transformer base the recipe's file
-    alone, see `recipe_encoder`); an unknown name fails with the known ones."""
+    `RECIPE_LAYERS`, on the transformer base `TRF_RECIPE_LAYERS`, see `recipe_encoder`; then
+    ``recipes/<name>.cfg``); an unknown name fails with the known ones."""
     configs_dir = Path(configs_dir)
     if name not in recipe_names(configs_dir):
         raise MethodError(f"unknown recipe {name!r}; known: {', '.join(recipe_names(configs_dir)) or 'none'} (in {configs_dir / RECIPES_FOLDER})")
     encoder = recipe_encoder(name)
-    layers = [configs_dir / layer for layer in RECIPE_LAYERS] if encoder == RECIPE_ENCODER else []  # a missing one fails in `assemble`, named
+    layers = [configs_dir / layer for layer in (RECIPE_LAYERS if encoder == RECIPE_ENCODER else TRF_RECIPE_LAYERS)]  # a missing one fails in `assemble`, named
     return base_path(encoder, configs_dir), [*layers, configs_dir / RECIPES_FOLDER / f"{name}.cfg"]
 
 
