@@ -203,7 +203,8 @@ def lr_factor(step: int, warmup_steps: int, total_steps: int) -> float:
 def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> Tuple[Any, Any, List[str], Dict[str, Any]]:
     """Fine-tune the encoder on the training examples, scoring dev every `eval_frequency` steps
     as spaCy's loop does (after steps 0, f, 2f, ...; stopping after `patience` steps without a
-    better dev ents_f, or after step `max_steps`, the earliest best kept); returns the best model, its tokenizer, its labels and what happened."""
+    better dev ents_f, or after step `max_steps`, the earliest best kept; a loss that is not
+    finite ends training there, the best evaluation before it kept, as spaCy's model-best); returns the best model, its tokenizer, its labels and what happened."""
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -241,7 +242,8 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
     dev_features = _encode(tokenizer, dev_docs, None, max_length)
     rng = random.Random(settings.seed)
     step, epoch, updates, best_step, best_f, best_state = 0, 0, 0, 0, -1.0, None
-    history = []
+    history: List[Dict[str, Any]] = []
+    diverged: Optional[int] = None
     done = False
     while not done:
         order = list(range(len(features)))
@@ -250,8 +252,9 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
             model.train()
             batch = _batch([features[i] for i in order[start : start + settings.batch_size]], tokenizer.pad_token_id, device)
             loss = model(**batch).loss
-            if not torch.isfinite(loss):
-                raise PeerError(f"the loss is {loss.item()} at step {step} (learn rate {settings.learn_rate})")
+            if not torch.isfinite(loss):  # diverged (a learn rate too high): the best evaluation so far is the model
+                diverged, done = step, True
+                break
             optimizer.zero_grad()
             loss.backward()
             if settings.grad_clip > 0:
@@ -274,10 +277,11 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
         epoch += 1
         if settings.max_epochs and epoch >= settings.max_epochs:
             done = True
-    if best_state is not None:
-        model.load_state_dict(best_state)
+    if best_state is None:
+        raise PeerError(f"the loss is not finite at step {diverged}, before the first evaluation (learn rate {settings.learn_rate})")
+    model.load_state_dict(best_state)
     info = {"steps": updates, "epochs": epoch, "best_step": best_step, "dev_ents_f": best_f, "evaluations": history,
-            "labels": len(id2label), "max_length": max_length, "device": str(device)}
+            "labels": len(id2label), "max_length": max_length, "device": str(device), "diverged_at_step": diverged}
     return model, tokenizer, id2label, info
 
 

@@ -24,6 +24,33 @@ needs_minilm = pytest.mark.skipif(
 PEER = {"name": "hf_token_classification", "runner": "auc_ner_lab.hf_peer:run_cell"}
 
 
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    """A BERT of 1 layer and width 8 with random weights and a word-level vocabulary of the toy
+    corpus (unknown words: [UNK]), as a Hugging Face folder: the peer's code paths in seconds,
+    without MiniLM."""
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    from study_toy_corpus import SENTENCES
+
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    words = sorted({w.lower() for text, _ in SENTENCES for w in text.split()})
+    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True).save_pretrained(folder)
+    config = BertConfig(vocab_size=5 + len(words), hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+                        intermediate_size=16, max_position_embeddings=64)
+    BertModel(config).save_pretrained(folder)
+    return folder
+
+
+def _peer_on(encoder, **overrides):
+    return {**PEER, "overrides": {"paths.transformer": str(encoder), "training.max_epochs": 2, "training.patience": 0,
+                                  "training.eval_frequency": 3,
+                                  "training.batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None},
+                                  "training.optimizer.learn_rate.warmup_steps": 1, "training.optimizer.learn_rate.total_steps": 6,
+                                  **overrides}}
+
+
 def test_labels_go_on_each_words_first_piece():
     assert bio_labels(["LOC", "Disease", "LOC"]) == ["O", "B-Disease", "I-Disease", "B-LOC", "I-LOC"]
     # [CLS] as pi ##rin treats [SEP]: words 0 (3 pieces), 1 (1 piece)
@@ -86,6 +113,49 @@ def test_a_method_that_is_a_function_is_a_cell_like_any_other(tmp_path):
             parse_spec({**data, "methods": [{"name": "fn", "runner": "lab_helpers:instant_cell", **bad}]}, corpora_dir=tmp_path)
     with pytest.raises(SpecError, match="is not a 'module:function' path"):
         parse_spec({**data, "methods": [{"name": "fn", "runner": "no_colon"}]}, corpora_dir=tmp_path)
+
+
+def test_the_peer_trains_a_tiny_bert_learning_and_stopping_as_spacy_does(tmp_path, tiny_bert):
+    """On a random 1-layer BERT: 2 epochs of 3 steps (5 sentences, batches of 2), dev scored at
+    steps 0 and 3, the best evaluation kept (the earliest of equals)."""
+    _, _, (row,) = train_tiny(tmp_path, [_peer_on(tiny_bert, **{"training.optimizer.learn_rate.initial_rate": 0.01})], steps=0, encoder="trf")
+    peer = row["scores"]["peer"]
+    assert (peer["steps"], peer["epochs"], peer["diverged_at_step"]) == (6, 2, None)
+    evaluations = peer["evaluations"]
+    assert [e["step"] for e in evaluations] == [0, 3]
+    assert row["scores"]["dev_score"] == max(e["dev_ents_f"] for e in evaluations) == peer["dev_ents_f"]
+    assert peer["best_step"] == next(e["step"] for e in evaluations if e["dev_ents_f"] == peer["dev_ents_f"])  # the earliest best
+    # with a step bound: max_steps + 1 updates, as spaCy's loop (steps 0..max_steps)
+    _, _, (bounded,) = train_tiny(tmp_path / "b", [_peer_on(tiny_bert, **{"training.max_steps": 3})], steps=0, encoder="trf")
+    assert bounded["scores"]["peer"]["steps"] == 4
+
+
+def test_a_diverging_peer_keeps_its_best_evaluation_before_the_loss_went_wrong(tmp_path, tiny_bert, monkeypatch):
+    """A loss that is not finite (here made so from the 5th update on) ends the training; the
+    model is the best evaluation before it, as spaCy's model-best; before any evaluation it fails."""
+    import torch
+    from transformers.models.bert import modeling_bert
+
+    calls = {"n": 0}
+
+    class GoingWrong(torch.nn.CrossEntropyLoss):
+        def forward(self, *args):
+            calls["n"] += 1
+            loss = super().forward(*args)
+            return loss * float("nan") if calls["n"] >= calls["from"] else loss
+
+    monkeypatch.setattr(modeling_bert, "CrossEntropyLoss", GoingWrong)
+    calls["from"] = 5
+    _, _, (row,) = train_tiny(tmp_path, [_peer_on(tiny_bert)], steps=0, encoder="trf")
+    peer = row["scores"]["peer"]
+    assert peer["diverged_at_step"] == 4 and peer["steps"] == 4 and [e["step"] for e in peer["evaluations"]] == [0, 3]
+    assert numpy.isfinite(row["scores"]["ents_seqeval_micro_f"])
+    calls.update(n=0, **{"from": 1})
+    spec = parse_spec({"name": "d", "corpora": ["toy"], "methods": [_peer_on(tiny_bert)], "sizes": [5], "encoder": "trf"},
+                      corpora_dir=tmp_path / "corpus", configs_dir=LAB / "configs")
+    run_study(spec.cells(), tmp_path / "r2", workers=0, **QUIET)
+    (failed,) = rows(tmp_path / "r2")
+    assert failed["status"] == "failed" and "PeerError: the loss is not finite at step 0, before the first evaluation" in failed["error"]
 
 
 @pytest.mark.slow
