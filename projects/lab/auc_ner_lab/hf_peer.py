@@ -311,9 +311,9 @@ def run_cell(cell) -> Dict[str, Any]:
     peer is and did (a row says by it that it is the peer)."""
     from spacy.training import Corpus
 
-    from spacy_auc_ner.training.self_training import load_training_config
-
-    config = load_training_config(cell.training_config(), {"paths.train": str(cell.train), "paths.dev": str(cell.dev)}).interpolate()
+    config = cell.training_config()
+    config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
+    config = config.interpolate()
     settings = PeerSettings.from_config(config)
     device = _device(cell.gpu_id)
     train_examples, dev_examples = _examples(config, "corpora.train"), _examples(config, "corpora.dev")
