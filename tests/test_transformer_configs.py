@@ -113,11 +113,12 @@ def test_the_transformer_recipe_sits_on_the_transformer_base_without_pretraining
     objective, no tok2vec), the CRF head on the encoder named by paths.transformer, the entity
     bias callback, augmentation of the training file, a capped self-training pool read from
     paths.raw_text and a [self_training] block whose students keep [training]'s step budget."""
-    from spacy_auc_ner.methods import base_path, recipe_config, recipe_encoder, recipe_files
+    from spacy_auc_ner.methods import RECIPE_LAYERS, TRF_RECIPE_LAYERS, base_path, recipe_config, recipe_encoder, recipe_files
 
     assert recipe_encoder("lowres_best_trf") == "trf" and recipe_encoder("lowres_best") == "cpu"
     base, partials = recipe_files("lowres_best_trf", CONFIGS)
-    assert base == base_path("trf", CONFIGS) and [p.name for p in partials] == ["lowres_best_trf.cfg"]
+    assert base == base_path("trf", CONFIGS) and [str(p.relative_to(CONFIGS)) for p in partials] == [*TRF_RECIPE_LAYERS, "recipes/lowres_best_trf.cfg"]
+    assert not {"pretrain/characters.cfg", "lowres_extras.cfg"} & set(TRF_RECIPE_LAYERS) and "pretrain/characters.cfg" in RECIPE_LAYERS
     cfg = recipe_config("lowres_best_trf", CONFIGS)
     pipe = cfg["components"]["auc_ner"]
     assert cfg["nlp"]["pipeline"] == ["auc_ner"]
