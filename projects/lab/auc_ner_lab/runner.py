@@ -106,19 +106,7 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         pid=os.getpid(),
         versions=environment(),
     )
-    if cell.gpu_id is not None and cell.gpu_id >= 0:  # a GPU row is marked: its seconds and floats are the GPU's
-        row["gpu"] = {"id": cell.gpu_id, "name": _gpu_name(cell.gpu_id)}
     return row
-
-
-def _gpu_name(gpu_id: int) -> Optional[str]:
-    """The name of CUDA device `gpu_id` as torch sees it (None without torch or CUDA)."""
-    try:
-        import torch
-
-        return torch.cuda.get_device_name(gpu_id) if torch.cuda.is_available() else None
-    except (ImportError, RuntimeError, AssertionError):
-        return None
 
 
 def git_commit(checkout: Path) -> Optional[str]:

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     print("\n| method | status | device | dev ents_f | test seqeval micro F1 | seconds |\n|---|---|---|---|---|---|")
     for row in rows:
         scores = row.get("scores") or {}
-        device = (row.get("gpu") or {}).get("name") or ("GPU %s" % row["gpu"]["id"] if row.get("gpu") else "CPU")
+        device = row.get("device") or (f"cuda:{args.gpu_id}" if args.gpu_id >= 0 else "cpu")  # rows name their device since main's runner does
         test = scores.get("ents_seqeval_micro_f")
         print(f"| {row['method']} | {row['status']} | {device} | {_f(scores.get('dev_score'))} | "
               f"{_f(test)} | {row.get('seconds') or 0:.0f} |")

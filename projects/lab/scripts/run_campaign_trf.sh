@@ -16,8 +16,8 @@
 # On CPUs (the default): one thread per worker (OMP_NUM_THREADS=1), WORKERS workers (default: one
 # per core). On a GPU machine: GPU=0 puts every cell on GPU 0 (study run --gpu-id 0: spacy train's
 # --gpu-id for the spaCy cells, torch's cuda:0 for the peer), WORKERS cells at once on it (default
-# 2: MiniLM cells are small), each with THREADS CPU threads (default 2); a GPU row is marked
-# ("gpu": id and name).
+# 2: MiniLM cells are small), each with THREADS CPU threads (default 2); each row names its
+# device.
 #   WORKERS=2 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf.log 2>&1 &
 #   GPU=0 WORKERS=3 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf_gpu.log 2>&1 &
 # STAGES, METHODS and ABLATION narrow it (e.g. METHODS="hf_token_classification" ABLATION="");

@@ -295,9 +295,3 @@ def test_every_cell_prints_its_wall_seconds_and_status_gives_each_methods_mean(t
     assert mean_seconds_lines(cells, latest) == [
         "mean seconds per finished cell (reported; tuning trials):", "  ce: 20 s (n=2); -", "  ova_auc: 7 s (n=1); -"]
 
-
-def test_a_gpu_row_is_marked_and_a_cpu_row_is_not(tmp_path):
-    cell = _cells(methods=("ce",), sizes=(10,), partitions=1)[0]
-    cpu = execute_cell(cell, "lab_helpers:instant_cell")
-    gpu = execute_cell(cell.redefined(gpu_id=0), "lab_helpers:instant_cell")
-    assert "gpu" not in cpu and gpu["gpu"]["id"] == 0 and gpu["key"] == cpu["key"]  # the same cell, on another device
