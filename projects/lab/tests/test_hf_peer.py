@@ -163,7 +163,9 @@ def test_a_diverging_peer_keeps_its_best_evaluation_before_the_loss_went_wrong(t
 def test_the_peer_trains_minilm_on_a_tiny_draw_and_scores_like_every_cell(tmp_path):
     """A tuned study of the peer on 5 sentences: one trial (dev only) and one reported cell
     (test), 2 epochs of 3 steps, MiniLM on the CPU; its rows have the scores of a spaCy cell."""
-    from spacy_auc_ner.pipeline.scoring import METRICS
+    from auc_ner_lab.tuning import known_metrics
+
+    METRICS = known_metrics()  # every score of the package's scorer
 
     peer = {**PEER, "overrides": {"paths.transformer": "minilm", "training.max_epochs": 2, "training.patience": 0, "training.eval_frequency": 3,
                                   "training.batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None},
