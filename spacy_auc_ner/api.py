@@ -7,7 +7,7 @@ and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab 
 Methods and recipes (what ``spacy-auc-ner config`` assembles):
   DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER  the shipped configs, the base per encoder, the recipes' encoder
   method_names, method_path, method_config   list, find and assemble a named method onto a base
-  recipe_files, recipe_config                the files a recipe assembles from, and its config
+  recipe_files, recipe_config, recipe_encoder  the files a recipe assembles from, its config, its encoder
   assemble, MethodError                      merge your own partial configs as methods are merged; its error
 Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
@@ -29,6 +29,7 @@ Array maths (numpy or cupy) for a head of your own:
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
+  app                                        the typer app of ``spacy-auc-ner``, to mount its commands in your own or list them
   one_line_errors, fail, EXPECTED            end your commands' expected failures (these errors and yours) as one ``Error:`` line
   DataError, config_error_text, os_error_text  the one-line data error; a config or OS error as one line
   PathLike, atomic_output, write_text, write_json  write a file whole or not at all
@@ -37,13 +38,14 @@ Files and errors of a command-line tool built on the package:
   require                                    import an optional extra, or fail in one line naming the pip command
 """
 from .cli import main
+from .cli.app import app
 from .cli.errors import EXPECTED, fail, one_line_errors
 from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
 from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
 from .extras import require
 from .labels import bio_layout, doc_bio_tags
-from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_config, method_names, method_path, recipe_config, recipe_files
+from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_config, method_names, method_path, recipe_config, recipe_encoder, recipe_files
 from .ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from .ml.encoders import resolve_encoder_name
 from .ml.lstm import lstm_layer
@@ -59,13 +61,13 @@ from .training.self_training import load_training_config, train_config, write_po
 
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
-    "recipe_config", "assemble", "MethodError",
+    "recipe_config", "recipe_encoder", "assemble", "MethodError",
     "load_training_config", "train_config", "train_steps", "SelfTrainOptions", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "draw_indices", "draw_entity_ratio", "rareness",
     "crf_nll", "posteriors", "viterbi", "pad", "constrain", "bio_constraints", "lstm_layer", "resolve_encoder_name",
-    "main", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
+    "main", "app", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",
 ]

@@ -18,7 +18,9 @@ method on the base's encoder:
 
 A ``tok2vec`` block naming no function edits the base's encoder, and a ``tok2vec`` pipe without
 a model is the base's encoder as a pipe. A recipe (``configs/recipes/<name>.cfg``) is assembled
-the same way onto the CPU base after `RECIPE_LAYERS`, the partials every recipe shares.
+the same way onto the CPU base after `RECIPE_LAYERS`, the partials every CPU recipe shares; a
+recipe whose name ends in `TRF_RECIPE_SUFFIX` (``lowres_best_trf``) onto the transformer base
+after `TRF_RECIPE_LAYERS` (`recipe_encoder`).
 
 Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
@@ -43,8 +45,12 @@ METHODS_FOLDER = "methods"
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
 RECIPES_FOLDER = "recipes"
 RECIPE_ENCODER = "cpu"
-# what every recipe adds to its base before its own file, in this order
+# what every CPU recipe adds to its base before its own file, in this order
 RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
+# a recipe named <name>_trf is built on the transformer base after TRF_RECIPE_LAYERS: not the
+# CPU layers, which pretrain a tok2vec, which a transformer does not need
+TRF_RECIPE_SUFFIX = "_trf"
+TRF_RECIPE_LAYERS: Tuple[str, ...] = ()
 DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {
@@ -100,14 +106,22 @@ def recipe_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
     return sorted(p.stem for p in (Path(configs_dir) / RECIPES_FOLDER).glob("*.cfg"))
 
 
+def recipe_encoder(name: str) -> str:
+    """The encoder family recipe `name` is built on: 'trf' for a name ending in
+    `TRF_RECIPE_SUFFIX`, else 'cpu' (`RECIPE_ENCODER`)."""
+    return "trf" if name.endswith(TRF_RECIPE_SUFFIX) else RECIPE_ENCODER
+
+
 def recipe_files(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tuple[Path, List[Path]]:
-    """The base and the partials, in order, that recipe `name` assembles from (`RECIPE_LAYERS`,
-    then ``recipes/<name>.cfg``); an unknown name fails with the known ones."""
+    """The base and the partials, in order, that recipe `name` assembles from (on the CPU base
+    `RECIPE_LAYERS`, on the transformer base `TRF_RECIPE_LAYERS`, see `recipe_encoder`; then
+    ``recipes/<name>.cfg``); an unknown name fails with the known ones."""
     configs_dir = Path(configs_dir)
     if name not in recipe_names(configs_dir):
         raise MethodError(f"unknown recipe {name!r}; known: {', '.join(recipe_names(configs_dir)) or 'none'} (in {configs_dir / RECIPES_FOLDER})")
-    layers = [configs_dir / layer for layer in RECIPE_LAYERS]  # a missing one fails in `assemble`, named
-    return base_path(RECIPE_ENCODER, configs_dir), [*layers, configs_dir / RECIPES_FOLDER / f"{name}.cfg"]
+    encoder = recipe_encoder(name)
+    layers = [configs_dir / layer for layer in (RECIPE_LAYERS if encoder == RECIPE_ENCODER else TRF_RECIPE_LAYERS)]  # a missing one fails in `assemble`, named
+    return base_path(encoder, configs_dir), [*layers, configs_dir / RECIPES_FOLDER / f"{name}.cfg"]
 
 
 def recipe_config(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR, overrides: Optional[Dict[str, Any]] = None) -> Config:
@@ -116,11 +130,12 @@ def recipe_config(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR, overri
 
 
 def config_files(name: str, encoder: str = "cpu", configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Tuple[Path, List[Path]]:
-    """The base and the partials of method `name` on `encoder`, or of recipe `name` (on the CPU
-    base only); an unknown name fails with the known methods and recipes."""
+    """The base and the partials of method `name` on `encoder`, or of recipe `name` (on its own
+    base only, `recipe_encoder`); an unknown name fails with the known methods and recipes."""
     if name in recipe_names(configs_dir):
-        if encoder != RECIPE_ENCODER:
-            raise MethodError(f"{name!r} is a recipe, built on the {RECIPE_ENCODER} base ({ENCODERS[RECIPE_ENCODER]}) only, not on {encoder!r}")
+        own = recipe_encoder(name)
+        if encoder != own:
+            raise MethodError(f"{name!r} is a recipe, built on the {own} base ({ENCODERS[own]}) only, not on {encoder!r}")
         return recipe_files(name, configs_dir)
     return base_path(encoder, configs_dir), [method_path(name, configs_dir)]
 

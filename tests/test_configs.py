@@ -36,6 +36,8 @@ SHARED_TOP = {"paths", "system", "corpora", "training", "pretraining", "initiali
 # studies/lowres_recipe.yaml trained them)
 FULL_RECIPES = Path(__file__).parent / "data" / "full_recipes"
 RECIPES = ["lowres_best", "lowres_spacy_ner", "lowres_crf_auc"]
+# the recipes on the transformer base (no full config before them; tests/test_transformer_configs.py)
+TRF_RECIPES = ["lowres_best_trf"]
 
 
 def _pipe(cfg):
@@ -55,9 +57,9 @@ def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
     # the bases and the recipes' shared partial; the recipes are partials too
     assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg"])
-    assert recipe_names(CONFIGS) == sorted(RECIPES)
-    assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES)
-    assert all(describe(m, CONFIGS) for m in METHODS + RECIPES)
+    assert recipe_names(CONFIGS) == sorted(RECIPES + TRF_RECIPES)
+    assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES + TRF_RECIPES)
+    assert all(describe(m, CONFIGS) for m in METHODS + RECIPES + TRF_RECIPES)
 
 
 @pytest.mark.parametrize("encoder", sorted(ENCODERS))
@@ -267,7 +269,7 @@ def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
     # the package's configs: every method on both encoders, every recipe on its one
     out = CliRunner().invoke(app, ["config", "--all", "--output", str(tmp_path / "all"), "--configs-dir", str(CONFIGS)])
     assert out.exit_code == 0, out.output
-    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted([f"{m}{e}.cfg" for m in METHODS for e in ("", "_trf")] + [f"{r}.cfg" for r in RECIPES])
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted([f"{m}{e}.cfg" for m in METHODS for e in ("", "_trf")] + [f"{r}.cfg" for r in RECIPES + TRF_RECIPES])
     trf = load_config(tmp_path / "full" / "ova_auc_trf.cfg", interpolate=False)
     assert trf == method_config("ova_auc", "trf", CONFIGS)
 
@@ -278,6 +280,7 @@ def test_config_command_all_writes_every_method_on_both_encoders(tmp_path):
         (["nope"], "Error: unknown method 'nope'; known: "),
         (["ce", "--encoder", "gpu"], "Error: unknown encoder 'gpu'; choose one of cpu, trf"),
         (["lowres_best", "--encoder", "trf"], "Error: 'lowres_best' is a recipe, built on the cpu base (base_cpu.cfg) only, not on 'trf'"),
+        (["lowres_best_trf", "--encoder", "cpu"], "Error: 'lowres_best_trf' is a recipe, built on the trf base (base_trf.cfg) only, not on 'cpu'"),
         (["--all"], "Error: --all writes one file per method and encoder and per recipe: give an --output folder"),
         ([], "Error: name one method or recipe, or give --all"),
     ],

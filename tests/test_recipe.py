@@ -64,7 +64,7 @@ def _never_train(monkeypatch):
 
 @pytest.mark.parametrize("change,message", [
     ({"recipe": "missing.cfg"}, r"missing.cfg: no such config file"),
-    ({"recipe": "lowres_bst"}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_crf_auc, lowres_spacy_ner\)"),
+    ({"recipe": "lowres_bst"}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_best_trf, lowres_crf_auc, lowres_spacy_ner\)"),
     # the recipes' files until 2026-11-24
     ({"recipe": "configs/lowres_best.cfg"}, r"configs/lowres_best.cfg: no such config file; the recipes are assembled now: "
                                             r"give --config lowres_best, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),

@@ -96,3 +96,77 @@ def test_minilm_cached_frozen_predicts_as_uncached_frozen():
         numpy.testing.assert_allclose(a.spans["auc_ner"].attrs["scores"], b.spans["auc_ner"].attrs["scores"], rtol=1e-5)
     cache = cached.get_pipe("auc_ner").model.get_ref("tok2vec").attrs["cache"]
     assert cache.misses == 3  # the 2 training sentences once, then the one new text
+
+
+# ---- the recipe on the transformer base (recipes/lowres_best_trf.cfg) -------------------------
+def test_the_transformer_recipe_sits_on_the_transformer_base_without_pretraining():
+    """lowres_best_trf is the transformer base plus its own file: no CPU layer (no pretraining
+    objective, no tok2vec), the CRF head on the encoder named by paths.transformer, the entity
+    bias callback, augmentation of the training file, a capped self-training pool read from
+    paths.raw_text and a [self_training] block whose students keep [training]'s step budget."""
+    from spacy_auc_ner.methods import RECIPE_LAYERS, TRF_RECIPE_LAYERS, base_path, recipe_config, recipe_encoder, recipe_files
+
+    assert recipe_encoder("lowres_best_trf") == "trf" and recipe_encoder("lowres_best") == "cpu"
+    base, partials = recipe_files("lowres_best_trf", CONFIGS)
+    assert base == base_path("trf", CONFIGS) and [str(p.relative_to(CONFIGS)) for p in partials] == [*TRF_RECIPE_LAYERS, "recipes/lowres_best_trf.cfg"]
+    assert not {"pretrain/characters.cfg", "lowres_extras.cfg"} & set(TRF_RECIPE_LAYERS) and "pretrain/characters.cfg" in RECIPE_LAYERS
+    cfg = recipe_config("lowres_best_trf", CONFIGS)
+    pipe = cfg["components"]["auc_ner"]
+    assert cfg["nlp"]["pipeline"] == ["auc_ner"]
+    assert (pipe["scheme"], pipe["loss"]["@losses"]) == ("crf", "spacy_auc_ner.CRFLoss.v1")
+    assert pipe["model"]["tok2vec"]["@architectures"] == "spacy_auc_ner.TransformerEncoder.v1"
+    assert pipe["model"]["tok2vec"]["name"] == "${paths.transformer}"
+    assert cfg["training"]["before_update"]["@callbacks"] == "spacy_auc_ner.calibrate_entity_bias.v1"
+    train = cfg["corpora"]["train"]
+    assert train["@readers"] == "spacy_auc_ner.Augmented.v1" and train["corpus"]["path"] == "${paths.train}"
+    pool = cfg["corpora"]["pool"]
+    assert pool["@readers"] == "spacy_auc_ner.RawText.v1" and pool["path"] == "${paths.raw_text}" and pool["limit"] > 0
+    assert "pretrain" not in cfg["corpora"] and not cfg["pretraining"].get("component")
+    assert cfg["self_training"]["max_steps"] is None and cfg["self_training"]["rounds"] >= 1
+    # the lab's MiniLM budget for 50 sentences: 30 epochs of 8-sentence batches
+    t = cfg["training"]
+    assert (t["max_steps"], t["eval_frequency"], t["patience"], t["batcher"]["size"]) == (30 * 7, 2 * 7, 12 * 7, 8)
+    assert t["optimizer"]["learn_rate"]["warmup_steps"] == t["max_steps"] // 10
+    assert t["optimizer"]["learn_rate"]["total_steps"] == "${training.max_steps}"
+
+
+@needs_minilm
+def test_config_writes_the_transformer_recipe_for_spacy(tmp_path):
+    """`spacy-auc-ner config lowres_best_trf` (no --encoder: a recipe is on its own base) writes
+    a config that spaCy builds with the offline MiniLM encoder."""
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.cli.app import app
+    from spacy_auc_ner.methods import recipe_config
+
+    target = tmp_path / "lowres_best_trf.cfg"
+    out = CliRunner().invoke(app, ["config", "lowres_best_trf", "--output", str(target), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    assert target.read_text().startswith("# Written by `spacy-auc-ner config lowres_best_trf` from ")
+    written = spacy.util.load_config(target, overrides={"paths.transformer": "minilm"}, interpolate=False)
+    assert written == recipe_config("lowres_best_trf", CONFIGS, {"paths.transformer": "minilm"})
+    nlp = load_model_from_config(written, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["auc_ner"]
+
+
+@pytest.mark.slow
+@needs_minilm
+def test_spacy_train_runs_the_transformer_recipe(tmp_path, toy_corpus):
+    """The written recipe trains a few steps with spacy train (augmented training file, the
+    bias callback at each evaluation); spacy train ignores [self_training] and [corpora.pool]."""
+    from spacy.cli.train import train
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.cli.app import app
+
+    recipe = tmp_path / "lowres_best_trf.cfg"
+    out = CliRunner().invoke(app, ["config", "lowres_best_trf", "--output", str(recipe), "--configs-dir", str(CONFIGS)])
+    assert out.exit_code == 0, out.output
+    overrides = {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
+                 "paths.transformer": "minilm", "training.max_steps": 4, "training.eval_frequency": 2,
+                 "training.optimizer.learn_rate.warmup_steps": 1}
+    train(recipe, tmp_path / "model", overrides=overrides)
+    nlp = spacy.load(tmp_path / "model" / "model-best")
+    assert nlp.pipe_names == ["auc_ner"]
+    assert "entity_bias" in nlp.get_pipe("auc_ner").cfg  # chosen on dev by the callback
+    assert list(nlp.pipe(["John Smith lives in Berlin"]))

@@ -53,7 +53,7 @@ def convert(
 @one_line_errors
 def config(
     name: Optional[str] = typer.Argument(None, help="Method (a file name of CONFIGS_DIR/methods/, e.g. ova_auc) or recipe (of CONFIGS_DIR/recipes/, e.g. lowres_best); leave out with --all or --list."),
-    encoder: str = typer.Option("cpu", "--encoder", "-e", help="Encoder family of a method: cpu (configs/base_cpu.cfg) or trf (configs/base_trf.cfg); a recipe is on cpu only."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Encoder family of a method: cpu (configs/base_cpu.cfg, the default) or trf (configs/base_trf.cfg); a recipe is on its own (trf for a name ending in _trf, else cpu).", show_default=False),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
     all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders (NAME.cfg, NAME_trf.cfg) and every recipe (NAME.cfg) to the --output folder."),
     list_methods: bool = typer.Option(False, "--list", help="List the methods and recipes with what each is, and stop."),
@@ -62,7 +62,8 @@ def config(
 ):
     """Write the full training config of a method or a recipe, ready for `spacy train`: a
     method's partial config merged onto the base of the encoder; a recipe's onto the CPU base
-    after the partials every recipe shares (pretrain/characters.cfg, lowres_extras.cfg).
+    after the partials every CPU recipe shares (pretrain/characters.cfg, lowres_extras.cfg), or,
+    for a name ending in _trf (lowres_best_trf), onto the transformer base alone.
 
     The config is built (not trained) before it is written, so a wrong key in a config file
     stops here with one line naming the file; nothing is written on an error. An existing
@@ -73,7 +74,7 @@ def config(
     from ..data.files import read_text, write_text
     from ..extras import MissingExtra, install_command, missing_for
     from ..methods import (
-        ENCODERS, RECIPE_ENCODER, MethodError, assemble, check_config, config_files, describe, method_names, methods_dir,
+        ENCODERS, MethodError, assemble, check_config, config_files, describe, method_names, methods_dir, recipe_encoder,
         recipe_names,
     )
     from ..outputs import check_output_file
@@ -89,12 +90,15 @@ def config(
     if all_methods and output is None:
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
     recipes = recipe_names(configs_dir)
-    jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, RECIPE_ENCODER) for r in recipes] if all_methods else [(str(name), encoder)]
+    if all_methods:
+        jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, recipe_encoder(r)) for r in recipes]
+    else:  # a recipe is on its own encoder unless --encoder names another (config_files refuses that)
+        jobs = [(str(name), encoder or (recipe_encoder(name) if name in recipes else "cpu"))]
     texts, inputs = {}, set()
     skipped: Dict[str, List[str]] = {}  # extra -> the configs that need it
     for method, enc in jobs:
         base, partials = config_files(method, enc, configs_dir)
-        filename = f"{method}.cfg" if enc == "cpu" else f"{method}_trf.cfg"
+        filename = f"{method}.cfg" if enc == "cpu" or method in recipes else f"{method}_trf.cfg"
         missing = missing_for("".join(read_text(p) for p in (base, *partials)))
         if missing and all_methods:
             skipped.setdefault(missing[0], []).append(filename)

@@ -77,7 +77,11 @@ class MethodResult:
 
 
 def _metric(row: Dict[str, Any], metric: str) -> Optional[float]:
-    value = (row.get("scores") or {}).get(metric)
+    """The row's score `metric`: on test, or on the dev sample for a cell of a dev-only study."""
+    scores = row.get("scores") or {}
+    if row.get("scored_on") == "dev":
+        scores = scores.get("dev_scores") or {}
+    value = scores.get(metric)
     # a boolean is no score (the store skips such rows; rows made otherwise get the same rule)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 

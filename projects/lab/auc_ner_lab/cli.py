@@ -6,7 +6,7 @@ end a command with one ``Error:`` line, as in the package's own command line."""
 import functools
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import typer
 
@@ -176,8 +176,9 @@ def status_command(
     listing: bool = typer.Option(False, "--list", help="Also list the rows its reports do not read"),
 ):
     """How far a study has got in its store: cells done, failed and to run (tuning trials
-    apart), and the rows its reports do not read: those of cells the spec no longer has (a
-    changed config or override) and those of the old format that matched no cell."""
+    apart), each method's mean wall seconds per finished cell, and the rows its reports do not
+    read: those of cells the spec no longer has (a changed config or override) and those of
+    the old format that matched no cell."""
     from .store import ResultsStore, latest_rows
 
     study, results = _spec_and_store(spec, results)
@@ -192,6 +193,8 @@ def status_command(
             status = [latest[c.key]["status"] if c.key in latest else None for c in group]
             typer.echo(f"{kind}: {status.count('ok')} ok, {len(status) - status.count('ok') - status.count(None)} failed, "
                        f"{status.count(None)} to run, of {len(group)}")
+    for line in mean_seconds_lines(cells, latest):
+        typer.echo(line)
     keys = {c.key for c in cells}
     unread = [r for r in rows if r["key"] not in keys]
     typer.echo(f"rows: {len(rows) + len(read.skipped)} in {results}, {len(unread) + len(read.skipped)} not read by this spec "
@@ -202,6 +205,23 @@ def status_command(
             typer.echo(f"{row['key'] or 'unmatched'}\t{row.get('cell_id')}\t{row['status']}\t{row.get('finished')}")
         for skipped in read.skipped:
             typer.echo(f"{skipped.path.parent.name}\t{skipped.path.name}\tunreadable\t{skipped.reason}")
+
+
+def mean_seconds_lines(cells, latest) -> List[str]:
+    """Per method of the spec (in its order): the mean wall seconds of its finished reported
+    cells and of its finished tuning trials, as their rows recorded them (each cell's own time
+    in its worker, everything the cell did: training, extras, scoring)."""
+    seconds: Dict[str, Dict[str, List[float]]] = {}
+    for cell in cells:
+        row = latest.get(cell.key)
+        by_kind = seconds.setdefault(cell.method, {"reported": [], "tuning": []})
+        if row is not None and row["status"] == "ok" and isinstance(row.get("seconds"), (int, float)):
+            by_kind["tuning" if cell.tuning is not None else "reported"].append(float(row["seconds"]))
+    lines = ["mean seconds per finished cell (reported; tuning trials):"]
+    for method, by_kind in seconds.items():
+        parts = [f"{sum(v) / len(v):.0f} s (n={len(v)})" if v else "-" for v in (by_kind["reported"], by_kind["tuning"])]
+        lines.append(f"  {method}: {parts[0]}; {parts[1]}")
+    return lines
 
 
 @study_app.command("import")

@@ -71,17 +71,20 @@ def _stop_cell(signum, frame):
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split
-    (a tuning trial: on the dev split only; it is never scored on test)."""
+    (a tuning trial: on the dev split only; it is never scored on test). A method with its own
+    cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
     from .experiment import train_and_evaluate
     from .training_extras import POOL_STEPS, run_cell_with_extras
 
+    if cell.runner is not None:
+        return resolve_runner(cell.runner)(cell)
     if any(step in (cell.extras or {}) for step in POOL_STEPS):
         return run_cell_with_extras(cell)
     return train_and_evaluate(
         cell.training_config(),
         train=cell.train,
         dev=cell.dev,
-        test=None if cell.tuning is not None else cell.test,
+        test=cell.test_split(),
         gpu_id=cell.gpu_id,
     )
 
@@ -478,9 +481,10 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
         if row["status"] == "ok":
             ok += 1
             scores = row.get("scores") or {}
-            name, f1 = ("dev ents_f", scores.get("dev_score")) if row.get("tuning") else ("ents_f", scores.get("ents_f"))
+            dev_only = row.get("tuning") or row.get("scored_on") == "dev"
+            name, f1 = ("dev ents_f", scores.get("dev_score")) if dev_only else ("ents_f", scores.get("ents_f"))
             f1_text = f"{name}={f1:.3f} " if isinstance(f1, (int, float)) else ""
-            say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f}s")
+            say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f} s wall")  # every cell's cost, as issue 31 asks
         else:
             failed += 1
             say(f"FAILED  {row['cell_id']}  {row['error']}")

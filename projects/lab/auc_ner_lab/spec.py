@@ -7,7 +7,8 @@ method's config file, its base, its extras.
 
 A cell is one training run: a named method (``configs/methods/<name>.cfg``) assembled onto the
 base of the spec's encoder (``configs/base_<encoder>.cfg``), or a recipe
-(``configs/recipes/<name>.cfg`` on the CPU base, after the partials every recipe shares), plus
+(``configs/recipes/<name>.cfg`` on the CPU base after the partials every CPU recipe shares, or
+on the transformer base for a ``<name>_trf``), plus
 config overrides. Its
 training set is the override of ``[corpora.train]`` built by
 `auc_ner_lab.sets.training_set_config`, so every method of a partition trains on
@@ -16,6 +17,12 @@ the same sampled sentences and differences are paired. A cell's `key` says what 
 readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
 too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
 train with.
+
+A method may also be a Python function rather than a spaCy config (``runner:
+module:function``, e.g. the Hugging Face peer `hf_peer.run_cell`): its cells are built as any
+other (the config is then the spec's base alone unless the entry names one, with the cell's
+draw, dev sample, budget and grid point as overrides, which the function reads), and the cell
+runner calls the function instead of spacy train.
 """
 import hashlib
 import json
@@ -34,7 +41,7 @@ from .corpora import SPLITS
 from spacy_auc_ner.api import config_error_text, PathLike
 from spacy_auc_ner.api import METRICS
 from .sets import dev_set_config, training_set_config
-from spacy_auc_ner.api import assemble, DEFAULT_CONFIGS_DIR, ENCODERS, method_path, MethodError, RECIPE_ENCODER, recipe_files
+from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path, recipe_encoder, recipe_files
 from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
@@ -143,15 +150,21 @@ def _listed_once(values: Sequence, key: str) -> None:
         seen.append(v)
 
 
+RunnerPath = Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")]
+
+
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
     study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
-    ``config`` file of the user's; plus training extras (`training_extras.py`)."""
+    ``config`` file of the user's; plus training extras (`training_extras.py`). With ``runner``
+    (a 'module:function' cell function) the function trains its cells instead of spacy train,
+    reading their config: by default the spec's base alone."""
 
     name: str
     base: Optional[str] = None
     recipe: Optional[str] = None
     config: Optional[str] = None
+    runner: RunnerPath = None
     overrides: Overrides = {}
     description: str = ""
     # None: the augmentation of the method's own config; false: none
@@ -164,6 +177,9 @@ class MethodEntry(Section):
         given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
+        extras = [key for key in ("augment", *POOL_STEPS) if getattr(self, key) is not None]
+        if self.runner is not None and (extras or self.recipe is not None):
+            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(extras or ['recipe'])}: the function trains alone")
         return self
 
     def pool_steps(self) -> List[str]:
@@ -233,10 +249,16 @@ class SpecFile(Section):
     seed: Annotated[int, expect(whole, "{value} is not a whole number")] = 0
     dev_size: Optional[PositiveInt] = None
     overrides: Annotated[Dict[str, Any], _mapping_or_empty("a mapping of config keys (training.max_steps: 500) is expected")] = {}
+    # more overrides for the cells of one size, over the spec's: a budget in epochs written in
+    # the steps each size needs ({20: {training.max_steps: 90}, 50: {training.max_steps: 210}})
+    size_overrides: Annotated[Dict[Annotated[int, positive()], Overrides], _mapping_or_empty("a mapping of sizes to mappings of config keys is expected")] = {}
     tune: Annotated[Optional[TuneBlock], BeforeValidator(TuneBlock.given)] = None
     metric: Optional[str] = None
     baseline: Any = None
-    runner: Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")] = None
+    runner: RunnerPath = None
+    # "dev": the reported cells are scored on the dev sample only, never on test (an ablation
+    # that chooses a recipe's parts); reports then read their dev scores
+    score_on: Annotated[str, _one_of(["test", "dev"])] = "test"
     # null (or `--set gpu_id=null`) means the CPU, as -1 does for spacy train
     gpu_id: Annotated[Optional[int], expect(lambda v: v is None or (whole(v) and v >= -1), "{value} is not a GPU number (0, 1, ...) or -1 / null for the CPU")] = None
 
@@ -262,6 +284,8 @@ class SpecFile(Section):
         if self.sizes is None and setting in ("lowres", "imbalance"):
             raise At(("sizes",), f"a {setting} study needs a list of training-set sizes")
         _listed_once(self.sizes or [], "sizes")
+        # (a size_overrides entry of a size the spec lacks is allowed: `--set 'sizes=[20]'` runs
+        # part of a grid with the same cells)
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
         for i, method in enumerate(self.methods):
@@ -322,6 +346,8 @@ class MethodSpec:
     base_config: Optional[str] = None
     extras: Dict[str, Any] = field(default_factory=dict)
     layers: List[str] = field(default_factory=list)
+    # a cell function ('module:function') that trains the method instead of spacy train
+    runner: Optional[str] = None
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -359,6 +385,10 @@ class Cell:
     extras: Optional[Dict[str, Any]] = None
     # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
     layers: List[str] = field(default_factory=list)
+    # the method's own cell function ('module:function'; None: spacy train, `runner.run_cell`)
+    runner: Optional[str] = None
+    # "dev": a reported cell scored on the dev sample only (spec key score_on)
+    score_on: str = "test"
 
     def __post_init__(self):
         if not self.key:
@@ -384,8 +414,12 @@ class Cell:
             "value": self.value,
             "partition": self.partition,
             "seed": self.seed,
-            "encoder": encoder_of(self.base_config),
+            "encoder": encoder_of(self.base_config if self.base_config is not None else self.config),
         }
+        if self.runner is not None:
+            row["runner"] = self.runner
+        if self.score_on == "dev" and self.tuning is None:
+            row["scored_on"] = "dev"
         if self.tuning is not None:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
@@ -393,6 +427,11 @@ class Cell:
         if self.extras:
             row["extras"] = sorted(self.extras)
         return row
+
+    def test_split(self) -> Optional[str]:
+        """The split the cell is scored on after training: its test file, or None for a tuning
+        trial and a cell of a dev-only study (scored on the dev sample alone)."""
+        return None if self.tuning is not None or self.score_on == "dev" else self.test
 
     def training_config(self) -> Config:
         """The cell's full training config: its method assembled onto its base (or its own
@@ -450,6 +489,11 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
+        # only when set, so that the keys of cells trained by spacy train stay as they were
+        **({"runner": cell.runner} if cell.runner is not None else {}),
+        # a dev-only reported cell is another row than the same training scored on test (a
+        # tuning trial is dev-only anyway, so it stays the trial every spec shares)
+        **({"score_on": "dev"} if cell.score_on == "dev" and cell.tuning is None else {}),
     }
 
 
@@ -504,7 +548,8 @@ def cell_label(cell: Cell) -> str:
 
 
 def encoder_of(base_config: Optional[str]) -> Optional[str]:
-    """The encoder family of a base config file (None for a full config of the user's)."""
+    """The encoder family of a base config file (None for a full config of the user's; a base
+    used as a full config, as a method with its own runner has it, is its family)."""
     if base_config is None:
         return None
     return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)
@@ -521,6 +566,8 @@ class StudySpec:
     partitions: int
     seed: int = 0
     overrides: Dict[str, Any] = field(default_factory=dict)
+    size_overrides: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+    score_on: str = "test"
     encoder: str = "cpu"
     gpu_id: int = -1
     runner: Optional[str] = None
@@ -552,8 +599,9 @@ class StudySpec:
         train = training_set_config(self.setting, size, value, seed)
         if "augment" in method.extras:
             train = augmented_block(train, method.extras["augment"], seed)
-        overrides = {  # the method's own keys over the spec's shared ones
+        overrides = {  # the method's own keys over the spec's shared ones (the size's over the rest)
             **self.overrides,
+            **self.size_overrides.get(size, {}),
             **method.overrides,
             **paths.get("overrides", {}),
             "system.seed": seed,
@@ -580,6 +628,8 @@ class StudySpec:
             tuning=tuning,
             extras=dict(method.extras) or None,
             layers=list(method.layers),
+            runner=method.runner,
+            score_on=self.score_on,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -650,6 +700,7 @@ class StudySpec:
             method = self._method(cell.method)
             origin = {k: f"methods.{method.name}.overrides" for k in method.overrides}
             origin.update({k: "overrides" for k in self.overrides})
+            origin.update({k: f"size_overrides.{cell.size}" for k in self.size_overrides.get(cell.size, {})})
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
             if not origin:
                 continue
@@ -789,6 +840,8 @@ def parse_spec(
         partitions=spec.partitions,
         seed=spec.seed,
         overrides=dict(spec.overrides),
+        size_overrides={size: dict(keys) for size, keys in spec.size_overrides.items()},
+        score_on=spec.score_on,
         encoder=spec.encoder,
         gpu_id=gpu_id if gpu_id is not None else (-1 if spec.gpu_id is None else spec.gpu_id),
         runner=spec.runner,
@@ -803,16 +856,18 @@ def parse_spec(
 
 def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str, data: Any, source: str) -> MethodSpec:
     """A method entry's config files (its own; the named method's on the spec's encoder; the
-    named recipe's, on the CPU base) and its extras (the augmentation of its assembled config
+    named recipe's, on its own base) and its extras (the augmentation of its assembled config
     unless the entry says)."""
     where = key_path(("methods", i), data)
     layers: List[str] = []
     try:
         if entry.config is not None:
             config_file, base_config = entry.config, None
+        elif entry.runner is not None and entry.base is None:  # a function reads the base's shared settings
+            config_file, base_config = str(configs_dir / ENCODERS[encoder]), None
         elif entry.recipe is not None:
-            if encoder != RECIPE_ENCODER:
-                raise MethodError(f"recipe {entry.recipe!r} is built on the {RECIPE_ENCODER} base; this spec's encoder is {encoder!r}")
+            if encoder != recipe_encoder(entry.recipe):
+                raise MethodError(f"recipe {entry.recipe!r} is built on the {recipe_encoder(entry.recipe)} base; this spec's encoder is {encoder!r}")
             base, partials = recipe_files(entry.recipe, configs_dir)
             base_config, *layers, config_file = map(str, [base, *partials])
         else:
@@ -833,4 +888,4 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         extras = resolve_extras(entry, configs_dir, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
-    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers)
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers, runner=entry.runner)

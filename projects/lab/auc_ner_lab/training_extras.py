@@ -273,7 +273,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
             info["pretrain_sentences"] = summary["pretrain_sentences"]
         # scored on the dev set early stopping used: the cell's own, or its sample as a file
         dev_config = load_training_config(config, {**steps.get("overrides", {}), "paths.dev": str(steps["dev"])})
-        result = trained_scores(summary["model"], dev_config, None if cell.tuning is not None else cell.test)
+        result = trained_scores(summary["model"], dev_config, cell.test_split())
     if summary["rounds"]:
         rounds = summary["rounds"]
         info["rounds"] = [{"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"],

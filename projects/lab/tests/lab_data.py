@@ -1,21 +1,13 @@
-"""The lab tests' data, their own (the library's tests keep theirs): a few hand-made sentences
-written as train/dev/test .spacy files for end-to-end study tests, and the real corpora
-(`real_data`; a test skips without its corpus)."""
+"""The lab tests' data, their own (the library's tests keep theirs): the toy corpus of
+:mod:`auc_ner_lab.toy` for end-to-end study tests, and the real corpora (`real_data`; a test
+skips without its corpus)."""
 import os
 from pathlib import Path
 
 import pytest
-import spacy
-from spacy.tokens import Doc, DocBin
 
-SENTENCES = [
-    ("Aspirin treats breast cancer in Paris .", ["O", "O", "B-Disease", "I-Disease", "O", "B-LOC", "O"]),
-    ("John Smith lives in Berlin", ["B-PER", "I-PER", "O", "O", "B-LOC"]),
-    ("Colon cancer is rare", ["B-Disease", "I-Disease", "O", "O"]),
-    ("Mary met Anna in Rome .", ["B-PER", "O", "B-PER", "O", "B-LOC", "O"]),
-    ("Nothing to see here", ["O", "O", "O", "O"]),
-    ("Lung cancer kills in London", ["B-Disease", "I-Disease", "O", "O", "B-LOC"]),
-]
+from auc_ner_lab.toy import SENTENCES, write_toy_corpus  # noqa: F401 (the tests import them from here)
+
 LAB = Path(__file__).resolve().parents[1]
 REAL_CORPORA = ("conll2003", "ncbi_disease", "s800")
 
@@ -31,20 +23,6 @@ def real_data() -> Path:
 
 
 SHARED_DATA = real_data()
-
-
-def write_toy_corpus(folder: Path) -> Path:
-    """folder/toy/{train,dev,test}.spacy; returns folder (the corpora_dir of a spec)."""
-    vocab = spacy.blank("en").vocab
-    out = Path(folder) / "toy"
-    out.mkdir(parents=True, exist_ok=True)
-    for split, reps in (("train", 2), ("dev", 1), ("test", 1)):
-        db = DocBin()
-        for _ in range(reps):
-            for text, tags in SENTENCES:
-                db.add(Doc(vocab, words=text.split(), ents=tags))
-        db.to_disk(out / f"{split}.spacy")
-    return Path(folder)
 
 
 def shared_corpus(name: str) -> Path:

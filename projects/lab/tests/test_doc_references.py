@@ -60,7 +60,7 @@ def test_every_path_a_document_names_exists(doc):
 
 def _commands():
     from auc_ner_lab.cli import app as lab_app
-    from spacy_auc_ner.cli.app import app as package_app
+    from spacy_auc_ner.api import app as package_app
 
     def tree(app):
         group = typer.main.get_command(app)

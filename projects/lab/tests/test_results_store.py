@@ -187,5 +187,10 @@ def test_study_import_and_status_commands(tmp_path):
     assert again.stdout.strip().endswith(f"; 0 new in {tmp_path / 'r'}")
     status = invoke(study_app, "status", spec, "--results", tmp_path / "r", "--list")
     assert status.exit_code == 0, status.output
-    assert status.stdout.splitlines() == ["reported cells: 5 ok, 0 failed, 0 to run, of 5",
-                                          f"rows: 5 in {tmp_path / 'r'}, 0 not read by this spec (0 of them unmatched rows of the old format, 0 unreadable)"]
+    lines = status.stdout.splitlines()
+    assert lines[0] == "reported cells: 5 ok, 0 failed, 0 to run, of 5"
+    assert lines[-1] == f"rows: 5 in {tmp_path / 'r'}, 0 not read by this spec (0 of them unmatched rows of the old format, 0 unreadable)"
+    # each method's mean wall seconds: one row each here, its own seconds
+    seconds = {json.loads(line)["method"]: json.loads(line)["seconds"] for line in old.read_text().splitlines() if line.strip()}
+    assert lines[1:-1] == ["mean seconds per finished cell (reported; tuning trials):",
+                           *(f"  {m}: {s:.0f} s (n=1); -" for m, s in seconds.items())]

@@ -278,3 +278,32 @@ def test_device_name_marks_gpu_rows(monkeypatch):
     assert device_name(0) == "cuda:0 Fake GPU 0"
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: (_ for _ in ()).throw(RuntimeError("no GPU")))
     assert device_name(1) == "cuda:1"
+
+
+def test_every_cell_prints_its_wall_seconds_and_status_gives_each_methods_mean(tmp_path):
+    """Issue 31 point 6: `study run` says what each cell cost as it finishes; `study status`
+    averages the rows' seconds per method, reported cells and tuning trials apart."""
+    from auc_ner_lab.cli import mean_seconds_lines
+    from auc_ner_lab.store import latest_rows
+
+    cells = _cells(methods=("ce", "ova_auc"), sizes=(10,), partitions=2)
+    said = []
+    run_study(cells, tmp_path / "r", workers=0, runner="lab_helpers:instant_cell", progress=False, log=said.append)
+    assert len(said) == 4 and all(line.startswith("ok ") and line.endswith(" s wall") for line in said)
+    found = {r["key"]: r for r in read_results(tmp_path / "r")}
+    # made-up times: ce 10 s and 30 s, ova_auc's second cell not finished
+    times = iter([10.0, 30.0])
+    latest = {}
+    for cell in cells:
+        row = dict(found[cell.key])
+        if cell.method == "ce":
+            row["seconds"] = next(times)
+        elif cell.partition == 1:
+            continue
+        else:
+            row["seconds"] = 7.0
+        latest[cell.key] = row
+    assert latest_rows(list(latest.values())).keys() == latest.keys()
+    assert mean_seconds_lines(cells, latest) == [
+        "mean seconds per finished cell (reported; tuning trials):", "  ce: 20 s (n=2); -", "  ova_auc: 7 s (n=1); -"]
+

@@ -119,8 +119,9 @@ def test_imbalance_and_resampling_values():
         ({"methods": [{"name": "x", "base": "ce_trf"}]}, "the method 'ce' on encoder 'trf'"),
         ({"encoder": "gpu"}, "encoder: 'gpu' is not one of cpu, trf"),
         ({"methods": [{"name": "a", "config": "a.cfg", "base": "ce"}]}, "methods[0] (a): give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not base and config"),
-        ({"methods": [{"name": "r", "recipe": "lowres_bst"}]}, "methods[0] (r): unknown recipe 'lowres_bst'; known: lowres_best, lowres_crf_auc, lowres_spacy_ner"),
+        ({"methods": [{"name": "r", "recipe": "lowres_bst"}]}, "methods[0] (r): unknown recipe 'lowres_bst'; known: lowres_best, lowres_best_trf, lowres_crf_auc, lowres_spacy_ner"),
         ({"methods": [{"name": "r", "recipe": "lowres_best"}], "encoder": "trf"}, "methods[0] (r): recipe 'lowres_best' is built on the cpu base; this spec's encoder is 'trf'"),
+        ({"methods": [{"name": "r", "recipe": "lowres_best_trf"}]}, "methods[0] (r): recipe 'lowres_best_trf' is built on the trf base; this spec's encoder is 'cpu'"),
         ({"methods": [{"name": "ce", "colour": 1}]}, "methods[0] (ce): unknown key(s) colour"),
         ({"methods": ["ce", "ce"]}, "methods: 'ce' is listed twice"),
         ({"corpora": None}, "corpora: name at least one corpus"),
@@ -264,3 +265,39 @@ def test_a_method_override_wins_over_the_spec_override_of_the_same_key():
     assert cells["ce"].overrides["training.patience"] == 36
     assert cells["ce_no_patience"].overrides["training.patience"] == 0
     assert cells["ce"].id.split("#")[1] != cells["ce_no_patience"].id.split("#")[1]
+
+
+def test_size_overrides_give_each_size_its_budget_and_keep_the_campaigns_keys():
+    """One spec with sizes 20 and 50 and each size's steps (size_overrides) has the cells of the
+    two one-size MiniLM specs: the same keys, so their rows are this spec's."""
+    joint = load_spec(STUDIES / "campaign_trf_recipe.yaml", corpora_dir=ROOT / "corpus", only_methods=["crf"], only_corpora=["ncbi_disease"])
+    keys = {c.key for c in joint.cells()}
+    for size in (20, 50):
+        alone = load_spec(STUDIES / f"campaign_minilm_{size}.yaml", corpora_dir=ROOT / "corpus", only_methods=["crf"], only_corpora=["ncbi_disease"])
+        assert {c.key for c in alone.cells()} <= keys
+        cell = next(c for c in joint.cells() if c.size == size and c.tuning is None)
+        assert cell.overrides["training.max_steps"] == {20: 90, 50: 210}[size]
+    # part of the grid (--set 'sizes=[20]', as scripts/run_campaign_trf.sh runs it) has the same cells
+    part = load_spec(STUDIES / "campaign_trf_recipe.yaml", corpora_dir=ROOT / "corpus", only_methods=["crf"], only_corpora=["ncbi_disease"], set_values=["sizes=[20]"])
+    assert {c.key for c in part.cells()} == {c.key for c in joint.cells() if c.size == 20}
+    with pytest.raises(SpecError, match=r"size_overrides\[0\]"):
+        parse_spec({"corpora": ["toy"], "methods": ["ce"], "sizes": [20], "size_overrides": {0: {"training.max_steps": 1}}})
+
+
+def test_a_dev_only_study_never_scores_test_and_its_cells_are_other_rows():
+    """score_on: dev (an ablation that chooses parts on dev): reported cells have no test split,
+    their rows say so and their keys differ from the same training scored on test; tuning
+    trials, dev-only anyway, keep their keys."""
+    data = {"corpora": ["toy"], "methods": ["ce"], "sizes": [20], "tune": {"grid": {"training.dropout": [0.1, 0.2]}}}
+    on_test, on_dev = (parse_spec({**data, **extra}).cells() for extra in ({}, {"score_on": "dev"}))
+    trials = lambda cells: [c.key for c in cells if c.tuning is not None]  # noqa: E731
+    assert trials(on_test) == trials(on_dev)
+    test_cell, dev_cell = (next(c for c in cells if c.tuning is None) for cells in (on_test, on_dev))
+    assert test_cell.test_split() == test_cell.test and dev_cell.test_split() is None and test_cell.key != dev_cell.key
+    assert dev_cell.describe()["scored_on"] == "dev" and "scored_on" not in test_cell.describe()
+    from auc_ner_lab.aggregate import _metric
+
+    row = {"scored_on": "dev", "scores": {"dev_scores": {"ents_f": 0.4}}}
+    assert _metric(row, "ents_f") == 0.4 and _metric({"scores": {"ents_f": 0.3, "dev_scores": {"ents_f": 0.4}}}, "ents_f") == 0.3
+    with pytest.raises(SpecError, match="score_on: 'test2' is not one of test, dev"):
+        parse_spec({**data, "score_on": "test2"})

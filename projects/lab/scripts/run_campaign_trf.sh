@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The transformer-recipe campaign (issue 31 point 5) in stages, cheapest first: 20 sentences
+# before 50; NCBI-disease, then S800, then CoNLL 2003 (whose test split is the largest); inside a
+# stage one method at a time (its tuning trials, then its reported cells), the peer and the
+# methods it is compared with first, then the recipe, then the dev-only ablation of the recipe,
+# so that a stopped run leaves whole methods to compare. Every stage resumes where it stopped.
+#
+# The spacy_ner and crf cells of CoNLL 2003 and NCBI-disease at partitions 0-2 (and their tuning
+# trials) are cells of the MiniLM campaign (the same keys): their rows are copied in first
+# (cp -n: nothing overwritten), not trained again.
+#
+# Run it from a separate clone with its own venv, so that code changes here never touch running
+# cells (see run_campaign_minilm.sh for the clone and venv), then copy its rows here as they come:
+#   cp -rn ../campaign/projects/lab/results/campaign_trf_recipe/. projects/lab/results/campaign_trf_recipe/
+#
+# On CPUs (the default): one thread per worker (OMP_NUM_THREADS=1), WORKERS workers (default: one
+# per core). On a GPU machine: GPU=0 puts every cell on GPU 0 (study run --gpu-id 0: spacy train's
+# --gpu-id for the spaCy cells, torch's cuda:0 for the peer), WORKERS cells at once on it (default
+# 2: MiniLM cells are small), each with THREADS CPU threads (default 2); each row names its
+# device.
+#   WORKERS=2 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf.log 2>&1 &
+#   GPU=0 WORKERS=3 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf_gpu.log 2>&1 &
+# STAGES, METHODS and ABLATION narrow it (e.g. METHODS="hf_token_classification" ABLATION="");
+# DRY_RUN=1 lists each stage's cells still to run and trains nothing.
+set -u
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
+CORES=$(nproc 2>/dev/null || echo 1)
+if [ -n "${GPU:-}" ]; then
+  WORKERS=${WORKERS:-2}; THREADS=${THREADS:-2}; DEVICE=(--gpu-id "$GPU")
+else
+  WORKERS=${WORKERS:-$CORES}; THREADS=1; DEVICE=()
+fi
+export OMP_NUM_THREADS=$THREADS
+STAGES=${STAGES:-"20:ncbi_disease 20:s800 20:conll2003 50:ncbi_disease 50:s800 50:conll2003"}
+METHODS=${METHODS:-"hf_token_classification crf spacy_ner lowres_best_trf"}
+ABLATION=${ABLATION-"no_bias no_augment no_self_train self_train_rounds2 top3_layers crf lowres_best_trf"}
+RECIPE=results/campaign_trf_recipe ABLATED=results/campaign_trf_ablation
+shared() {  # shared SPEC FROM...: copy into results/SPEC the rows of FROM's stores that are SPEC's cells (none overwritten)
+  "$PY" - "$@" <<'PY'
+import shutil, sys
+from pathlib import Path
+from auc_ner_lab.spec import load_spec
+name, sources = sys.argv[1], sys.argv[2:]
+keys = {cell.key for cell in load_spec(f"studies/{name}.yaml").cells()}
+copied = 0
+for source in map(Path, sources):
+    for folder in (f for f in source.glob("*") if f.name in keys):
+        for row in folder.glob("*.json"):
+            target = Path("results", name, folder.name, row.name)
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(row, target)
+                copied += 1
+print(f"{copied} rows of {', '.join(sources)} copied into results/{name}", file=sys.stderr)
+PY
+}
+shared campaign_trf_recipe results/campaign_minilm_20 results/campaign_minilm_50
+run() {  # run SPEC RESULTS SIZE CORPUS METHOD
+  "$PY" -m auc_ner_lab study run "studies/$1.yaml" --results "$2" --set "sizes=[$3]" --corpus "$4" --method "$5" \
+    --workers "$WORKERS" --threads-per-worker "$THREADS" ${DEVICE[@]+"${DEVICE[@]}"} --no-progress --no-strict ${DRY_RUN:+--dry-run}
+}
+for stage in $STAGES; do
+  size=${stage%%:*}; corpus=${stage#*:}
+  for method in $METHODS; do
+    run campaign_trf_recipe "$RECIPE" "$size" "$corpus" "$method"
+  done
+  [ -n "$ABLATION" ] && shared campaign_trf_ablation "$RECIPE"  # the recipe's and the CRF's tuning trials
+  for method in $ABLATION; do
+    run campaign_trf_ablation "$ABLATED" "$size" "$corpus" "$method"
+  done
+done
