@@ -44,7 +44,7 @@ ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
 RECIPES_FOLDER = "recipes"
 RECIPE_ENCODER = "cpu"
 # what every recipe adds to its base before its own file, in this order
-RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
+RECIPE_LAYERS = ("pretrain/characters.cfg", "self_training.cfg", "lowres_extras.cfg")
 DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {
