@@ -46,7 +46,7 @@ OLD_OPTIONS = {
     "--low-confidence": "--self_training.low_confidence", "--component": "--self_training.component",
     "--beam-width": "--self_training.beam_width", "--keep-empty": "--self_training.keep_empty true",
     "--skip-empty": "--self_training.keep_empty false", "--pretrain-epochs": "--pretraining.max_epochs",
-    "--no-pretrain": "--pretraining.component null", "--pretrain": "(nothing: the config's [pretraining] decides)",
+    "--no-pretrain": "--pretraining.max_epochs 0", "--pretrain": "(nothing: the config's [pretraining] decides)",
 }
 OVERRIDES_HELP = (
     "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "

@@ -1,7 +1,7 @@
 """The low-resource recipe end to end on your own files, ``spacy-auc-ner recipe CONFIG OUT``
 and ``self-train``: the one orchestrator of the steps that ``spacy train`` cannot do alone.
 The procedure is the config: pretraining when ``[pretraining]`` names a component (its
-``max_epochs`` epochs of ``spacy pretrain`` on ``[corpora.pretrain]``), training, then
+``max_epochs`` epochs, 0: none, of ``spacy pretrain`` on ``[corpora.pretrain]``), training, then
 self-training when ``[self_training] rounds`` is 1 or more and there is raw text
 (``paths.raw_text``, read through ``[corpora.pool]``). `run_recipe` writes::
 
@@ -62,9 +62,14 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
     return load_training_config(assemble(base, partials), where=where), [base, *partials], where
 
 
-def pretrains(config: Config) -> bool:
-    """Whether the config's ``[pretraining]`` names a component to pretrain."""
-    return bool((config.get("pretraining") or {}).get("component"))
+def pretrains(config: Config, where: PathLike = "the config") -> bool:
+    """Whether the config's ``[pretraining]`` names a component to pretrain for 1 or more
+    epochs (``max_epochs = 0``: no pretraining; spaCy's schema wants a component named)."""
+    block = config.get("pretraining") or {}
+    epochs = block.get("max_epochs", 0)
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 0:
+        raise DataError(f"{where}: [pretraining.max_epochs] must be a whole number >= 0 (0: no pretraining), not {epochs!r}")
+    return bool(block.get("component")) and epochs > 0
 
 
 def _pretraining_config(config: Config, where: PathLike) -> Config:
@@ -72,10 +77,6 @@ def _pretraining_config(config: Config, where: PathLike) -> Config:
     and its [pretraining] block checked."""
     from spacy.util import load_model_from_config
 
-    epochs = config["pretraining"].get("max_epochs")
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-        raise DataError(f"{where}: [pretraining.max_epochs] must be 1 or more, not {epochs!r} "
-                        "(to train without pretraining, set [pretraining.component] null)")
     filled = load_model_from_config(config, auto_fill=True, validate=True).config
     reader = filled.get("corpora", {}).get("pretrain", {}).get("@readers")
     raw_text = str(filled.interpolate()["paths"]["raw_text"])
@@ -128,7 +129,7 @@ def prepare(
         self_train = settings.rounds >= 1 and raw is not None
     elif raw is None:
         raise DataError(f"[paths.raw_text] of {where} is null: give the unlabeled text to self-train on with --paths.raw_text")
-    pretrain = pretrain and pretrains(config)
+    pretrain = pretrains(config, where) and pretrain
     # every input is read now, so that a bad file or line fails before anything is removed,
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
     docs = {"train": read_docs(train, Vocab()), "dev": read_docs(dev, Vocab())}
@@ -137,8 +138,9 @@ def prepare(
     for role in columns:
         config["paths"][role] = str(output_dir / DATA_DIR / f"{role}.spacy")
     if pretrain:
-        read_pool(raw if raw is not None else train)  # a bad raw-text line fails now, named
-        config = _pretraining_config(_with_raw_text(config, raw, train), where)
+        if raw is not None:
+            read_pool(raw)  # a bad line fails now, named
+        config = _pretraining_config(_with_raw_text(config, raw, config["paths"]["train"]), where)
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
                             "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
