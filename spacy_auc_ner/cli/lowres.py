@@ -74,7 +74,7 @@ def _overrides(command: str, config: str, output_dir: Optional[Path], args: List
     if args and not args[0].startswith("--"):
         raise DataError(f"{command}: unexpected argument {args[0]!r}; settings are given as --section.key VALUE")
     for arg in args:
-        if arg.startswith("-") and "." not in arg.split("=", 1)[0]:
+        if arg.startswith("--") and "." not in arg.split("=", 1)[0]:
             raise DataError(f"{command}: no option {arg}; settings are given as --section.key VALUE (see --help)")
     return parse_config_overrides(args)
 
@@ -116,12 +116,11 @@ def self_train_command(
     OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own
     files, never an input such as --model OUTPUT_DIR/model-best).
     """
-    from ..training.recipe import run_recipe
+    from ..training.recipe import self_train
 
     overrides = _overrides("self-train", config, output_dir, ctx.args)
-    summary = run_recipe(config, output_dir, overrides, pretrain=False, self_train=True, teacher=model, gpu_id=gpu_id,
-                         overwrite=overwrite, command="self-train")
-    _print_rounds(summary)
+    records = self_train(config, output_dir, overrides, teacher=model, gpu_id=gpu_id, overwrite=overwrite)
+    _print_rounds({"rounds": records, "model": str(Path(output_dir) / "model-best")})
 
 
 self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", OVERRIDES_HELP + "\n\n    Example:")

@@ -182,7 +182,8 @@ def run_recipe(
     plan = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher, command=command)
     out = OutputFolder(output_dir, command)
     names = [f"{DATA_DIR}/{role}.spacy" for role in plan["columns"]]
-    out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, f"a {command} run")
+    what = "a self-training run" if command == "self-train" else f"a {command} run"
+    out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, what)
     out.clear()
     for role, role_docs in plan["columns"].items():
         write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
@@ -193,6 +194,24 @@ def run_recipe(
         gpu_id=gpu_id, log=log, progress=progress,
     )
     return {"config": plan["where"], "raw_text": str(plan["raw_text"]), **summary}
+
+
+def self_train(
+    config: PathLike,
+    output_dir: PathLike,
+    overrides: Optional[Dict[str, Any]] = None,
+    *,
+    teacher: Optional[PathLike] = None,
+    gpu_id: int = -1,
+    overwrite: bool = False,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
+) -> List[Dict[str, Any]]:
+    """``spacy-auc-ner self-train``: `run_recipe` without pretraining, always self-training
+    (``teacher``: a trained pipeline as round 0); returns the records of ``rounds.jsonl``."""
+    summary = run_recipe(config, output_dir, overrides, pretrain=False, self_train=True, teacher=teacher, gpu_id=gpu_id,
+                         overwrite=overwrite, command="self-train", log=log, progress=progress)
+    return summary["rounds"]
 
 
 def train_steps(
