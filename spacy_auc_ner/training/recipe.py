@@ -242,7 +242,7 @@ def train_steps(
     from spacy.training.pretrain import pretrain as spacy_pretrain
 
     config = config.copy()
-    paths = config.interpolate()["paths"]
+    paths = load_training_config(config, overrides).interpolate()["paths"]  # what every training reads
     train, dev = Path(paths["train"]), paths["dev"]
     out.folder.mkdir(parents=True, exist_ok=True)
     summary: Dict[str, Any] = {"weights": None, "pretrain_seconds": None, "pretrain_sentences": None, "pool_sentences": None,

@@ -20,7 +20,7 @@ from thinc.api import Config
 from spacy_auc_ner.data.files import PathLike
 from spacy_auc_ner.pipeline.scoring import dev_scores as package_dev_scores
 from spacy_auc_ner.pipeline.scoring import predict, score_entities
-from spacy_auc_ner.training.self_training import load_training_config, train_config
+from spacy_auc_ner.training.spacy_training import load_training_config, train_config
 
 
 @contextmanager

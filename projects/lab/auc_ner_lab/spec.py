@@ -419,6 +419,12 @@ def assembled_config(base_config: Optional[PathLike], partials: Sequence[PathLik
 # [paths] that a cell sets itself, so that their values in a config are not what it trains:
 # its corpus files (the runner's paths.train and paths.dev) and the pretraining step's text
 CELL_PATHS = ("train", "dev", "raw_text")
+# The self-training blocks every recipe holds since 2026-11-26 ([self_training], [corpora.pool]:
+# configs/self_training.cfg) are not hashed: a cell's self-training is still its extras
+# (`training_extras.py`), which its key hashes and which set the blocks when it runs, so that
+# the rows trained before keep their keys. When cells carry the procedure as config (issue 31
+# point 2), the blocks are hashed and the rows re-keyed.
+EXTRAS_BLOCKS = ("self_training", "corpora.pool")
 
 
 def cell_key(cell: Cell) -> str:
@@ -480,6 +486,12 @@ def _config_digest(on_base: bool, files: tuple, stamps: tuple) -> str:
         content: Any = json.loads(json.dumps(config, sort_keys=True, default=str))
         for name in CELL_PATHS:
             content.get("paths", {}).pop(name, None)
+        for block in EXTRAS_BLOCKS:
+            *parents, name = block.split(".")
+            node = content
+            for parent in parents:
+                node = node.get(parent, {})
+            node.pop(name, None)
     except (OSError, ValueError):  # a missing file or not a config (check_files refuses it before training)
         content = {"unread": [_text_or_name(p) for p in files]}
     return hashlib.sha1(json.dumps(content, sort_keys=True).encode("utf8")).hexdigest()

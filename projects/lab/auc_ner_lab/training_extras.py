@@ -18,7 +18,8 @@ training corpus by its draw, so a method whose config wraps its corpus in ``Augm
 Pretraining and self-training are steps that ``spacy train`` cannot do; a cell runs them in a
 temporary folder with the package's orchestrator, the one of ``spacy-auc-ner recipe``
 (`spacy_auc_ner.training.recipe.train_steps`), once it has written what only a cell has (its
-pools, its draw and its dev sample as files):
+pools, its draw and its dev sample as files) and set the config's ``[pretraining]`` and
+``[self_training]`` blocks from the extras:
 
 1. the pool: the sentences of the training split that the cell's draw leaves out, without
    their annotation, the first ``pool`` of them in the draw's seeded order (`write_pool`, the
@@ -232,10 +233,13 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose
     ``extras`` name ``pretrain`` or ``self_train``) with the package's `train_steps`, the
     steps of ``spacy-auc-ner recipe``, then score it like any cell. What the cell adds: its
-    pools, the draw and dev sample as files, and the row's ``extras``."""
+    pools, the draw and dev sample as files, the extras written into the config's
+    ``[pretraining]`` and ``[self_training]`` blocks, and the row's ``extras``."""
     from spacy_auc_ner.outputs import OutputFolder
     from spacy_auc_ner.training.recipe import train_steps
-    from spacy_auc_ner.training.self_training import Settings, load_training_config, write_pool, write_unlabeled
+    from spacy_auc_ner.training.self_training import with_self_training
+    from spacy_auc_ner.training.spacy_training import load_training_config
+    from spacy_auc_ner.training.unlabeled import write_pool, write_unlabeled
     from .experiment import quiet, trained_scores
 
     extras = cell.extras or {}
@@ -253,26 +257,31 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
                    for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if "pool" in extras.get(step, {})]
         if written:
             info["pool_sentences"] = max(written)
-        steps: Dict[str, Any] = {"train": cell.train, "dev": cell.dev}
+        overrides: Dict[str, Any] = {}
         if "pretrain" in extras:
-            steps.update(raw_text=tmp / "pool.jsonl", pretrain_epochs=extras["pretrain"]["epochs"])
+            raw_text = tmp / "pool.jsonl"
             if extras["pretrain"].get("text") == "draw":  # the drawn sentences as they are, not augmented
-                steps["raw_text"] = tmp / "draw.jsonl"
-                write_unlabeled(steps["raw_text"], _reader_docs(_drawn(config), "corpora.train"))
+                raw_text = tmp / "draw.jsonl"
+                write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
             config = with_pretraining(config, extras["pretrain"], tmp)
+            config["paths"]["raw_text"] = str(raw_text)
         if "self_train" in extras:
             settings = extras["self_train"]
-            steps.update(_self_training_files(config, tmp), pool=tmp / "pool.spacy",
-                         settings=Settings(settings["rounds"], settings["threshold"], settings["low_confidence"]))
+            files = _self_training_files(config, tmp)
+            overrides = {**files["overrides"], "paths.train": str(files["train"]), "paths.dev": str(files["dev"])}
+            config = with_self_training(config)
+            config["self_training"].update(rounds=settings["rounds"], threshold=settings["threshold"], low_confidence=settings["low_confidence"])
+            config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
         with quiet():
-            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, gpu_id=cell.gpu_id, log=lambda text: None, progress=False, **steps)
+            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain="pretrain" in extras, self_train="self_train" in extras,
+                                  overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
         train_seconds = time.perf_counter() - start
         if summary["pretrain_seconds"] is not None:
             info["pretrain_seconds"] = summary["pretrain_seconds"]
         if extras.get("pretrain", {}).get("text") == "draw":
             info["pretrain_sentences"] = summary["pretrain_sentences"]
         # scored on the dev set early stopping used: the cell's own, or its sample as a file
-        dev_config = load_training_config(config, {**steps.get("overrides", {}), "paths.dev": str(steps["dev"])})
+        dev_config = load_training_config(config, overrides)
         result = trained_scores(summary["model"], dev_config, None if cell.tuning is not None else cell.test)
     if summary["rounds"]:
         rounds = summary["rounds"]

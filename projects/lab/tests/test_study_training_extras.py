@@ -11,7 +11,7 @@ from spacy_auc_ner.methods import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
-from spacy_auc_ner.training.self_training import write_pool
+from spacy_auc_ner.training.unlabeled import write_pool
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
