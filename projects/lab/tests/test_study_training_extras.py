@@ -11,6 +11,7 @@ from spacy_auc_ner.methods import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
 from spacy_auc_ner.training.readers import draw_indices
+from spacy_auc_ner.training.self_training import with_self_training
 from spacy_auc_ner.training.unlabeled import write_pool
 
 ROOT = Path(__file__).parents[1]
@@ -146,7 +147,8 @@ def _trained_alike(spec, tmp_path):
     configs = []
     for cell in (a, b):
         (tmp_path / cell.method).mkdir()
-        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
+        # as the cell runs: the self-training settings the recipe holds, written into the other's
+        configs.append(with_self_training(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method)))
     assert configs[0] == configs[1]
     return configs
 
