@@ -46,9 +46,9 @@ def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split
     (a tuning trial: on the dev split only; it is never scored on test)."""
     from .experiment import train_and_evaluate
-    from .training_extras import POOL_STEPS, run_cell_with_extras
+    from .training_extras import run_cell_with_extras, steps
 
-    if any(step in (cell.extras or {}) for step in POOL_STEPS):
+    if steps(cell):  # pretraining or self-training, which spacy train cannot do
         return run_cell_with_extras(cell)
     return train_and_evaluate(
         cell.training_config(),

@@ -35,7 +35,7 @@ from spacy_auc_ner.data.files import PathLike, config_error_text
 from spacy_auc_ner.pipeline.scoring import METRICS
 from .sets import dev_set_config, training_set_config
 from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_path, recipe_files
-from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
+from .training_extras import PRETRAIN_TEXTS, AugmentSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
 
@@ -143,28 +143,42 @@ def _listed_once(values: Sequence, key: str) -> None:
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
     study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
-    ``config`` file of the user's; plus training extras (`training_extras.py`)."""
+    ``config`` file of the user's; ``layers``, partials of the configs folder merged between the
+    base and the method (``pretrain/characters.cfg``, ``self_training.cfg``: pretraining and
+    self-training are config, as in a recipe); plus the augmentation of its draw and what its
+    pretraining reads (`training_extras.py`)."""
 
     name: str
     base: Optional[str] = None
     recipe: Optional[str] = None
     config: Optional[str] = None
+    layers: Annotated[List[str], expect(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                                        "{value} is not a list of partial config files (e.g. [pretrain/characters.cfg, self_training.cfg])")] = []
     overrides: Overrides = {}
     description: str = ""
     # None: the augmentation of the method's own config; false: none
     augment: Annotated[Optional[AugmentSettings], BeforeValidator(AugmentSettings.given)] = None
-    pretrain: Annotated[Optional[PretrainSettings], BeforeValidator(PretrainSettings.given)] = None
-    self_train: Annotated[Optional[SelfTrainSettings], BeforeValidator(SelfTrainSettings.given)] = None
+    pretrain_text: Annotated[str, expect(lambda v: v in PRETRAIN_TEXTS, "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _procedure_is_config(cls, data: Any) -> Any:
+        old = [key for key in ("pretrain", "self_train") if isinstance(data, dict) and key in data]
+        if old:
+            raise ValueError(f"{' and '.join(old)} are config settings since 2026-11-26: name a recipe (its [pretraining] and "
+                             "[self_training] blocks), or give a base method layers: [pretrain/characters.cfg, self_training.cfg]; "
+                             "then set them with overrides (pretraining.max_epochs, corpora.pretrain.limit, self_training.rounds, "
+                             "self_training.threshold, corpora.pool.limit, ...)")
+        return data
 
     @model_validator(mode="after")
     def _one_definition(self) -> "MethodEntry":
         given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
+        if self.layers and (self.recipe is not None or self.config is not None):
+            raise ValueError("layers go between a base and a method; a recipe has its own, and a full config needs none")
         return self
-
-    def pool_steps(self) -> List[str]:
-        return [step for step in POOL_STEPS if getattr(self, step) is not None]
 
 
 class CorpusEntry(Section):
@@ -261,10 +275,6 @@ class SpecFile(Section):
         _listed_once(self.sizes or [], "sizes")
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
-        for i, method in enumerate(self.methods):
-            steps = method.pool_steps()
-            if steps and setting != "lowres":
-                raise At(("methods", i), f"{' and '.join(steps)} take their unlabeled pool from the rest of a lowres draw; the {setting} setting has none")
         self._check_baseline()
         if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
             raise At(("partitions",), f"at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
@@ -319,6 +329,7 @@ class MethodSpec:
     base_config: Optional[str] = None
     extras: Dict[str, Any] = field(default_factory=dict)
     layers: List[str] = field(default_factory=list)
+    pretrain_text: str = "pool"
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -356,6 +367,8 @@ class Cell:
     extras: Optional[Dict[str, Any]] = None
     # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
     layers: List[str] = field(default_factory=list)
+    # what its pretraining reads: the pool (the rest of the split) or its drawn sentences
+    pretrain_text: str = "pool"
 
     def __post_init__(self):
         if not self.key:
@@ -387,8 +400,11 @@ class Cell:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
             row["tuned"] = self.selection["chosen"]
-        if self.extras:
-            row["extras"] = sorted(self.extras)
+        from .training_extras import steps
+
+        named = sorted({*(self.extras or {}), *steps(self)})
+        if named:
+            row["extras"] = named
         return row
 
     def training_config(self) -> Config:
@@ -419,12 +435,6 @@ def assembled_config(base_config: Optional[PathLike], partials: Sequence[PathLik
 # [paths] that a cell sets itself, so that their values in a config are not what it trains:
 # its corpus files (the runner's paths.train and paths.dev) and the pretraining step's text
 CELL_PATHS = ("train", "dev", "raw_text")
-# The self-training blocks every recipe holds since 2026-11-26 ([self_training], [corpora.pool]:
-# configs/self_training.cfg) are not hashed: a cell's self-training is still its extras
-# (`training_extras.py`), which its key hashes and which set the blocks when it runs, so that
-# the rows trained before keep their keys. When cells carry the procedure as config (issue 31
-# point 2), the blocks are hashed and the rows re-keyed.
-EXTRAS_BLOCKS = ("self_training", "corpora.pool")
 
 
 def cell_key(cell: Cell) -> str:
@@ -448,12 +458,15 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
     size, value, partition or tuning trial) and, for a tuned reported cell, its grid and
     selection metric (not the chosen values, which its trials decide). Paths are left out,
     so that moving the corpora or the configs does not lose results."""
-    return {
+    additions = {
         "overrides": cell.overrides,
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
     }
+    if cell.pretrain_text != "pool":
+        additions["pretrain_text"] = cell.pretrain_text
+    return additions
 
 
 def config_digest(base_config: Optional[PathLike], partials: Sequence[PathLike]) -> str:
@@ -486,12 +499,6 @@ def _config_digest(on_base: bool, files: tuple, stamps: tuple) -> str:
         content: Any = json.loads(json.dumps(config, sort_keys=True, default=str))
         for name in CELL_PATHS:
             content.get("paths", {}).pop(name, None)
-        for block in EXTRAS_BLOCKS:
-            *parents, name = block.split(".")
-            node = content
-            for parent in parents:
-                node = node.get(parent, {})
-            node.pop(name, None)
     except (OSError, ValueError):  # a missing file or not a config (check_files refuses it before training)
         content = {"unread": [_text_or_name(p) for p in files]}
     return hashlib.sha1(json.dumps(content, sort_keys=True).encode("utf8")).hexdigest()
@@ -589,6 +596,7 @@ class StudySpec:
             tuning=tuning,
             extras=dict(method.extras) or None,
             layers=list(method.layers),
+            pretrain_text=method.pretrain_text,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -830,6 +838,7 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
             except MethodError as err:
                 raise MethodError(f"{err} (or define it with 'config: <file.cfg>')") from None
             base_config = str(configs_dir / ENCODERS[encoder])
+            layers = [str(configs_dir / layer) for layer in entry.layers]  # a missing one: check_files names it
     except MethodError as err:
         raise SpecError(f"{source}: {where}: {err}") from None
     own = None
@@ -842,4 +851,5 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         extras = resolve_extras(entry, configs_dir, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
-    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers)
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,
+                      pretrain_text=entry.pretrain_text)
