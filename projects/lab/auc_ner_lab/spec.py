@@ -402,7 +402,11 @@ class Cell:
             row["tuned"] = self.selection["chosen"]
         from .training_extras import steps
 
-        named = sorted({*(self.extras or {}), *steps(self)})
+        try:
+            named_steps = steps(self)
+        except (OSError, ValueError):  # a config that cannot be read: its run fails and says why
+            named_steps = []
+        named = sorted({*(self.extras or {}), *named_steps})
         if named:
             row["extras"] = named
         return row
@@ -657,7 +661,7 @@ class StudySpec:
         corpus's) names nothing in the config it is applied to, as ``tune.grid`` keys are
         checked: spaCy would take the typo ``training.max_step`` as a new setting and train
         the config's own budget, and fail every cell on a key in an unknown section."""
-        from .tuning import missing_keys
+        from spacy_auc_ner.training.spacy_training import unknown_override_keys
 
         problems, seen = [], set()
         for cell in self.cells():
@@ -670,20 +674,10 @@ class StudySpec:
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
             if not origin:
                 continue
-            # A key that swaps a registered function (``...embed.@architectures``) is checked
-            # against the config without the spec's keys; the others against the config with
-            # the swaps made, as the new function's settings exist only there.
-            swaps = [k for k in origin if k.rsplit(".", 1)[-1].startswith("@")]
-            missing = []
-            for keys, kept in ((swaps, ()), ([k for k in origin if k not in swaps], swaps)):
-                if not keys:
-                    continue
-                overrides = {k: v for k, v in cell.overrides.items() if k not in origin or k in kept}
-                config = cell.redefined(overrides=overrides).training_config()
-                absent = missing_keys(config, keys)
-                if absent:  # a key may restate a default the config file leaves out
-                    absent = missing_keys(_filled(config), absent)
-                missing.extend(absent)
+            # the library's check, the one `spacy-auc-ner recipe` makes of its overrides, on the
+            # config with the cell's own keys (its draw, its seed)
+            config = cell.redefined(overrides={k: v for k, v in cell.overrides.items() if k not in origin}).training_config()
+            missing = unknown_override_keys(config, {k: cell.overrides[k] for k in origin})
             problems.extend(
                 f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
                 for key in missing
