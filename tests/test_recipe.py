@@ -265,10 +265,10 @@ def test_column_files_are_converted_into_the_output_folder(toy_corpus, recorded)
     tsv = toy_corpus / "train.tsv"
     tsv.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY))
     out = toy_corpus / "out"
-    run_recipe(RECIPE, out, {"paths.train": str(tsv), "paths.dev": str(tsv)}, log=lambda m: None, progress=False)
+    summary = run_recipe(RECIPE, out, {"paths.train": str(tsv), "paths.dev": str(tsv)}, log=lambda m: None, progress=False)
     converted = out / "data" / "train.spacy"
     (pretrain, train) = [config.interpolate()["paths"] for _, config in recorded]
-    assert pretrain["raw_text"] == str(converted) and train["train"] == str(converted)
+    assert pretrain["raw_text"] == str(converted) and train["train"] == str(converted) and summary["raw_text"] == str(converted)
     assert train["dev"] == str(out / "data" / "dev.spacy")
     from spacy_auc_ner.data.columns import read_docs
 

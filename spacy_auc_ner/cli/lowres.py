@@ -93,7 +93,7 @@ def _print_rounds(summary: Dict[str, Any]) -> None:
 @one_line_errors
 def self_train_command(
     ctx: typer.Context,
-    config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its [self_training] block holds the settings (configs/self_training.cfg fills what it leaves out)."),
+    config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its self_training block holds the settings (configs/self_training.cfg fills what it leaves out)."),
     output_dir: Optional[Path] = typer.Argument(None, help="Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on paths.train)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
@@ -101,20 +101,13 @@ def self_train_command(
 ):
     """Self-training with the recogniser's confidences: the recipe's run without pretraining.
 
-    Label the pool (--paths.raw_text, read through [corpora.pool]) with the round's pipeline,
-    keep the confident entities, retrain the config on gold + pseudo-labels, repeat
-    ([self_training] rounds times); the round with the best dev F1 is OUTPUT_DIR/model-best.
+    Labels the pool (--paths.raw_text, read through the config's corpora.pool reader) with the round's pipeline, keeps the confident entities, retrains the config on gold + pseudo-labels, and repeats (the self_training block's rounds; configs/self_training.cfg fills a config without the block); the round with the best dev F1 is OUTPUT_DIR/model-best.
 
-    Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev
-    dev.spacy --paths.raw_text raw.txt --self_training.rounds 1
+    Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev dev.spacy --paths.raw_text raw.txt --self_training.rounds 1
 
-    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for
-    spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts
-    and dev scores in OUTPUT_DIR/rounds.jsonl.
+    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts and dev scores in OUTPUT_DIR/rounds.jsonl.
 
-    Safety: every input is read first; what the run writes is recorded in
-    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own
-    files, never an input such as --model OUTPUT_DIR/model-best).
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own files, never an input such as --model OUTPUT_DIR/model-best).
     """
     from ..training.recipe import self_train
 
@@ -169,18 +162,11 @@ def recipe_command(
 ):
     """Train a recipe on your files: pretraining, training, self-training, as its config says.
 
-    Pretrains the encoder when [pretraining] names a component ([pretraining] max_epochs epochs
-    of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains
-    from those weights, then, with raw text, self-trains on it ([self_training] rounds rounds)
-    and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be
-    .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
+    Pretrains the encoder when the config's pretraining block names a component (its max_epochs epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
 
-    Example: spacy-auc-ner recipe lowres_best out --paths.train train.tsv --paths.dev dev.tsv
-    --paths.raw_text raw.txt --pretraining.max_epochs 5 --self_training.rounds 1
+    Example: spacy-auc-ner recipe lowres_best out --paths.train train.tsv --paths.dev dev.tsv --paths.raw_text raw.txt --pretraining.max_epochs 5 --self_training.rounds 1
 
-    Safety: every input is read first; what the run writes is recorded in
-    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files
-    in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
     """
     from ..training.recipe import run_recipe
 

@@ -107,7 +107,6 @@ def prepare(
     pretrain: bool = True,
     self_train: Optional[bool] = None,
     teacher: Optional[PathLike] = None,
-    command: str = "recipe",
 ) -> Dict[str, Any]:
     """Read and check every input of a run, writing nothing: the config with the self-training
     defaults and ``overrides`` (a key naming nothing is refused), its train, dev and raw-text
@@ -144,7 +143,7 @@ def prepare(
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
                             "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
-                            "first_teacher": None, "teacher": teacher, "raw_text": raw if raw is not None else train}
+                            "first_teacher": None, "teacher": teacher, "raw_text": raw if raw is not None else config["paths"]["train"]}
     if self_train:
         plan["items"] = read_pool_config(config, where)
         plan["first_teacher"] = check_teacher(config, where, settings, teacher)
@@ -179,7 +178,7 @@ def run_recipe(
     checked before anything is written, removed or trained; a previous run in ``output_dir``
     is refused, or with ``overwrite`` removed as far as its record in the folder goes
     (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
-    plan = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher, command=command)
+    plan = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher)
     out = OutputFolder(output_dir, command)
     names = [f"{DATA_DIR}/{role}.spacy" for role in plan["columns"]]
     what = "a self-training run" if command == "self-train" else f"a {command} run"
