@@ -842,7 +842,7 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         except MethodError as err:
             raise SpecError(f"{source}: {where}: {err}") from None
     try:
-        extras = resolve_extras(entry, configs_dir, own)
+        extras = resolve_extras(entry, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
     return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,

@@ -94,7 +94,7 @@ AugmentSettings = create_model("AugmentSettings", __base__=_Augment, **{
 PRETRAIN_TEXTS = ("pool", "draw")  # what a cell's pretraining reads: the rest of the split, or its drawn sentences
 
 
-def resolve_extras(entry, configs_dir: Path, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def resolve_extras(entry, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The extras of a validated method entry (`spec.MethodEntry`), as its cells hold them:
     ``augment`` (the entry's settings; where it says nothing, those of the method's own config,
     `config_augment`)."""
