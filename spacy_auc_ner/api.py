@@ -11,7 +11,9 @@ Methods and recipes (what ``spacy-auc-ner config`` assembles):
   assemble, MethodError                      merge your own partial configs as methods are merged; its error
 Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
-  train_steps, SelfTrainOptions              pretrain -> train -> self-train (``spacy-auc-ner recipe``) on your files; its options
+  missing_keys, unknown_override_keys        dotted keys a config lacks; override keys that name nothing (``recipe`` refuses them)
+  train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
+  with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
   pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
   write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
@@ -56,13 +58,14 @@ from .training.pretraining import pretraining_config
 from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
 from .training.resampling import rareness
-from .training.self_training import Settings as SelfTrainOptions
-from .training.self_training import load_training_config, train_config, write_pool, write_unlabeled
+from .training.self_training import SelfTrainingSettings, with_self_training
+from .training.spacy_training import load_training_config, missing_keys, train_config, unknown_override_keys
+from .training.unlabeled import write_pool, write_unlabeled
 
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "train_steps", "SelfTrainOptions", "pretraining_config", "write_pool",
+    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",

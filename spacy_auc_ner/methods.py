@@ -45,12 +45,12 @@ METHODS_FOLDER = "methods"
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
 RECIPES_FOLDER = "recipes"
 RECIPE_ENCODER = "cpu"
-# what every CPU recipe adds to its base before its own file, in this order
-RECIPE_LAYERS = ("pretrain/characters.cfg", "lowres_extras.cfg")
+# what every recipe adds to its base before its own file, in this order
+RECIPE_LAYERS = ("pretrain/characters.cfg", "self_training.cfg", "lowres_extras.cfg")
 # a recipe named <name>_trf is built on the transformer base after TRF_RECIPE_LAYERS: not the
 # CPU layers, which pretrain a tok2vec, which a transformer does not need
 TRF_RECIPE_SUFFIX = "_trf"
-TRF_RECIPE_LAYERS: Tuple[str, ...] = ()
+TRF_RECIPE_LAYERS: Tuple[str, ...] = ("self_training.cfg",)
 DEFAULT_RECIPE = "lowres_best"
 # old method or config names -> today's (so that an old command line gets a pointer, not a guess)
 RENAMED: Dict[str, str] = {

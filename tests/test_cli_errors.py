@@ -109,7 +109,7 @@ def test_config_to_a_path_that_cannot_be_created(tmp_path, blocker):
     "args, expected",
     [
         (["convert"], "Error: Missing argument 'input_path'. (see: spacy-auc-ner convert --help)"),
-        (["recipe", "--train"], "Error: Option '--train' requires an argument."),
+        (["recipe", "lowres_best", "out", "--gpu-id"], "Error: Option '--gpu-id' requires an argument."),
         (["convert", "a.tsv", "out", "--bogus"], "Error: No such option: --bogus"),
         (["nothing-like-this"], "Error: No such command 'nothing-like-this'."),
     ],
@@ -146,8 +146,8 @@ def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs
     vocab = spacy.blank("en").vocab
     DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
     (tmp_path / "pool.txt").write_text("a text\n")
-    result = _invoke("self-train", full_configs["ova_auc_all"], tmp_path / "out", "--train", tmp_path / "c.spacy",
-                     "--dev", tmp_path / "c.spacy", "--pool", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
+    result = _invoke("self-train", full_configs["ova_auc_all"], tmp_path / "out", "--paths.train", tmp_path / "c.spacy",
+                     "--paths.dev", tmp_path / "c.spacy", "--paths.raw_text", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
     line = result.stderr.strip().splitlines()[-1]  # after the round's log line
     assert line == f"Error: [components.auc_ner.threshold] must be in (0, 1), not '{value}'"
@@ -164,10 +164,10 @@ def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_p
     binary = tmp_path / "binary.cfg"
     binary.write_bytes(b"[nlp]\nlang = \"en\"\n\xff\xfe\x00\x89")
     expected = f"Error: {binary}: not UTF-8 text (invalid start byte at byte 18)"
-    data = ["--train", tmp_path / "c.spacy", "--dev", tmp_path / "c.spacy"]
-    assert _one_error_line(_invoke("self-train", binary, tmp_path / "out", *data, "--pool", tmp_path / "pool.txt")) == expected
-    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--raw", tmp_path / "pool.txt")) == expected
-    assert _one_error_line(_invoke("recipe", tmp_path / "out", *data, "-c", binary, "--no-pretrain")) == expected
+    data = ["--paths.train", tmp_path / "c.spacy", "--paths.dev", tmp_path / "c.spacy"]
+    assert _one_error_line(_invoke("self-train", binary, tmp_path / "out", *data, "--paths.raw_text", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", binary, tmp_path / "out", *data, "--paths.raw_text", tmp_path / "pool.txt")) == expected
+    assert _one_error_line(_invoke("recipe", binary, tmp_path / "out", *data, "--pretraining.component", "null")) == expected
     fragment = Path(__file__).parents[1] / "configs" / "pretrain" / "characters.cfg"
     assert _one_error_line(_invoke("pretrain-config", binary, fragment, tmp_path / "p.cfg")) == expected
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.cfg").exists()

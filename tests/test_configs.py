@@ -55,8 +55,8 @@ def _base_encoder(model):
 
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
-    # the bases and the recipes' shared partial; the recipes are partials too
-    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg"])
+    # the bases and the recipes' shared partials (self-training's settings, the extras); the recipes are partials too
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg", "self_training.cfg"])
     assert recipe_names(CONFIGS) == sorted(RECIPES + TRF_RECIPES)
     assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES + TRF_RECIPES)
     assert all(describe(m, CONFIGS) for m in METHODS + RECIPES + TRF_RECIPES)
@@ -179,6 +179,14 @@ def test_a_recipe_assembles_to_the_full_config_it_was(name):
     spaCy fills it."""
     full = load_config(FULL_RECIPES / f"{name}.cfg", interpolate=False)
     assembled = recipe_config(name, CONFIGS)
+    # since 2026-11-26 a recipe also holds its self-training settings, which spacy train never
+    # reads, and its raw text is null unless given (it was the training file)
+    assert assembled["self_training"] and assembled["corpora"]["pool"]["path"] == "${paths.raw_text}"
+    assert (assembled["paths"]["raw_text"], full["paths"]["raw_text"]) == (None, "${paths.train}")
+    for config in (assembled, full):
+        config.pop("self_training", None)
+        config["corpora"].pop("pool", None)
+        config["paths"]["raw_text"] = None
     assert assembled == full
     filled = [load_model_from_config(c, auto_fill=True, validate=True).config for c in (assembled, full)]
     assert filled[0] == filled[1]
@@ -343,8 +351,9 @@ def test_spacy_train_runs_a_written_config(tmp_path, toy_corpus, name):
 @pytest.mark.parametrize("name,pipes", [("lowres_best", ["auc_ner"]), ("lowres_spacy_ner", ["tok2vec", "ner"]), ("lowres_crf_auc", ["auc_ner"])])
 def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pipes):
     """The recipe lowres_best (and the spaCy-ner and CRF + AUC variants), written out by
-    `spacy-auc-ner config`, trains alone (its Augmented.v1 reader around the training file),
-    and spacy pretrain, on the filled config and with no raw text but the training file, writes
+    `spacy-auc-ner config`, trains alone (its Augmented.v1 reader around the training file;
+    [self_training] and [corpora.pool] ignored), and spacy pretrain, on the filled config and
+    with the training file as raw text, writes
     weights that it trains from through --paths.init_tok2vec (a layer mismatch would fail at
     initialize)."""
     from spacy.cli.init_config import fill_config
@@ -360,9 +369,9 @@ def test_spacy_train_and_pretrain_run_the_recipe(tmp_path, toy_corpus, name, pip
     train(recipe, tmp_path / "model", overrides=base)
     nlp = spacy.load(tmp_path / "model" / "model-last")
     assert nlp.pipe_names == pipes
-    # spacy pretrain with no raw text reads the training file's own text (raw_text = ${paths.train})
+    # spacy pretrain, given the training file as its raw text
     fill_config(tmp_path / "filled.cfg", recipe)
-    config = load_config(tmp_path / "filled.cfg", overrides={"paths.train": str(toy_corpus / "train.spacy"), "pretraining.max_epochs": 1}, interpolate=False)
+    config = load_config(tmp_path / "filled.cfg", overrides={"paths.raw_text": str(toy_corpus / "train.spacy"), "pretraining.max_epochs": 1}, interpolate=False)
     assert config["corpora"]["pretrain"]["@readers"] == "spacy_auc_ner.RawText.v1"
     (tmp_path / "pretrain").mkdir()
     pretrain(config.interpolate(), tmp_path / "pretrain", silent=True)

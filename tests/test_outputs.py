@@ -69,7 +69,7 @@ def fake_training(monkeypatch):
 
 
 def _recipe(out, train, dev, *extra):
-    return runner.invoke(app, ["recipe", str(out), "--train", str(train), "--dev", str(dev), "--config", str(RECIPE), *map(str, extra)])
+    return runner.invoke(app, ["recipe", str(RECIPE), str(out), "--paths.train", str(train), "--paths.dev", str(dev), *map(str, extra)])
 
 
 # -- the rule in one place -------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_recipe_overwrite_keeps_the_users_data_folder_with_column_inputs(tmp_pat
     train, dev = _tsv(proj / "data" / "train.tsv"), _tsv(proj / "data" / "dev.tsv")
     (proj / "data" / "other_file.tsv").write_text("not the recipe's\n")
     before = _hashes(proj)
-    result = _recipe(proj, train, dev, "--no-pretrain", "--overwrite")
+    result = _recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite")
     assert result.exit_code == 0, result.output
     after = _hashes(proj)
     assert {k: after[k] for k in before} == before  # train.tsv, dev.tsv, other_file.tsv untouched
@@ -141,8 +141,8 @@ def test_recipe_overwrite_with_spacy_inputs_in_the_output_folder(tmp_path, fake_
     proj = tmp_path / "proj"
     train, dev = _docbin(proj / "data" / "train.spacy"), _docbin(proj / "data" / "dev.spacy")
     before = _hashes(proj)
-    assert _recipe(proj, train, dev, "--no-pretrain", "--overwrite").exit_code == 0
-    assert _recipe(proj, train, dev, "--no-pretrain", "--overwrite").exit_code == 0  # again: its own run replaced
+    assert _recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite").exit_code == 0
+    assert _recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite").exit_code == 0  # again: its own run replaced
     after = _hashes(proj)
     assert {k: after[k] for k in before} == before
     assert sorted(p.name for p in proj.iterdir()) == [MANIFEST, "data", "model-best", "model-last"]
@@ -153,7 +153,7 @@ def test_recipe_overwrite_refuses_a_model_best_it_did_not_write(tmp_path, fake_t
     train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
     (proj / "model-best").mkdir(parents=True)
     (proj / "model-best" / "meta.json").write_text("spacy train's")
-    line = _error(_recipe(proj, train, dev, "--no-pretrain", "--overwrite"))
+    line = _error(_recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite"))
     assert line == (f"Error: {proj}: model-best not written by an earlier 'recipe' run here (no record in {MANIFEST}), "
                     "so --overwrite leaves it; move it or choose another output folder")
     assert (proj / "model-best" / "meta.json").read_text() == "spacy train's" and not fake_training
@@ -172,8 +172,8 @@ def test_self_train_refuses_a_teacher_inside_what_it_would_replace(tmp_path, mon
     nlp.to_disk(teach / "model-best")  # as `spacy train --output teach` leaves it
     train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
     (tmp_path / "pool.txt").write_text("a text\n")
-    args = ["self-train", str(full_configs["spacy_ner"]), str(teach), "--train", str(train), "--dev", str(dev),
-            "--pool", str(tmp_path / "pool.txt"), "--model", str(teach / "model-best"), "--overwrite"]
+    args = ["self-train", str(full_configs["spacy_ner"]), str(teach), "--paths.train", str(train), "--paths.dev", str(dev),
+            "--paths.raw_text", str(tmp_path / "pool.txt"), "--model", str(teach / "model-best"), "--overwrite"]
     before = _hashes(teach)
     assert "model-best not written by an earlier 'self-train' run here" in _error(runner.invoke(app, args))
     # recorded by an earlier self-train run: still refused, as the teacher lies inside it
@@ -191,7 +191,7 @@ def test_self_train_refuses_a_teacher_inside_what_it_would_replace(tmp_path, mon
 def test_recipe_overwrite_with_a_bad_input_keeps_the_previous_run(tmp_path, fake_training, garbage):
     out = tmp_path / "out"
     train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
-    assert _recipe(out, train, dev, "--no-pretrain").exit_code == 0
+    assert _recipe(out, train, dev, "--pretraining.max_epochs", "0").exit_code == 0
     before = _hashes(out)
     bad = tmp_path / "bad.spacy"
     bad.write_bytes(garbage)
@@ -211,8 +211,8 @@ def test_self_train_overwrite_with_a_bad_input_keeps_the_previous_run(tmp_path, 
     (tmp_path / "pool.txt").write_text("a text\n")
     (tmp_path / "bad.spacy").write_bytes(b"garbage")
     before = _hashes(out)
-    base = ["self-train", str(full_configs["spacy_ner"]), str(out), "--pool", str(tmp_path / "pool.txt"), "--overwrite"]
-    for train_dev in (["--train", tmp_path / "bad.spacy", "--dev", dev], ["--train", train, "--dev", tmp_path / "bad.spacy"]):
+    base = ["self-train", str(full_configs["spacy_ner"]), str(out), "--paths.raw_text", str(tmp_path / "pool.txt"), "--overwrite"]
+    for train_dev in (["--paths.train", tmp_path / "bad.spacy", "--paths.dev", dev], ["--paths.train", train, "--paths.dev", tmp_path / "bad.spacy"]):
         assert _error(runner.invoke(app, base + [str(a) for a in train_dev])).startswith(f"Error: {tmp_path / 'bad.spacy'}: not a readable .spacy")
     assert _hashes(out) == before
 
@@ -244,17 +244,18 @@ def test_recipe_checks_spacy_inputs_before_pretraining(tmp_path, fake_training, 
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"dev": "bad.spacy"}, "bad.spacy: not a readable .spacy"),
-    ({"component": "nosuch"}, "--component: the pipeline of .*spacy_ner.cfg has no pipe 'nosuch' \\(it has ner\\)"),
+    ({"paths.dev": "bad.spacy"}, "bad.spacy: not a readable .spacy"),
+    ({"self_training.component": "nosuch"}, "\\[self_training.component\\] the pipeline of .*spacy_ner.cfg has no pipe 'nosuch' \\(it has ner\\)"),
 ])
 def test_self_train_checks_dev_and_component_before_round_zero(tmp_path, monkeypatch, full_configs, change, message):
     monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
     (tmp_path / "bad.spacy").write_bytes(b"garbage")
     (tmp_path / "pool.txt").write_text("a text\n")
-    kwargs = dict(train=_docbin(tmp_path / "train.spacy"), dev=_docbin(tmp_path / "dev.spacy"), pool=tmp_path / "pool.txt", progress=False)
-    kwargs.update({k: (tmp_path / v if k == "dev" else v) for k, v in change.items()})
+    overrides = {"paths.train": str(_docbin(tmp_path / "train.spacy")), "paths.dev": str(_docbin(tmp_path / "dev.spacy")),
+                 "paths.raw_text": str(tmp_path / "pool.txt")}
+    overrides.update({k: (str(tmp_path / v) if k == "paths.dev" else v) for k, v in change.items()})
     with pytest.raises(DataError, match=message):
-        self_training.self_train(full_configs["spacy_ner"], tmp_path / "out", **kwargs)
+        recipe_module.self_train(full_configs["spacy_ner"], tmp_path / "out", overrides, progress=False)
     assert not (tmp_path / "out").exists()
 
 

@@ -128,15 +128,24 @@ def test_raw_text_bounds_and_limit_as_spacys_jsonl_corpus(data):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"path": None}, r"\[corpora.pretrain\] path is null: give the raw text with --paths.raw_text"),
-    ({"path": "x.txt", "limit": -1}, r"\[corpora.pretrain\] limit = -1"),
-    ({"path": "x.txt", "max_length": 2.5}, r"\[corpora.pretrain\] max_length = 2.5"),
+    ({"path": "x.txt", "limit": -1}, r"RawText.v1: limit = -1"),
+    ({"path": "x.txt", "max_length": 2.5}, r"RawText.v1: max_length = 2.5"),
 ])
 def test_raw_text_refuses_bad_settings(kwargs, message):
     from spacy_auc_ner.training.pretraining import create_raw_text
 
     with pytest.raises(DataError, match=message):
         create_raw_text(**kwargs)
+
+
+def test_raw_text_without_a_path_is_made_but_refused_when_read():
+    """spacy train makes every reader of [corpora] (the pool's and pretraining's included) and
+    reads neither: a recipe's null raw text must not stop it."""
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    reader = create_raw_text(None)
+    with pytest.raises(DataError, match=r"RawText.v1 reads no file \(its path is null\): give the raw text with --paths.raw_text"):
+        _texts(reader)
 
 
 def test_raw_text_names_the_file_and_line_of_a_bad_line(tmp_path):

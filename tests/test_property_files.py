@@ -296,10 +296,10 @@ def test_recipe_never_loses_a_file(stand_ins, sentences, folder, overwrite, mode
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         out, inputs = _prepare(tmp, folder, sentences, data)
-        args = ["recipe", out, "--train", inputs["train"], "--dev", inputs["dev"], "--config", "lowres_best",
-                "--rounds", "1", "--threshold", "0.0"]
-        args += ["--raw", inputs["raw"]] if mode == "raw" else []
-        args += [] if mode == "pretrain" else ["--no-pretrain"]
+        args = ["recipe", "lowres_best", out, "--paths.train", inputs["train"], "--paths.dev", inputs["dev"],
+                "--self_training.rounds", "1", "--self_training.threshold", "0.0"]
+        args += ["--paths.raw_text", inputs["raw"]] if mode == "raw" else []
+        args += [] if mode == "pretrain" else ["--pretraining.max_epochs", "0"]
         args += ["--overwrite"] if overwrite else []
         before = _hashes(tmp)
         result = _invoke(*args)
@@ -312,8 +312,8 @@ def test_self_train_never_loses_a_file(stand_ins, tiny_model, full_configs, sent
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         out, inputs = _prepare(tmp, folder, sentences, data)
-        args = ["self-train", full_configs["spacy_ner"], out, "--train", inputs["train"], "--dev", inputs["dev"],
-                "--pool", inputs["raw"], "--rounds", "1", "--threshold", "0.0"]
+        args = ["self-train", full_configs["spacy_ner"], out, "--paths.train", inputs["train"], "--paths.dev", inputs["dev"],
+                "--paths.raw_text", inputs["raw"], "--self_training.rounds", "1", "--self_training.threshold", "0.0"]
         if teacher != "none":
             model = (out if teacher == "inside" else tmp) / "teacher-model"
             if teacher == "inside" and data.draw(st.booleans(), label="teacher is OUT/model-best"):

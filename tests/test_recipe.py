@@ -1,9 +1,11 @@
-"""`spacy-auc-ner recipe`: pretraining, training and self-training of the recipe's config on a
-user's files, every input checked before anything trains (training/recipe.py)."""
+"""`spacy-auc-ner recipe CONFIG OUT` and `self-train`: the procedure is the config (its
+[pretraining], [self_training] and [corpora.pool] blocks), every setting an override, every
+input checked before anything trains (training/recipe.py)."""
 import json
 from pathlib import Path
 
 import pytest
+import spacy
 from spacy.util import load_config
 from typer.testing import CliRunner
 
@@ -11,11 +13,13 @@ from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError
 from spacy_auc_ner.methods import recipe_config
 from spacy_auc_ner.training import recipe as recipe_module
+from spacy_auc_ner.training import self_training as self_training_module
 from spacy_auc_ner.training.recipe import run_recipe
 from toy_data import TOY
 
 RECIPE = "lowres_best"  # the shipped recipe, by name
 FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
+FAST_ARGS = ["--training.max_steps", "4", "--training.eval_frequency", "2"]
 runner = CliRunner()
 
 
@@ -26,31 +30,120 @@ def raw(toy_corpus):
     return path
 
 
-@pytest.mark.slow
-def test_recipe_with_raw_text_pretrains_trains_from_the_weights_and_self_trains(toy_corpus, raw):
-    out = toy_corpus / "out"
-    summary = run_recipe(RECIPE, out, train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy", raw=raw,
-                         pretrain_epochs=1, rounds=1, threshold=0.0, overrides=FAST, log=lambda m: None, progress=False)
-    weights = out / "pretrain" / "model-last.bin"
-    assert summary["weights"] == str(weights) and weights.exists() and summary["raw_text"] == str(raw)
-    assert [r["round"] for r in summary["rounds"]] == [0, 1]
-    assert summary["rounds"][1]["pool_sentences"] == 3 * len(TOY)  # round 1 labelled the raw text
-    assert len((out / "rounds.jsonl").read_text().splitlines()) == 2
-    assert (out / "model-best" / "meta.json").exists()
+def _files(toy_corpus, raw=None):
+    return {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "dev.spacy"),
+            **({"paths.raw_text": str(raw)} if raw is not None else {})}
+
+
+def _args(overrides):
+    return [str(x) for k, v in overrides.items() for x in (f"--{k}", v)]
+
+
+def _pretrained_epochs(out: Path) -> int:
+    """The epochs spacy pretrain ran, from the weights it wrote after each (model0.bin, ...)."""
+    return len(list((out / "pretrain").glob("model[0-9]*.bin")))
+
+
+def _check_run(out: Path, result, epochs: int, rounds: int):
+    assert result.exit_code == 0, result.output
+    assert _pretrained_epochs(out) == epochs
+    lines = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in lines] == list(range(rounds + 1))  # round 0 included
+    assert lines[-1]["pool_sentences"] == 3 * len(TOY)  # the raw text was labelled
     # every round trained from the pretrained encoder
-    for k in (0, 1):
+    for k in range(rounds + 1):
         saved = load_config(out / f"round-{k}" / "model-best" / "config.cfg", interpolate=False)
-        assert saved["paths"]["init_tok2vec"] == str(weights)
+        assert saved["paths"]["init_tok2vec"] == str(out / "pretrain" / "model-last.bin")
+    assert result.output.strip().splitlines()[-1] == f"model-best: {out / 'model-best'}"
 
 
 @pytest.mark.slow
-def test_recipe_without_raw_text_pretrains_on_the_training_file_and_trains_once(toy_corpus):
+def test_a_recipe_by_name_honours_pretraining_and_self_training_overrides(toy_corpus, raw):
+    """The done-when of issue 31: 3 epochs of pretraining and 1 round, both from overrides
+    (the recipe's own values are 2 and 2)."""
     out = toy_corpus / "out"
-    summary = run_recipe(RECIPE, out, train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy",
-                         pretrain_epochs=1, overrides=FAST, log=lambda m: None, progress=False)
+    args = ["recipe", RECIPE, str(out), *_args(_files(toy_corpus, raw)), "--pretraining.max_epochs", "3",
+            "--self_training.rounds", "1", "--self_training.threshold", "0", *FAST_ARGS]
+    _check_run(out, runner.invoke(app, args), epochs=3, rounds=1)
+
+
+@pytest.mark.slow
+def test_a_config_file_holding_the_procedure_runs_as_it_says(toy_corpus, raw, tmp_path):
+    config = recipe_config(RECIPE)
+    config["pretraining"]["max_epochs"] = 3
+    config["self_training"]["rounds"] = 1
+    config["self_training"]["threshold"] = 0.0
+    config.to_disk(tmp_path / "mine.cfg")
+    out = toy_corpus / "out"
+    result = runner.invoke(app, ["recipe", str(tmp_path / "mine.cfg"), str(out), *_args(_files(toy_corpus, raw)), *FAST_ARGS])
+    _check_run(out, result, epochs=3, rounds=1)
+
+
+@pytest.mark.slow
+def test_without_raw_text_the_recipe_pretrains_on_the_training_file_and_trains_once(toy_corpus):
+    out = toy_corpus / "out"
+    summary = run_recipe(RECIPE, out, {**_files(toy_corpus), **FAST, "pretraining.max_epochs": 1}, log=lambda m: None, progress=False)
     assert summary["raw_text"] == str(toy_corpus / "train.spacy") and summary["rounds"] == []
-    assert (out / "pretrain" / "model-last.bin").exists() and (out / "model-best" / "meta.json").exists()
+    assert _pretrained_epochs(out) == 1 and (out / "model-best" / "meta.json").exists()
     assert not (out / "rounds.jsonl").exists()
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """spacy pretrain and every training stood in for: each records its config; a training
+    saves the untrained pipeline as model-best, so that rounds can label the pool."""
+    from spacy.training.initialize import init_nlp
+
+    calls = []
+
+    def fake_pretrain(config, output_dir, **kwargs):
+        calls.append(("pretrain", config))
+        (Path(output_dir) / "model-last.bin").write_bytes(b"w")
+
+    def fake_train(config, output_dir, overrides=None, gpu_id=-1):
+        config = recipe_module.load_training_config(config, overrides)
+        calls.append(("train", config))
+        untrained = config.copy()
+        untrained["paths"]["init_tok2vec"] = None
+        init_nlp(untrained).to_disk(Path(output_dir) / "model-best")
+
+    monkeypatch.setattr("spacy.training.pretrain.pretrain", fake_pretrain)
+    monkeypatch.setattr(recipe_module, "train_config", fake_train)
+    monkeypatch.setattr(self_training_module, "train_config", fake_train)
+    return calls
+
+
+def test_the_config_decides_the_epochs_and_no_default_beats_it(toy_corpus, recorded):
+    """`training/recipe.py` wrote the --pretrain-epochs default over [pretraining] max_epochs."""
+    run_recipe(RECIPE, toy_corpus / "a", _files(toy_corpus), log=lambda m: None, progress=False)
+    run_recipe(RECIPE, toy_corpus / "b", {**_files(toy_corpus), "pretraining.max_epochs": 5}, log=lambda m: None, progress=False)
+    epochs = [config["pretraining"]["max_epochs"] for step, config in recorded if step == "pretrain"]
+    assert epochs == [recipe_config(RECIPE)["pretraining"]["max_epochs"], 5]
+
+
+def test_the_students_step_budget_and_the_pool_limit_come_from_the_config(toy_corpus, raw, recorded):
+    overrides = {**_files(toy_corpus, raw), "self_training.rounds": 2, "self_training.threshold": 0.0,
+                 "self_training.max_steps": 7, "corpora.pool.limit": 4, "pretraining.max_epochs": 0}
+    summary = run_recipe(RECIPE, toy_corpus / "out", overrides, log=lambda m: None, progress=False)
+    assert [step for step, _ in recorded] == ["train", "train", "train"]  # no pretraining: no component
+    assert [config["training"]["max_steps"] for _, config in recorded] == [recipe_config(RECIPE)["training"]["max_steps"], 7, 7]
+    assert summary["pool_sentences"] == 4 and [r["pool_sentences"] for r in summary["rounds"]] == [0, 4, 4]
+
+
+def test_self_train_is_the_same_run_without_pretraining(toy_corpus, raw, recorded):
+    result = runner.invoke(app, ["self-train", RECIPE, str(toy_corpus / "out"), *_args(_files(toy_corpus, raw)),
+                                 "--self_training.rounds", "1"])
+    assert result.exit_code == 0, result.output
+    assert [step for step, _ in recorded] == ["train", "train"] and not (toy_corpus / "out" / "pretrain").exists()
+    assert len((toy_corpus / "out" / "rounds.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_config_without_the_block_gets_the_shipped_settings(toy_corpus, raw, recorded, full_configs):
+    """configs/self_training.cfg is the one source of the defaults, for any config."""
+    summary = run_recipe(full_configs["spacy_ner"], toy_corpus / "out", {**_files(toy_corpus, raw), "self_training.threshold": 0.0},
+                         log=lambda m: None, progress=False)
+    shipped = load_config(self_training_module.SETTINGS_FILE)["self_training"]["rounds"]
+    assert len(summary["rounds"]) == shipped + 1 and summary["weights"] is None
 
 
 def _never_train(monkeypatch):
@@ -62,24 +155,40 @@ def _never_train(monkeypatch):
     monkeypatch.setattr("spacy.training.pretrain.pretrain", fail)
 
 
-@pytest.mark.parametrize("change,message", [
-    ({"recipe": "missing.cfg"}, r"missing.cfg: no such config file"),
-    ({"recipe": "lowres_bst"}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_best_trf, lowres_crf_auc, lowres_spacy_ner\)"),
+@pytest.mark.parametrize("recipe,change,message", [
+    ("missing.cfg", {}, r"missing.cfg: no such config file"),
+    ("lowres_bst", {}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_crf_auc, lowres_spacy_ner\)"),
     # the recipes' files until 2026-11-24
-    ({"recipe": "configs/lowres_best.cfg"}, r"configs/lowres_best.cfg: no such config file; the recipes are assembled now: "
-                                            r"give --config lowres_best, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),
-    ({"train": "missing.spacy"}, r"missing.spacy: no such file"),
-    ({"rounds": 0}, r"--rounds: expected 1 or more"),
-    ({"threshold": 1.5}, r"--threshold: expected a confidence in \[0, 1\]"),
-    ({"pretrain_epochs": 0}, r"--pretrain-epochs: expected 1 or more"),
+    ("configs/lowres_best.cfg", {}, r"configs/lowres_best.cfg: no such config file; the recipes are assembled now: "
+                                    r"give lowres_best as CONFIG, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),
+    (RECIPE, {"paths.train": "missing.spacy"}, r"missing.spacy: no such file \(\[paths.train\] of recipe lowres_best"),
+    (RECIPE, {"paths.train": None}, r"\[paths.train\] of recipe lowres_best .* is null: give the file with --paths.train"),
+    (RECIPE, {"self_training.rounds": -1}, r"^\[self_training.rounds\] must be a whole number >= 0 \(0: train once\), not -1$"),
+    (RECIPE, {"self_training.threshold": 2}, r"^\[self_training.threshold\] must be a confidence in \[0, 1\], not 2$"),
+    (RECIPE, {"self_training.low_confidence": "o"}, r"^\[self_training.low_confidence\] must be \"missing\" or \"outside\", not \"o\"$"),
+    (RECIPE, {"self_training.max_steps": 0}, r"^\[self_training.max_steps\] must be a whole number >= 1, or null, not 0$"),
+    (RECIPE, {"self_training.component": "tagger"}, r"\[self_training.component\] the pipeline of recipe lowres_best .* has no pipe 'tagger'"),
+    (RECIPE, {"pretraining.max_epochs": -1}, r"\[pretraining.max_epochs\] must be a whole number >= 0 \(0: no pretraining\), not -1"),
+    # issue 32: a key that names nothing is refused, as the lab refuses it
+    (RECIPE, {"training.max_stepz": 10}, r"^--training.max_stepz: names nothing in recipe lowres_best"),
+    (RECIPE, {"self_training.roundz": 1}, r"^--self_training.roundz: names nothing in recipe lowres_best"),
 ])
-def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch, change, message):
+def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch, recipe, change, message):
     _never_train(monkeypatch)
-    kwargs = {"recipe": RECIPE, "output_dir": toy_corpus / "out", "train": toy_corpus / "train.spacy",
-              "dev": toy_corpus / "dev.spacy", "raw": raw, **change}
     with pytest.raises(DataError, match=message):
-        run_recipe(**kwargs)
+        run_recipe(recipe, toy_corpus / "out", {**_files(toy_corpus, raw), **change})
     assert not (toy_corpus / "out").exists()
+
+
+def test_a_key_that_restates_a_default_or_swaps_a_function_is_accepted(toy_corpus, raw, recorded):
+    """As in the lab: a key the config file leaves out but spaCy fills is a setting, and so is
+    a setting of a function the same overrides swap in."""
+    embed = "components.tok2vec.model.embed"
+    overrides = {**_files(toy_corpus, raw), "training.accumulate_gradient": 1, "pretraining.max_epochs": 0, "self_training.rounds": 0,
+                 f"{embed}.@architectures": "spacy_auc_ner.MultiHashEmbed.v1", f"{embed}.word_dropout_rate": 0.25}
+    run_recipe("lowres_spacy_ner", toy_corpus / "out", overrides, log=lambda m: None, progress=False)
+    ((_, config),) = recorded
+    assert config["components"]["tok2vec"]["model"]["embed"]["word_dropout_rate"] == 0.25
 
 
 def test_a_bad_raw_line_is_named_before_pretraining(toy_corpus, monkeypatch):
@@ -87,13 +196,7 @@ def test_a_bad_raw_line_is_named_before_pretraining(toy_corpus, monkeypatch):
     bad = toy_corpus / "raw.jsonl"
     bad.write_text('{"text": "fine"}\nnot json\n')
     with pytest.raises(DataError, match=r"raw.jsonl:2: not a JSON line"):
-        run_recipe(RECIPE, toy_corpus / "out", train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy", raw=bad)
-
-
-def test_a_config_without_a_pretraining_block_says_what_to_do(toy_corpus, monkeypatch, full_configs):
-    _never_train(monkeypatch)
-    with pytest.raises(DataError, match=r"names no component to pretrain; .* or pass --no-pretrain"):
-        run_recipe(full_configs["spacy_ner"], toy_corpus / "out", train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy")
+        run_recipe(RECIPE, toy_corpus / "out", _files(toy_corpus, bad))
 
 
 def test_a_jsonl_reader_with_text_of_another_format_is_refused(toy_corpus, raw, monkeypatch, tmp_path):
@@ -102,7 +205,7 @@ def test_a_jsonl_reader_with_text_of_another_format_is_refused(toy_corpus, raw, 
     config["corpora"]["pretrain"] = {"@readers": "spacy.JsonlCorpus.v1", "path": "${paths.raw_text}", "min_length": 1, "max_length": 500, "limit": 0}
     config.to_disk(tmp_path / "jsonl.cfg")
     with pytest.raises(DataError, match=r"reads .jsonl only, not .*raw.txt; use spacy_auc_ner.RawText.v1"):
-        run_recipe(tmp_path / "jsonl.cfg", toy_corpus / "out", train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy", raw=raw)
+        run_recipe(tmp_path / "jsonl.cfg", toy_corpus / "out", _files(toy_corpus, raw))
 
 
 def test_a_previous_run_is_refused_and_kept(toy_corpus, raw, monkeypatch):
@@ -111,69 +214,63 @@ def test_a_previous_run_is_refused_and_kept(toy_corpus, raw, monkeypatch):
     (out / "pretrain").mkdir(parents=True)
     (out / "pretrain" / "model-last.bin").write_bytes(b"weights")
     with pytest.raises(DataError, match=r"out: already holds a recipe run \(pretrain\); choose another output folder or overwrite it"):
-        run_recipe(RECIPE, out, train=toy_corpus / "train.spacy", dev=toy_corpus / "dev.spacy", raw=raw)
+        run_recipe(RECIPE, out, _files(toy_corpus, raw))
     assert (out / "pretrain" / "model-last.bin").read_bytes() == b"weights"
 
 
 def test_the_command_prints_one_error_line(toy_corpus):
-    result = runner.invoke(app, ["recipe", str(toy_corpus / "out"), "--train", str(toy_corpus / "missing.spacy"),
-                                 "--dev", str(toy_corpus / "dev.spacy"), "--config", str(RECIPE)])
+    result = runner.invoke(app, ["recipe", RECIPE, str(toy_corpus / "out"), "--paths.train", str(toy_corpus / "missing.spacy"),
+                                 "--paths.dev", str(toy_corpus / "dev.spacy")])
     assert result.exit_code == 1
-    assert result.output.strip().splitlines() == [f"Error: {toy_corpus / 'missing.spacy'}: no such file"]
+    assert result.output.strip().splitlines() == [f"Error: {toy_corpus / 'missing.spacy'}: no such file ([paths.train] of recipe lowres_best "
+                                                  f"({recipe_module.recipe_files(RECIPE)[1][-1]}))"]
 
 
-def test_the_command_trains_the_shipped_recipe_by_default_and_takes_a_name_or_a_file(toy_corpus, monkeypatch, tmp_path):
+@pytest.mark.parametrize("command,old,says", [
+    ("recipe", ["OUT", "--train", "t.spacy", "--dev", "d.spacy", "--raw", "r.txt", "--config", "lowres_best", "--pretrain-epochs", "5"],
+     "--train -> --paths.train; --dev -> --paths.dev; --raw -> --paths.raw_text; --config -> CONFIG (the first argument); --pretrain-epochs -> --pretraining.max_epochs"),
+    ("recipe", ["OUT", "--train", "t.spacy", "--dev", "d.spacy", "--rounds", "1", "--threshold", "0.8", "--no-pretrain"],
+     "--train -> --paths.train; --dev -> --paths.dev; --rounds -> --self_training.rounds; --threshold -> --self_training.threshold; --no-pretrain -> --pretraining.max_epochs 0"),
+    ("self-train", ["c.cfg", "OUT", "--train", "t.spacy", "--dev", "d.spacy", "--pool", "p.txt", "--keep-empty"],
+     "--train -> --paths.train; --dev -> --paths.dev; --pool -> --paths.raw_text; --keep-empty -> --self_training.keep_empty true"),
+])
+def test_the_old_form_is_refused_with_what_to_type(command, old, says, monkeypatch):
+    _never_train(monkeypatch)
+    result = runner.invoke(app, [command, *old])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: {command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: spacy-auc-ner {command} CONFIG OUTPUT_DIR "
+        f"--paths.train TRAIN --paths.dev DEV --paths.raw_text RAW ({says})"]
+
+
+def test_the_command_takes_a_name_or_a_file_and_hands_on_the_overrides(toy_corpus, monkeypatch, tmp_path):
     seen = []
 
-    def fake_run_recipe(recipe, output_dir, **kwargs):
-        seen.append(recipe)
+    def fake_run_recipe(recipe, output_dir, overrides, **kwargs):
+        seen.append((recipe, overrides, kwargs.get("gpu_id"), kwargs.get("overwrite")))
         return {"rounds": [], "model": str(output_dir / "model-best")}
 
     monkeypatch.setattr(recipe_module, "run_recipe", fake_run_recipe)
-    args = ["recipe", str(toy_corpus / "out"), "--train", str(toy_corpus / "train.spacy"), "--dev", str(toy_corpus / "dev.spacy")]
     written = tmp_path / "mine.cfg"
-    for extra in ([], ["--config", "lowres_crf_auc"], ["--config", str(written)]):
-        assert runner.invoke(app, args + extra).exit_code == 0
-    assert seen == ["lowres_best", "lowres_crf_auc", str(written)]
+    for config in ("lowres_crf_auc", str(written)):
+        result = runner.invoke(app, ["recipe", config, str(toy_corpus / "out"), "--paths.train", "t.spacy", "--self_training.rounds", "1",
+                                     "--gpu-id", "-1", "--overwrite"])
+        assert result.exit_code == 0, result.output
+    assert seen == [(c, {"paths.train": "t.spacy", "self_training.rounds": 1}, -1, True) for c in ("lowres_crf_auc", str(written))]
 
 
-@pytest.mark.slow
-def test_the_command_runs_the_recipe_and_prints_the_rounds(toy_corpus, raw):
-    out = toy_corpus / "out"
-    result = runner.invoke(app, ["recipe", str(out), "--train", str(toy_corpus / "train.spacy"), "--dev", str(toy_corpus / "dev.spacy"),
-                                 "--raw", str(raw), "--config", str(RECIPE), "--pretrain-epochs", "1", "--threshold", "0",
-                                 "--training.max_steps", "4", "--training.eval_frequency", "2"])
-    assert result.exit_code == 0, result.output
-    lines = result.output.strip().splitlines()
-    assert lines[-1] == f"model-best: {out / 'model-best'}"
-    assert [line.split("\t")[0] for line in lines if line.startswith("round ")] == ["round 0", "round 1", "round 2"]  # 2 rounds by default
-    rounds = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
-    assert rounds[-1]["threshold"] == 0.0
-
-
-def test_column_files_are_converted_into_the_output_folder(toy_corpus, monkeypatch):
+def test_column_files_are_converted_into_the_output_folder(toy_corpus, recorded):
     """A token<TAB>BIO training and dev file: read before anything runs, written to
     OUTPUT/data/*.spacy, and those are what pretraining and training read."""
-    calls = {}
-
-    def fake_pretrain(config, output_dir, **kwargs):
-        calls["raw_text"] = config["paths"]["raw_text"]
-        (Path(output_dir) / "model-last.bin").write_bytes(b"w")
-
-    def fake_train(config_path, output_dir, overrides, gpu_id):
-        calls["overrides"] = overrides
-
-    monkeypatch.setattr("spacy.training.pretrain.pretrain", fake_pretrain)
-    monkeypatch.setattr(recipe_module, "train_config", fake_train)
     tsv = toy_corpus / "train.tsv"
     tsv.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY))
     out = toy_corpus / "out"
-    run_recipe(RECIPE, out, train=tsv, dev=tsv, log=lambda m: None, progress=False)
+    summary = run_recipe(RECIPE, out, {"paths.train": str(tsv), "paths.dev": str(tsv)}, log=lambda m: None, progress=False)
     converted = out / "data" / "train.spacy"
-    assert calls["raw_text"] == str(converted) and calls["overrides"]["paths.train"] == str(converted)
-    assert calls["overrides"]["paths.dev"] == str(out / "data" / "dev.spacy")
+    (pretrain, train) = [config.interpolate()["paths"] for _, config in recorded]
+    assert pretrain["raw_text"] == str(converted) and train["train"] == str(converted) and summary["raw_text"] == str(converted)
+    assert train["dev"] == str(out / "data" / "dev.spacy")
     from spacy_auc_ner.data.columns import read_docs
-    import spacy
 
     docs = read_docs(converted, spacy.blank("en").vocab)
     assert [[t.text for t in d] for d in docs] == [list(w) for w, _ in TOY]
@@ -185,5 +282,25 @@ def test_a_bad_column_line_is_named_before_anything_runs(toy_corpus, monkeypatch
     bad = toy_corpus / "train.tsv"
     bad.write_text("Aspirin\tB-Chemical\ntreats\n")
     with pytest.raises(DataError, match=r"train.tsv:2"):
-        run_recipe(RECIPE, toy_corpus / "out", train=bad, dev=toy_corpus / "dev.spacy")
+        run_recipe(RECIPE, toy_corpus / "out", {"paths.train": str(bad), "paths.dev": str(toy_corpus / "dev.spacy")})
     assert not (toy_corpus / "out").exists()
+
+
+@pytest.mark.slow
+def test_spacy_train_and_pretrain_take_the_same_file(toy_corpus, raw, tmp_path):
+    """spaCy's own commands ignore [self_training] and [corpora.pool] (its config schema allows
+    other top-level blocks; spacy train makes the pool's reader and never reads it)."""
+    import subprocess
+    import sys
+
+    result = runner.invoke(app, ["config", RECIPE, "--output", str(tmp_path / "r.cfg")])
+    assert result.exit_code == 0, result.output
+    files = ["--paths.train", str(toy_corpus / "train.spacy"), "--paths.dev", str(toy_corpus / "dev.spacy")]
+    train = subprocess.run([sys.executable, "-m", "spacy", "train", str(tmp_path / "r.cfg"), "--output", str(tmp_path / "t"), *files,
+                            "--training.max_steps", "2", "--training.eval_frequency", "1"], capture_output=True, text=True)
+    assert train.returncode == 0, train.stderr[-2000:]
+    subprocess.run([sys.executable, "-m", "spacy", "init", "fill-config", str(tmp_path / "r.cfg"), str(tmp_path / "f.cfg")], check=True, capture_output=True)
+    pretrain = subprocess.run([sys.executable, "-m", "spacy", "pretrain", str(tmp_path / "f.cfg"), str(tmp_path / "p"), *files,
+                               "--paths.raw_text", str(raw), "--pretraining.max_epochs", "1"], capture_output=True, text=True)
+    assert pretrain.returncode == 0, pretrain.stderr[-2000:]
+    assert (tmp_path / "p" / "model0.bin").exists()

@@ -14,17 +14,13 @@ from typer.testing import CliRunner
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.outputs import MANIFEST
-from spacy_auc_ner.training import self_training
+from spacy_auc_ner.training import recipe, self_training
+from spacy_auc_ner.training.confidences import scored_entities
+from spacy_auc_ner.training.pseudo_labels import label_pool, pseudo_label
 from spacy_auc_ner.training.readers import LowResourceCorpus
-from spacy_auc_ner.training.self_training import (
-    best_round,
-    label_pool,
-    pseudo_label,
-    read_pool,
-    scored_entities,
-    self_train,
-    write_pool,
-)
+from spacy_auc_ner.training.recipe import self_train
+from spacy_auc_ner.training.self_training import best_round
+from spacy_auc_ner.training.unlabeled import read_pool, write_pool
 from toy_data import TOY, fit_toy
 
 CONFIGS = Path(__file__).parents[1] / "configs"
@@ -35,6 +31,14 @@ SMALL = {
     "components.ner.model.tok2vec.embed.width": 32, "components.ner.model.tok2vec.encode.width": 32,
     "components.ner.model.tok2vec.encode.depth": 1,
 }
+
+
+def _files(corpus):
+    return {"paths.train": str(corpus / "train.spacy"), "paths.dev": str(corpus / "dev.spacy"), "paths.raw_text": str(corpus / "pool.txt")}
+
+
+def _args(overrides):
+    return [str(x) for k, v in overrides.items() for x in (f"--{k}", v)]
 
 
 def _one_line_error(result):
@@ -209,8 +213,8 @@ def test_best_round_is_the_best_dev_f1_earliest_first():
 @pytest.mark.slow
 def test_self_train_rounds_end_to_end(corpus, full_configs):
     out = corpus / "st"
-    records = self_train(full_configs["spacy_ner"], out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
-                         pool=corpus / "pool.txt", rounds=2, threshold=0.0, overrides=SMALL, progress=False)
+    records = self_train(full_configs["spacy_ner"], out, {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.0, **SMALL},
+                         progress=False)
     assert [r["round"] for r in records] == [0, 1, 2]
     lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
     assert lines == records
@@ -241,44 +245,44 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     monkeypatch.setattr(self_training, "train_config", failing)
     out = corpus / "st"
     with pytest.raises(RuntimeError, match="training failed"):
-        self_train(full_configs["ova_auc_all"], out, train=corpus / "train.spacy", dev=corpus / "dev.spacy",
-                   pool=corpus / "pool.txt", rounds=2, threshold=0.5, teacher=teacher, progress=False)
+        self_train(full_configs["ova_auc_all"], out, {**_files(corpus), "self_training.threshold": 0.5}, teacher=teacher, progress=False)
     # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "rounds.jsonl"]
     (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
     assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
-    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", rounds=1, teacher=teacher, progress=False)
+    overrides = {**_files(corpus), "self_training.rounds": 1}
     with pytest.raises(DataError, match="already holds a self-training run"):
-        self_train(full_configs["ova_auc_all"], out, **kwargs)
+        self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, progress=False)
     (out / "round-3").mkdir()  # the user's: not a name of this run, so it stays
     with pytest.raises(RuntimeError, match="training failed"):
-        self_train(full_configs["ova_auc_all"], out, overwrite=True, **kwargs)
+        self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, overwrite=True, progress=False)
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "round-3", "rounds.jsonl"]
     assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--threshold", "1.5"], "--threshold: expected a confidence in [0, 1], got 1.5"),
-    (["--rounds", "0"], "--rounds: expected 1 or more, got 0"),
-    (["--low-confidence", "drop"], "--low-confidence: expected one of missing, outside, got 'drop'"),
+    (["--self_training.threshold", "1.5"], "[self_training.threshold] must be a confidence in [0, 1], not 1.5"),
+    (["--self_training.rounds", "-1"], "[self_training.rounds] must be a whole number >= 0 (0: train once), not -1"),
+    (["--self_training.low_confidence", "drop"], '[self_training.low_confidence] must be "missing" or "outside", not "drop"'),
+    (["--self_training.beam_width", "1"], "[self_training.beam_width] must be a whole number >= 2, not 1"),
+    (["--training.max_stepz", "10"], "--training.max_stepz: names nothing in {config}"),
 ])
 def test_self_train_command_errors(corpus, args, message, full_configs):
-    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
-            "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt")]
-    assert _one_line_error(runner.invoke(app, base + args)) == f"Error: {message}"
+    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), *_args(_files(corpus))]
+    assert _one_line_error(runner.invoke(app, base + args)) == f"Error: {message.format(config=full_configs['spacy_ner'])}"
     assert not (corpus / "out").exists()
 
 
 def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus, full_configs):
     (corpus / "out").mkdir()
     (corpus / "out" / "rounds.jsonl").write_text("")
-    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
-            "--dev", str(corpus / "dev.spacy")]
-    line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.txt")]))
+    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--paths.train", str(corpus / "train.spacy"),
+            "--paths.dev", str(corpus / "dev.spacy")]
+    line = _one_line_error(runner.invoke(app, base + ["--paths.raw_text", str(corpus / "pool.txt")]))
     assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it (--overwrite)"
     (corpus / "pool.jsonl").write_text('{"text": "a"}\nnot json\n')
     base[2] = str(corpus / "out2")
-    line = _one_line_error(runner.invoke(app, base + ["--pool", str(corpus / "pool.jsonl")]))
+    line = _one_line_error(runner.invoke(app, base + ["--paths.raw_text", str(corpus / "pool.jsonl")]))
     assert line.startswith(f"Error: {corpus / 'pool.jsonl'}:2: not a JSON line")
     assert not (corpus / "out2").exists()
 
@@ -287,27 +291,38 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus, full_co
 def test_self_train_command_with_a_model_and_overrides(corpus, trained, full_configs):
     teacher = corpus / "teacher"
     trained["ner"].to_disk(teacher)
-    args = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--train", str(corpus / "train.spacy"),
-            "--dev", str(corpus / "dev.spacy"), "--pool", str(corpus / "pool.txt"), "--model", str(teacher),
-            "--rounds", "1", "--threshold", "0.5"]
+    args = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), *_args(_files(corpus)), "--model", str(teacher),
+            "--self_training.rounds", "1", "--self_training.threshold", "0.5"]
     for key, value in SMALL.items():
         args += [f"--{key}", str(value)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = [line.split("\t") for line in result.stdout.strip().splitlines()]
-    assert [r[0] for r in rows] == ["round 0", "round 1"] and rows[0][-1] == str(teacher)
+    assert [r[0] for r in rows[:-1]] == ["round 0", "round 1"] and rows[0][-1] == str(teacher)
     saved = spacy.util.load_config(corpus / "out" / "round-1" / "model-best" / "config.cfg")
     assert saved["training"]["max_steps"] == 12
 
 
 def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeypatch, full_configs):
     monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
-    kwargs = dict(train=corpus / "train.spacy", dev=corpus / "dev.spacy", pool=corpus / "pool.txt", progress=False)
-    with pytest.raises(DataError, match=r"spacy_ner\.cfg: \[trainingx.max_steps\] not a section value that can be overridden"):
-        self_train(full_configs["spacy_ner"], corpus / "out", overrides={"trainingx.max_steps": 3}, **kwargs)
+    with pytest.raises(DataError, match=r"^--trainingx.max_steps: names nothing in .*spacy_ner\.cfg$"):
+        self_train(full_configs["spacy_ner"], corpus / "out", {**_files(corpus), "trainingx.max_steps": 3}, progress=False)
     blank = corpus / "blank"
     spacy.blank("en").to_disk(blank)
     with pytest.raises(DataError, match=r"the pipeline \(no pipes\) has no auc_ner or ner pipe"):
-        self_train(full_configs["spacy_ner"], corpus / "out", teacher=blank, **kwargs)
+        self_train(full_configs["spacy_ner"], corpus / "out", _files(corpus), teacher=blank, progress=False)
+    with pytest.raises(DataError, match=r"\[paths.raw_text\] of .*spacy_ner.cfg is null: give the unlabeled text to self-train on with --paths.raw_text"):
+        self_train(full_configs["spacy_ner"], corpus / "out", {k: v for k, v in _files(corpus).items() if k != "paths.raw_text"}, progress=False)
     assert not (corpus / "out").exists()
 
+
+def test_the_pool_is_read_through_its_config_block(corpus, full_configs, tmp_path):
+    """[corpora.pool]: RawText.v1 on ${paths.raw_text}, its limit the first texts of the file."""
+    config = self_training.with_self_training(recipe.load_training_config(full_configs["spacy_ner"], _files(corpus)))
+    assert self_training.read_pool_config(config, "c") == [(t.split(), [True] * (len(t.split()) - 1) + [False])
+                                                          for t in ("Aspirin treats colon cancer in Rome .", "John Smith met Mary in Paris", "Nothing here")]
+    config["corpora"]["pool"]["limit"] = 2
+    assert len(self_training.read_pool_config(config, "c")) == 2
+    config["paths"]["raw_text"] = None
+    with pytest.raises(DataError, match=r"^c: \[corpora.pool\] reads no file: give the unlabeled text with --paths.raw_text$"):
+        self_training.read_pool_config(config, "c")

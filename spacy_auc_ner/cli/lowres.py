@@ -1,12 +1,12 @@
 """`spacy-auc-ner pool | self-train | pretrain-config | recipe`: the low-resource extras that
 `spacy train` cannot do alone (a typer app whose commands are mounted at the top level).
 
-Thin shells over :mod:`spacy_auc_ner.training.self_training`,
-:mod:`spacy_auc_ner.training.pretraining` and :mod:`spacy_auc_ner.training.recipe`; bad input
-stops with one line and a non-zero exit.
+Thin shells over :mod:`spacy_auc_ner.training.recipe` (recipe and self-train: one orchestrator,
+every setting a config override), :mod:`spacy_auc_ner.training.pretraining` and
+:mod:`spacy_auc_ner.training.unlabeled`; bad input stops with one line and a non-zero exit.
 """
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, List, Optional
 
 import typer
 
@@ -32,10 +32,58 @@ def pool_command(
     did not take, their entities removed. An existing output file is kept unless --overwrite;
     the input is never written over.
     """
-    from ..training.self_training import write_pool
+    from ..training.unlabeled import write_pool
 
     n = write_pool(input_path, output_path, size, seed, limit, overwrite=overwrite)
     typer.echo(f"Wrote {n} unlabeled sentences to {output_path}", err=True)
+
+
+# the options of `recipe` and `self-train` until 2026-11-26 -> the config keys that replace them
+OLD_OPTIONS = {
+    "--train": "--paths.train", "--dev": "--paths.dev", "--raw": "--paths.raw_text", "--pool": "--paths.raw_text",
+    "--config": "CONFIG (the first argument)", "-c": "CONFIG (the first argument)",
+    "--rounds": "--self_training.rounds", "--threshold": "--self_training.threshold",
+    "--low-confidence": "--self_training.low_confidence", "--component": "--self_training.component",
+    "--beam-width": "--self_training.beam_width", "--keep-empty": "--self_training.keep_empty true",
+    "--skip-empty": "--self_training.keep_empty false", "--pretrain-epochs": "--pretraining.max_epochs",
+    "--no-pretrain": "--pretraining.max_epochs 0", "--pretrain": "(nothing: the config's [pretraining] decides)",
+}
+OVERRIDES_HELP = (
+    "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "
+    "--paths.raw_text), pretraining (--pretraining.max_epochs 5), self-training (--self_training.rounds 1, "
+    "--self_training.threshold 0.8, ...) and training (--training.max_steps 600); a key that names nothing "
+    "in the config is refused."
+)
+
+
+def _overrides(command: str, config: str, output_dir: Optional[Path], args: List[str]) -> Dict[str, Any]:
+    """The config overrides among the extra arguments; the options of the old form are refused
+    with one line saying what to type instead."""
+    from spacy.cli._util import parse_config_overrides
+
+    from ..data.columns import DataError
+
+    given = ([str(output_dir)] if output_dir is not None else []) + args  # click may take an unknown option for OUTPUT_DIR
+    old = [a.split("=", 1)[0] for a in given if a.split("=", 1)[0] in OLD_OPTIONS]
+    if old:
+        instead = "; ".join(f"{o} -> {OLD_OPTIONS[o]}" for o in dict.fromkeys(old))
+        raise DataError(f"{command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: "
+                        f"spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN --paths.dev DEV --paths.raw_text RAW ({instead})")
+    if output_dir is None:
+        raise DataError(f"{command}: missing OUTPUT_DIR (spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN --paths.dev DEV ...)")
+    if args and not args[0].startswith("--"):
+        raise DataError(f"{command}: unexpected argument {args[0]!r}; settings are given as --section.key VALUE")
+    for arg in args:
+        if arg.startswith("--") and "." not in arg.split("=", 1)[0]:
+            raise DataError(f"{command}: no option {arg}; settings are given as --section.key VALUE (see --help)")
+    return parse_config_overrides(args)
+
+
+def _print_rounds(summary: Dict[str, Any]) -> None:
+    for r in summary["rounds"]:
+        f = r["dev"]["ents_f"]
+        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
+    typer.echo(f"model-best: {summary['model']}")
 
 
 @lowres_app.command(
@@ -45,48 +93,30 @@ def pool_command(
 @one_line_errors
 def self_train_command(
     ctx: typer.Context,
-    config_path: Path = typer.Argument(..., help="Training config (the same one every round)."),
-    output_dir: Path = typer.Argument(..., help="Folder for round-K/model-best and rounds.jsonl (must not hold a run, unless --overwrite)."),
-    train: Path = typer.Option(..., "--train", help="Gold training sentences (.spacy)."),
-    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy): early stopping and each round's score."),
-    pool: Path = typer.Option(..., "--pool", help="Unlabeled text: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on --train)."),
-    rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0."),
-    threshold: float = typer.Option(0.9, "--threshold", help="Keep a predicted entity whose confidence is at least this."),
-    low_confidence: str = typer.Option("missing", "--low-confidence", help="Tokens of entities below the threshold: missing (no gradient) or outside (O)."),
-    keep_empty: bool = typer.Option(False, "--keep-empty/--skip-empty", help="Keep pool sentences with no kept entity (all O)."),
-    component: Optional[str] = typer.Option(None, "--component", help="The pipe whose entities are used (default: the last auc_ner or ner)."),
-    beam_width: int = typer.Option(16, "--beam-width", help="spaCy ner only: beam width of the confidence estimate."),
+    config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its self_training block holds the settings (configs/self_training.cfg fills what it leaves out)."),
+    output_dir: Optional[Path] = typer.Argument(None, help="Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on paths.train)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
-    """Self-training with the recogniser's confidences.
+    """Self-training with the recogniser's confidences: the recipe's run without pretraining.
 
-    Label the pool with the round's pipeline, keep the confident entities, retrain the config
-    on gold + pseudo-labels, repeat.
+    Labels the pool (--paths.raw_text, read through the config's corpora.pool reader) with the round's pipeline, keeps the confident entities, retrains the config on gold + pseudo-labels, and repeats (the self_training block's rounds; configs/self_training.cfg fills a config without the block); the round with the best dev F1 is OUTPUT_DIR/model-best.
 
-    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600; [pretraining] max_epochs is the one exception: --pretrain-epochs sets it.
-    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for
-    spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts
-    and dev scores in OUTPUT_DIR/rounds.jsonl.
+    Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev dev.spacy --paths.raw_text raw.txt --self_training.rounds 1
 
-    Safety: every input is read first; what the run writes is recorded in
-    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own
-    files, never an input such as --model OUTPUT_DIR/model-best).
+    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts and dev scores in OUTPUT_DIR/rounds.jsonl.
+
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own files, never an input such as --model OUTPUT_DIR/model-best).
     """
-    from spacy.cli._util import parse_config_overrides
+    from ..training.recipe import self_train
 
-    from ..training.self_training import self_train
+    overrides = _overrides("self-train", config, output_dir, ctx.args)
+    records = self_train(config, output_dir, overrides, teacher=model, gpu_id=gpu_id, overwrite=overwrite)
+    _print_rounds({"rounds": records, "model": str(Path(output_dir) / "model-best")})
 
-    overrides = parse_config_overrides(ctx.args)
-    records = self_train(
-        config_path, output_dir, train=train, dev=dev, pool=pool, rounds=rounds, threshold=threshold,
-        teacher=model, low_confidence=low_confidence, keep_empty=keep_empty, component=component,
-        beam_width=beam_width, overrides=overrides, gpu_id=gpu_id, overwrite=overwrite,
-    )
-    for r in records:
-        f = r["dev"]["ents_f"]
-        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
+
+self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", OVERRIDES_HELP + "\n\n    Example:")
 
 
 @lowres_app.command("pretrain-config")
@@ -125,37 +155,24 @@ def pretrain_config_command(
 @one_line_errors
 def recipe_command(
     ctx: typer.Context,
-    output_dir: Path = typer.Argument(..., help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
-    train: Path = typer.Option(..., "--train", help="Gold training sentences: .spacy, or a token<TAB>BIO column file (converted into OUTPUT_DIR/data)."),
-    dev: Path = typer.Option(..., "--dev", help="Dev sentences (.spacy or columns): early stopping and the choice of the round."),
-    raw: Optional[Path] = typer.Option(None, "--raw", help="Unlabeled text of your domain: .txt (a text a line), .jsonl ({\"text\": ...}) or .spacy; pretraining and self-training read it. Without it: pretraining on the training file's text, no self-training."),
-    recipe: str = typer.Option(DEFAULT_RECIPE, "--config", "-c", help="The recipe: a name of the package's configs/recipes/ (lowres_best, the default: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; 'spacy-auc-ner config --list' says what each is) or a config file with a pretraining block."),
-    pretrain: bool = typer.Option(True, "--pretrain/--no-pretrain", help="Pretrain the encoder first (spacy pretrain of the config's pretraining block)."),
-    pretrain_epochs: int = typer.Option(2, "--pretrain-epochs", help="Epochs of spacy pretrain over the raw text."),
-    rounds: int = typer.Option(2, "--rounds", help="Self-training rounds after round 0 (with --raw); the round with the best dev F1 is kept. 2 is the default; projects/lab/docs/recipe.md has the ablation and how the default was chosen."),
-    threshold: float = typer.Option(0.9, "--threshold", help="Keep a pseudo-labelled entity whose confidence is at least this."),
+    config: str = typer.Argument(..., help=f"The recipe: a name of the package's configs/recipes/ ({DEFAULT_RECIPE}: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; 'spacy-auc-ner config --list' says what each is) or a config file."),
+    output_dir: Optional[Path] = typer.Argument(None, help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
-    """Train the low-resource recipe on your files: pretraining, training, self-training.
+    """Train a recipe on your files: pretraining, training, self-training, as its config says.
 
-    Pretrains the config's encoder on the raw text (spacy pretrain), trains from those weights, then self-trains on the raw text and keeps the round with the best dev F1 in OUTPUT_DIR/model-best.
+    Pretrains the encoder when the config's pretraining block names a component (its max_epochs epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
 
-    Extra options override the config as in 'spacy train', e.g. --training.max_steps 600.
+    Example: spacy-auc-ner recipe lowres_best out --paths.train train.tsv --paths.dev dev.tsv --paths.raw_text raw.txt --pretraining.max_epochs 5 --self_training.rounds 1
 
-    Safety: every input is read first; what the run writes is recorded in
-    OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files
-    in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
     """
-    from spacy.cli._util import parse_config_overrides
-
     from ..training.recipe import run_recipe
 
-    summary = run_recipe(
-        recipe, output_dir, train=train, dev=dev, raw=raw, pretrain=pretrain, pretrain_epochs=pretrain_epochs,
-        rounds=rounds, threshold=threshold, overrides=parse_config_overrides(ctx.args), gpu_id=gpu_id, overwrite=overwrite,
-    )
-    for r in summary["rounds"]:
-        f = r["dev"]["ents_f"]
-        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
-    typer.echo(f"model-best: {summary['model']}")
+    overrides = _overrides("recipe", config, output_dir, ctx.args)
+    summary = run_recipe(config, output_dir, overrides, gpu_id=gpu_id, overwrite=overwrite)
+    _print_rounds(summary)
+
+
+recipe_command.__doc__ = recipe_command.__doc__.replace("Example:", OVERRIDES_HELP + "\n\n    Example:")

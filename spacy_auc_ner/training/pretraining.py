@@ -19,22 +19,24 @@ from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.files import PathLike
-from .self_training import pool_docs, read_pool
+from .unlabeled import pool_docs, read_pool
 
 SHARED = "tok2vec"
 
 
 @registry.readers("spacy_auc_ner.RawText.v1")
 def create_raw_text(path: Optional[PathLike], min_length: int = 1, max_length: int = 500, limit: int = 0) -> Callable[[Language], Iterator[Example]]:
-    """Unannotated text for ``spacy pretrain`` from a ``.txt``, ``.jsonl`` or ``.spacy`` file,
+    """Unannotated text (``spacy pretrain``'s, self-training's pool) from a ``.txt``, ``.jsonl`` or ``.spacy`` file,
     ``min_length``, ``max_length`` and ``limit`` as spaCy's ``JsonlCorpus.v1`` (0: no bound)."""
-    if path is None:
-        raise DataError("[corpora.pretrain] path is null: give the raw text with --paths.raw_text (or the training file with --paths.train)")
     for name, value in (("min_length", min_length), ("max_length", max_length), ("limit", limit)):
         if not isinstance(value, int) or value < 0:
-            raise DataError(f"[corpora.pretrain] {name} = {value!r}: expected a whole number >= 0")
+            raise DataError(f"spacy_auc_ner.RawText.v1: {name} = {value!r}: expected a whole number >= 0")
 
     def read(nlp: Language) -> Iterator[Example]:
+        # checked when read, not when made: spacy train makes every reader of [corpora],
+        # the raw text of pretraining and self-training included, and reads none of them
+        if path is None:
+            raise DataError("spacy_auc_ner.RawText.v1 reads no file (its path is null): give the raw text with --paths.raw_text")
         kept = 0
         for doc in pool_docs(nlp, read_pool(path)):
             if (min_length and len(doc) < min_length) or (max_length and len(doc) >= max_length):

@@ -1,10 +1,8 @@
-"""Self-training: round 0 is the teacher (a given pipeline, or the config trained on gold);
-round k labels the pool with round k - 1's best pipeline, keeps each entity whose confidence
-reaches ``threshold`` and trains the same config on gold plus pseudo-labels (spaCy's loop).
-Below-threshold entities become missing annotation (the model was unsure, so nothing is
-taught there); pool sentences with no kept entity are dropped unless ``keep_empty``, since a
-model that misses entities would learn to miss them. spaCy's ``ner`` has no confidences: an
-entity's is the mass of the beam parses that hold it. Rounds are built in hidden
+"""Self-training rounds: round 0 is the teacher (a given pipeline, or the config trained on
+gold); round k labels the pool with round k - 1's best pipeline (:mod:`.pseudo_labels`) and
+trains the same config on gold plus pseudo-labels (spaCy's loop). The settings are the
+config's ``[self_training]`` block and the pool its ``[corpora.pool]`` reader
+(``configs/self_training.cfg`` holds both, with the defaults). Rounds are built in hidden
 ``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
 with the best dev F1 (:func:`best_round`).
 """
@@ -15,249 +13,103 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-import numpy
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.vocab import Vocab
-from thinc.api import Config, ConfigValidationError
-from tqdm import tqdm
+from thinc.api import Config
 
 from ..data.columns import DataError, read_docs, tokens_only, write_docs
-from ..data.files import PathLike, config_error_text, read_text, write_text
-from ..outputs import OutputFolder, check_output_file
-from ..pipeline.component import AUCNER
+from ..data.files import PathLike
+from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
-from .readers import draw_indices
+from .confidences import find_recognizer, pipe_factories
+from .pseudo_labels import LOW_CONFIDENCE, label_pool
+from .spacy_training import train_config
+from .unlabeled import PoolItem
 
-PoolItem = Union[str, Tuple[List[str], List[bool]]]
-POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
-LOW_CONFIDENCE = ("missing", "outside")
-RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
+SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "self_training.cfg"
+BLOCK = "self_training"
 
 
 def _log(text: str) -> None:
     print(f"[self-train] {text}", file=sys.stderr, flush=True)
 
 
-# ---------------------------------------------------------------------------------------------
-# The unlabeled pool
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def read_pool(path: PathLike) -> List[PoolItem]:
-    """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
-    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``."""
-    path = Path(path)
-    if path.suffix not in POOL_SUFFIXES:
-        raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    items: List[PoolItem] = []
-    if path.suffix == ".spacy":
-        for doc in read_docs(path, Vocab()):
-            items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
-    else:
-        for i, line in enumerate(read_text(path).splitlines(), 1):
-            if not line.strip():
-                continue
-            if path.suffix == ".txt":
-                items.append(line)
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{i}: not a JSON line ({err.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise DataError(f"{path}:{i}: expected a JSON object with a \"text\" string")
-            items.append(record["text"])
-    items = [it for it in items if (it.strip() if isinstance(it, str) else it[0])]
-    if not items:
-        raise DataError(f"{path}: the pool holds no text")
-    return items
+# each setting of [self_training]: what it must be (the values are configs/self_training.cfg's)
+CHECKS: Dict[str, Any] = {
+    "rounds": (lambda v: _whole(v) and v >= 0, "must be a whole number >= 0 (0: train once)"),
+    "threshold": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1, "must be a confidence in [0, 1]"),
+    "low_confidence": (lambda v: v in LOW_CONFIDENCE, "must be " + " or ".join(f'"{v}"' for v in LOW_CONFIDENCE)),
+    "keep_empty": (lambda v: isinstance(v, bool), "must be true or false"),
+    "component": (lambda v: v is None or (isinstance(v, str) and bool(v)), "must be the name of a pipe, or null"),
+    "beam_width": (lambda v: _whole(v) and v >= 2, "must be a whole number >= 2"),
+    "max_steps": (lambda v: v is None or (_whole(v) and v >= 1), "must be a whole number >= 1, or null"),
+}
 
 
-def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
-    """Unannotated Docs of the pool: texts through the tokenizer, token lists as they are."""
-    return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
+@dataclass(frozen=True)
+class SelfTrainingSettings:
+    """The ``[self_training]`` block of a config, checked (`from_config`)."""
+
+    rounds: int
+    threshold: float
+    low_confidence: str
+    keep_empty: bool
+    component: Optional[str]
+    beam_width: int
+    max_steps: Optional[int]
+
+    @classmethod
+    def from_config(cls, config: Config) -> "SelfTrainingSettings":
+        """The settings of ``config``'s block (`with_self_training` fills what it leaves out); a
+        wrong one is one line naming its full key: ``[self_training.threshold] must be ...``."""
+        block = with_self_training(config)[BLOCK]
+        unknown = sorted(set(block) - set(CHECKS))
+        if unknown:
+            raise DataError(f"[{BLOCK}.{unknown[0]}] is not a setting of self-training ({', '.join(CHECKS)})")
+        for key, (valid, text) in CHECKS.items():
+            if not valid(block[key]):
+                raise DataError(f"[{BLOCK}.{key}] {text}, not {json.dumps(block[key])}")
+        return cls(**{key: block[key] for key in CHECKS})
 
 
-def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
-    """Write the sentences of a corpus that the ``LowResource.v1`` draw of ``size`` with ``seed``
-    leaves out, without entities (the experiments' pool; ``limit``: the first of them in the
-    draw's order), in the format of the suffix. Returns the number written."""
-    input_path, output_path = Path(input_path), Path(output_path)
-    if output_path.suffix not in POOL_SUFFIXES:
-        raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
-    if size < 0:
-        raise DataError(f"--size: expected 0 or more sentences, got {size}")
-    if limit is not None and limit < 1:
-        raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
-    vocab = Vocab()
-    docs = read_docs(input_path, vocab)
-    order = draw_indices(len(docs), len(docs), seed, where=input_path)
-    if size >= len(docs):
-        raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
-    rest = sorted(order[size:] if limit is None else order[size : size + limit])
-    check_output_file(output_path, [input_path], overwrite)
-    return write_unlabeled(output_path, [docs[i] for i in rest])
+def with_self_training(config: Config) -> Config:
+    """``config`` with what it leaves out of ``configs/self_training.cfg`` (``[self_training]``
+    settings, the ``[corpora.pool]`` reader, ``[paths] raw_text``) filled in: one source of
+    the defaults, for a recipe (which holds the file) and any config of the user's alike."""
+    from spacy.util import load_config
+
+    defaults = load_config(SETTINGS_FILE, interpolate=False)
+    config = config.copy()
+    config[BLOCK] = {**defaults[BLOCK], **(config.get(BLOCK) or {})}
+    corpora = config.setdefault("corpora", {})
+    if "pool" not in corpora:
+        corpora["pool"] = defaults["corpora"]["pool"]
+    config.setdefault("paths", {}).setdefault("raw_text", None)
+    return config
 
 
-def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
-    """Write ``docs`` without entities as ``.spacy``, ``.jsonl`` (``{"text": ...}``, what
-    ``spacy.JsonlCorpus.v1`` reads) or ``.txt`` by the suffix; returns the number written."""
-    output_path = Path(output_path)
-    if output_path.suffix not in POOL_SUFFIXES:
-        raise DataError(f"{output_path}: unlabeled text is written as .spacy, .jsonl or .txt")
-    plain = [tokens_only(doc) for doc in docs]
-    if output_path.suffix == ".spacy":
-        write_docs(output_path, plain)  # no entity annotation to write: every token stays unannotated
-    else:
-        texts = [" ".join(doc.text.split()) for doc in plain]
-        lines = [json.dumps({"text": t}, ensure_ascii=False) for t in texts] if output_path.suffix == ".jsonl" else texts
-        write_text(output_path, "".join(line + "\n" for line in lines))
-    return len(plain)
-
-
-# ---------------------------------------------------------------------------------------------
-# Entities and their confidences
-
-
-def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:
-    """The pipe whose entities are pseudo-labels, from each pipe's factory (of a pipeline or of a
-    config before it trains): ``component`` if given, else the last ``auc_ner`` or ``ner`` pipe."""
-    names = ", ".join(factories) or "no pipes"
-    if component is not None:
-        if component not in factories:
-            raise DataError(f"--component: {where} has no pipe {component!r} (it has {names})")
-        if factories[component] not in RECOGNIZERS:
-            raise DataError(f"--component: {component!r} is neither an auc_ner nor a spaCy ner pipe, so its entities have no confidence")
-        return component
-    found = [name for name, factory in factories.items() if factory in RECOGNIZERS]
-    if not found:
-        raise DataError(f"{where} ({names}) has no auc_ner or ner pipe to label the pool")
-    return found[-1]
-
-
-def pipe_factories(pipeline: Union[Language, Config]) -> Dict[str, Optional[str]]:
-    """Each pipe of a pipeline, or of a config's pipeline, with the name of its factory."""
-    if isinstance(pipeline, Language):
-        return {name: pipeline.get_pipe_meta(name).factory for name in pipeline.pipe_names}
-    components = pipeline.get("components", {})
-    return {name: (components.get(name) or {}).get("factory") for name in pipeline.get("nlp", {}).get("pipeline", [])}
-
-
-def scored_entities(
-    nlp: Language,
-    docs: Sequence[Doc],
-    component: Optional[str] = None,
-    beam_width: int = 16,
-    batch_size: int = 256,
-    progress: bool = True,
-) -> List[Tuple[Doc, List[Span], numpy.ndarray]]:
-    """Each doc with its predicted entities and a confidence in [0, 1] each (module docstring)."""
-    name = find_recognizer(pipe_factories(nlp), component)
-    pipe = nlp.get_pipe(name)
-    out: List[Tuple[Doc, List[Span], numpy.ndarray]] = []
-    bar = tqdm(total=len(docs), desc="labelling the pool", unit="sent", disable=None if progress else True, file=sys.stderr)
-    for start in range(0, len(docs), batch_size):
-        batch = list(docs[start : start + batch_size])
-        if isinstance(pipe, AUCNER):
-            key = pipe.cfg["spans_key"]
-            for doc in nlp.pipe(batch, batch_size=batch_size):
-                group = doc.spans[key]
-                out.append((doc, list(group), numpy.asarray(group.attrs["scores"], dtype="f8")))
-        else:
-            # the components before the ner, then the beam and the greedy parse of the same docs
-            before = nlp.pipe_names[: nlp.pipe_names.index(name)]
-            with nlp.select_pipes(enable=before):
-                plain = list(nlp.pipe(batch, batch_size=batch_size))
-            beams = pipe.beam_parse(plain, beam_width=beam_width, beam_density=0.0001)
-            marginals = pipe.scored_ents(beams)
-            for doc, scores in zip(pipe.pipe(plain, batch_size=batch_size), marginals):
-                ents = list(doc.ents)
-                conf = [min(1.0, scores.get((e.start, e.end, e.label_), 0.0)) for e in ents]
-                out.append((doc, ents, numpy.asarray(conf, dtype="f8")))
-        bar.update(len(batch))
-    bar.close()
-    return out
-
-
-def pseudo_label(doc: Doc, spans: Sequence[Span], scores: numpy.ndarray, threshold: float, low_confidence: str = "missing") -> Tuple[Doc, int, int]:
-    """A gold-like Doc of ``doc``'s tokens: spans scoring at least ``threshold`` as entities, the
-    others missing (or O with ``low_confidence = "outside"``); with the kept and dropped counts."""
-    keep = numpy.asarray(scores) >= threshold
-    ref = tokens_only(doc)
-    kept = [Span(ref, s.start, s.end, label=s.label_) for s, k in zip(spans, keep) if k]
-    dropped = [Span(ref, s.start, s.end) for s, k in zip(spans, keep) if not k]
-    if low_confidence == "missing":
-        ref.set_ents(kept, missing=dropped, default="outside")
-    else:
-        ref.set_ents(kept, default="outside")
-    return ref, len(kept), len(dropped)
-
-
-def label_pool(
-    nlp: Language,
-    items: Sequence[PoolItem],
-    threshold: float,
-    *,
-    low_confidence: str = "missing",
-    keep_empty: bool = False,
-    component: Optional[str] = None,
-    beam_width: int = 16,
-    progress: bool = True,
-) -> Tuple[List[Doc], Dict[str, int]]:
-    """Pseudo-labelled Docs of the pool, and counts of its sentences and entities."""
-    docs, counts = [], {"pool_sentences": len(items), "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0}
-    for doc, spans, scores in scored_entities(nlp, pool_docs(nlp, items), component, beam_width, progress=progress):
-        ref, n_kept, n_dropped = pseudo_label(doc, spans, scores, threshold, low_confidence)
-        counts["predicted_entities"] += len(spans)
-        counts["dropped_entities"] += n_dropped
-        if n_kept or keep_empty:
-            docs.append(ref)
-            counts["kept_entities"] += n_kept
-    counts["pseudo_sentences"] = len(docs)
-    return docs, counts
-
-
-# ---------------------------------------------------------------------------------------------
-# Training rounds
-
-
-def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
-    """``config`` (a file or a Config) with ``overrides``, not interpolated; a missing file, one
-    not UTF-8 or an override naming no section is one line naming the file (or ``where``)."""
-    from spacy.util import load_config_from_str
-
-    if isinstance(config, Config):
-        text = config.to_str(interpolate=False)
-        where = where if where is not None else "the config"
-    elif not Path(config).is_file():
-        raise DataError(f"{config}: no such config file")
-    else:
-        text = read_text(config)
-        where = config
-    try:
-        return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
-    except ConfigValidationError as err:
-        raise DataError(f"{where}: {config_error_text(err)}") from None
-
-
-def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
-    """``spacy train`` in-process, the package's one: ``config`` with ``overrides`` trained into
-    ``output_dir``, its log on stderr; returns ``output_dir / "model-best"``."""
+def read_pool_config(config: Config, where: PathLike) -> List[PoolItem]:
+    """The sentences of the config's ``[corpora.pool]`` (tokens and spaces), read now: a missing
+    file, a bad line or an empty pool is one line naming the file."""
     import spacy
-    from spacy.training.initialize import init_nlp
-    from spacy.training.loop import train as train_loop
+    from spacy.util import resolve_dot_names
 
-    if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
-        spacy.require_gpu(gpu_id)
-    nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
-    Path(output_dir).mkdir(parents=True, exist_ok=True)
-    train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
-    return output_dir / "model-best"
+    interpolated = config.interpolate()
+    if interpolated["corpora"]["pool"].get("path") is None:
+        raise DataError(f"{where}: [corpora.pool] reads no file: give the unlabeled text with --paths.raw_text")
+    (reader,) = resolve_dot_names(interpolated, ["corpora.pool"])
+    nlp = spacy.blank(interpolated["nlp"]["lang"])
+    items: List[PoolItem] = [([t.text for t in eg.reference], [bool(t.whitespace_) for t in eg.reference]) for eg in reader(nlp)]
+    if not items:
+        raise DataError(f"{interpolated['corpora']['pool']['path']}: the pool holds no text")
+    return items
 
 
 def _dev_scores(nlp: Language, dev: PathLike) -> Dict[str, float]:
@@ -288,101 +140,26 @@ def run_names(rounds: int) -> List[str]:
     return ["rounds.jsonl", "model-best", ".model-best.partial", *rounds_]
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The options of ``spacy-auc-ner self-train``, refused when made, naming the option."""
-
-    rounds: int = 2
-    threshold: float = 0.9
-    low_confidence: str = "missing"
-    keep_empty: bool = False
-    component: Optional[str] = None
-    beam_width: int = 16
-
-    def __post_init__(self) -> None:
-        if self.rounds < 1:
-            raise DataError(f"--rounds: expected 1 or more, got {self.rounds}")
-        if not 0.0 <= self.threshold <= 1.0:
-            raise DataError(f"--threshold: expected a confidence in [0, 1], got {self.threshold}")
-        if self.low_confidence not in LOW_CONFIDENCE:
-            raise DataError(f"--low-confidence: expected one of {', '.join(LOW_CONFIDENCE)}, got {self.low_confidence!r}")
-        if self.beam_width < 2:
-            raise DataError(f"--beam-width: expected 2 or more, got {self.beam_width}")
-
-
-def self_train(
-    config_path: PathLike,
-    output_dir: PathLike,
-    *,
-    train: PathLike,
-    dev: PathLike,
-    pool: PathLike,
-    rounds: int = 2,
-    threshold: float = 0.9,
-    teacher: Optional[PathLike] = None,
-    low_confidence: str = "missing",
-    keep_empty: bool = False,
-    component: Optional[str] = None,
-    beam_width: int = 16,
-    overrides: Optional[Dict[str, Any]] = None,
-    gpu_id: int = -1,
-    overwrite: bool = False,
-    log: Callable[[str], None] = _log,
-    progress: bool = True,
-) -> List[Dict[str, Any]]:
-    """Round 0 (the teacher) and ``rounds`` self-training rounds; returns the records of
-    ``rounds.jsonl``. Every input is checked before anything is written, and ``overwrite``
-    removes only what an earlier run recorded (:mod:`spacy_auc_ner.outputs`)."""
-    settings = Settings(rounds, threshold, low_confidence, keep_empty, component, beam_width)
-    config = load_training_config(config_path, overrides)
-    checked = check_self_train(config, config_path, settings, train=train, dev=dev, pool=pool, teacher=teacher, gpu_id=gpu_id)
-    out = OutputFolder(output_dir, "self-train")
-    out.claim(run_names(rounds), [config_path, train, dev, pool, teacher], overwrite, "a self-training run")
-    out.clear()
-    return run_rounds(out, config, config_path, settings, train=Path(train), dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, **checked)
-
-
-def check_self_train(
-    config: Config,
-    where: PathLike,
-    settings: Settings,
-    *,
-    train: Optional[PathLike],
-    dev: PathLike,
-    pool: PathLike,
-    teacher: Optional[PathLike] = None,
-    gpu_id: int = -1,
-    gold: Optional[List[Doc]] = None,
-) -> Dict[str, Any]:
-    """Read and check every input of a self-training run, writing nothing; returns what the rounds
-    need (``gold``, ``items``, ``first_teacher``). ``gold`` given (by the recipe, which read its
-    files itself) stands for ``train``, which need not exist yet."""
+def check_teacher(config: Config, where: PathLike, settings: SelfTrainingSettings, teacher: Optional[PathLike] = None) -> Optional[Language]:
+    """The given teacher pipeline loaded, or None; either way the pipe whose entities label the
+    pool must exist (refused now, not once round 0 has trained)."""
     import spacy
 
-    for path in ((train, dev) if gold is None else ()) + ((teacher,) if teacher is not None else ()):
-        if not Path(path).exists():
-            raise DataError(f"{path}: no such file or folder")
-    items = read_pool(pool)
-    if gold is None:
-        gold = read_docs(train, Vocab())
-        read_docs(dev, Vocab())  # a bad dev file fails now, not after round 0
-    load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)}, where)  # a config without [paths] fails now
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    first_teacher = None
-    if teacher is not None:
-        first_teacher = spacy.load(teacher)
-        find_recognizer(pipe_factories(first_teacher), settings.component)
-    else:  # refused now, not once round 0 has trained
+    if teacher is None:
         find_recognizer(pipe_factories(config), settings.component, f"the pipeline of {where}")
-    return {"gold": gold, "items": items, "first_teacher": first_teacher}
+        return None
+    if not Path(teacher).exists():
+        raise DataError(f"{teacher}: no such file or folder")
+    first_teacher = spacy.load(teacher)
+    find_recognizer(pipe_factories(first_teacher), settings.component)
+    return first_teacher
 
 
 def run_rounds(
     out: OutputFolder,
     config: Config,
     where: PathLike,
-    settings: Settings,
+    settings: SelfTrainingSettings,
     *,
     train: Path,
     dev: PathLike,
@@ -397,7 +174,8 @@ def run_rounds(
 ) -> List[Dict[str, Any]]:
     """Round 0 and the self-training rounds into ``out`` (inputs checked, ``out`` claimed), each
     entry recorded before it is written; every round trains ``config`` with ``overrides`` and
-    its own ``paths.train``."""
+    its own ``paths.train`` (round 0: ``train``, the gold sentences ``gold``), the rounds after
+    it with ``[self_training] max_steps`` as their step budget when it is set."""
     import spacy
 
     output_dir = out.folder
@@ -465,7 +243,8 @@ def run_rounds(
             train_path = partial / "train.spacy"
             write_docs(train_path, gold + pseudo)
             start = time.perf_counter()
-            train_config(config, partial, {**overrides, "paths.train": str(train_path)}, gpu_id)
+            budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
+            train_config(config, partial, {**overrides, **budget, "paths.train": str(train_path)}, gpu_id)
             train_seconds = time.perf_counter() - start
             # the saved configs name the training file where it will be once the round is complete
             final_train = output_dir / f"round-{k}" / "train.spacy"

@@ -248,15 +248,18 @@ def import_command(
 def rekey_command(
     spec: Path = typer.Argument(..., help="The study spec whose cells the store's rows were trained for"),
     results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
+    since: str = typer.Option("assembled", "--from", help="Which keys the rows have: 'assembled' (until 2026-11-24: a method file's content and its base's name) or 'extras' (until 2026-11-26: pretraining and self-training as the cell's extras)"),
 ):
-    """Move the rows of a store written before cells were keyed by their assembled training
-    config (until 2026-11-24: a method file's content and its base's name) into the folders
-    of the spec's cells today. Nothing is deleted; rows that match no cell stay where they
-    are; running it again moves nothing."""
-    from .store import ResultsStore, rekey
+    """Move the rows of a store written under older keys into the folders of the spec's cells
+    today: keys of before cells were keyed by their assembled training config (--from
+    assembled), or before pretraining and self-training were config (--from extras). Nothing is
+    deleted; rows that match no cell stay where they are; running it again moves nothing."""
+    from .store import REKEY_FROM, ResultsStore, rekey
 
+    if since not in REKEY_FROM:
+        raise StoreError(f"--from {since}: expected one of {', '.join(REKEY_FROM)}")
     study, results = _spec_and_store(spec, results)
-    done = rekey(ResultsStore(results), study.cells(), warn=_err)
+    done = rekey(ResultsStore(results), study.cells(), REKEY_FROM[since], warn=_err)
     typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
                f"{done.kept} rows left where they were (the same row is in the new folder)")
 

@@ -74,11 +74,11 @@ def run_cell(cell: Cell) -> Dict[str, Any]:
     (a tuning trial: on the dev split only; it is never scored on test). A method with its own
     cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
     from .experiment import train_and_evaluate
-    from .training_extras import POOL_STEPS, run_cell_with_extras
+    from .training_extras import run_cell_with_extras, steps
 
     if cell.runner is not None:
         return resolve_runner(cell.runner)(cell)
-    if any(step in (cell.extras or {}) for step in POOL_STEPS):
+    if steps(cell):  # pretraining or self-training, which spacy train cannot do
         return run_cell_with_extras(cell)
     return train_and_evaluate(
         cell.training_config(),

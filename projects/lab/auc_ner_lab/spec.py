@@ -42,7 +42,7 @@ from spacy_auc_ner.api import config_error_text, PathLike
 from spacy_auc_ner.api import METRICS
 from .sets import dev_set_config, training_set_config
 from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path, recipe_encoder, recipe_files
-from .training_extras import POOL_STEPS, AugmentSettings, PretrainSettings, SelfTrainSettings, augmented_block, config_augment, hashable, resolve_extras
+from .training_extras import PRETRAIN_TEXTS, AugmentSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
 
@@ -156,7 +156,10 @@ RunnerPath = Annotated[Optional[str], expect(lambda v: v is None or (isinstance(
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
     study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
-    ``config`` file of the user's; plus training extras (`training_extras.py`). With ``runner``
+    ``config`` file of the user's; ``layers``, partials of the configs folder merged between the
+    base and the method (``pretrain/characters.cfg``, ``self_training.cfg``: pretraining and
+    self-training are config, as in a recipe); plus the augmentation of its draw and what its
+    pretraining reads (`training_extras.py`). With ``runner``
     (a 'module:function' cell function) the function trains its cells instead of spacy train,
     reading their config: by default the spec's base alone."""
 
@@ -165,25 +168,35 @@ class MethodEntry(Section):
     recipe: Optional[str] = None
     config: Optional[str] = None
     runner: RunnerPath = None
+    layers: Annotated[List[str], expect(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                                        "{value} is not a list of partial config files (e.g. [pretrain/characters.cfg, self_training.cfg])")] = []
     overrides: Overrides = {}
     description: str = ""
     # None: the augmentation of the method's own config; false: none
     augment: Annotated[Optional[AugmentSettings], BeforeValidator(AugmentSettings.given)] = None
-    pretrain: Annotated[Optional[PretrainSettings], BeforeValidator(PretrainSettings.given)] = None
-    self_train: Annotated[Optional[SelfTrainSettings], BeforeValidator(SelfTrainSettings.given)] = None
+    pretrain_text: Annotated[str, expect(lambda v: v in PRETRAIN_TEXTS, "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _procedure_is_config(cls, data: Any) -> Any:
+        old = [key for key in ("pretrain", "self_train") if isinstance(data, dict) and key in data]
+        if old:
+            raise ValueError(f"{' and '.join(old)} are config settings since 2026-11-26: name a recipe (its [pretraining] and "
+                             "[self_training] blocks), or give a base method layers: [pretrain/characters.cfg, self_training.cfg]; "
+                             "then set them with overrides (pretraining.max_epochs, corpora.pretrain.limit, self_training.rounds, "
+                             "self_training.threshold, corpora.pool.limit, ...)")
+        return data
 
     @model_validator(mode="after")
     def _one_definition(self) -> "MethodEntry":
         given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
-        extras = [key for key in ("augment", *POOL_STEPS) if getattr(self, key) is not None]
-        if self.runner is not None and (extras or self.recipe is not None):
-            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(extras or ['recipe'])}: the function trains alone")
+        if self.runner is not None and (self.recipe is not None or self.layers or self.augment is not None):
+            raise ValueError("a method trained by its own function ('runner') takes no recipe, layers or augment: the function trains alone")
+        if self.layers and (self.recipe is not None or self.config is not None):
+            raise ValueError("layers go between a base and a method; a recipe has its own, and a full config needs none")
         return self
-
-    def pool_steps(self) -> List[str]:
-        return [step for step in POOL_STEPS if getattr(self, step) is not None]
 
 
 class CorpusEntry(Section):
@@ -288,10 +301,6 @@ class SpecFile(Section):
         # part of a grid with the same cells)
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
-        for i, method in enumerate(self.methods):
-            steps = method.pool_steps()
-            if steps and setting != "lowres":
-                raise At(("methods", i), f"{' and '.join(steps)} take their unlabeled pool from the rest of a lowres draw; the {setting} setting has none")
         self._check_baseline()
         if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
             raise At(("partitions",), f"at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
@@ -348,6 +357,7 @@ class MethodSpec:
     layers: List[str] = field(default_factory=list)
     # a cell function ('module:function') that trains the method instead of spacy train
     runner: Optional[str] = None
+    pretrain_text: str = "pool"
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -389,6 +399,8 @@ class Cell:
     runner: Optional[str] = None
     # "dev": a reported cell scored on the dev sample only (spec key score_on)
     score_on: str = "test"
+    # what its pretraining reads: the pool (the rest of the split) or its drawn sentences
+    pretrain_text: str = "pool"
 
     def __post_init__(self):
         if not self.key:
@@ -424,8 +436,15 @@ class Cell:
             row["tuning"] = self.tuning
         if self.selection is not None and "chosen" in self.selection:
             row["tuned"] = self.selection["chosen"]
-        if self.extras:
-            row["extras"] = sorted(self.extras)
+        from .training_extras import steps
+
+        try:
+            named_steps = steps(self)
+        except (OSError, ValueError):  # a config that cannot be read: its run fails and says why
+            named_steps = []
+        named = sorted({*(self.extras or {}), *named_steps})
+        if named:
+            row["extras"] = named
         return row
 
     def test_split(self) -> Optional[str]:
@@ -484,7 +503,7 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
     size, value, partition or tuning trial) and, for a tuned reported cell, its grid and
     selection metric (not the chosen values, which its trials decide). Paths are left out,
     so that moving the corpora or the configs does not lose results."""
-    return {
+    additions = {
         "overrides": cell.overrides,
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
@@ -495,6 +514,9 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
         # tuning trial is dev-only anyway, so it stays the trial every spec shares)
         **({"score_on": "dev"} if cell.score_on == "dev" and cell.tuning is None else {}),
     }
+    if cell.pretrain_text != "pool":
+        additions["pretrain_text"] = cell.pretrain_text
+    return additions
 
 
 def config_digest(base_config: Optional[PathLike], partials: Sequence[PathLike]) -> str:
@@ -630,6 +652,7 @@ class StudySpec:
             layers=list(method.layers),
             runner=method.runner,
             score_on=self.score_on,
+            pretrain_text=method.pretrain_text,
         )
 
     def _tuning_trials(self) -> List["Cell"]:
@@ -690,7 +713,7 @@ class StudySpec:
         corpus's) names nothing in the config it is applied to, as ``tune.grid`` keys are
         checked: spaCy would take the typo ``training.max_step`` as a new setting and train
         the config's own budget, and fail every cell on a key in an unknown section."""
-        from .tuning import missing_keys
+        from spacy_auc_ner.api import unknown_override_keys
 
         problems, seen = [], set()
         for cell in self.cells():
@@ -704,20 +727,10 @@ class StudySpec:
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
             if not origin:
                 continue
-            # A key that swaps a registered function (``...embed.@architectures``) is checked
-            # against the config without the spec's keys; the others against the config with
-            # the swaps made, as the new function's settings exist only there.
-            swaps = [k for k in origin if k.rsplit(".", 1)[-1].startswith("@")]
-            missing = []
-            for keys, kept in ((swaps, ()), ([k for k in origin if k not in swaps], swaps)):
-                if not keys:
-                    continue
-                overrides = {k: v for k, v in cell.overrides.items() if k not in origin or k in kept}
-                config = cell.redefined(overrides=overrides).training_config()
-                absent = missing_keys(config, keys)
-                if absent:  # a key may restate a default the config file leaves out
-                    absent = missing_keys(_filled(config), absent)
-                missing.extend(absent)
+            # the library's check, the one `spacy-auc-ner recipe` makes of its overrides, on the
+            # config with the cell's own keys (its draw, its seed)
+            config = cell.redefined(overrides={k: v for k, v in cell.overrides.items() if k not in origin}).training_config()
+            missing = unknown_override_keys(config, {k: cell.overrides[k] for k in origin})
             problems.extend(
                 f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
                 for key in missing
@@ -876,6 +889,7 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
             except MethodError as err:
                 raise MethodError(f"{err} (or define it with 'config: <file.cfg>')") from None
             base_config = str(configs_dir / ENCODERS[encoder])
+            layers = [str(configs_dir / layer) for layer in entry.layers]  # a missing one: check_files names it
     except MethodError as err:
         raise SpecError(f"{source}: {where}: {err}") from None
     own = None
@@ -885,7 +899,8 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         except MethodError as err:
             raise SpecError(f"{source}: {where}: {err}") from None
     try:
-        extras = resolve_extras(entry, configs_dir, own)
+        extras = resolve_extras(entry, own)
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
-    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers, runner=entry.runner)
+    return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,
+                      pretrain_text=entry.pretrain_text, runner=entry.runner)

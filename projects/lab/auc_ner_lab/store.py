@@ -25,8 +25,9 @@ Rows keep the JSON of `json`, not srsly's: ``srsly.json_dumps(0.0845070422535211
 ``0.0845070423``, so scores would change on the way through the store.
 Rows of the old format (a study's JSONL file, as a campaign still running from an older
 checkout writes it) come in through `import_jsonl`, the one place that knows their ids; rows
-of a store written before keys hashed the assembled config move to today's keys with `rekey`,
-the one place that knows those keys (`previous_cell_key`).
+of a store written before keys hashed the assembled config, or before pretraining and
+self-training were config, move to today's keys with `rekey`, this module the one place that
+knows those keys (`previous_cell_key`, `extras_cell_key`).
 
 What is read is checked, as a row is a file anyone can copy, move or edit: a store is a folder
 holding the marker file ``.results-store`` (which the lab writes into every store it creates),
@@ -479,6 +480,56 @@ def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
         return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
     except (ValueError, KeyError):  # a file thinc cannot parse: by its text
         return {"text": text}
+
+
+# ---- the keys until 2026-11-26: pretraining and self-training as a cell's extras ----------------
+# The procedure's keys a spec sets since, and the blocks the recipes hold since (configs/self_training.cfg)
+PROCEDURE_KEYS = ("pretraining.max_epochs", "corpora.pretrain.limit", "corpora.pool.limit")
+PROCEDURE_LAYERS = ("self_training.cfg", "characters.cfg")  # the second a recipe has always had
+
+
+def extras_cell(cell):
+    """The cell as it was written until 2026-11-26, when a spec gave pretraining and
+    self-training as extras (``pretrain: {objective, epochs, pool | text: draw}``,
+    ``self_train: {rounds, threshold, pool, low_confidence}``) rather than as config: the
+    procedure's overrides and layers taken out and said as those extras."""
+    from .training_extras import OBJECTIVES, pretrains, self_trains
+
+    config = cell.training_config()
+    extras = dict(cell.extras or {})
+    if pretrains(config):
+        block = config["pretraining"]
+        objective = OBJECTIVES[block["objective"]["@architectures"]]
+        source = {"text": "draw"} if cell.pretrain_text == "draw" else {"pool": config["corpora"]["pretrain"]["limit"]}
+        extras["pretrain"] = {"objective": objective, "epochs": block["max_epochs"], **source, "fragment": f"{objective}.cfg"}
+    if self_trains(config):
+        block = config["self_training"]
+        extras["self_train"] = {"rounds": block["rounds"], "threshold": block["threshold"], "pool": config["corpora"]["pool"]["limit"],
+                                "low_confidence": block["low_confidence"]}
+    overrides = {k: v for k, v in cell.overrides.items() if not (k in PROCEDURE_KEYS or k.startswith("self_training."))}
+    recipe = Path(cell.config).parent.name == "recipes"
+    layers = [p for p in cell.layers if Path(p).name != PROCEDURE_LAYERS[0] and (recipe or Path(p).name != PROCEDURE_LAYERS[1])]
+    return cell.redefined(overrides=overrides, extras=extras or None, layers=layers, pretrain_text="pool")
+
+
+def extras_cell_key(cell) -> str:
+    """The key of `extras_cell`: its assembled config's digest without the self-training blocks
+    (they were not in its files), plus what the cell added."""
+    from .spec import CELL_PATHS, cell_additions
+
+    old = extras_cell(cell)
+    config = _assembled_content(old.base_config, tuple(old.layers), old.config) if old.base_config else _file_content(old.config)
+    config = json.loads(json.dumps(config))
+    for name in CELL_PATHS:
+        config.get("paths", {}).pop(name, None)
+    config.pop("self_training", None)
+    config.get("corpora", {}).pop("pool", None)
+    digest = hashlib.sha1(json.dumps(config, sort_keys=True).encode("utf8")).hexdigest()
+    content = {"config": digest, **cell_additions(old)}
+    return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
+
+
+REKEY_FROM = {"assembled": previous_cell_key, "extras": extras_cell_key}  # `study rekey --from`
 
 
 class Rekeyed(NamedTuple):

@@ -1,38 +1,39 @@
-"""Training extras of a study method: data augmentation, pretraining of the encoder and
-self-training on the unlabeled rest of the training split, so that a study measures spaCy's
-``ner``, the low-resource recipes (``configs/recipes/``: a head with all three) and each of
-their parts removed in turn on the same draws as every other method, with the same scorer.
+"""Training extras of a study method: data augmentation of its draw, and the pretraining and
+self-training steps of its config, run on the rest of the training split, so that a study
+measures spaCy's ``ner``, the low-resource recipes (``configs/recipes/``) and each of their
+parts removed in turn on the same draws as every other method, with the same scorer.
 
-A method of a spec names them (`AugmentSettings`, `PretrainSettings`, `SelfTrainSettings` read them,
-`resolve_extras` completes them, `run_cell_with_extras` runs them)::
+Pretraining and self-training are config, as in ``spacy-auc-ner recipe``: a cell pretrains when
+its config's ``[pretraining]`` block has an objective and ``max_epochs`` >= 1 (a recipe's, or a
+base method's with the layer ``pretrain/characters.cfg``) and self-trains when its
+``[self_training] rounds`` is 1 or more (a recipe's, or the layer ``self_training.cfg``); a
+spec sets them with overrides, so that a cell's key hashes the whole procedure::
 
-    augment: {copies: 2}          # Augmented.v1 settings around the cell's drawn sentences
-    pretrain: {objective: characters, epochs: 2, pool: 2000}   # or {text: draw}: on the draw alone
-    self_train: {rounds: 1, threshold: 0.9, pool: 2000}
+    - {name: recipe, recipe: lowres_spacy_ner, overrides: {self_training.rounds: 1}}
+    - {name: ce_pretrain, base: ce, layers: [pretrain/characters.cfg], overrides: {pretraining.max_epochs: 2}}
 
 Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` block
 (`augmented_block`): the drawn sentences go inside the wrapper. A study replaces the config's
 training corpus by its draw, so a method whose config wraps its corpus in ``Augmented.v1``
 (the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
 
-Pretraining and self-training are steps that ``spacy train`` cannot do; a cell runs them in a
-temporary folder with the package's orchestrator, the one of ``spacy-auc-ner recipe``
-(`spacy_auc_ner.training.recipe.train_steps`), once it has written what only a cell has (its
-pools, its draw and its dev sample as files):
+A cell with a step runs in a temporary folder with the package's orchestrator, the one of
+``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), once it has written
+what only a cell has (its pools, its draw and its dev sample as files):
 
-1. the pool: the sentences of the training split that the cell's draw leaves out, without
-   their annotation, the first ``pool`` of them in the draw's seeded order (`write_pool`, the
-   same pool as ``spacy-auc-ner pool``);
-2. ``pretrain``: ``spacy pretrain`` of the config's encoder on the pool for ``epochs`` epochs
-   with the objective ``configs/pretrain/<objective>.cfg`` (`pretraining_config`); training
-   then starts from the weights (``[initialize] init_tok2vec``). With ``text: draw`` it reads
-   the cell's drawn sentences instead (no pool): what ``spacy-auc-ner recipe`` does for a
-   user who has no raw text;
-3. ``self_train``: round 0 trains on the draw, each of ``rounds`` rounds labels the pool with
-   the previous round's model, keeps entities whose confidence reaches ``threshold`` and
-   retrains on draw + pseudo-labels (`run_rounds`). The round with the best dev F1 (on the
-   cell's dev sample, the set early stopping uses) is the cell's model: chosen on dev, never
-   on test.
+1. the pools: the sentences of the training split that the cell's draw leaves out, without
+   their annotation, the first ``limit`` of them in the draw's seeded order (`write_pool`, the
+   same pool as ``spacy-auc-ner pool``): ``[corpora.pretrain] limit`` for pretraining (a
+   .jsonl file), ``[corpora.pool] limit`` for self-training (0: all of them);
+2. pretraining: ``spacy pretrain`` of the config's encoder on its pool for ``max_epochs``
+   epochs, the objective's fragment merged and the component named as ``spacy-auc-ner
+   pretrain-config`` does (`with_pretraining`); training then starts from the weights. With
+   ``pretrain_text: draw`` (a method key) it reads the cell's drawn sentences instead: what
+   ``spacy-auc-ner recipe`` does for a user who has no raw text;
+3. self-training: round 0 trains on the draw, each round labels the pool with the previous
+   round's model and retrains on draw + pseudo-labels (`run_rounds`). The round with the best
+   dev F1 (on the cell's dev sample, the set early stopping uses) is the cell's model: chosen
+   on dev, never on test.
 
 The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1 and pseudo
 entities, the chosen round; their ``train_seconds`` is everything up to the cell's model (the
@@ -42,18 +43,17 @@ import inspect
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Dict, Iterator, Optional
+from typing import Any, ClassVar, Dict, Iterator, Optional
 
-from pydantic import create_model, model_validator
+from pydantic import create_model
 from spacy.util import registry
 from thinc.api import Config
 
-from .validation import At, Section, expect, positive
+from .validation import Section
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
 AUGMENT_KEYS = tuple(p for p in inspect.signature(registry.readers.get(AUGMENTED)).parameters if p not in ("corpus", "seed"))
-POOL_STEPS = ("pretrain", "self_train")
 
 
 class Extra(Section):
@@ -91,63 +91,19 @@ AugmentSettings = create_model("AugmentSettings", __base__=_Augment, **{
     name: (p.annotation, p.default) for name, p in inspect.signature(registry.readers.get(AUGMENTED)).parameters.items() if name in AUGMENT_KEYS})
 
 
-class PretrainSettings(Extra):
-    """``spacy pretrain`` of the encoder: the objective's fragment (configs/pretrain/), epochs,
-    and what it reads: the first ``pool`` sentences of the rest of the split, or the cell's
-    own drawn sentences (``text: draw``)."""
-
-    objective: str = "characters"
-    epochs: Annotated[int, positive()] = 2
-    pool: Annotated[int, positive("number of sentences")] = 2000
-    text: Annotated[str, expect(lambda v: v in ("pool", "draw"), "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
-
-    @model_validator(mode="after")
-    def _no_pool_for_the_draw(self) -> "PretrainSettings":
-        if self.text == "draw" and "pool" in self.model_fields_set:
-            raise ValueError("pool sets the size of a pool that text: draw does not read; give one of them")
-        return self
-
-    def settings(self) -> Dict[str, Any]:
-        """The pool (the default) leaves `text` out, so that the cells written before the draw
-        was a choice keep their keys; the draw has no pool."""
-        return self.model_dump(exclude={"text"} if self.text == "pool" else {"pool"})
+PRETRAIN_TEXTS = ("pool", "draw")  # what a cell's pretraining reads: the rest of the split, or its drawn sentences
 
 
-class SelfTrainSettings(Extra):
-    """Self-training on the rest of the split: rounds, the confidence a pseudo entity needs,
-    the pool's size and what a low-confidence token becomes."""
-
-    rounds: Annotated[int, positive()] = 1
-    # as written (1 stays 1, not 1.0): a cell's key hashes it
-    threshold: Annotated[Any, expect(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
-                                     "{value} is not a confidence in [0, 1]")] = 0.9
-    pool: Annotated[int, positive("number of sentences")] = 2000
-    low_confidence: Any = "missing"
-
-
-PRETRAIN_DEFAULTS = PretrainSettings().settings()
-SELF_TRAIN_DEFAULTS = SelfTrainSettings().settings()
-
-
-def resolve_extras(entry, configs_dir: Path, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def resolve_extras(entry, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The extras of a validated method entry (`spec.MethodEntry`), as its cells hold them:
     ``augment`` (the entry's settings; where it says nothing, those of the method's own config,
-    `config_augment`), ``pretrain`` with its objective's fragment file, ``self_train``.
-    Raises `At` when the objective has no fragment."""
+    `config_augment`)."""
     extras: Dict[str, Any] = {}
     if "augment" in entry.model_fields_set:
         if entry.augment is not None:
             extras["augment"] = entry.augment.settings()
     elif config_augment is not None:
         extras["augment"] = dict(config_augment)
-    if entry.pretrain is not None:
-        settings = entry.pretrain.settings()
-        fragment = configs_dir / "pretrain" / f"{settings['objective']}.cfg"
-        if not fragment.is_file():
-            raise At(("pretrain", "objective"), f"{settings['objective']!r} has no fragment {fragment}")
-        extras["pretrain"] = {**settings, "fragment": str(fragment)}
-    if entry.self_train is not None:
-        extras["self_train"] = entry.self_train.settings()
     return extras
 
 
@@ -197,15 +153,43 @@ def _drawn(config: Config) -> Config:
     return plain
 
 
-def with_pretraining(config: Config, settings: Dict[str, Any], workdir: Path) -> Config:
-    """``config`` (a cell's training config) filled and merged with the pretraining settings
-    ``settings`` (``fragment``, ``epochs``), as `spacy pretrain` and then `spacy train` read it:
-    a model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe."""
-    from spacy_auc_ner.api import pretraining_config
+def pretrains(config: Config) -> bool:
+    """Whether a cell's config pretrains: an objective in ``[pretraining]`` and 1 or more epochs
+    (its component may still be unnamed: `with_pretraining` names it)."""
+    block = config.get("pretraining") or {}
+    return bool(block.get("objective")) and (block.get("max_epochs") or 0) > 0
 
+
+def self_trains(config: Config) -> bool:
+    """Whether a cell's config self-trains: ``[self_training] rounds`` of 1 or more."""
+    return ((config.get("self_training") or {}).get("rounds") or 0) > 0
+
+
+def steps(cell) -> list:
+    """The steps of ``cell`` (a `spec.Cell`) that ``spacy train`` cannot do: pretrain, self_train."""
+    config = cell.training_config()
+    return [name for name, runs in (("pretrain", pretrains(config)), ("self_train", self_trains(config))) if runs]
+
+
+OBJECTIVES = {"spacy.PretrainCharacters.v1": "characters", "spacy.PretrainVectors.v1": "vectors"}  # -> configs/pretrain/<name>.cfg
+
+
+def with_pretraining(config: Config, workdir: Path) -> Config:
+    """``config`` (a cell's training config) as `spacy pretrain` and then `spacy train` read it,
+    as ``spacy-auc-ner pretrain-config`` writes it: its objective's fragment
+    (``configs/pretrain/``) merged, spaCy's defaults filled, the component and layer named (a
+    model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe), and its own
+    ``max_epochs`` kept."""
+    from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, pretraining_config
+
+    block = config["pretraining"]
+    objective = OBJECTIVES.get(block["objective"].get("@architectures"))
+    if objective is None:
+        raise ValueError(f"[pretraining.objective] {block['objective'].get('@architectures')!r} has no fragment in configs/pretrain ({', '.join(OBJECTIVES)})")
+    epochs = block["max_epochs"]
     config.to_disk(workdir / "cell.cfg")
-    config = pretraining_config(workdir / "cell.cfg", settings["fragment"])
-    config["pretraining"]["max_epochs"] = settings["epochs"]
+    config = pretraining_config(workdir / "cell.cfg", DEFAULT_CONFIGS_DIR / "pretrain" / f"{objective}.cfg")
+    config["pretraining"]["max_epochs"] = epochs
     return config
 
 
@@ -229,50 +213,54 @@ def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
 
 
 def run_cell_with_extras(cell) -> Dict[str, Any]:
-    """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose
-    ``extras`` name ``pretrain`` or ``self_train``) with the package's `train_steps`, the
-    steps of ``spacy-auc-ner recipe``, then score it like any cell. What the cell adds: its
-    pools, the draw and dev sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.api import OutputFolder
-    from spacy_auc_ner.api import train_steps
-    from spacy_auc_ner.api import load_training_config, SelfTrainOptions as Settings, write_pool, write_unlabeled
+    """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
+    has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
+    recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
+    sample as files, and the row's ``extras``."""
+    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
     from .experiment import quiet, trained_scores
 
-    extras = cell.extras or {}
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
     start = time.perf_counter()
     config = cell.training_config()
     config["paths"]["train"] = str(cell.train)
     config["paths"]["dev"] = str(cell.dev)
+    pretrain, self_train = pretrains(config), self_trains(config)
+    draw_text = cell.pretrain_text == "draw"
     info: Dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        # each step's pool: the first `pool` sentences of the same order (the smaller within the larger)
-        written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=extras[step]["pool"])
-                   for step, suffix in (("self_train", ".spacy"), ("pretrain", ".jsonl")) if "pool" in extras.get(step, {})]
+        # each step's pool: the first `limit` sentences of the same order (the smaller within the larger)
+        pools = [("corpora.pool", ".spacy")] if self_train else []
+        pools += [("corpora.pretrain", ".jsonl")] if pretrain and not draw_text else []
+        written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=config["corpora"][block.split(".")[1]].get("limit") or None)
+                   for block, suffix in pools]
         if written:
             info["pool_sentences"] = max(written)
-        steps: Dict[str, Any] = {"train": cell.train, "dev": cell.dev}
-        if "pretrain" in extras:
-            steps.update(raw_text=tmp / "pool.jsonl", pretrain_epochs=extras["pretrain"]["epochs"])
-            if extras["pretrain"].get("text") == "draw":  # the drawn sentences as they are, not augmented
-                steps["raw_text"] = tmp / "draw.jsonl"
-                write_unlabeled(steps["raw_text"], _reader_docs(_drawn(config), "corpora.train"))
-            config = with_pretraining(config, extras["pretrain"], tmp)
-        if "self_train" in extras:
-            settings = extras["self_train"]
-            steps.update(_self_training_files(config, tmp), pool=tmp / "pool.spacy",
-                         settings=Settings(settings["rounds"], settings["threshold"], settings["low_confidence"]))
+        overrides: Dict[str, Any] = {}
+        if pretrain:
+            raw_text = tmp / "pool.jsonl"
+            if draw_text:  # the drawn sentences as they are, not augmented
+                raw_text = tmp / "draw.jsonl"
+                write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
+            config = with_pretraining(config, tmp)
+            config["paths"]["raw_text"] = str(raw_text)
+        if self_train:
+            files = _self_training_files(config, tmp)
+            overrides = {**files["overrides"], "paths.train": str(files["train"]), "paths.dev": str(files["dev"])}
+            config = with_self_training(config)
+            config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
         with quiet():
-            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, gpu_id=cell.gpu_id, log=lambda text: None, progress=False, **steps)
+            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain=pretrain, self_train=self_train,
+                                  overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
         train_seconds = time.perf_counter() - start
         if summary["pretrain_seconds"] is not None:
             info["pretrain_seconds"] = summary["pretrain_seconds"]
-        if extras.get("pretrain", {}).get("text") == "draw":
+        if pretrain and draw_text:
             info["pretrain_sentences"] = summary["pretrain_sentences"]
         # scored on the dev set early stopping used: the cell's own, or its sample as a file
-        dev_config = load_training_config(config, {**steps.get("overrides", {}), "paths.dev": str(steps["dev"])})
+        dev_config = load_training_config(config, overrides)
         result = trained_scores(summary["model"], dev_config, cell.test_split())
     if summary["rounds"]:
         rounds = summary["rounds"]

@@ -30,6 +30,8 @@ from typing import Annotated, Any, Dict, List, Mapping, Optional, Sequence, Tupl
 
 from pydantic import BeforeValidator, Field, field_validator
 
+from spacy_auc_ner.api import missing_keys  # the one check of a dotted key, the library's
+
 from .validation import Section, positive
 
 TUNE_SEED_OFFSET = 10_000
@@ -144,20 +146,6 @@ def value_text(value: Any) -> str:
 
 
 # ---- checks against the methods' configs ------------------------------------------------------
-def missing_keys(config: Mapping[str, Any], keys: Sequence[str]) -> List[str]:
-    """The dotted keys that name nothing in `config` (spaCy would accept some of them as new
-    settings and fail, or silently ignore them, only once training starts)."""
-    out = []
-    for key in keys:
-        node: Any = config
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                out.append(key)
-                break
-            node = node[part]
-    return out
-
-
 def grid_key_problems(tune: TuneSpec, method_configs: Mapping[str, Tuple[str, Mapping[str, Any]]]) -> List[str]:
     """One message per grid key that names nothing in a method's assembled config
     (`method_configs`: method -> (config file, the config with the cell's overrides))."""

@@ -40,10 +40,10 @@ RECIPE_CONTRASTS = [
     ("a second self-training round", "recipe_rounds2", "recipe"),
     ("a third self-training round", "recipe_rounds3", "recipe_rounds2"),
     ("more raw text: 5,000 pool sentences in place of 2,000 (two rounds)", "recipe_pool5000", "recipe_rounds2"),
-    ("raw text (the recipe against it without --raw)", "recipe", "recipe_no_raw"),
+    ("raw text (the recipe against it without raw text)", "recipe", "recipe_no_raw"),
     ("pretraining on the annotated sentences alone (no raw text)", "recipe_no_raw", "recipe_augment_only"),
     ("augmentation alone, for spaCy's ner", "recipe_augment_only", "spacy_ner"),
-    ("no raw text: the recipe without --raw against the BiLSTM-CRF", "recipe_no_raw", "bilstm_crf"),
+    ("no raw text: the recipe without raw text against the BiLSTM-CRF", "recipe_no_raw", "bilstm_crf"),
     ("augmentation, for the BiLSTM-CRF", "bilstm_crf_augment", "bilstm_crf"),
     ("no raw text: the BiLSTM-CRF with augmentation against spaCy's ner with it", "bilstm_crf_augment", "recipe_augment_only"),
     ("the AUC term (mu 0.1), for the CRF", "crf_auc", "crf"),
@@ -65,7 +65,7 @@ RECIPE_CONTRASTS = [
     ("at 100 sentences: the BiLSTM-CRF + AUC head with the extras against the one-round recipe",
      "bilstm_crf_auc_extras", "recipe", (100,)),
     ("at 100 sentences, no raw text: the BiLSTM-CRF against spaCy's ner", "bilstm_crf", "spacy_ner", (100,)),
-    ("at 20-50 sentences, no raw text: the recipe without --raw against spaCy's ner", "recipe_no_raw", "spacy_ner", (20, 50)),
+    ("at 20-50 sentences, no raw text: the recipe without raw text against spaCy's ner", "recipe_no_raw", "spacy_ner", (20, 50)),
 ]
 
 # contrasts that docs/recipe.md's prose cites, each a generated sentence part
@@ -90,7 +90,7 @@ RECIPE_SENTENCES = {
 # (what, method of the committed results, method of the rerun)
 RERUN_CONTRASTS = [
     ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
-    ("no raw text: the recipe without --raw, against the recipe rerun", "recipe_no_raw", "recipe"),
+    ("no raw text: the recipe without raw text, against the recipe rerun", "recipe_no_raw", "recipe"),
     ("augmentation alone, against spaCy's ner rerun", "recipe_augment_only", "spacy_ner"),
     ("the recipe as shipped (two rounds), against spaCy's ner rerun", "recipe_rounds2", "spacy_ner"),
     ("no raw text: the BiLSTM-CRF (the package's LSTM), against spaCy's ner rerun", "bilstm_crf", "spacy_ner"),

@@ -11,8 +11,11 @@ change, the files' contents may not.
 
 ``data/cell_training_calls.json`` was written by ``REGENERATE_CELL_CALLS=1 pytest`` on
 commit c5d57ee, before the cell ran its steps through the package's
-``spacy_auc_ner.training.recipe.train_steps``; regenerate it only for a change meant to
-change what cells train, and then their ids with it.
+``spacy_auc_ner.training.recipe.train_steps``, when the methods below gave pretraining and
+self-training as extras (``pretrain: {epochs: 1, pool: 4}``, ``self_train: {threshold: 0.0,
+pool: 3}``, ...; config since 2026-11-26); regenerate it only for a change meant to change
+what cells train, and then their ids with it. The blocks spaCy never reads are left out of the
+recorded configs (`_read_by_spacy`).
 """
 import hashlib
 import json
@@ -26,7 +29,7 @@ from spacy.tokens import DocBin
 
 from auc_ner_lab.runner import run_cell
 from auc_ner_lab.spec import parse_spec
-from auc_ner_lab.store import old_cell_id
+from auc_ner_lab.store import extras_cell, old_cell_id
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -35,19 +38,22 @@ sys.path.insert(0, str(Path(__file__).parent))
 from lab_data import write_toy_corpus  # noqa: E402
 
 FAST = {"training.max_steps": 4, "training.eval_frequency": 2}
+LIMITS = {"corpora.pretrain.limit": 4, "corpora.pool.limit": 3}
 METHODS = {
     # spaCy's ner recipe: augmentation, pretraining on the pool, one self-training round
     "recipe_ner": {"recipe": "lowres_spacy_ner", "augment": {"copies": 1},
-                   "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}},
+                   "overrides": {**LIMITS, "pretraining.max_epochs": 1, "self_training.rounds": 1, "self_training.threshold": 0.0}},
     # the package's head: pretraining on the draw, two rounds
-    "recipe_head": {"recipe": "lowres_best", "pretrain": {"epochs": 1, "text": "draw"},
-                    "self_train": {"rounds": 2, "threshold": 0.0, "pool": 3}},
+    "recipe_head": {"recipe": "lowres_best", "pretrain_text": "draw",
+                    "overrides": {"corpora.pool.limit": 3, "pretraining.max_epochs": 1, "self_training.threshold": 0.0}},
     # pretraining alone: the cell trains once from the weights
-    "ce_pretrain": {"base": "ce", "pretrain": {"epochs": 1, "pool": 4}},
+    "ce_pretrain": {"base": "ce", "layers": ["pretrain/characters.cfg"], "overrides": {"corpora.pretrain.limit": 4, "pretraining.max_epochs": 1}},
     # no pool step: the plain path of a cell (augmentation is a reader, so it is a plain cell)
     "crf_augment": {"base": "crf", "augment": {"copies": 1}},
     # self-training alone, no augmentation
-    "crf_self_train": {"base": "crf", "self_train": {"threshold": 0.0, "pool": 3, "low_confidence": "outside"}},
+    "crf_self_train": {"base": "crf", "layers": ["self_training.cfg"],
+                       "overrides": {"corpora.pool.limit": 3, "self_training.rounds": 1, "self_training.threshold": 0.0,
+                                     "self_training.low_confidence": "outside"}},
 }
 
 
@@ -75,6 +81,19 @@ def _normal(value):
     return value
 
 
+def _read_by_spacy(config) -> dict:
+    """The config without what spaCy never reads, recorded since the self-training settings
+    became config blocks (2026-11-26): ``[self_training]``, ``[corpora.pool]`` (spacy train
+    makes every reader of [corpora] and reads only its train and dev corpora; spacy pretrain
+    only its own) and a null ``paths.raw_text`` (a variable nothing else names)."""
+    config = dict(config)
+    config.pop("self_training", None)
+    config["corpora"] = {k: v for k, v in config["corpora"].items() if k != "pool"}
+    if config["paths"].get("raw_text", "") is None:
+        config["paths"] = {k: v for k, v in config["paths"].items() if k != "raw_text"}
+    return config
+
+
 @pytest.fixture
 def recorded(monkeypatch):
     """Stand-ins for spacy pretrain, init_nlp and the training loop; the list of calls."""
@@ -84,11 +103,11 @@ def recorded(monkeypatch):
     real_init = initialize.init_nlp
 
     def fake_pretrain(config, output_dir, resume_path=None, epoch_resume=None, use_gpu=-1, silent=True, skip_last=False):
-        calls.append({"pretrain": _normal(dict(config)), "use_gpu": use_gpu})
+        calls.append({"pretrain": _normal(_read_by_spacy(config)), "use_gpu": use_gpu})
         (Path(output_dir) / "model-last.bin").write_bytes(b"pretrained weights")
 
     def fake_init(config, *, use_gpu=-1):
-        calls.append({"train": _normal(dict(config)), "use_gpu": use_gpu})
+        calls.append({"train": _normal(_read_by_spacy(config)), "use_gpu": use_gpu})
         untrained = config.copy()
         untrained["paths"]["init_tok2vec"] = None
         return real_init(untrained, use_gpu=use_gpu)
@@ -117,7 +136,9 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     rounds = [{k: v for k, v in r.items() if k != "train_seconds"} for r in extras.pop("rounds", [])]
     kept = {k: v for k, v in scores.items() if "second" not in k}
     return {
-        "cell_id": old_cell_id(cell),  # the id the rows had when they were trained (the store keys them by content now)
+        # the id the rows had when they were trained: the store keys them by content now, and the
+        # spec gave pretraining and self-training as extras then (`extras_cell`)
+        "cell_id": old_cell_id(extras_cell(cell)),
         "calls": calls,
         "extras": {**{k: v for k, v in extras.items() if "second" not in k}, "rounds": rounds},
         "scores": json.loads(json.dumps(kept)),

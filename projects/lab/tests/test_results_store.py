@@ -10,7 +10,7 @@ import yaml
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
-from auc_ner_lab.store import UNMATCHED, ResultsStore, import_jsonl, old_cell_id, previous_cell_key, rekey
+from auc_ner_lab.store import UNMATCHED, ResultsStore, extras_cell_key, import_jsonl, old_cell_id, previous_cell_key, rekey
 from spacy_auc_ner.api import method_config
 import lab_helpers
 from lab_helpers import QUIET, invoke, rows
@@ -121,6 +121,44 @@ def test_rekey_moves_rows_to_the_keys_of_today_and_loses_none(tmp_path):
                       previous_cell_key(cells[0]): ["failed"], "0123456789abcdef": ["ok"]}
     assert rekey(store, cells) == (0, 0, 1)
     assert len(store.rows_for(cells)) == 5
+
+
+# keys of studies/lowres_recipe.yaml's cells when pretraining and self-training were extras, as
+# the code of commit e93d443 computed them (its rows were stored under them)
+EXTRAS_KEYS = {
+    ("recipe", "ncbi_disease", 20, 0): "77631cd34e8a7bf9",
+    ("recipe_no_raw", "conll2003", 50, 1): "a7c7feeb2b261e65",
+    ("recipe_bilstm_encoder", "s800", 100, 2): "d47eff01a5c11901",
+    ("bilstm_crf_cal_wd_extras", "ncbi_disease", 50, 4): "08f2d5fbab5c9bd2",
+    ("crf_auc_extras_no_pretrain", "conll2003", 20, 3): "10524b1e82c13ad5",
+    ("recipe_augment_only", "s800", 20, 0): "7c0a3f7e5d9211a9",
+    ("recipe_pool5000", "ncbi_disease", 100, 1): "a15843ab9c1d4e53",
+    ("crf_extras", "conll2003", 100, 0): "3a9116d118b84d34",
+}
+
+
+def test_the_keys_of_cells_with_extras_are_those_their_rows_were_stored_under():
+    """`extras_cell_key`: a cell whose procedure is config now finds the key it had when the
+    spec gave pretraining and self-training as extras (a recipe, a base method with layers,
+    pretraining on the draw, a step switched off), so `study rekey --from extras` moved its rows."""
+    spec = load_spec(ROOT / "studies" / "lowres_recipe.yaml", corpora_dir="corpus", configs_dir=CONFIGS)
+    cells = {(c.method, c.corpus, c.size, c.partition): c for c in spec.cells()}
+    assert {k: extras_cell_key(cells[k]) for k in EXTRAS_KEYS} == EXTRAS_KEYS
+    assert not {cells[k].key for k in EXTRAS_KEYS} & set(EXTRAS_KEYS.values())  # today's keys hash the procedure
+
+
+def test_rekey_from_extras_moves_the_rows_of_cells_with_steps(tmp_path):
+    methods = ["ce", {"name": "r", "recipe": "lowres_spacy_ner", "overrides": {"self_training.rounds": 1}}]
+    cells = _spec(methods).cells()
+    store = ResultsStore(tmp_path / "r")
+    for cell in cells:
+        store.add({**cell.describe(), "status": "ok"}, extras_cell_key(cell))
+    assert [c.key == extras_cell_key(c) for c in cells] == [True, False, True, False]  # ce has no steps: its key stays
+    result = invoke(study_app, "rekey", _spec_file(tmp_path, methods), "--results", store.path, "--from", "extras")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{store.path}: 2 rows of 2 cells moved to their keys of today; 0 rows left where they were (the same row is in the new folder)"
+    assert sorted(p.name for p in store.path.iterdir() if p.is_dir()) == sorted(c.key for c in cells)
+    assert "Error: --from x: expected one of assembled, extras" in invoke(study_app, "rekey", _spec_file(tmp_path, methods), "--results", store.path, "--from", "x").output
 
 
 def _spec_file(tmp_path: Path, methods) -> Path:

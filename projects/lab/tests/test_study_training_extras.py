@@ -9,9 +9,8 @@ import spacy
 from spacy_auc_ner.api import read_docs
 from spacy_auc_ner.api import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
-from auc_ner_lab.training_extras import AUGMENTED, PRETRAIN_DEFAULTS, SELF_TRAIN_DEFAULTS, config_augment, with_pretraining
-from spacy_auc_ner.api import draw_indices
-from spacy_auc_ner.api import write_pool
+from auc_ner_lab.training_extras import AUGMENTED, config_augment, steps, with_pretraining
+from spacy_auc_ner.api import draw_indices, with_self_training, write_pool
 from lab_helpers import train_tiny
 from lab_data import SENTENCES, write_toy_corpus
 
@@ -54,28 +53,29 @@ def test_a_config_that_augments_keeps_its_wrapper_unless_told_not_to():
     assert one.overrides["corpora.train"]["copies"] == 1
 
 
-def test_pretrain_and_self_train_defaults_and_fragment():
-    spec = _spec([{"name": "st", "base": "crf", "pretrain": True, "self_train": {"rounds": 2}}])
-    extras = spec.cells()[0].extras
-    assert extras["self_train"] == {**SELF_TRAIN_DEFAULTS, "rounds": 2}
-    assert {k: v for k, v in extras["pretrain"].items() if k != "fragment"} == PRETRAIN_DEFAULTS
-    assert Path(extras["pretrain"]["fragment"]) == CONFIGS / "pretrain" / "characters.cfg"
+LAYERS = ["pretrain/characters.cfg", "self_training.cfg"]
 
 
-def test_pretraining_on_the_draw_has_no_pool_and_the_default_text_keeps_the_ids():
-    spec = _spec([{"name": "plain", "base": "crf", "pretrain": True},
-                  {"name": "pool", "base": "crf", "pretrain": {"text": "pool"}},
-                  {"name": "draw", "base": "crf", "pretrain": {"text": "draw", "epochs": 1}}])
-    by_method = {}
-    for cell in spec.cells():
-        by_method.setdefault(cell.method, []).append(cell)
-    draw = by_method["draw"][0].extras["pretrain"]
-    assert draw["text"] == "draw" and "pool" not in draw and draw["epochs"] == 1
-    # `text: pool` is the default, written or not: the same settings, so the same cells as before it existed
-    assert by_method["pool"][0].extras == by_method["plain"][0].extras
-    assert "text" not in by_method["plain"][0].extras["pretrain"]
-    assert [c.key for c in by_method["pool"]] == [c.key for c in by_method["plain"]]
-    assert by_method["draw"][0].key != by_method["plain"][0].key
+def test_pretraining_and_self_training_are_the_cells_config():
+    """A recipe pretrains and self-trains as it is shipped; a base method with the layers does
+    too; overrides set them; the key hashes all of it."""
+    spec = _spec([{"name": "recipe", "recipe": RECIPE},
+                  {"name": "one_round", "recipe": RECIPE, "overrides": {"self_training.rounds": 1}},
+                  {"name": "no_steps", "recipe": RECIPE, "overrides": {"self_training.rounds": 0, "pretraining.max_epochs": 0}},
+                  {"name": "crf_steps", "base": "crf", "layers": LAYERS},
+                  {"name": "crf"}])
+    recipe, one, none, crf_steps, crf = [c for c in spec.cells() if c.partition == 0]
+    assert steps(recipe) == steps(one) == steps(crf_steps) == ["pretrain", "self_train"] and steps(none) == steps(crf) == []
+    assert recipe.training_config()["self_training"]["rounds"] == 2 and one.training_config()["self_training"]["rounds"] == 1
+    assert len({recipe.key, one.key, none.key}) == 3 and crf_steps.key != crf.key
+    assert recipe.describe()["extras"] == ["augment", "pretrain", "self_train"] and "extras" not in crf.describe()
+    assert crf_steps.layers == [str(CONFIGS / layer) for layer in LAYERS]
+
+
+def test_pretraining_on_the_draw_is_another_cell():
+    spec = _spec([{"name": "pool", "recipe": RECIPE}, {"name": "draw", "recipe": RECIPE, "pretrain_text": "draw"}])
+    pool, draw = [c for c in spec.cells() if c.partition == 0]
+    assert (pool.pretrain_text, draw.pretrain_text) == ("pool", "draw") and pool.key != draw.key
 
 
 @pytest.mark.parametrize(
@@ -83,28 +83,23 @@ def test_pretraining_on_the_draw_has_no_pool_and_the_default_text_keeps_the_ids(
     [
         ({"augment": {"copy": 2}}, r"methods\[0\] \(m\)\.augment: unknown setting\(s\) copy"),
         ({"augment": 3}, r"methods\[0\] \(m\)\.augment: a mapping"),
-        ({"pretrain": {"objective": "nope"}}, r"pretrain\.objective: 'nope' has no fragment"),
-        ({"pretrain": {"epochs": 0}}, r"pretrain\.epochs: 0 is not a positive"),
-        ({"self_train": {"pool": 0}}, r"self_train\.pool: 0 is not a positive"),
-        ({"self_train": {"threshold": 2}}, r"self_train\.threshold: 2 is not a confidence"),
-        ({"self_train": {"round": 1}}, r"self_train: unknown setting\(s\) round"),
-        ({"pretrain": {"text": "raw"}}, r"methods\[0\] \(m\)\.pretrain\.text: 'raw' is neither 'pool' \(the rest of the split\) nor 'draw'"),
-        ({"pretrain": {"text": "draw", "pool": 100}}, r"pretrain: pool sets the size of a pool that text: draw does not read"),
-        ({"self_train": {"text": "draw"}}, r"self_train: unknown setting\(s\) text; allowed: rounds, threshold, pool, low_confidence"),
+        ({"pretrain_text": "raw"}, r"methods\[0\] \(m\)\.pretrain_text: 'raw' is neither 'pool' \(the rest of the split\) nor 'draw'"),
+        ({"layers": "self_training.cfg"}, r"methods\[0\] \(m\)\.layers: 'self_training.cfg' is not a list of partial config files"),
+        ({"recipe": RECIPE, "layers": LAYERS}, r"methods\[0\] \(m\): layers go between a base and a method; a recipe has its own"),
+        # the extras until 2026-11-26 say what to write instead
+        ({"pretrain": True, "self_train": {"rounds": 2}}, r"methods\[0\] \(m\): pretrain and self_train are config settings since 2026-11-26: "
+                                                          r"name a recipe .* layers: \[pretrain/characters.cfg, self_training.cfg\]; then set them with overrides"),
     ],
 )
 def test_bad_extras_are_one_line_errors(entry, message):
     with pytest.raises(SpecError, match=message):
-        _spec([{"name": "m", "base": "ce", **entry}])
+        _spec([{"name": "m", **({"base": "ce"} if "recipe" not in entry else {}), **entry}])
 
 
-def test_pool_steps_need_a_lowres_draw():
-    with pytest.raises(SpecError, match=r"self_train take their unlabeled pool from the rest of a lowres draw; the missing setting"):
-        parse_spec(
-            {"name": "x", "setting": "missing", "mask_p": [0.5], "corpora": ["toy"], "sizes": [5],
-             "methods": [{"name": "m", "base": "ce", "self_train": True}]},
-            corpora_dir="corpus", configs_dir=CONFIGS,
-        )
+def test_a_self_training_key_on_a_config_without_the_block_is_refused():
+    spec = _spec([{"name": "m", "base": "ce", "overrides": {"self_training.rounds": 1}}])
+    with pytest.raises(SpecError, match=r"methods.m.overrides.self_training.rounds: names nothing in the config of method 'm'"):
+        spec.check_overrides()
 
 
 def test_the_pool_is_the_rest_of_the_draw(tmp_path):
@@ -140,13 +135,12 @@ def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
 
 def _trained_alike(spec, tmp_path):
     """The configs `spacy pretrain` and `spacy train` get for the spec's two methods (partition
-    1), asserted equal, as are their pool steps (augmentation is in the configs)."""
+    1), asserted equal (augmentation is in the configs)."""
     a, b = [c for c in spec.cells() if c.partition == 1]
-    assert a.extras["pretrain"] == b.extras["pretrain"] and a.extras["self_train"] == b.extras["self_train"]
     configs = []
     for cell in (a, b):
         (tmp_path / cell.method).mkdir()
-        configs.append(with_pretraining(cell.training_config(), cell.extras["pretrain"], tmp_path / cell.method))
+        configs.append(with_self_training(with_pretraining(cell.training_config(), tmp_path / cell.method)))
     assert configs[0] == configs[1]
     return configs
 
@@ -157,8 +151,8 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
     and pretraining assembles to, so that the recipe's committed rows (first run as
     `spacy_ner_extras`) stay true."""
     spec = _spec([
-        {"name": "recipe", "recipe": RECIPE, "pretrain": True, "self_train": True},
-        {"name": "spacy_ner_extras", "base": "spacy_ner", "augment": {"copies": 3}, "pretrain": True, "self_train": True},
+        {"name": "recipe", "recipe": RECIPE},
+        {"name": "spacy_ner_extras", "base": "spacy_ner", "augment": {"copies": 3}, "layers": LAYERS, "overrides": {"pretraining.max_epochs": 2}},
     ])
     configs = _trained_alike(spec, tmp_path)
     assert configs[0]["nlp"]["pipeline"] == ["tok2vec", "ner"]
@@ -175,9 +169,9 @@ def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
         "components.auc_ner.model.tok2vec.embed.word_dropout_rate": 0.3,
     }
     spec = _spec([
-        {"name": "recipe", "recipe": HEAD_RECIPE, "pretrain": True, "self_train": {"rounds": 2}},
-        {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "overrides": overrides,
-         "augment": {"copies": 3}, "pretrain": True, "self_train": {"rounds": 2}},
+        {"name": "recipe", "recipe": HEAD_RECIPE},
+        {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "layers": LAYERS, "overrides": {**overrides, "pretraining.max_epochs": 2},
+         "augment": {"copies": 3}},
     ])
     configs = _trained_alike(spec, tmp_path)
     assert configs[0]["nlp"]["pipeline"] == ["auc_ner"]
@@ -186,8 +180,9 @@ def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
 
 @pytest.mark.slow
 def test_a_cell_with_every_extra_runs_and_reports_its_rounds(tmp_path):
-    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "recipe", "recipe": RECIPE, "augment": {"copies": 1},
-                                                "pretrain": {"epochs": 1, "pool": 4}, "self_train": {"threshold": 0.0, "pool": 3}}], steps=6)
+    overrides = {"pretraining.max_epochs": 1, "corpora.pretrain.limit": 4, "self_training.rounds": 1, "self_training.threshold": 0.0,
+                 "corpora.pool.limit": 3}
+    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "recipe", "recipe": RECIPE, "augment": {"copies": 1}, "overrides": overrides}], steps=6)
     assert outcome.ok == 1
     extras = row["scores"]["extras"]
     assert extras["pool_sentences"] == 4
@@ -213,7 +208,8 @@ def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatc
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(initialize, "init_nlp", spy)
-    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "ce_pre", "base": "ce", "pretrain": {"epochs": 1, "pool": 4}}])
+    _, outcome, (row,) = train_tiny(tmp_path, [{"name": "ce_pre", "base": "ce", "layers": ["pretrain/characters.cfg"],
+                                                "overrides": {"pretraining.max_epochs": 1, "corpora.pretrain.limit": 4}}])
     assert outcome.ok == 1, row.get("traceback")
     assert len(seen) == 1 and seen[0].endswith("model-last.bin")
     extras = row["scores"]["extras"]
@@ -223,7 +219,7 @@ def test_a_cell_that_only_pretrains_trains_from_the_weights(tmp_path, monkeypatc
 
 @pytest.mark.slow
 def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, monkeypatch):
-    """`text: draw` (spacy-auc-ner recipe without --raw): spacy pretrain reads the cell's own
+    """`pretrain_text: draw` (spacy-auc-ner recipe without raw text): spacy pretrain reads the cell's own
     sentences, as drawn and not augmented, and no pool is written."""
     from spacy.training import pretrain as pretrain_module
 
@@ -238,8 +234,8 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
         return real(config, *args, **kwargs)
 
     monkeypatch.setattr(pretrain_module, "pretrain", spy)
-    spec, outcome, (row,) = train_tiny(tmp_path, [{"name": "no_raw", "recipe": RECIPE, "augment": {"copies": 1},
-                                                   "pretrain": {"epochs": 1, "text": "draw"}}])
+    spec, outcome, (row,) = train_tiny(tmp_path, [{"name": "no_raw", "recipe": RECIPE, "augment": {"copies": 1}, "pretrain_text": "draw",
+                                                   "overrides": {"pretraining.max_epochs": 1, "self_training.rounds": 0}}])
     assert outcome.ok == 1
     train_docs = read_docs(tmp_path / "corpus" / "toy" / "train.spacy", spacy.blank("en").vocab)
     drawn = sorted(" ".join(train_docs[i].text.split()) for i in draw_indices(len(train_docs), 5, spec.seed))

@@ -1,0 +1,94 @@
+"""``spacy train`` in-process, the package's one, and the config it trains: a file or a Config
+with command-line overrides, where an override key that names nothing in the config is refused
+(spaCy would take the typo ``--training.max_stepz 10`` as a new setting and train the config's
+own budget). The study engine of the lab checks its specs' overrides with the same function.
+"""
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from thinc.api import Config, ConfigValidationError
+
+from ..data.columns import DataError
+from ..data.files import PathLike, config_error_text, read_text
+
+
+def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
+    """``config`` (a file or a Config) with ``overrides``, not interpolated; a missing file, one
+    not UTF-8 or an override naming no section is one line naming the file (or ``where``)."""
+    from spacy.util import load_config_from_str
+
+    if isinstance(config, Config):
+        text = config.to_str(interpolate=False)
+        where = where if where is not None else "the config"
+    elif not Path(config).is_file():
+        raise DataError(f"{config}: no such config file")
+    else:
+        text = read_text(config)
+        where = config
+    try:
+        return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
+    except ConfigValidationError as err:
+        raise DataError(f"{where}: {config_error_text(err)}") from None
+
+
+def missing_keys(config: Mapping[str, Any], keys: Sequence[str]) -> List[str]:
+    """The dotted keys that name nothing in ``config``."""
+    out = []
+    for key in keys:
+        node: Any = config
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                out.append(key)
+                break
+            node = node[part]
+    return out
+
+
+def filled_config(config: Config) -> Config:
+    """The config as spaCy fills it (the factories' and registered functions' defaults written
+    out): a config file leaves out lines that restate a default, yet an override may set them."""
+    from spacy.util import load_model_from_config
+
+    return load_model_from_config(config, auto_fill=True, validate=False).config
+
+
+def unknown_override_keys(config: Config, overrides: Mapping[str, Any]) -> List[str]:
+    """The keys of ``overrides`` that name nothing in ``config`` nor in spaCy's filled version of
+    it. A key that swaps a registered function (``...embed.@architectures``) is checked against
+    the config as it is; the others against the config with the swaps made, as the new
+    function's settings exist only there."""
+    swaps = [k for k in overrides if k.rsplit(".", 1)[-1].startswith("@")]
+    others = [k for k in overrides if k not in swaps]
+    missing: List[str] = []
+    for keys, applied in ((swaps, {}), (others, {k: overrides[k] for k in swaps})):
+        if not keys:
+            continue
+        target = load_training_config(config, applied) if applied else config
+        absent = missing_keys(target, keys)
+        if absent:  # a key may restate a default the config file leaves out
+            absent = missing_keys(filled_config(target), absent)
+        missing.extend(absent)
+    return missing
+
+
+def check_overrides(config: Config, overrides: Mapping[str, Any], where: PathLike) -> None:
+    """Refuse, in one line, the command-line overrides that name nothing in ``config``."""
+    missing = unknown_override_keys(config, overrides)
+    if missing:
+        raise DataError("; ".join(f"--{key}: names nothing in {where}" for key in missing))
+
+
+def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
+    """``spacy train`` in-process: ``config`` with ``overrides`` trained into ``output_dir``, its
+    log on stderr; returns ``output_dir / "model-best"``."""
+    import spacy
+    from spacy.training.initialize import init_nlp
+    from spacy.training.loop import train as train_loop
+
+    if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
+        spacy.require_gpu(gpu_id)
+    nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
+    return output_dir / "model-best"

@@ -1,0 +1,94 @@
+"""Unlabeled text: the pool of self-training and the raw text of pretraining. Read from
+``.txt`` (a text a line), ``.jsonl`` (``{"text": ...}`` a line, what ``spacy.JsonlCorpus.v1``
+reads) or ``.spacy`` (tokens and spaces kept); written as the sentences of a corpus that a
+low-resource draw leaves out (`write_pool`, the experiments' pool), without their entities.
+"""
+import json
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+
+from ..data.columns import DataError, read_docs, tokens_only, write_docs
+from ..data.files import PathLike, read_text, write_text
+from ..outputs import check_output_file
+from .readers import draw_indices
+
+PoolItem = Union[str, Tuple[List[str], List[bool]]]  # a text, or a sentence's tokens and spaces
+POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
+
+
+def read_pool(path: PathLike) -> List[PoolItem]:
+    """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
+    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``."""
+    path = Path(path)
+    if path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    items: List[PoolItem] = []
+    if path.suffix == ".spacy":
+        for doc in read_docs(path, Vocab()):
+            items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
+    else:
+        for i, line in enumerate(read_text(path).splitlines(), 1):
+            if not line.strip():
+                continue
+            if path.suffix == ".txt":
+                items.append(line)
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{i}: not a JSON line ({err.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise DataError(f"{path}:{i}: expected a JSON object with a \"text\" string")
+            items.append(record["text"])
+    items = [it for it in items if (it.strip() if isinstance(it, str) else it[0])]
+    if not items:
+        raise DataError(f"{path}: the pool holds no text")
+    return items
+
+
+def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
+    """Unannotated Docs of the pool: texts through the tokenizer, token lists as they are."""
+    return [nlp.make_doc(it) if isinstance(it, str) else Doc(nlp.vocab, words=it[0], spaces=it[1]) for it in items]
+
+
+def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
+    """Write the sentences of a corpus that the ``LowResource.v1`` draw of ``size`` with ``seed``
+    leaves out, without entities (the experiments' pool; ``limit``: the first of them in the
+    draw's order), in the format of the suffix. Returns the number written."""
+    input_path, output_path = Path(input_path), Path(output_path)
+    if output_path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
+    if size < 0:
+        raise DataError(f"--size: expected 0 or more sentences, got {size}")
+    if limit is not None and limit < 1:
+        raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
+    vocab = Vocab()
+    docs = read_docs(input_path, vocab)
+    order = draw_indices(len(docs), len(docs), seed, where=input_path)
+    if size >= len(docs):
+        raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
+    rest = sorted(order[size:] if limit is None else order[size : size + limit])
+    check_output_file(output_path, [input_path], overwrite)
+    return write_unlabeled(output_path, [docs[i] for i in rest])
+
+
+def write_unlabeled(output_path: PathLike, docs: Iterable[Doc]) -> int:
+    """Write ``docs`` without entities as ``.spacy``, ``.jsonl`` (``{"text": ...}``, what
+    ``spacy.JsonlCorpus.v1`` reads) or ``.txt`` by the suffix; returns the number written."""
+    output_path = Path(output_path)
+    if output_path.suffix not in POOL_SUFFIXES:
+        raise DataError(f"{output_path}: unlabeled text is written as .spacy, .jsonl or .txt")
+    plain = [tokens_only(doc) for doc in docs]
+    if output_path.suffix == ".spacy":
+        write_docs(output_path, plain)  # no entity annotation to write: every token stays unannotated
+    else:
+        texts = [" ".join(doc.text.split()) for doc in plain]
+        lines = [json.dumps({"text": t}, ensure_ascii=False) for t in texts] if output_path.suffix == ".jsonl" else texts
+        write_text(output_path, "".join(line + "\n" for line in lines))
+    return len(plain)
