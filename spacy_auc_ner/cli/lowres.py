@@ -112,6 +112,7 @@ def self_train_command(
     from ..training.recipe import self_train
 
     overrides = _overrides("self-train", config, output_dir, ctx.args)
+    assert output_dir is not None  # _overrides refuses a missing OUTPUT_DIR
     records = self_train(config, output_dir, overrides, teacher=model, gpu_id=gpu_id, overwrite=overwrite)
     _print_rounds({"rounds": records, "model": str(Path(output_dir) / "model-best")})
 
@@ -171,6 +172,7 @@ def recipe_command(
     from ..training.recipe import run_recipe
 
     overrides = _overrides("recipe", config, output_dir, ctx.args)
+    assert output_dir is not None  # _overrides refuses a missing OUTPUT_DIR
     summary = run_recipe(config, output_dir, overrides, gpu_id=gpu_id, overwrite=overwrite)
     _print_rounds(summary)
 

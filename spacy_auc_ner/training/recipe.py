@@ -124,6 +124,7 @@ def prepare(
         if paths.get(key) is None:
             raise DataError(f"[paths.{key}] of {where} is null: give the file with --paths.{key}")
     train, dev, raw = (_path(paths, key, where) for key in ("train", "dev", "raw_text"))
+    assert train is not None and dev is not None  # both checked to be set just above
     if self_train is None:
         self_train = settings.rounds >= 1 and raw is not None
     elif raw is None:
