@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
+
 from shared_data import shared_corpus  # noqa: F401 (tests import it from here)
 from toy_data import TOY, make_examples
 

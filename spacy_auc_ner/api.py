@@ -47,7 +47,19 @@ from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
 from .extras import require
 from .labels import bio_layout, doc_bio_tags
-from .methods import DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER, MethodError, assemble, method_config, method_names, method_path, recipe_config, recipe_encoder, recipe_files
+from .methods import (
+    DEFAULT_CONFIGS_DIR,
+    ENCODERS,
+    RECIPE_ENCODER,
+    MethodError,
+    assemble,
+    method_config,
+    method_names,
+    method_path,
+    recipe_config,
+    recipe_encoder,
+    recipe_files,
+)
 from .ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from .ml.encoders import resolve_encoder_name
 from .ml.lstm import lstm_layer

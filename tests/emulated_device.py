@@ -27,7 +27,6 @@ import types
 from typing import Any
 
 import numpy
-
 import thinc.backends
 import thinc.util
 from thinc.api import Ops, get_current_ops, set_current_ops

@@ -12,7 +12,6 @@ from spacy.tokens import Doc
 from thinc.api import Config, Model
 
 from spacy_auc_ner.ml.cached import CachedFrozenEncoder, EncoderCache, doc_key
-
 from toy_data import TOY, make_examples
 
 TOK2VEC = {

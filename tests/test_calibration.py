@@ -3,15 +3,13 @@ and its choice on dev (spacy_auc_ner.pipeline.calibration)."""
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_auc_ner.labels import LabelSet
 from spacy_auc_ner.pipeline.calibration import bias_candidates, calibrate_entity_bias, choose_bias, make_calibrate_entity_bias
 from spacy_auc_ner.pipeline.scoring import score_entities
 from spacy_auc_ner.schemes import make_scheme
-
-from toy_data import TOY, make_examples
+from toy_data import make_examples
 
 
 def test_entity_columns_and_margins_by_hand():
@@ -88,7 +86,7 @@ def test_a_non_finite_bias_names_its_key(bad):
     # (spaCy itself refuses a NaN in a config, so the pipe is built directly)
     from spacy.util import registry
 
-    from spacy_auc_ner.pipeline.component import DEFAULT_MODEL, AUCNER
+    from spacy_auc_ner.pipeline.component import AUCNER, DEFAULT_MODEL
 
     model = registry.resolve({"model": DEFAULT_MODEL})["model"]
     with pytest.raises(ValueError, match=r"^\[components.ner.entity_bias\] must be a finite number"):

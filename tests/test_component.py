@@ -6,7 +6,6 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from spacy_auc_ner.pipeline.component import AUCNER
-
 from toy_data import TOY, fit_toy, make_examples
 
 PIPE_CONFIGS = [

@@ -18,7 +18,16 @@ from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.methods import (
-    ENCODERS, MethodError, RENAMED, assemble, base_path, describe, method_config, method_names, method_path, recipe_config,
+    ENCODERS,
+    RENAMED,
+    MethodError,
+    assemble,
+    base_path,
+    describe,
+    method_config,
+    method_names,
+    method_path,
+    recipe_config,
     recipe_names,
 )
 
@@ -387,6 +396,7 @@ def test_the_configs_ship_with_the_package():
     --configs-dir and of `recipe --config`),
     and configs/ in the checkout is the same folder."""
     import fnmatch
+
     import tomllib
 
     from spacy_auc_ner.methods import DEFAULT_CONFIGS_DIR

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.labels import bio_layout
+from spacy_auc_ner.losses import CRFLoss, Truth
 from spacy_auc_ner.ml.crf import (
     bio_constraints,
     constrain,
@@ -18,7 +19,6 @@ from spacy_auc_ner.ml.crf import (
     unpad,
     viterbi,
 )
-from spacy_auc_ner.losses import CRFLoss, Truth
 
 # K = 5: O, B-0, I-0, B-1, I-1
 O, B0, I0, B1, I1 = range(5)

@@ -2,8 +2,8 @@ import numpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_auc_ner.ml.decoding import bio_spans, greedy_bio, two_task_spans
 from spacy_auc_ner.labels import LabelSet
+from spacy_auc_ner.ml.decoding import bio_spans, greedy_bio, two_task_spans
 
 
 def test_bio_spans_repairs_and_splits_by_type_and_doc():

@@ -16,6 +16,7 @@ from thinc.api import Model, get_current_ops, set_current_ops
 from thinc.util import has_cupy_gpu
 
 from emulated_device import DeviceArray, HostDeviceMixing, emulate_device
+from spacy_auc_ner.labels import LabelSet, bio_layout
 from spacy_auc_ner.losses import (
     AUCMargin,
     BinaryCE,
@@ -25,16 +26,13 @@ from spacy_auc_ner.losses import (
     Focal,
     MoM,
     NegativeSampling,
-    SoftmaxCE,
     Truth,
     WeightedCE,
 )
-from spacy_auc_ner.labels import LabelSet, bio_layout
 from spacy_auc_ner.ml.activations import sigmoid
 from spacy_auc_ner.ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from spacy_auc_ner.ml.decoding import viterbi_bio
 from spacy_auc_ner.schemes import make_scheme
-
 from toy_data import TOY, fit_toy, make_examples
 
 NO_GPU = "no CUDA GPU here (thinc.util.has_cupy_gpu is False): runs where cupy finds one"

@@ -4,8 +4,8 @@ import math
 
 import numpy
 import pytest
-from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
 
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, SoftmaxCE
 
 

@@ -3,8 +3,8 @@ import math
 
 import numpy
 import pytest
-from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth
 
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth
 from spacy_auc_ner.losses import BinaryCE, Dice, Focal, SoftmaxCE, WeightedCE
 from spacy_auc_ner.losses.weighted import class_weights
 

@@ -5,10 +5,10 @@ import math
 
 import numpy
 import pytest
-from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth
 from spacy_auc_ner.losses import BinaryCE, Focal, MoM, NegativeSampling, SoftmaxCE
 
 

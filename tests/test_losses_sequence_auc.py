@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
-from _loss_checks import assert_finite, check_score_grad, numeric_grad
 from spacy.util import registry
 from thinc.api import Model
 
+from _loss_checks import assert_finite, check_score_grad, numeric_grad
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, CRFLoss, CRFWithAUC, LossParam, SoftmaxCE, Truth
 from toy_data import fit_toy
 

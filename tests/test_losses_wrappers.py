@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import numpy
 import pytest
-from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
 
+from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth, numeric_grad
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, Compositional, Dice, Focal, LossOutput, MoM, SoftmaxCE, WeightedCE
 from spacy_auc_ner.losses.base import TokenLoss
 

@@ -19,10 +19,10 @@ torch = pytest.importorskip("torch", reason="partial fine-tuning needs torch (pi
 transformers = pytest.importorskip("transformers", reason="partial fine-tuning needs transformers")
 pytest.importorskip("spacy_transformers", reason="partial fine-tuning needs spacy-transformers")
 
+from spacy_auc_ner.methods import method_config  # noqa: E402
 from spacy_auc_ner.ml.cached import EncoderCache  # noqa: E402
 from spacy_auc_ner.ml.encoders import build_transformer_encoder  # noqa: E402
 from spacy_auc_ner.ml.partial import apply_partial  # noqa: E402
-from spacy_auc_ner.methods import method_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

@@ -7,9 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from spacy_auc_ner.training.resampling import rareness
 from spacy_auc_ner.data.entity_arrays import type_counts
-from spacy_auc_ner.training.resampling import METHODS, frequencies
+from spacy_auc_ner.training.resampling import METHODS, frequencies, rareness
 
 # Hand corpus, 16 tokens, types (LOC, PER):
 #   s1  B-PER I-PER O     O      c = (0, 2)

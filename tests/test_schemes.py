@@ -4,8 +4,8 @@ import math
 
 import numpy
 import pytest
-from _loss_checks import make_truth
 
+from _loss_checks import make_truth
 from spacy_auc_ner.labels import MISSING, LabelSet
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, SoftmaxCE, Truth
 from spacy_auc_ner.schemes import COMPONENT_SCHEMES, Targets, TwoTaskScheme, make_scheme

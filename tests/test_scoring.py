@@ -186,6 +186,7 @@ def test_training_with_a_dev_set_without_entities_warns_nothing(tmp_path):
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train
     from spacy.util import load_config_from_str, load_model_from_config
+
     from toy_data import TOY
 
     vocab = spacy.blank("en").vocab

@@ -74,7 +74,15 @@ def config(
     from ..data.files import read_text, write_text
     from ..extras import MissingExtra, install_command, missing_for
     from ..methods import (
-        ENCODERS, MethodError, assemble, check_config, config_files, describe, method_names, methods_dir, recipe_encoder,
+        ENCODERS,
+        MethodError,
+        assemble,
+        check_config,
+        config_files,
+        describe,
+        method_names,
+        methods_dir,
+        recipe_encoder,
         recipe_names,
     )
     from ..outputs import check_output_file

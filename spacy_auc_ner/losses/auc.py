@@ -22,7 +22,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import sigmoid
-from .base import LossOutput, LossParam, Truth, TokenLoss, check_setting, empty_output, masked_counts, safe_inverse
+from .base import LossOutput, LossParam, TokenLoss, Truth, check_setting, empty_output, masked_counts, safe_inverse
 
 # a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
 # that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0

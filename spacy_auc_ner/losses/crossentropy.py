@@ -3,7 +3,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, Truth, TokenLoss, empty_output, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, empty_output, safe_inverse
 
 
 @registry.losses("spacy_auc_ner.BinaryCE.v1")

@@ -5,13 +5,13 @@ suffix and shape too. ``unknown = "random"`` draws a fresh key per dropped token
 unseen word reads at prediction), ``"unk"`` one fixed key. :func:`MultiHashEmbed` is spaCy's
 ``MultiHashEmbed.v2`` with this layer before the hash tables.
 """
-from typing import List, Optional, Sequence, Union
+from typing import List, Union
 
 from spacy.attrs import intify_attr
 from spacy.ml.featureextractor import FeatureExtractor
+from spacy.ml.staticvectors import StaticVectors
 from spacy.tokens import Doc
 from spacy.util import registry
-from spacy.ml.staticvectors import StaticVectors
 from thinc.api import HashEmbed, Maxout, Model, chain, concatenate, list2ragged, ragged2list, with_array
 from thinc.types import Floats2d, Ragged
 

@@ -10,10 +10,9 @@ from typing import Dict, List, Optional
 
 import typer
 
+from spacy_auc_ner.api import EXPECTED, DataError, fail
 from spacy_auc_ner.api import main as package_main
-from spacy_auc_ner.api import EXPECTED, fail
 from spacy_auc_ner.api import one_line_errors as _package_errors
-from spacy_auc_ner.api import DataError
 
 from .runner import StudyError
 from .store import StoreError
@@ -276,6 +275,7 @@ def verdicts_command(
     p-value, Holm's adjustment over every claim, and confirmed / not confirmed / contradicted /
     not measured. Rows that cannot be read are skipped with a warning."""
     from spacy_auc_ner.api import check_output_file, write_text
+
     from .store import check_not_in_store
     from .verdicts import load_claims, markdown_table, verdicts
 

@@ -10,9 +10,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from spacy_auc_ner.api import columns_text, DataError, parse_columns, read_columns, read_docs, Sentence, sentences_to_docs, write_columns, write_docs
-from spacy_auc_ner.api import PathLike
-from spacy_auc_ner.api import doc_bio_tags
+from spacy_auc_ner.api import (
+    DataError,
+    PathLike,
+    Sentence,
+    columns_text,
+    doc_bio_tags,
+    parse_columns,
+    read_columns,
+    read_docs,
+    sentences_to_docs,
+    write_columns,
+    write_docs,
+)
 
 # the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
@@ -191,13 +201,11 @@ def get_corpus(
     one is found, else from the original files (downloaded and checked). Returns a summary.
     Never writes over the local copy it reads, nor over an existing file unless `overwrite`
     (both checked before anything is read or downloaded)."""
-    from spacy_auc_ner.api import check_output_file
-
-    from .store import check_not_in_store
-
     from spacy.vocab import Vocab
 
-    from spacy_auc_ner.api import read_columns
+    from spacy_auc_ner.api import check_output_file, read_columns
+
+    from .store import check_not_in_store
 
     if fmt not in ("spacy", "tsv"):
         raise DataError(f"unknown output format {fmt!r}; choose spacy or tsv")

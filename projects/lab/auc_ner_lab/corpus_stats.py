@@ -5,9 +5,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy
 
-from spacy_auc_ner.api import DataError, Sentence
-from spacy_auc_ner.api import EntityArrays, PREFIX_B, PREFIX_I, PREFIX_O
-from spacy_auc_ner.api import rareness
+from spacy_auc_ner.api import PREFIX_B, PREFIX_I, PREFIX_O, DataError, EntityArrays, Sentence, rareness
 
 from .corpora import SPLITS, read_sentences
 

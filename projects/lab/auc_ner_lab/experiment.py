@@ -17,10 +17,8 @@ import spacy
 from spacy.training import Corpus
 from thinc.api import Config
 
-from spacy_auc_ner.api import PathLike
+from spacy_auc_ner.api import PathLike, load_training_config, predict, score_entities, train_config
 from spacy_auc_ner.api import dev_scores as package_dev_scores
-from spacy_auc_ner.api import predict, score_entities
-from spacy_auc_ner.api import load_training_config, train_config
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence
 from tqdm import tqdm
 
 from spacy_auc_ner.api import DataError, check_output_file, draw_entity_ratio, draw_indices, write_json, write_sentences
+
 from .corpora import read_sentences
 from .corpus_stats import entity_arrays
 from .sets import training_set_config

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from spacy_auc_ner.api import METRICS, PathLike, atomic_output, check_output_file, write_json, write_text
+
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
-from .stats import summarize
-from .tuning import value_text
 from .spec import Baseline
+from .stats import summarize
 from .store import ResultsStore, check_not_in_store, latest_rows
+from .tuning import value_text
 
 AXIS_LABELS = {
     "lowres": "training set size (sentences)",

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from spacy_auc_ner.api import PathLike
+
 from .spec import Cell
 from .store import ResultsStore, latest_rows
 from .tuning import TuningError, resolve, trial_keys

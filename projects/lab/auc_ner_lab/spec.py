@@ -37,11 +37,21 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from spacy.util import load_config
 from thinc.api import Config
 
+from spacy_auc_ner.api import (
+    DEFAULT_CONFIGS_DIR,
+    ENCODERS,
+    METRICS,
+    MethodError,
+    PathLike,
+    assemble,
+    config_error_text,
+    method_path,
+    recipe_encoder,
+    recipe_files,
+)
+
 from .corpora import SPLITS
-from spacy_auc_ner.api import config_error_text, PathLike
-from spacy_auc_ner.api import METRICS
 from .sets import dev_set_config, training_set_config
-from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, ENCODERS, MethodError, assemble, method_path, recipe_encoder, recipe_files
 from .training_extras import PRETRAIN_TEXTS, AugmentSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole

@@ -48,7 +48,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.api import os_error_text, PathLike
+from spacy_auc_ner.api import PathLike, os_error_text
 
 UNMATCHED = "unmatched"
 MARKER = ".results-store"  # what makes a folder a results store: written by the lab into each

@@ -218,6 +218,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
     sample as files, and the row's ``extras``."""
     from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
+
     from .experiment import quiet, trained_scores
 
     if cell.size is None:

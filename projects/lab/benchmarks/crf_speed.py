@@ -8,8 +8,7 @@ import time
 
 import numpy
 
-from spacy_auc_ner.api import bio_layout
-from spacy_auc_ner.api import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
+from spacy_auc_ner.api import bio_constraints, bio_layout, constrain, crf_nll, pad, posteriors, viterbi
 
 B, T, K, REPEATS = 64, 40, 9, 20
 

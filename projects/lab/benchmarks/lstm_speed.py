@@ -10,10 +10,10 @@ import sys
 import time
 
 import numpy
-from speed import synchronize  # benchmarks/speed.py: waits for the GPU before a clock is read
 from thinc.api import LSTM, CupyOps, NumpyOps, set_current_ops, with_padded
 
 from spacy_auc_ner.api import lstm_layer
+from speed import synchronize  # benchmarks/speed.py: waits for the GPU before a clock is read
 
 REPEATS, ROUNDS = 5, 3
 

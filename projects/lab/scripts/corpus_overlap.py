@@ -15,8 +15,8 @@ from typing import Dict, Optional, Sequence
 
 import srsly
 
-from spacy_auc_ner.api import read_columns
 from auc_ner_lab.corpora import locate
+from spacy_auc_ner.api import read_columns
 
 
 def overlap(train, test) -> Dict[str, int]:

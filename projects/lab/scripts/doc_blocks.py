@@ -13,8 +13,8 @@ give for that file now (`scripts/evidence.py`'s `fragments`): `refresh` writes i
 names every block whose text differs. A marker naming a file that neither exists nor is
 generated is an error (one line), and a document is written whole or not at all.
 """
-from pathlib import Path
 import re
+from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
 BLOCK = re.compile(r"(<!-- generated: (?P<path>[^ ]+) -->)(?P<newline>\n?)(?P<body>.*?)(<!-- /generated -->)", re.S)

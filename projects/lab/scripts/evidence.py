@@ -546,7 +546,6 @@ def minilm_table() -> str:
     `ner` on MiniLM and the two tok2vec recipes of lowres_recipe (`bilstm_crf_cal_wd_extras`, the
     shipped `lowres_best`, and `recipe_rounds2`, `lowres_spacy_ner`), whose partitions 0-2 are
     the same draws (LowResource.v1 with the same n and seed)."""
-    from auc_ner_lab.aggregate import aggregate
 
     by = {}
     for name in MINILM:

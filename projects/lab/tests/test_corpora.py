@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 
 from auc_ner_lab import corpora
 from auc_ner_lab.cli import app
-from spacy_auc_ner.api import columns_text, DataError, read_columns
 from auc_ner_lab.corpora import CORPORA, SPLITS, data_dirs, get_corpus, git_blob_id, locate, read_sentences
-
 from lab_data import SHARED_DATA as DATA  # noqa: E402
+from spacy_auc_ner.api import DataError, columns_text, read_columns
+
 needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
 
 

@@ -4,8 +4,7 @@ import spacy
 from spacy.tokens import Doc
 
 from auc_ner_lab.corpus_stats import entity_arrays, split_statistics
-from spacy_auc_ner.api import Sentence
-from spacy_auc_ner.api import EntityArrays
+from spacy_auc_ner.api import EntityArrays, Sentence
 
 SENTENCES = [
     Sentence(("A", "B", "c", "d"), ("B-PER", "I-PER", "O", "O")),

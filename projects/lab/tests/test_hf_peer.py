@@ -10,7 +10,15 @@ from spacy.tokens import Doc
 from thinc.api import warmup_linear
 
 from auc_ner_lab.hf_peer import (
-    IGNORE, PeerError, PeerSettings, bio_labels, first_piece_mask, lr_factor, piece_labels, tagged_doc, word_predictions,
+    IGNORE,
+    PeerError,
+    PeerSettings,
+    bio_labels,
+    first_piece_mask,
+    lr_factor,
+    piece_labels,
+    tagged_doc,
+    word_predictions,
 )
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec

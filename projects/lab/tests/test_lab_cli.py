@@ -7,17 +7,19 @@ from pathlib import Path
 
 import pytest
 import spacy
-from spacy.util import registry
 import yaml
+from spacy.util import registry
 from typer.testing import CliRunner
 
 from auc_ner_lab.cli import app, main
 from auc_ner_lab.corpora import read_sentences
-from spacy_auc_ner.api import read_docs
-from lab_helpers import error_line as _error_line, invoke, one_error_line as _one_error_line, rows, write_rows
-from lab_data import write_toy_corpus
-
 from lab_data import SHARED_DATA as DATA  # noqa: E402
+from lab_data import write_toy_corpus
+from lab_helpers import error_line as _error_line
+from lab_helpers import invoke, rows, write_rows
+from lab_helpers import one_error_line as _one_error_line
+from spacy_auc_ner.api import read_docs
+
 runner = CliRunner()
 
 

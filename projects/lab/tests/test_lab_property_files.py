@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from auc_ner_lab.cli import app
 from auc_ner_lab.corpora import read_sentences
-from spacy_auc_ner.api import main as package_main
 from lab_helpers import one_error_line as _one_error_line
 from spacy_auc_ner.api import Sentence, columns_text
+from spacy_auc_ner.api import main as package_main
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TYPES = ["PER", "LOC", "Disease", "misc-2", "B-X"]

@@ -20,8 +20,8 @@ from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec
 from auc_ner_lab.stats import holm, paired_t_test, summarize, trend_test
 from auc_ner_lab.store import ResultsStore
-from lab_helpers import QUIET, instant_cell, invoke, one_error_line, study_command, study_env
 from lab_data import write_toy_corpus
+from lab_helpers import QUIET, instant_cell, invoke, one_error_line, study_command, study_env
 
 MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.store.MARKER)
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+import lab_helpers
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
 from auc_ner_lab.store import UNMATCHED, ResultsStore, extras_cell_key, import_jsonl, old_cell_id, previous_cell_key, rekey
-from spacy_auc_ner.api import method_config
-import lab_helpers
 from lab_helpers import QUIET, invoke, rows
+from spacy_auc_ner.api import method_config
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.spec import DEFAULT_METRIC, SpecError, load_spec, parse_spec
-from lab_helpers import rows as read_results, write_rows
+from lab_helpers import rows as read_results
+from lab_helpers import write_rows
 
 SPEC = {"name": "m", "corpora": ["toy"], "methods": ["ce", "ova_auc"], "sizes": [10, 20], "partitions": 2,
         "runner": "lab_helpers:instant_cell"}

@@ -9,7 +9,8 @@ import pytest
 
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
-from lab_helpers import QUIET, rows as read_results
+from lab_helpers import QUIET
+from lab_helpers import rows as read_results
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -r projects/lab/requirements.txt); the --ray path is untested")
 

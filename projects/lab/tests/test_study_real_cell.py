@@ -3,8 +3,8 @@ import importlib.util
 
 import pytest
 
-from lab_helpers import train_tiny
 from lab_data import SENTENCES
+from lab_helpers import train_tiny
 
 
 @pytest.mark.slow

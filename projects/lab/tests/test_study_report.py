@@ -5,12 +5,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import lab_helpers
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
-
-import lab_helpers
 from lab_helpers import write_rows as _write
 
 

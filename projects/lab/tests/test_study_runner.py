@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import lab_helpers
 from auc_ner_lab.runner import StudyError, execute_cell, plan, run_study
 from auc_ner_lab.spec import parse_spec
 from auc_ner_lab.store import ResultsStore, StoreError
-import lab_helpers
-from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env
+from lab_helpers import QUIET, run_killed_midway, study_command, study_env
+from lab_helpers import rows as read_results
 
 
 def _cells(methods=("ce", "ova_auc"), sizes=(10, 20), partitions=2):

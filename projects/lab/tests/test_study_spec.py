@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spacy_auc_ner.api import method_config
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from spacy_auc_ner.api import method_config
 
 ROOT = Path(__file__).parents[1]
 STUDIES = ROOT / "studies"

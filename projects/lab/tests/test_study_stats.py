@@ -2,10 +2,9 @@
 import math
 
 import pytest
-
-from auc_ner_lab.aggregate import aggregate
 from scipy import stats as scipy_stats
 
+from auc_ner_lab.aggregate import aggregate
 from auc_ner_lab.stats import holm, paired_t_test, summarize, trend_test
 
 

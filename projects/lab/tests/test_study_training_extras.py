@@ -6,13 +6,11 @@ from pathlib import Path
 import pytest
 import spacy
 
-from spacy_auc_ner.api import read_docs
-from spacy_auc_ner.api import assemble, recipe_config
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, config_augment, steps, with_pretraining
-from spacy_auc_ner.api import draw_indices, with_self_training, write_pool
-from lab_helpers import train_tiny
 from lab_data import SENTENCES, write_toy_corpus
+from lab_helpers import train_tiny
+from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config, with_self_training, write_pool
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"

@@ -9,14 +9,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from auc_ner_lab.cli import study_app
+import lab_helpers
 from auc_ner_lab.aggregate import aggregate, compute
+from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import plan, run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 from auc_ner_lab.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
-import lab_helpers
-from lab_helpers import QUIET, rows as read_results, run_killed_midway, study_command, study_env, train_tiny
+from lab_helpers import QUIET, run_killed_midway, study_command, study_env, train_tiny
+from lab_helpers import rows as read_results
 
 ROOT = Path(__file__).parents[1]
 LR = "training.optimizer.learn_rate"

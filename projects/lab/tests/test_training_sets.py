@@ -9,10 +9,10 @@ from spacy.tokens import Doc, DocBin
 from spacy.util import resolve_dot_names
 from thinc.api import Config
 
-from lab_data import shared_corpus
-from auc_ner_lab.spec import SETTINGS, load_spec, parse_spec
 from auc_ner_lab.partitions import write_partitions
 from auc_ner_lab.sets import dev_set_config, sample_config, training_set_config
+from auc_ner_lab.spec import SETTINGS, load_spec, parse_spec
+from lab_data import shared_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "a b c d e f g h i j".split()
