@@ -786,10 +786,10 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
         lines = ["| dev / test F1 | " + " | ".join(f"{names[c]} {n}" for c, n in keys) + " |", "|---|" + "---|" * len(keys)]
         cells = recipe["cells"]
         lines.append("| `lowres_best` | " + " | ".join(f"{cells[k][0]:.1f} / {cells[k][1]:.1f}" for k in keys) + " |")
-        lines.append("| `lowres_spacy_ner` | " + " | ".join(f"{cells[k][2]:.1f} / {cells[k][3]:.1f}" for k in keys) + " |")
+        lines.append("| `lowres_spacy_ner` | " + " | ".join(f"{cells[k][2]:.1f} / {cells[k][3]:.1f}" + (" †" if cells[k][6] else "") for k in keys) + " |")
         lines.append("| spaCy's default `ner` | " + " | ".join(f"– / {cells[k][4]:.1f}" + (" †" if cells[k][5] else "") for k in keys) + " |")
-        if any(cells[k][5] for k in keys):
-            lines += ["", "† rows without recorded library versions (written before rows recorded them; not rerun)."]
+        if any(cells[k][5] or cells[k][6] for k in keys):
+            lines += ["", "† a row of the cell records no library versions (written before rows recorded them; not rerun)."]
         out["evidence/readme/recipe_table.md"] = "\n".join(lines) + "\n"
         dev, test, opt = recipe["dev"], recipe["test"], recipe["optimism"]
         best, ner = recipe["bilstm_crf_cal_wd_extras"], recipe["recipe_rounds2"]

@@ -164,7 +164,7 @@ def recipe_table(recipe_path, summary=None):
                 cols.append((a.mean(), b.mean(), p_text))
             (da, db, dp), (ta, tb, tp) = cols
             plain_test = numpy.mean([plain[p][0] for p in parts if p in plain]) if any(p in plain for p in parts) else None
-            summary.setdefault("cells", {})[(c, n)] = (da, ta, db, tb, plain_test, bool(unversioned(plain, parts=parts)))
+            summary.setdefault("cells", {})[(c, n)] = (da, ta, db, tb, plain_test, bool(unversioned(plain, parts=parts)), bool(unversioned(theirs, parts=parts)))
             ratio = f"{ta / tb:.2f}x" if tb > 0 else "–"
             base = f"{numpy.mean([plain[p][0] for p in parts if p in plain]):.1f}" if any(p in plain for p in parts) else "–"
             mark = "" if len(parts) >= 5 else " (incomplete)"
