@@ -427,7 +427,7 @@ def test_all_without_the_transformers_extra_writes_the_cpu_configs_and_names_the
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted([f"{m}.cfg" for m in METHODS] + [f"{r}.cfg" for r in RECIPES])
     lines = out.stderr.splitlines()
     assert lines[0] == f"Wrote {len(METHODS) + len(RECIPES)} config(s) to {tmp_path / 'all'}"
-    assert len(lines) == 2 and lines[1].startswith(f"Skipped {len(METHODS)} config(s) that need the 'transformers' extra, which is not installed (")
+    assert len(lines) == 2 and lines[1].startswith(f"Skipped {len(METHODS) + len(TRF_RECIPES)} config(s) that need the 'transformers' extra, which is not installed (")
     assert lines[1].endswith("_trf.cfg, ...): pip install 'spacy-auc-ner[transformers]'")
 
 

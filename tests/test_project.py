@@ -123,7 +123,7 @@ def test_the_recipes_training_file_is_the_main_jobs_draw_and_the_pool_the_rest(t
 
     from spacy_auc_ner.data.columns import write_sentences
     from spacy_auc_ner.training.readers import LowResourceCorpus
-    from spacy_auc_ner.training.self_training import write_pool
+    from spacy_auc_ner.training.unlabeled import write_pool
 
     # every sentence distinct (a number at its end), so that texts name sentences
     sentences = [Sentence(tuple(f"{text} {i}".split()), (*tags, "O")) for i, (text, tags) in enumerate(SENTENCES * 2)]

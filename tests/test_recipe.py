@@ -157,7 +157,7 @@ def _never_train(monkeypatch):
 
 @pytest.mark.parametrize("recipe,change,message", [
     ("missing.cfg", {}, r"missing.cfg: no such config file"),
-    ("lowres_bst", {}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_crf_auc, lowres_spacy_ner\)"),
+    ("lowres_bst", {}, r"lowres_bst: neither a config file nor a recipe \(lowres_best, lowres_best_trf, lowres_crf_auc, lowres_spacy_ner\)"),
     # the recipes' files until 2026-11-24
     ("configs/lowres_best.cfg", {}, r"configs/lowres_best.cfg: no such config file; the recipes are assembled now: "
                                     r"give lowres_best as CONFIG, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),
@@ -213,7 +213,9 @@ def test_a_previous_run_is_refused_and_kept(toy_corpus, raw, monkeypatch):
     out = toy_corpus / "out"
     (out / "pretrain").mkdir(parents=True)
     (out / "pretrain" / "model-last.bin").write_bytes(b"weights")
-    with pytest.raises(DataError, match=r"out: already holds a recipe run \(pretrain\); choose another output folder or overwrite it"):
+    # no record of the command's says the folder is not an earlier run's: --overwrite would not remove it either
+    with pytest.raises(DataError, match=r"out: pretrain not written by an earlier 'recipe' run here \(no record in \.spacy-auc-ner-outputs\.json\), "
+                                        r"so --overwrite leaves it; move it or choose another output folder"):
         run_recipe(RECIPE, out, _files(toy_corpus, raw))
     assert (out / "pretrain" / "model-last.bin").read_bytes() == b"weights"
 

@@ -279,7 +279,8 @@ def test_self_train_command_refuses_a_used_folder_and_a_bad_pool(corpus, full_co
     base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), "--paths.train", str(corpus / "train.spacy"),
             "--paths.dev", str(corpus / "dev.spacy")]
     line = _one_line_error(runner.invoke(app, base + ["--paths.raw_text", str(corpus / "pool.txt")]))
-    assert line == f"Error: {corpus / 'out'}: already holds a self-training run (rounds.jsonl); choose another output folder or overwrite it (--overwrite)"
+    assert line == (f"Error: {corpus / 'out'}: rounds.jsonl not written by an earlier 'self-train' run here (no record in "
+                    ".spacy-auc-ner-outputs.json), so --overwrite leaves it; move it or choose another output folder")
     (corpus / "pool.jsonl").write_text('{"text": "a"}\nnot json\n')
     base[2] = str(corpus / "out2")
     line = _one_line_error(runner.invoke(app, base + ["--paths.raw_text", str(corpus / "pool.jsonl")]))

@@ -14,11 +14,12 @@ from spacy_auc_ner.api import EXPECTED, DataError, fail
 from spacy_auc_ner.api import main as package_main
 from spacy_auc_ner.api import one_line_errors as _package_errors
 
+from .requirements import MissingRequirement
 from .runner import StudyError
 from .store import StoreError
 
-# the package's expected errors plus the study's and its results store's
-one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError, StoreError))
+# the package's expected errors plus the study's, its results store's and a missing lab requirement's
+one_line_errors = functools.partial(_package_errors, expected=EXPECTED + (StudyError, StoreError, MissingRequirement))
 
 study_app = typer.Typer(
     name="study",

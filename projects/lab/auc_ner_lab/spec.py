@@ -202,8 +202,9 @@ class MethodEntry(Section):
         given = [key for key in ("base", "recipe", "config") if getattr(self, key) is not None]
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
-        if self.runner is not None and (self.recipe is not None or self.layers or self.augment is not None):
-            raise ValueError("a method trained by its own function ('runner') takes no recipe, layers or augment: the function trains alone")
+        given = [name for name, set_ in (("recipe", self.recipe is not None), ("layers", bool(self.layers)), ("augment", self.augment is not None)) if set_]
+        if self.runner is not None and given:
+            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(given)}: the function trains alone")
         if self.layers and (self.recipe is not None or self.config is not None):
             raise ValueError("layers go between a base and a method; a recipe has its own, and a full config needs none")
         return self

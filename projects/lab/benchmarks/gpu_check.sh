@@ -49,8 +49,8 @@ nvidia-smi -L
 
 if wants tests; then
   step "device tests on CUDA"
-  # the library's tests, from the checkout's root (this script runs in projects/lab)
-  (cd ../.. && $PY -m pytest -q -p no:cacheprovider -rs tests/test_device_mixing.py tests/test_loss_contract.py -k cuda) 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
+  # the library's tests, in the checkout's root tests/ (this script runs in projects/lab)
+  $PY -m pytest -q -p no:cacheprovider -rs ../../tests/test_device_mixing.py ../../tests/test_loss_contract.py -k cuda 2>&1 | tee "$out/tests_cuda.log" | tail -n 15
 fi
 
 if wants crf; then

@@ -116,7 +116,7 @@ def test_a_method_that_is_a_function_is_a_cell_like_any_other(tmp_path):
     outcome = run_study([fn], tmp_path / "r", workers=0, **QUIET)
     (row,) = rows(tmp_path / "r")
     assert outcome.ok == 1 and row["runner"] == "lab_helpers:instant_cell" and row["scores"]["ents_f"] == pytest.approx(0.3 + 0.005)  # instant_cell's score
-    for bad, message in (({"augment": True}, "takes no augment"), ({"self_train": True}, "takes no self_train")):
+    for bad, message in (({"augment": True}, "takes no augment"), ({"layers": ["self_training.cfg"]}, "takes no layers")):
         with pytest.raises(SpecError, match=message):
             parse_spec({**data, "methods": [{"name": "fn", "runner": "lab_helpers:instant_cell", **bad}]}, corpora_dir=tmp_path)
     with pytest.raises(SpecError, match="is not a 'module:function' path"):
