@@ -840,7 +840,42 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"{_p_words(crf_vs.p_value)}, Holm over the {len(by_claim)} claims {adjusted['minilm_ova_auc_vs_crf']:.2f}: not confirmed; "
             f"by corpus, exploratory: {corpora(crf_vs)}); against CE: {100 * ce_vs.mean_diff:+.1f} ({_p_words(ce_vs.p_value)}, "
             f"{ce_vs.n} draws, Holm {adjusted['minilm_ova_auc_vs_ce']:.2f}), its sign differing by corpus ({corpora(ce_vs)})\n")
+    out.update(peer_fragment())
     return out
+
+
+PEER = "hf_token_classification"
+
+
+def peer_fragment() -> dict:
+    """The README's sentence on MiniLM against a plain Hugging Face fine-tune of it: the
+    package's heads over the peer in each corpus x size cell of campaign_trf_recipe (partitions
+    independent within a cell), and pooled one pair per draw (a draw's sizes averaged)."""
+    if not (ROOT / "results" / "campaign_trf_recipe").exists():
+        return {}
+    by = _results_by_cell("campaign_trf_recipe")
+    parts = []
+    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"), ("lowres_best_trf", "`lowres_best_trf`")):
+        cells = []
+        for (m, c, n), r in sorted(by.items()):
+            peer = by.get((PEER, c, n))
+            shared = sorted(set(r.scores) & set(peer.scores)) if m == method and peer is not None else []
+            if len(shared) >= 2:
+                t, _ = paired_difference([r.scores[i] for i in shared], [peer.scores[i] for i in shared])
+                mean_peer = sum(peer.scores[i] for i in shared) / len(shared)
+                cells.append((sum(r.scores[i] for i in shared) / len(shared) / mean_peer, t.p_value, len(shared)))
+        if not cells:
+            continue
+        xs, ys = paired_lists(by, method, PEER)
+        t, diff = paired_difference(xs, ys)
+        above, below = (sum(p < 0.05 and (r > 1) == up for r, p, _ in cells) for up in (True, False))
+        parts.append(f"{name} ×{min(r for r, _, _ in cells):.2f} to ×{max(r for r, _, _ in cells):.2f} its test F1 in the "
+                     f"{len(cells)} corpus × size cells ({above} above and {below} below it with p < 0.05, {_span([k for _, _, k in cells])} partitions "
+                     f"each), {diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
+    if not parts:
+        return {}
+    return {"evidence/readme/peer.md": "against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
+            "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts) + "\n"}
 
 
 def documents() -> list:
