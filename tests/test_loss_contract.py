@@ -29,6 +29,7 @@ from spacy_auc_ner.labels import LabelSet
 from spacy_auc_ner.losses import LossWrapper, Truth
 from spacy_auc_ner.schemes import make_scheme
 from test_device_mixing import DEVICES, TOLERANCE, on_device, to_device, to_host
+from toy_data import TEXTS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 LOSSES = sorted(name for name in registry.losses.get_all() if name.startswith("spacy_auc_ner."))
@@ -134,12 +135,6 @@ def test_the_device_gives_the_same_numbers_without_mixing(name, scheme, kind, mo
 
 
 # ---- the loss inside the auc_ner pipe ----------------------------------------------------------
-TEXTS = [
-    ("Aspirin treats headache in adults .", [(0, 7, "DRUG"), (15, 23, "DISEASE")]),
-    ("Ibuprofen can cause stomach ulcers .", [(0, 9, "DRUG"), (20, 34, "DISEASE")]),
-    ("The patient had no symptoms .", []),
-    ("Migraine responds to aspirin .", [(0, 8, "DISEASE"), (21, 28, "DRUG")]),
-]
 SMALL_MODEL = {
     "@architectures": "spacy_auc_ner.TokenScorer.v2",
     "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "width": 16, "depth": 1, "embed_size": 300, "window_size": 1,

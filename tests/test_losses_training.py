@@ -8,12 +8,7 @@ import spacy
 from spacy.training import Example
 from thinc.api import ConfigValidationError
 
-TEXTS = [
-    ("Aspirin treats headache in adults .", [(0, 7, "DRUG"), (15, 23, "DISEASE")]),
-    ("Ibuprofen can cause stomach ulcers .", [(0, 9, "DRUG"), (20, 34, "DISEASE")]),
-    ("The patient had no symptoms .", []),
-    ("Migraine responds to aspirin .", [(0, 8, "DISEASE"), (21, 28, "DRUG")]),
-]
+from toy_data import TEXTS
 
 SMALL_MODEL = {
     "@architectures": "spacy_auc_ner.TokenScorer.v1",

@@ -12,6 +12,14 @@ TOY = [
     ("Nothing to see here".split(), ["O", "O", "O", "O"]),
 ]
 
+# Four drug/disease texts with character-offset entities (one without any), for the losses' training tests
+TEXTS = [
+    ("Aspirin treats headache in adults .", [(0, 7, "DRUG"), (15, 23, "DISEASE")]),
+    ("Ibuprofen can cause stomach ulcers .", [(0, 9, "DRUG"), (20, 34, "DISEASE")]),
+    ("The patient had no symptoms .", []),
+    ("Migraine responds to aspirin .", [(0, 8, "DISEASE"), (21, 28, "DRUG")]),
+]
+
 
 def make_examples(nlp, data=TOY):
     return [Example(Doc(nlp.vocab, words=w), Doc(nlp.vocab, words=w, ents=t)) for w, t in data]
