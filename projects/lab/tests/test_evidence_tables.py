@@ -167,3 +167,28 @@ def test_a_document_names_a_contrast_and_the_rows_give_its_figure(toy_root):
     # as in test_contrast_table_by_hand: +6.7 [-7.7, +21.0], the ratio of the means 1.22, p = 0.184
     assert out["evidence/recipe/c/crf~spacy_ner.md"] == "+6.7 [-7.7, +21.0] points, ×1.22 (p=0.184, 3 draws)\n"
     assert out["evidence/recipe/c/crf~spacy_ner@toy@50.md"] == "no pairs\n"
+
+
+def test_trf_recipe_sentence_ratios_goal_and_progress():
+    """The README's sentence on lowres_best_trf, from hand-made rows: per-cell ratios of the
+    partition means, the pooled difference one pair per draw, the goal read off the cells."""
+    from types import SimpleNamespace as R
+
+    from scripts.evidence import trf_recipe_sentence
+
+    by = {
+        ("lowres_best_trf", "ncbi", 20): R(scores={0: 0.30, 1: 0.36}),
+        ("hf_token_classification", "ncbi", 20): R(scores={0: 0.20, 1: 0.30}),  # mean 0.25: x1.32
+        ("spacy_ner", "ncbi", 20): R(scores={0: 0.30, 1: 0.30}),  # x1.10
+        ("crf", "ncbi", 20): R(scores={0: 0.33, 1: 0.33}),  # x1.00
+    }
+    text = trf_recipe_sentence(by, planned=30)
+    assert text.startswith("`lowres_best_trf` (2 of 30 reported cells so far"), text
+    assert "×1.32 the peer's test F1 on average over 1 corpus × size cells (×1.32 to ×1.32" in text
+    assert "+8.0 [" in text and "2 draws" in text  # (0.10 + 0.06) / 2 points over the peer
+    assert "×1.10 spaCy's `ner`" in text and "×1.00 the CRF head alone" in text
+    assert "×1.4 the peer on average: not met; no cell below ×1.0: met" in text
+    assert "×1.3 spaCy's `ner` in every cell: not met" in text
+    one = {k: R(scores={0: v.scores[0]}) for k, v in by.items()}
+    assert "too few for a paired comparison" in trf_recipe_sentence(one, planned=30)
+    assert "0 of 30" in trf_recipe_sentence({}, planned=30)
