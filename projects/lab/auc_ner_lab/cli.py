@@ -213,7 +213,9 @@ def mean_seconds_lines(cells, latest) -> List[str]:
     in its worker, everything the cell did: training, extras, scoring)."""
     seconds: Dict[str, Dict[str, List[float]]] = {}
     tuned_as: Dict[str, str] = {}  # a method without trials of its own: whose trials choose its point
-    for cell in cells:
+    # reported cells first: they list the methods in the spec's order (trials come first in
+    # `cells`, and a method tuned_as another has none)
+    for cell in sorted(cells, key=lambda c: c.tuning is not None):
         row = latest.get(cell.key)
         by_kind = seconds.setdefault(cell.method, {"reported": [], "tuning": []})
         if cell.selection is not None and "tuned_as" in cell.selection:

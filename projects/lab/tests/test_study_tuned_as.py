@@ -90,6 +90,7 @@ def test_the_reported_cells_train_with_the_point_the_others_trials_chose(tmp_pat
     md = write_report(out, tmp_path / "rep", metric="ents_f", plots=False)["markdown"]
     assert "| ce_dropout | learn_rate=0.003 (dev 45.0 of spacy_ner's trials) | learn_rate=0.003 (dev 45.0 of spacy_ner's trials) |" in md
     lines = mean_seconds_lines(parse_spec(_spec(_tuned_as())).cells(), {r["key"]: r for r in rows})
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["ce", "spacy_ner", "ce_dropout"]  # the spec's order
     assert [line for line in lines if "ce_dropout" in line][0].endswith("; none, tuned as spacy_ner")
     assert [line for line in lines if line.startswith("  ce:")][0].endswith("(n=6)")
 
@@ -130,3 +131,21 @@ def test_bad_tuned_as_is_refused_with_file_and_key(variant, keys, message):
     with pytest.raises(SpecError) as err:
         parse_spec(_spec(variant, **keys), source="my.yaml")
     assert str(err.value) == "my.yaml: " + message
+
+
+def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_trials():
+    """campaign_trf_ablation: the five variants take lowres_best_trf's rate, crf tunes its own;
+    every trial left is a trial of campaign_trf_recipe (the same key), so none is trained twice."""
+    from lab_helpers import LAB
+
+    ablation = load_spec(LAB / "studies" / "campaign_trf_ablation.yaml", configs_dir=LAB / "configs")
+    recipe = {c.key for c in load_spec(LAB / "studies" / "campaign_trf_recipe.yaml", configs_dir=LAB / "configs").cells()}
+    cells = ablation.cells()
+    trials = [c for c in cells if c.tuning is not None]
+    assert Counter(c.method for c in trials) == {"lowres_best_trf": 18, "crf": 18} and {c.key for c in trials} <= recipe
+    reported = {(c.method, c.corpus, c.size, c.partition): c for c in cells if c.tuning is None}
+    assert len(reported) == 7 * 3 * 2 * 3
+    for (method, corpus, size, partition), cell in reported.items():
+        own = reported[("lowres_best_trf", corpus, size, partition)] if method != "crf" else cell
+        assert cell.selection["trials"] == own.selection["trials"]
+        assert cell.selection.get("tuned_as") == (None if method in ("crf", "lowres_best_trf") else "lowres_best_trf")
