@@ -760,7 +760,8 @@ class StudySpec:
         self._refuse(problems)
 
     def _config_problems(self) -> List[str]:
-        return [f"method {m.name!r}: config {path} not found" for m in self.methods for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
+        return [f"method {m.name!r}: config {path} not found" for m in [*self.methods, *self.choosers]
+                for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
 
     def _refuse(self, problems: Sequence[str]) -> None:
         if problems:

@@ -227,7 +227,12 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     `latest`: the latest row per cell key."""
     selection = cell.selection
     trial_rows = [[latest.get(key) for key in keys] for keys in selection["trials"]]
-    choice = choose(selection["points"], trial_rows, selection["metric"])
+    try:
+        choice = choose(selection["points"], trial_rows, selection["metric"])
+    except TuningError as err:  # whose trials failed: another method's, for a cell tuned as it
+        if "tuned_as" not in selection:
+            raise
+        raise TuningError(f"tuned as {selection['tuned_as']}: {err}") from None
     tuned = {
         "point": choice.point,
         "dev_score": choice.dev_score,

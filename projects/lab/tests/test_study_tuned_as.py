@@ -114,6 +114,23 @@ def test_a_method_run_alone_runs_the_trials_of_the_method_it_is_tuned_as(tmp_pat
     assert (later.skipped, later.ok) == (10, 14)  # spacy_ner's trials and the variant's cells are done
 
 
+def test_the_config_of_a_method_whose_trials_run_alone_is_checked(tmp_path):
+    import yaml
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(_spec(_tuned_as("mine"), methods=("ce", {"name": "mine", "config": "missing.cfg"}))))
+    with pytest.raises(SpecError, match=r"spec.yaml: method 'mine': config missing.cfg not found"):
+        load_spec(path, only_methods=["ce_dropout"]).check_configs()
+
+
+def test_a_cell_tuned_as_a_method_whose_trials_failed_says_whose(tmp_path):
+    spec = parse_spec(_spec(_tuned_as("broken"), methods=("ce", {"name": "broken", "config": "y.cfg"}), sizes=[10], partitions=1))
+    outcome, rows, _ = _run(tmp_path, spec)
+    assert Counter((r["method"], r["status"]) for r in rows) == {("ce", "ok"): 4, ("broken", "failed"): 4, ("ce_dropout", "failed"): 1}
+    (refused,) = [r for r in rows if r["method"] == "ce_dropout"]
+    assert refused["error"].startswith("tuning: tuned as broken: no grid point has a dev ents_f on every tuning partition (3 of 3 trials")
+
+
 @pytest.mark.parametrize(
     "variant,keys,message",
     [
