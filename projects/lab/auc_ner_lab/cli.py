@@ -212,14 +212,21 @@ def mean_seconds_lines(cells, latest) -> List[str]:
     cells and of its finished tuning trials, as their rows recorded them (each cell's own time
     in its worker, everything the cell did: training, extras, scoring)."""
     seconds: Dict[str, Dict[str, List[float]]] = {}
-    for cell in cells:
+    tuned_as: Dict[str, str] = {}  # a method without trials of its own: whose trials choose its point
+    # reported cells first: they list the methods in the spec's order (trials come first in
+    # `cells`, and a method tuned_as another has none)
+    for cell in sorted(cells, key=lambda c: c.tuning is not None):
         row = latest.get(cell.key)
         by_kind = seconds.setdefault(cell.method, {"reported": [], "tuning": []})
+        if cell.selection is not None and "tuned_as" in cell.selection:
+            tuned_as[cell.method] = cell.selection["tuned_as"]
         if row is not None and row["status"] == "ok" and isinstance(row.get("seconds"), (int, float)):
             by_kind["tuning" if cell.tuning is not None else "reported"].append(float(row["seconds"]))
     lines = ["mean seconds per finished cell (reported; tuning trials):"]
     for method, by_kind in seconds.items():
         parts = [f"{sum(v) / len(v):.0f} s (n={len(v)})" if v else "-" for v in (by_kind["reported"], by_kind["tuning"])]
+        if method in tuned_as:
+            parts[1] = f"none, tuned as {tuned_as[method]}"
         lines.append(f"  {method}: {parts[0]}; {parts[1]}")
     return lines
 

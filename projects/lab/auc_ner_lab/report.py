@@ -148,7 +148,9 @@ def _tuned_text(r: Optional[MethodResult]) -> str:
     names = [k.rsplit(".", 1)[-1] for k in point]
     text = ", ".join(f"{n if names.count(n) == 1 else k}={value_text(v)}" for n, k, v in zip(names, point, point.values()))
     if isinstance(t.get("dev_score"), (int, float)):
-        text += f" (dev {_pct(t['dev_score'])})"
+        text += f" (dev {_pct(t['dev_score'])}" + (f" of {t['tuned_as']}'s trials)" if t.get("tuned_as") else ")")
+    elif t.get("tuned_as"):
+        text += f" ({t['tuned_as']}'s trials)"
     if t.get("varies"):
         text += f" (varies: {len(t['varies'])} points across partitions)"
     return text

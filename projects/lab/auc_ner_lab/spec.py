@@ -16,7 +16,9 @@ the same sampled sentences and differences are paired. A cell's `key` says what 
 (`cell_key`: its training config as assembled, not the method's or a file's name), its `id` is a
 readable label for logs and lists. A spec with a ``tune:`` block adds tuning trials (cells
 too, see `tuning.py` for the protocol) whose dev scores choose the values its reported cells
-train with.
+train with; a method with ``tuned_as: <other method>`` has no trials of its own and trains
+with the values the other method's trials choose (an ablation changes one part and keeps the
+rest, its learn rate included).
 
 A method may also be a Python function rather than a spaCy config (``runner:
 module:function``, e.g. the Hugging Face peer `hf_peer.run_cell`): its cells are built as any
@@ -171,7 +173,9 @@ class MethodEntry(Section):
     self-training are config, as in a recipe); plus the augmentation of its draw and what its
     pretraining reads (`training_extras.py`). With ``runner``
     (a 'module:function' cell function) the function trains its cells instead of spacy train,
-    reading their config: by default the spec's base alone."""
+    reading their config: by default the spec's base alone. With ``tuned_as`` (another
+    method of a tuned spec) it has no tuning trials: its cells train with the grid point the
+    other method's trials choose in the same group."""
 
     name: str
     base: Optional[str] = None
@@ -185,6 +189,8 @@ class MethodEntry(Section):
     # None: the augmentation of the method's own config; false: none
     augment: Annotated[Optional[AugmentSettings], BeforeValidator(AugmentSettings.given)] = None
     pretrain_text: Annotated[str, expect(lambda v: v in PRETRAIN_TEXTS, "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
+    # the method whose tuning trials choose this one's grid point (it then has no trials of its own)
+    tuned_as: Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and v), "{value} is not a method name")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -313,6 +319,7 @@ class SpecFile(Section):
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
         self._check_baseline()
+        self._check_tuned_as()
         if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
             raise At(("partitions",), f"at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
         return self
@@ -321,6 +328,25 @@ class SpecFile(Section):
         """The setting's values ([None] for lowres)."""
         key = SETTINGS[self.setting]
         return [None] if key is None else list(getattr(self, key) or [])
+
+    def _check_tuned_as(self) -> None:
+        """`tuned_as:` names another method of this spec, one with trials of its own, in a
+        spec with a `tune:` block."""
+        names = [m.name for m in self.methods]
+        for i, method in enumerate(self.methods):
+            target = method.tuned_as
+            if target is None:
+                continue
+            where = ("methods", i, "tuned_as")
+            if self.tune is None:
+                raise At(where, f"{target!r}: takes the grid point another method's tuning trials choose, but the spec has no tune: block")
+            if target == method.name:
+                raise At(where, f"{target!r} is the method itself; leave tuned_as out for trials of its own")
+            if target not in names:
+                raise At(where, f"{target!r} is not a method of this spec ({', '.join(names)})")
+            other = self.methods[names.index(target)].tuned_as
+            if other is not None:
+                raise At(where, f"{target!r} has no trials of its own (tuned_as: {other}); name a method whose trials choose (e.g. {other!r})")
 
     def _check_baseline(self) -> None:
         """`baseline:` a method of the spec (its reports pair every method with it), or
@@ -369,6 +395,8 @@ class MethodSpec:
     # a cell function ('module:function') that trains the method instead of spacy train
     runner: Optional[str] = None
     pretrain_text: str = "pool"
+    # the method whose tuning trials choose this one's grid point (None: its own trials)
+    tuned_as: Optional[str] = None
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -400,7 +428,8 @@ class Cell:
     # a tuning trial: {"partition": t, "point": {config key: value}} (its `partition` is None)
     tuning: Optional[Dict[str, Any]] = None
     # a reported cell of a tuned study: the grid points, the keys of their trials and the
-    # selection metric; the runner adds "chosen" when it merges the chosen point
+    # selection metric (and "tuned_as", the method whose trials they are, when not its own);
+    # the runner adds "chosen" when it merges the chosen point
     selection: Optional[Dict[str, Any]] = None
     # the method's training extras (augment, pretrain, self_train; see auc_ner_lab/training_extras.py)
     extras: Optional[Dict[str, Any]] = None
@@ -512,13 +541,17 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
     """What a cell adds to its config, as its key hashes it: its overrides (the training draw
     and seed among them), its extras (file paths by name), its draw's coordinates (corpus,
     size, value, partition or tuning trial) and, for a tuned reported cell, its grid and
-    selection metric (not the chosen values, which its trials decide). Paths are left out,
-    so that moving the corpora or the configs does not lose results."""
+    selection metric (not the chosen values, which its trials decide); a cell tuned as another
+    method also hashes the keys of that method's trials, which its own config no longer
+    determines. Paths are left out, so that moving the corpora or the configs does not lose
+    results."""
     additions = {
         "overrides": cell.overrides,
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
         "extras": hashable(cell.extras or {}),
         "tune": None if cell.selection is None else {k: cell.selection[k] for k in ("points", "partitions", "metric")},
+        # only for a method with tuned_as, so that the keys of every other tuned cell stay as they were
+        **({"tuned_by": cell.selection["trials"]} if cell.selection is not None and "tuned_as" in cell.selection else {}),
         # only when set, so that the keys of cells trained by spacy train stay as they were
         **({"runner": cell.runner} if cell.runner is not None else {}),
         # a dev-only reported cell is another row than the same training scored on test (a
@@ -610,6 +643,9 @@ class StudySpec:
     tune: Optional[TuneSpec] = None
     metric: str = DEFAULT_METRIC
     baseline: str = DEFAULT_BASELINE
+    # methods `--method` left out whose trials choose a kept method's grid point (tuned_as):
+    # their trials are cells of the run, their reported cells are not
+    choosers: List[MethodSpec] = field(default_factory=list)
 
     def cells(self) -> List["Cell"]:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
@@ -667,38 +703,49 @@ class StudySpec:
         )
 
     def _tuning_trials(self) -> List["Cell"]:
-        """Per corpus x size x value x method: every grid point on every tuning partition."""
+        """Per corpus x size x value x method with trials of its own (not tuned_as another, see
+        `tuning_methods`): every grid point on every tuning partition."""
         assert self.tune is not None
         out = []
         for corpus, paths in self.corpora.items():
             for size in self.sizes:
                 for value in self.values:
-                    for method in self.methods:
+                    for method in self.tuning_methods():
                         for t, seed in enumerate(self.tune.seeds(self.seed)):
                             for point in self.tune.points():
                                 tuning = {"partition": t, "point": point}
                                 out.append(self._cell(corpus, paths, size, value, method, None, seed, tuning))
         return out
 
+    def tuning_methods(self) -> List[MethodSpec]:
+        """The methods whose trials run: those without tuned_as, then the targets of kept
+        methods' tuned_as that `--method` left out (`choosers`)."""
+        return [m for m in self.methods if m.tuned_as is None] + self.choosers
+
     def _with_selection(self, cell: "Cell") -> "Cell":
-        """A reported cell that trains with the grid point its group's trials choose."""
+        """A reported cell that trains with the grid point its group's trials choose: its
+        method's own, or those of the method it is tuned_as."""
         assert self.tune is not None
         points = self.tune.points()
+        method = self._method(cell.method)
+        chooser = method if method.tuned_as is None else self._method(method.tuned_as)
         trials = [
             [
                 self._cell(
                     cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
-                    self._method(cell.method), None, seed, {"partition": t, "point": point},
+                    chooser, None, seed, {"partition": t, "point": point},
                 ).key
                 for t, seed in enumerate(self.tune.seeds(self.seed))
             ]
             for point in points
         ]
         selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
+        if method.tuned_as is not None:
+            selection["tuned_as"] = method.tuned_as
         return cell.redefined(selection=selection)
 
     def _method(self, name: str) -> MethodSpec:
-        return next(m for m in self.methods if m.name == name)
+        return next(m for m in [*self.methods, *self.choosers] if m.name == name)
 
     def check_configs(self) -> None:
         """Fail when a method's config file is missing: its cells' keys would not say what
@@ -713,7 +760,8 @@ class StudySpec:
         self._refuse(problems)
 
     def _config_problems(self) -> List[str]:
-        return [f"method {m.name!r}: config {path} not found" for m in self.methods for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
+        return [f"method {m.name!r}: config {path} not found" for m in [*self.methods, *self.choosers]
+                for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
 
     def _refuse(self, problems: Sequence[str]) -> None:
         if problems:
@@ -757,11 +805,11 @@ class StudySpec:
         from .tuning import grid_key_problems
 
         configs = {}
-        for cell in self.cells():
-            if cell.tuning is not None or cell.method in configs or not all(Path(p).exists() for p in cell.files()):
+        for cell in self.cells():  # a trial too: the method tuned_as one left out by --method has only trials here
+            if cell.method in configs or not all(Path(p).exists() for p in cell.files()):
                 continue
             base = {k: v for k, v in cell.overrides.items() if k not in self.tune.grid}
-            plain = cell.redefined(overrides=base, selection=None)
+            plain = cell.redefined(overrides=base, selection=None, tuning=None)
             configs[cell.method] = (cell.config, _filled(plain.training_config()))
         self._refuse(grid_key_problems(self.tune, configs))
 
@@ -786,7 +834,8 @@ def load_spec(
 ) -> StudySpec:
     """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's,
     `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` and `only_methods`
-    keep those corpora and methods (by the names the spec gives them).
+    keep those corpora and methods (by the names the spec gives them; a kept method tuned_as
+    one left out keeps that one's tuning trials, which choose its grid point).
 
     A subset of a grid (fewer sizes, partitions or corpora) has the same cells as in the
     whole grid, so its results count towards the whole study later.
@@ -826,7 +875,11 @@ def load_spec(
         if unknown:
             raise SpecError(f"{path}: --method {', '.join(unknown)} not in the spec's methods ({', '.join(names)})")
         # the spec's order, not the option's: reports list methods as the spec does
-        spec.methods = [m for m in spec.methods if m.name in set(only_methods)]
+        kept = [m for m in spec.methods if m.name in set(only_methods)]
+        # a kept method tuned_as one left out still needs that one's trials (not its cells)
+        needed = {m.tuned_as for m in kept} - set(only_methods)
+        spec.choosers = [m for m in spec.methods if m.name in needed]
+        spec.methods = kept
     return spec
 
 
@@ -914,4 +967,4 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
     return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,
-                      pretrain_text=entry.pretrain_text, runner=entry.runner)
+                      pretrain_text=entry.pretrain_text, runner=entry.runner, tuned_as=entry.tuned_as)

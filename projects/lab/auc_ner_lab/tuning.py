@@ -11,6 +11,10 @@ The protocol, per corpus x setting value x size x method (a *group*):
    in grid order); a point is a candidate only when all its trials finished;
 3. the reported partitions are trained once each with the chosen values.
 
+A method with ``tuned_as: <other method>`` skips step 1 and 2: its reported partitions train
+with the point the other method's trials chose in the same group, so that an ablation of that
+method changes one part and keeps its learn rate (its key hashes those trials' keys).
+
 Why this protocol and not nested selection (every reported cell tries every point and keeps
 its dev-best): it costs ``points x partitions + reported`` trainings per group instead of
 ``points x reported`` (with 3 points and 5 partitions: 8 instead of 15), every method gets
@@ -223,7 +227,12 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     `latest`: the latest row per cell key."""
     selection = cell.selection
     trial_rows = [[latest.get(key) for key in keys] for keys in selection["trials"]]
-    choice = choose(selection["points"], trial_rows, selection["metric"])
+    try:
+        choice = choose(selection["points"], trial_rows, selection["metric"])
+    except TuningError as err:  # whose trials failed: another method's, for a cell tuned as it
+        if "tuned_as" not in selection:
+            raise
+        raise TuningError(f"tuned as {selection['tuned_as']}: {err}") from None
     tuned = {
         "point": choice.point,
         "dev_score": choice.dev_score,
@@ -231,6 +240,8 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
         "candidates": choice.candidates,
         "trials": choice.trials,
         "partitions": selection["partitions"],
+        # the method whose trials chose, when not the cell's own (spec key tuned_as)
+        **({"tuned_as": selection["tuned_as"]} if "tuned_as" in selection else {}),
     }
     return replace(cell, overrides={**cell.overrides, **choice.point}, selection={**selection, "chosen": tuned})
 

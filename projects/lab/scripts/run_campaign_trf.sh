@@ -2,12 +2,15 @@
 # The transformer-recipe campaign (issue 31 point 5) in stages, cheapest first: 20 sentences
 # before 50; NCBI-disease, then S800, then CoNLL 2003 (whose test split is the largest); inside a
 # stage one method at a time (its tuning trials, then its reported cells), the peer and the
-# methods it is compared with first, then the recipe, then the dev-only ablation of the recipe,
-# so that a stopped run leaves whole methods to compare. Every stage resumes where it stopped.
+# methods it is compared with first, then the recipe, then the dev-only ablation of the recipe
+# (the recipe's dev cells first: they are what each variant is paired with), so that a stopped
+# run leaves whole methods to compare. Every stage resumes where it stopped.
 #
 # The spacy_ner and crf cells of CoNLL 2003 and NCBI-disease at partitions 0-2 (and their tuning
 # trials) are cells of the MiniLM campaign (the same keys): their rows are copied in first
-# (cp -n: nothing overwritten), not trained again.
+# (cp -n: nothing overwritten), not trained again. So are the ablation's tuning trials, which
+# are the recipe's and the CRF's only (its variants are tuned_as the recipe: they train with the
+# learn rate the recipe's trials chose), from the recipe's store.
 #
 # Run it from a separate clone with its own venv, so that code changes here never touch running
 # cells (see run_campaign_minilm.sh for the clone and venv), then copy its rows here as they come:
@@ -20,8 +23,9 @@
 # device.
 #   WORKERS=2 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf.log 2>&1 &
 #   GPU=0 WORKERS=3 nohup projects/lab/scripts/run_campaign_trf.sh >> campaign_trf_gpu.log 2>&1 &
-# STAGES, METHODS and ABLATION narrow it (e.g. METHODS="hf_token_classification" ABLATION="");
-# DRY_RUN=1 lists each stage's cells still to run and trains nothing.
+# STAGES, METHODS and ABLATION narrow it (e.g. METHODS="hf_token_classification" ABLATION="";
+# METHODS="" runs the ablation alone); DRY_RUN=1 lists each stage's cells still to run and
+# copies and trains nothing (it says how many rows it would copy; those cells are listed too).
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
@@ -33,26 +37,31 @@ else
 fi
 export OMP_NUM_THREADS=$THREADS
 STAGES=${STAGES:-"20:ncbi_disease 20:s800 20:conll2003 50:ncbi_disease 50:s800 50:conll2003"}
-METHODS=${METHODS:-"hf_token_classification crf spacy_ner lowres_best_trf"}
-ABLATION=${ABLATION-"no_bias no_augment no_self_train self_train_rounds2 top3_layers crf lowres_best_trf"}
+METHODS=${METHODS-"hf_token_classification crf spacy_ner lowres_best_trf"}
+ABLATION=${ABLATION-"lowres_best_trf no_bias no_augment no_self_train self_train_rounds2 top3_layers crf"}
 RECIPE=results/campaign_trf_recipe ABLATED=results/campaign_trf_ablation
 shared() {  # shared SPEC FROM...: copy into results/SPEC the rows of FROM's stores that are SPEC's cells (none overwritten)
-  "$PY" - "$@" <<'PY'
-import shutil, sys
+  DRY_RUN=${DRY_RUN:-} "$PY" - "$@" <<'PY'
+import os, shutil, sys
 from pathlib import Path
 from auc_ner_lab.spec import load_spec
+from auc_ner_lab.store import ResultsStore
 name, sources = sys.argv[1], sys.argv[2:]
+dry = bool(os.environ["DRY_RUN"])
 keys = {cell.key for cell in load_spec(f"studies/{name}.yaml").cells()}
+store = ResultsStore(Path("results", name))
 copied = 0
 for source in map(Path, sources):
     for folder in (f for f in source.glob("*") if f.name in keys):
         for row in folder.glob("*.json"):
-            target = Path("results", name, folder.name, row.name)
+            target = store.path / folder.name / row.name
             if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(row, target)
+                if not dry:
+                    store.mark()  # a new store is marked as study run marks it, or study run refuses it
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(row, target)
                 copied += 1
-print(f"{copied} rows of {', '.join(sources)} copied into results/{name}", file=sys.stderr)
+print(f"{copied} rows of {', '.join(sources)} {'to copy (DRY_RUN: not copied)' if dry else 'copied'} into results/{name}", file=sys.stderr)
 PY
 }
 shared campaign_trf_recipe results/campaign_minilm_20 results/campaign_minilm_50
@@ -65,7 +74,7 @@ for stage in $STAGES; do
   for method in $METHODS; do
     run campaign_trf_recipe "$RECIPE" "$size" "$corpus" "$method"
   done
-  [ -n "$ABLATION" ] && shared campaign_trf_ablation "$RECIPE"  # the recipe's and the CRF's tuning trials
+  [ -n "$ABLATION" ] && shared campaign_trf_ablation "$RECIPE"  # its tuning trials: the recipe's and the CRF's
   for method in $ABLATION; do
     run campaign_trf_ablation "$ABLATED" "$size" "$corpus" "$method"
   done

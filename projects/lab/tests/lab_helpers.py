@@ -84,7 +84,7 @@ def tuning_cell(cell):
     too here, so that a selection reading them would be caught)."""
     if cell.method == "broken" or (cell.tuning and cell.method == "flaky" and cell.tuning["point"][LEARN_RATE] == 0.001):
         raise ValueError(f"this cell is meant to fail ({cell.id})")
-    table = "ce" if cell.method == "flaky" else cell.method
+    table = "ce" if cell.method in ("flaky", "ce_dropout") else cell.method  # variants of ce score as ce
     lr = cell.overrides.get(LEARN_RATE, 0.001)
     dev = DEV_BY_LR[table][lr]
     test = TEST_BY_LR[table][lr] + 0.01 * (cell.partition or 0)
