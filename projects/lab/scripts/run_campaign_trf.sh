@@ -26,6 +26,10 @@
 # STAGES, METHODS and ABLATION narrow it (e.g. METHODS="hf_token_classification" ABLATION="";
 # METHODS="" runs the ablation alone); DRY_RUN=1 lists each stage's cells still to run and
 # copies and trains nothing (it says how many rows it would copy; those cells are listed too).
+# PARALLEL=1 runs the stages at once (each still in its order), for a GPU with room for
+# 6 x WORKERS cells; DEADLINE=S stops every study S seconds after the start (SIGINT: a cell
+# cut short leaves no row and its temporary files go; rerun to resume), for a lease of fixed
+# length (scripts/gpu_lease/run_trf.sh).
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
@@ -66,16 +70,24 @@ PY
 }
 shared campaign_trf_recipe results/campaign_minilm_20 results/campaign_minilm_50
 run() {  # run SPEC RESULTS SIZE CORPUS METHOD
-  "$PY" -m auc_ner_lab study run "studies/$1.yaml" --results "$2" --set "sizes=[$3]" --corpus "$4" --method "$5" \
+  local limit=()
+  if [ -n "${DEADLINE:-}" ]; then
+    [ $((DEADLINE - SECONDS)) -gt 0 ] || return 0
+    limit=(timeout --signal=INT $((DEADLINE - SECONDS)))
+  fi
+  ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$1.yaml" --results "$2" --set "sizes=[$3]" --corpus "$4" --method "$5" \
     --workers "$WORKERS" --threads-per-worker "$THREADS" ${DEVICE[@]+"${DEVICE[@]}"} --no-progress --no-strict ${DRY_RUN:+--dry-run}
 }
-for stage in $STAGES; do
-  size=${stage%%:*}; corpus=${stage#*:}
+stage() {  # stage SIZE CORPUS
   for method in $METHODS; do
-    run campaign_trf_recipe "$RECIPE" "$size" "$corpus" "$method"
+    run campaign_trf_recipe "$RECIPE" "$1" "$2" "$method"
   done
   [ -n "$ABLATION" ] && shared campaign_trf_ablation "$RECIPE"  # its tuning trials: the recipe's and the CRF's
   for method in $ABLATION; do
-    run campaign_trf_ablation "$ABLATED" "$size" "$corpus" "$method"
+    run campaign_trf_ablation "$ABLATED" "$1" "$2" "$method"
   done
+}
+for s in $STAGES; do
+  if [ -n "${PARALLEL:-}" ]; then stage "${s%%:*}" "${s#*:}" & else stage "${s%%:*}" "${s#*:}"; fi
 done
+wait

