@@ -9,7 +9,7 @@ base method's with the layer ``pretrain/characters.cfg``) and self-trains when i
 ``[self_training] rounds`` is 1 or more (a recipe's, or the layer ``self_training.cfg``); a
 spec sets them with overrides, so that a cell's key hashes the whole procedure::
 
-    - {name: recipe, recipe: lowres_spacy_ner, overrides: {self_training.rounds: 1}}
+    - {name: lowres_spacy_ner_rounds1, recipe: lowres_spacy_ner, overrides: {self_training.rounds: 1}}
     - {name: ce_pretrain, base: ce, layers: [pretrain/characters.cfg], overrides: {pretraining.max_epochs: 2}}
 
 Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` block

@@ -33,23 +33,23 @@ OUT = ROOT / "docs" / "evidence"
 OTHER_STUDIES = {"lowres_recipe": "spacy_ner"}
 # what each part of the recipe adds: (what, method with it, method without it[, sizes])
 RECIPE_CONTRASTS = [
-    ("the extras (the recipe against spaCy's default ner)", "recipe", "spacy_ner"),
-    ("augmentation", "recipe", "recipe_no_augment"),
-    ("pretraining", "recipe", "recipe_no_pretrain"),
-    ("self-training", "recipe", "recipe_no_self_train"),
-    ("a second self-training round", "recipe_rounds2", "recipe"),
-    ("a third self-training round", "recipe_rounds3", "recipe_rounds2"),
-    ("more raw text: 5,000 pool sentences in place of 2,000 (two rounds)", "recipe_pool5000", "recipe_rounds2"),
-    ("raw text (the recipe against it without raw text)", "recipe", "recipe_no_raw"),
-    ("pretraining on the annotated sentences alone (no raw text)", "recipe_no_raw", "recipe_augment_only"),
-    ("augmentation alone, for spaCy's ner", "recipe_augment_only", "spacy_ner"),
-    ("no raw text: the recipe without raw text against the BiLSTM-CRF", "recipe_no_raw", "bilstm_crf"),
+    ("the extras (the recipe against spaCy's default ner)", "lowres_spacy_ner_rounds1", "spacy_ner"),
+    ("augmentation", "lowres_spacy_ner_rounds1", "lowres_spacy_ner_rounds1_no_augment"),
+    ("pretraining", "lowres_spacy_ner_rounds1", "lowres_spacy_ner_rounds1_no_pretrain"),
+    ("self-training", "lowres_spacy_ner_rounds1", "lowres_spacy_ner_no_self_train"),
+    ("a second self-training round", "lowres_spacy_ner", "lowres_spacy_ner_rounds1"),
+    ("a third self-training round", "lowres_spacy_ner_rounds3", "lowres_spacy_ner"),
+    ("more raw text: 5,000 pool sentences in place of 2,000 (two rounds)", "lowres_spacy_ner_pool5000", "lowres_spacy_ner"),
+    ("raw text (the recipe against it without raw text)", "lowres_spacy_ner_rounds1", "lowres_spacy_ner_no_raw"),
+    ("pretraining on the annotated sentences alone (no raw text)", "lowres_spacy_ner_no_raw", "lowres_spacy_ner_augment_only"),
+    ("augmentation alone, for spaCy's ner", "lowres_spacy_ner_augment_only", "spacy_ner"),
+    ("no raw text: the recipe without raw text against the BiLSTM-CRF", "lowres_spacy_ner_no_raw", "bilstm_crf"),
     ("augmentation, for the BiLSTM-CRF", "bilstm_crf_augment", "bilstm_crf"),
-    ("no raw text: the BiLSTM-CRF with augmentation against spaCy's ner with it", "bilstm_crf_augment", "recipe_augment_only"),
+    ("no raw text: the BiLSTM-CRF with augmentation against spaCy's ner with it", "bilstm_crf_augment", "lowres_spacy_ner_augment_only"),
     ("the AUC term (mu 0.1), for the CRF", "crf_auc", "crf"),
     ("the AUC term (mu 0.1), for the BiLSTM-CRF", "bilstm_crf_auc", "bilstm_crf"),
-    ("the CRF + AUC head in place of spaCy's ner, both with the extras", "crf_auc_extras", "recipe"),
-    ("the BiLSTM-CRF + AUC head in place of spaCy's ner, both with the extras", "bilstm_crf_auc_extras", "recipe"),
+    ("the CRF + AUC head in place of spaCy's ner, both with the extras", "crf_auc_extras", "lowres_spacy_ner_rounds1"),
+    ("the BiLSTM-CRF + AUC head in place of spaCy's ner, both with the extras", "bilstm_crf_auc_extras", "lowres_spacy_ner_rounds1"),
     ("the extras, for the BiLSTM-CRF + AUC head", "bilstm_crf_auc_extras", "bilstm_crf_auc"),
     ("the extras, for the CRF + AUC head", "crf_auc_extras", "crf_auc"),
     ("augmentation, for the CRF + AUC head", "crf_auc_extras", "crf_auc_extras_no_augment"),
@@ -58,43 +58,43 @@ RECIPE_CONTRASTS = [
     ("the AUC term (mu 0.1 against 0), with the extras", "crf_auc_extras", "crf_extras"),
     ("a BiLSTM under the CRF + AUC head, with the extras", "bilstm_crf_auc_extras", "crf_auc_extras"),
     ("a BiLSTM encoder under spaCy's ner (BiLSTMEncoder.v1)", "spacy_ner_bilstm", "spacy_ner"),
-    ("a BiLSTM encoder under spaCy's ner, with the extras", "recipe_bilstm_encoder", "recipe"),
+    ("a BiLSTM encoder under spaCy's ner, with the extras", "spacy_ner_bilstm_extras", "lowres_spacy_ner_rounds1"),
     # the contrasts behind statements about one size (a fourth element: the sizes)
     ("at 100 sentences: the BiLSTM-CRF + AUC head with the extras against the recipe as shipped (two rounds)",
-     "bilstm_crf_auc_extras", "recipe_rounds2", (100,)),
+     "bilstm_crf_auc_extras", "lowres_spacy_ner", (100,)),
     ("at 100 sentences: the BiLSTM-CRF + AUC head with the extras against the one-round recipe",
-     "bilstm_crf_auc_extras", "recipe", (100,)),
+     "bilstm_crf_auc_extras", "lowres_spacy_ner_rounds1", (100,)),
     ("at 100 sentences, no raw text: the BiLSTM-CRF against spaCy's ner", "bilstm_crf", "spacy_ner", (100,)),
-    ("at 20-50 sentences, no raw text: the recipe without raw text against spaCy's ner", "recipe_no_raw", "spacy_ner", (20, 50)),
+    ("at 20-50 sentences, no raw text: the recipe without raw text against spaCy's ner", "lowres_spacy_ner_no_raw", "spacy_ner", (20, 50)),
 ]
 
 # contrasts that docs/recipe.md's prose cites, each a generated sentence part
 # (docs/evidence/recipe/<name>.md): name -> (a, b, sizes or None for every size)
 RECIPE_SENTENCES = {
-    "recipe_vs_ner": ("recipe", "spacy_ner", None),
-    "self_training": ("recipe", "recipe_no_self_train", (20, 50)),
-    "augmentation": ("recipe", "recipe_no_augment", (20, 50)),
-    "pretraining": ("recipe", "recipe_no_pretrain", (20, 50)),
-    "rounds2": ("recipe_rounds2", "recipe", None),
-    "rounds3": ("recipe_rounds3", "recipe_rounds2", None),
-    "crf_auc_head": ("crf_auc_extras", "recipe", (20, 50)),
-    "bilstm_crf_auc_head": ("bilstm_crf_auc_extras", "recipe", (20, 50)),
-    "bilstm_crf_auc_head_100": ("bilstm_crf_auc_extras", "recipe", (100,)),
+    "recipe_vs_ner": ("lowres_spacy_ner_rounds1", "spacy_ner", None),
+    "self_training": ("lowres_spacy_ner_rounds1", "lowres_spacy_ner_no_self_train", (20, 50)),
+    "augmentation": ("lowres_spacy_ner_rounds1", "lowres_spacy_ner_rounds1_no_augment", (20, 50)),
+    "pretraining": ("lowres_spacy_ner_rounds1", "lowres_spacy_ner_rounds1_no_pretrain", (20, 50)),
+    "rounds2": ("lowres_spacy_ner", "lowres_spacy_ner_rounds1", None),
+    "rounds3": ("lowres_spacy_ner_rounds3", "lowres_spacy_ner", None),
+    "crf_auc_head": ("crf_auc_extras", "lowres_spacy_ner_rounds1", (20, 50)),
+    "bilstm_crf_auc_head": ("bilstm_crf_auc_extras", "lowres_spacy_ner_rounds1", (20, 50)),
+    "bilstm_crf_auc_head_100": ("bilstm_crf_auc_extras", "lowres_spacy_ner_rounds1", (100,)),
     "auc_term_crf": ("crf_auc", "crf", None),
     "auc_term_bilstm_crf": ("bilstm_crf_auc", "bilstm_crf", None),
     "auc_term_extras": ("crf_auc_extras", "crf_extras", None),
-    "no_raw": ("recipe_no_raw", "spacy_ner", (20, 50)),
+    "no_raw": ("lowres_spacy_ner_no_raw", "spacy_ner", (20, 50)),
 }
 
 # new methods against their baseline rerun alongside them (results/lowres_recipe_rerun/):
 # (what, method of the committed results, method of the rerun)
 RERUN_CONTRASTS = [
-    ("a second self-training round, against the recipe rerun with today's libraries", "recipe_rounds2", "recipe"),
-    ("no raw text: the recipe without raw text, against the recipe rerun", "recipe_no_raw", "recipe"),
-    ("augmentation alone, against spaCy's ner rerun", "recipe_augment_only", "spacy_ner"),
-    ("the recipe as shipped (two rounds), against spaCy's ner rerun", "recipe_rounds2", "spacy_ner"),
+    ("a second self-training round, against the recipe rerun with today's libraries", "lowres_spacy_ner", "lowres_spacy_ner_rounds1"),
+    ("no raw text: the recipe without raw text, against the recipe rerun", "lowres_spacy_ner_no_raw", "lowres_spacy_ner_rounds1"),
+    ("augmentation alone, against spaCy's ner rerun", "lowres_spacy_ner_augment_only", "spacy_ner"),
+    ("the recipe as shipped (two rounds), against spaCy's ner rerun", "lowres_spacy_ner", "spacy_ner"),
     ("no raw text: the BiLSTM-CRF (the package's LSTM), against spaCy's ner rerun", "bilstm_crf", "spacy_ner"),
-    ("the BiLSTM-CRF + AUC head with the extras, against the recipe rerun", "bilstm_crf_auc_extras", "recipe"),
+    ("the BiLSTM-CRF + AUC head with the extras, against the recipe rerun", "bilstm_crf_auc_extras", "lowres_spacy_ner_rounds1"),
 ]
 
 
@@ -379,6 +379,16 @@ def _rows(name: str):
     return [r for r in latest_rows(_store(name).rows()).values() if r["status"] == "ok" and not r.get("tuning")]
 
 
+def _named_rows(name: str, spec: str):
+    """`_rows` of the cells of studies/<spec>.yaml, each named as the spec names its cell now
+    (a row keeps the method name it was written under)."""
+    from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.store import latest_rows
+
+    cells = load_spec(ROOT / "studies" / f"{spec}.yaml").cells()
+    return [r for r in latest_rows(_store(name).rows_for(cells)).values() if r["status"] == "ok" and not r.get("tuning")]
+
+
 def _by_draw(pairs):
     """[((corpus, size, partition), a, b), ...] -> (a's, b's), one mean pair per draw (corpus,
     partition): a partition's sizes share its draw."""
@@ -407,7 +417,7 @@ def caveats_text() -> str:
     from auc_ner_lab.verdicts import load_claims, verdicts
 
     metric = load_spec(ROOT / "studies" / "lowres_recipe.yaml").metric
-    recipe_rows, rerun_rows = _rows("lowres_recipe"), _rows("lowres_recipe_rerun")
+    recipe_rows, rerun_rows = _named_rows("lowres_recipe", "lowres_recipe"), _named_rows("lowres_recipe_rerun", "lowres_recipe")
     by = _results_by_cell("lowres_recipe")
     lines = ["# What the evidence does not show", "",
              f"Generated by `python scripts/evidence.py` from the committed results stores (`results/<study>/`). {METRIC_NAME}; "
@@ -416,13 +426,13 @@ def caveats_text() -> str:
     # 1. the two-round default
     def draws(rows, method):
         return {(r["corpus"], r["size"], r["partition"]): r for r in rows if r["method"] == method}
-    two, one = draws(recipe_rows, "recipe_rounds2"), draws(rerun_rows, "recipe")
+    two, one = draws(recipe_rows, "lowres_spacy_ner"), draws(rerun_rows, "lowres_spacy_ner_rounds1")
     shared = sorted(set(two) & set(one))
     chosen = [((two[k]["scores"].get("extras") or {}).get("chosen_round")) for k in sorted(two)]
     lines += ["## A choice that read test scores", ""]
     if shared:
-        test_part = tested("recipe_rounds2", "recipe", *_by_draw([(k, two[k]["scores"][metric], one[k]["scores"][metric]) for k in shared]))
-        dev_part = tested("recipe_rounds2", "recipe", *_dev_pairs([two[k] for k in shared], [one[k] for k in shared], metric))
+        test_part = tested("lowres_spacy_ner", "lowres_spacy_ner_rounds1", *_by_draw([(k, two[k]["scores"][metric], one[k]["scores"][metric]) for k in shared]))
+        dev_part = tested("lowres_spacy_ner", "lowres_spacy_ner_rounds1", *_dev_pairs([two[k] for k in shared], [one[k] for k in shared], metric))
         lines += [
             "The recipe's default of two self-training rounds (commit 1fd9fb0) was chosen partly on test: "
             "the commit cites the test-F1 contrast of the two-round recipe against the one-round recipe "
@@ -508,10 +518,10 @@ def caveats_text() -> str:
     lines += ["## Contrasts behind sentences that once said more", ""]
     at100 = (100,)
     lines.append(f"- At 100 sentences, the BiLSTM-CRF + AUC head with the extras against the recipe as shipped "
-                 f"(two rounds): {tested('bilstm_crf_auc_extras', 'recipe_rounds2', *paired_lists(by, 'bilstm_crf_auc_extras', 'recipe_rounds2', at100))}; "
-                 f"against the one-round recipe: {tested('bilstm_crf_auc_extras', 'recipe', *paired_lists(by, 'bilstm_crf_auc_extras', 'recipe', at100))}, "
+                 f"(two rounds): {tested('bilstm_crf_auc_extras', 'lowres_spacy_ner', *paired_lists(by, 'bilstm_crf_auc_extras', 'lowres_spacy_ner', at100))}; "
+                 f"against the one-round recipe: {tested('bilstm_crf_auc_extras', 'lowres_spacy_ner_rounds1', *paired_lists(by, 'bilstm_crf_auc_extras', 'lowres_spacy_ner_rounds1', at100))}, "
                  "one contrast among the many of the ablation, uncorrected.")
-    no_raw = ["bilstm_crf", "spacy_ner", "recipe_no_raw", "recipe_augment_only", "bilstm_crf_augment", "bilstm_crf_auc", "crf", "crf_auc"]
+    no_raw = ["bilstm_crf", "spacy_ner", "lowres_spacy_ner_no_raw", "lowres_spacy_ner_augment_only", "bilstm_crf_augment", "bilstm_crf_auc", "crf", "crf_auc"]
     # the mean over the corpora of each method finished on every corpus at 100 (a group with
     # no finished cell has no mean)
     corpora = sorted({c for _, c, _ in by})
@@ -523,7 +533,7 @@ def caveats_text() -> str:
         others = "; ".join(tested(top, m, *paired_lists(by, top, m, at100)) for m in sorted(means) if m != top)
         lines.append(f"- At 100 sentences without raw text, the highest mean F1 (over the {len(corpora)} corpora) is "
                      f"`{top}`'s ({100 * means[top]:.1f}); against each other method without raw text: {others}.")
-    per_corpus = "; ".join(f"{c}: {tested('recipe_no_raw', 'spacy_ner', *paired_lists(by, 'recipe_no_raw', 'spacy_ner', (20, 50), c))}"
+    per_corpus = "; ".join(f"{c}: {tested('lowres_spacy_ner_no_raw', 'spacy_ner', *paired_lists(by, 'lowres_spacy_ner_no_raw', 'spacy_ner', (20, 50), c))}"
                            for c in sorted({c for _, c, _ in by}))
     lines.append(f"- Without raw text at 20-50 sentences, the recipe without `--raw` against spaCy's `ner`, per corpus: {per_corpus}.")
     trend = [v for v in verdicts(load_claims(ROOT / "studies" / "claims.yaml")) if v.claim.trend]
@@ -543,9 +553,9 @@ MINILM_METHODS = ["spacy_ner", "ce", "ova_auc", "ova_auc_all", "ova_bce", "two_t
 def minilm_table() -> str:
     """The MiniLM campaign (issue 26): per method, corpus and size the mean test F1 over the
     reported partitions, and paired differences (same draws) against CE on MiniLM, spaCy's
-    `ner` on MiniLM and the two tok2vec recipes of lowres_recipe (`bilstm_crf_cal_wd_extras`, the
-    shipped `lowres_best`, and `recipe_rounds2`, `lowres_spacy_ner`), whose partitions 0-2 are
-    the same draws (LowResource.v1 with the same n and seed)."""
+    `ner` on MiniLM and the two shipped tok2vec recipes as lowres_recipe trains them (its methods
+    `lowres_best` and `lowres_spacy_ner`), whose partitions 0-2 are the same draws (LowResource.v1
+    with the same n and seed)."""
 
     by = {}
     for name in MINILM:
@@ -562,8 +572,8 @@ def minilm_table() -> str:
         "IOB2, micro), mean over the reported partitions (n); differences in points with the paired",
         "t-test over the partitions both have: against CE on MiniLM, spaCy's `ner` on MiniLM, and the",
         "two recipes on the CPU tok2vec, same draws: `lowres_best` (the package's BiLSTM-CRF head +",
-        "extras, study method `bilstm_crf_cal_wd_extras`) and `lowres_spacy_ner` (spaCy's `ner` +",
-        "extras, `recipe_rounds2`). Rows appear as the campaign finishes methods.",
+        "extras) and `lowres_spacy_ner` (spaCy's `ner` + extras), as `studies/lowres_recipe.yaml`'s",
+        "methods of those names train them. Rows appear as the campaign finishes methods.",
         "",
     ]
     if not keys:
@@ -579,12 +589,12 @@ def minilm_table() -> str:
         return f"{diff} {p_text(t.p_value)} n={len(shared)}"
 
     parts = {p for res in by.values() for p in res.scores}
-    bare = {m: sum(1 for r in _rows("lowres_recipe") if r["method"] == m and (r["corpus"], r.get("size")) in set(keys)
+    bare = {m: sum(1 for r in _named_rows("lowres_recipe", "lowres_recipe") if r["method"] == m and (r["corpus"], r.get("size")) in set(keys)
                    and r.get("partition") in parts and not r.get("versions"))
-            for m in ("bilstm_crf_cal_wd_extras", "recipe_rounds2")} if recipe else {}
+            for m in ("lowres_best", "lowres_spacy_ner")} if recipe else {}
     minilm_bare = sum(1 for name in MINILM if (ROOT / "results" / name).exists() for r in _rows(name) if not r.get("versions"))
-    lines += [f"Rows without recorded library versions on these draws: `bilstm_crf_cal_wd_extras` "
-              f"{bare.get('bilstm_crf_cal_wd_extras', 0)}, `recipe_rounds2` {bare.get('recipe_rounds2', 0)}, MiniLM {minilm_bare}.", ""]
+    lines += [f"Rows without recorded library versions on these draws: `lowres_best` "
+              f"{bare.get('lowres_best', 0)}, `lowres_spacy_ner` {bare.get('lowres_spacy_ner', 0)}, MiniLM {minilm_bare}.", ""]
     lines += ["| corpus | size | method | F1 (n) | vs CE | vs spaCy `ner` (MiniLM) | vs `lowres_best` (tok2vec) | vs `lowres_spacy_ner` (tok2vec) |",
               "|---|---:|---|---:|---|---|---|---|"]
     for corpus, size in keys:
@@ -597,8 +607,8 @@ def minilm_table() -> str:
                 f"| {corpus} | {size} | `{method}` | {mean:.1f} ({len(r.scores)}) | "
                 f"{versus(r, by.get(('ce', corpus, size))) if method != 'ce' else '–'} | "
                 f"{versus(r, by.get(('spacy_ner', corpus, size))) if method != 'spacy_ner' else '–'} | "
-                f"{versus(r, recipe.get(('bilstm_crf_cal_wd_extras', corpus, size)))} | "
-                f"{versus(r, recipe.get(('recipe_rounds2', corpus, size)))} |"
+                f"{versus(r, recipe.get(('lowres_best', corpus, size)))} | "
+                f"{versus(r, recipe.get(('lowres_spacy_ner', corpus, size)))} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -792,13 +802,13 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             lines += ["", "† a row of the cell records no library versions (written before rows recorded them; not rerun)."]
         out["evidence/readme/recipe_table.md"] = "\n".join(lines) + "\n"
         dev, test, opt = recipe["dev"], recipe["test"], recipe["optimism"]
-        best, ner = recipe["bilstm_crf_cal_wd_extras"], recipe["recipe_rounds2"]
+        best, ner = recipe["lowres_best"], recipe["lowres_spacy_ner"]
         out["evidence/readme/recipe.md"] = (
             f"the dev comparison, run after the switch on the same draws, agrees: `lowres_best` {dev[0] - dev[1]:+.1f} points of dev F1 "
             f"over `lowres_spacy_ner` (paired t-test over {dev[3]} draws, {_p_words(dev[2])}; test {test[0] - test[1]:+.1f}, {_p_words(test[2])}). "
-            f"About {opt['bilstm_crf_cal_wd_extras'] - opt['recipe_rounds2']:.1f} points of the dev gap may be the optimism of the entity bias, "
-            f"calibrated on the dev sample that scores it: dev minus test averages {opt['bilstm_crf_cal_wd_extras']:+.1f} points for `lowres_best` and "
-            f"{opt['recipe_rounds2']:+.1f} for `lowres_spacy_ner` on these cells. On test `lowres_best` scores ×{best[0] / best[1]:.2f} spaCy's "
+            f"About {opt['lowres_best'] - opt['lowres_spacy_ner']:.1f} points of the dev gap may be the optimism of the entity bias, "
+            f"calibrated on the dev sample that scores it: dev minus test averages {opt['lowres_best']:+.1f} points for `lowres_best` and "
+            f"{opt['lowres_spacy_ner']:+.1f} for `lowres_spacy_ner` on these cells. On test `lowres_best` scores ×{best[0] / best[1]:.2f} spaCy's "
             f"default `ner` ({best[0] - best[1]:+.1f}, {_p_words(best[2])}, {best[3]} draws), `lowres_spacy_ner` ×{ner[0] / ner[1]:.2f} "
             f"({ner[0] - ner[1]:+.1f}, {_p_words(ner[2])})\n")
     crf_vs = by_claim.get("minilm_ova_auc_vs_crf")
@@ -817,7 +827,7 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
 
         gaps = []
         for (c, n), r in sorted(crf.items()):
-            other = recipe_cells.get(("bilstm_crf_cal_wd_extras", c, n))
+            other = recipe_cells.get(("lowres_best", c, n))
             if other is not None:
                 shared = sorted(set(r.scores) & set(other.scores))
                 if len(shared) >= 2:

@@ -12,8 +12,9 @@ and one paired test over the draws (corpus, partition; a partition's 20 sentence
 shown as they are, marked incomplete; a cell with a row that records no library versions (written
 before rows recorded them) is marked †.
 Then the recipe decision (issue 23 point 3): the fixed head with the recipe's extras
-(bilstm_crf_cal_wd_extras) against spaCy's ner with the same extras (recipe_rounds2, the
-recipe until then), dev F1 (what the decision reads) and test F1, paired per cell and pooled.
+(lowres_best, then called bilstm_crf_cal_wd_extras) against spaCy's ner with the same extras
+(lowres_spacy_ner, then called recipe_rounds2, the recipe until then), dev F1 (what the
+decision reads) and test F1, paired per cell and pooled.
 
   python -m scripts.heads_lowres_table   (from projects/lab; prints them; `python lab.py docs` writes
   them into docs/evidence/heads_lowres.md's generated blocks)
@@ -34,11 +35,13 @@ SIZES = [20, 50]
 
 def load(path, methods=None):
     """{(method, corpus, size): {partition: (test F1 %, dev F1 %, versions recorded)}}, the last
-    ok row of a cell (of the results store `path`, every row of it)."""
+    ok row of a cell (of the results store `path`, read through its spec studies/<store>.yaml,
+    so that a row is named as the spec names its cell now, whatever name it was written under)."""
+    from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import ResultsStore
 
     out = defaultdict(dict)
-    for r in ResultsStore(path).rows():
+    for r in ResultsStore(path).rows_for(load_spec(ROOT / "studies" / f"{Path(path).name}.yaml").cells()):
         if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
             continue
         s = r["scores"]
@@ -133,7 +136,7 @@ def screen(heads_path, methods=("bilstm_crf_cal", "bilstm_crf_cal_wd"), corpora=
     return "; ".join(out)
 
 
-HEAD_EXTRAS, NER_EXTRAS = "bilstm_crf_cal_wd_extras", "recipe_rounds2"
+HEAD_EXTRAS, NER_EXTRAS = "lowres_best", "lowres_spacy_ner"
 
 
 def recipe_table(recipe_path, summary=None):

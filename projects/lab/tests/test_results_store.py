@@ -124,15 +124,17 @@ def test_rekey_moves_rows_to_the_keys_of_today_and_loses_none(tmp_path):
 
 
 # keys of studies/lowres_recipe.yaml's cells when pretraining and self-training were extras, as
-# the code of commit e93d443 computed them (its rows were stored under them)
+# the code of commit e93d443 computed them (its rows were stored under them); methods by their
+# names of today (`recipe` then, `recipe_no_raw`, `recipe_bilstm_encoder`,
+# `bilstm_crf_cal_wd_extras`, `recipe_augment_only`, `recipe_pool5000`: test_lowres_recipe_names.py)
 EXTRAS_KEYS = {
-    ("recipe", "ncbi_disease", 20, 0): "77631cd34e8a7bf9",
-    ("recipe_no_raw", "conll2003", 50, 1): "a7c7feeb2b261e65",
-    ("recipe_bilstm_encoder", "s800", 100, 2): "d47eff01a5c11901",
-    ("bilstm_crf_cal_wd_extras", "ncbi_disease", 50, 4): "08f2d5fbab5c9bd2",
+    ("lowres_spacy_ner_rounds1", "ncbi_disease", 20, 0): "77631cd34e8a7bf9",
+    ("lowres_spacy_ner_no_raw", "conll2003", 50, 1): "a7c7feeb2b261e65",
+    ("spacy_ner_bilstm_extras", "s800", 100, 2): "d47eff01a5c11901",
+    ("lowres_best", "ncbi_disease", 50, 4): "08f2d5fbab5c9bd2",
     ("crf_auc_extras_no_pretrain", "conll2003", 20, 3): "10524b1e82c13ad5",
-    ("recipe_augment_only", "s800", 20, 0): "7c0a3f7e5d9211a9",
-    ("recipe_pool5000", "ncbi_disease", 100, 1): "a15843ab9c1d4e53",
+    ("lowres_spacy_ner_augment_only", "s800", 20, 0): "7c0a3f7e5d9211a9",
+    ("lowres_spacy_ner_pool5000", "ncbi_disease", 100, 1): "a15843ab9c1d4e53",
     ("crf_extras", "conll2003", 100, 0): "3a9116d118b84d34",
 }
 

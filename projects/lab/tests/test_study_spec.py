@@ -227,13 +227,13 @@ def test_subset_of_a_grid_shares_the_whole_grids_ids():
 def test_some_methods_of_a_grid_share_the_whole_grids_ids():
     full = load_spec(STUDIES / "lowres_recipe.yaml")
     # named as the spec names them (entries with their own config or extras too), kept in the spec's order
-    part = load_spec(STUDIES / "lowres_recipe.yaml", only_methods=["recipe_no_augment", "spacy_ner"],
+    part = load_spec(STUDIES / "lowres_recipe.yaml", only_methods=["lowres_spacy_ner_rounds1_no_augment", "spacy_ner"],
                      only_corpora=["s800"], set_values=["sizes=[20]"])
-    assert [m.name for m in part.methods] == ["spacy_ner", "recipe_no_augment"]
+    assert [m.name for m in part.methods] == ["spacy_ner", "lowres_spacy_ner_rounds1_no_augment"]
     cells = part.cells()
-    assert len(cells) == 2 * full.partitions and {c.method for c in cells} == {"spacy_ner", "recipe_no_augment"}
+    assert len(cells) == 2 * full.partitions and {c.method for c in cells} == {"spacy_ner", "lowres_spacy_ner_rounds1_no_augment"}
     assert {c.id for c in cells} <= {c.id for c in full.cells()}
-    with pytest.raises(SpecError, match=r"lowres_recipe.yaml: --method nope not in the spec's methods \(spacy_ner, recipe, "):
+    with pytest.raises(SpecError, match=r"lowres_recipe.yaml: --method nope not in the spec's methods \(spacy_ner, lowres_spacy_ner_rounds1, "):
         load_spec(STUDIES / "lowres_recipe.yaml", only_methods=["spacy_ner", "nope"])
 
 

@@ -159,16 +159,16 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
 
 def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
     """The recipe lowres_best (the package's head with the extras) restates its head; a study
-    cell of it must train exactly what studies/lowres_recipe.yaml's bilstm_crf_cal_wd_extras
-    trained, the rows that chose it on dev."""
+    cell of it must train exactly what studies/lowres_recipe.yaml's method `lowres_best` (then
+    called `bilstm_crf_cal_wd_extras`) trained, the rows that chose it on dev."""
     overrides = {
         "training.before_update": {"@callbacks": "spacy_auc_ner.calibrate_entity_bias.v1"},
         "components.auc_ner.model.tok2vec.embed.@architectures": "spacy_auc_ner.MultiHashEmbed.v1",
         "components.auc_ner.model.tok2vec.embed.word_dropout_rate": 0.3,
     }
     spec = _spec([
-        {"name": "recipe", "recipe": HEAD_RECIPE},
-        {"name": "bilstm_crf_cal_wd_extras", "base": "bilstm_crf", "layers": LAYERS, "overrides": {**overrides, "pretraining.max_epochs": 2},
+        {"name": "shipped", "recipe": HEAD_RECIPE},
+        {"name": "lowres_best", "base": "bilstm_crf", "layers": LAYERS, "overrides": {**overrides, "pretraining.max_epochs": 2},
          "augment": {"copies": 3}},
     ])
     configs = _trained_alike(spec, tmp_path)
