@@ -184,7 +184,9 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     }
     text = trf_recipe_sentence(by, planned=30)
     assert text.startswith("`lowres_best_trf` (2 of 30 reported cells so far"), text
-    assert "×1.32 the peer's test F1 on average over 1 corpus × size cells (×1.32 to ×1.32" in text
+    assert "×1.32 the peer's test F1 in its one corpus × size cell with rows, ncbi at 20 (p = " in text
+    two = {**by, **{(m, "bc5", 50): v for (m, _, _), v in by.items()}}
+    assert "×1.32 the peer's test F1 on average over 2 corpus × size cells (×1.32 to ×1.32; " in trf_recipe_sentence(two, planned=30)
     assert "+8.0 [" in text and "2 draws" in text  # (0.10 + 0.06) / 2 points over the peer
     assert "×1.10 spaCy's `ner`" in text and "×1.00 the CRF head alone" in text
     assert "×1.4 the peer on average: not met; no cell below ×1.0: met" in text
