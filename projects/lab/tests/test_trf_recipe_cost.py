@@ -100,3 +100,13 @@ def test_from_rows_prints_a_kept_measurement_and_rows_never_overwrites(tmp_path,
         cost.main(["--rows", str(kept)])
     assert kept.read_text() == before
     assert "exists; nothing is overwritten" in capsys.readouterr().err
+
+
+def test_every_kept_measurement_is_in_the_benchmarks_doc_as_the_script_prints_it():
+    """docs/benchmarks.md's cost tables are the printout of a committed --rows file, not typed."""
+    kept = sorted((ROOT / "benchmarks" / "measurements").glob("trf_recipe_cost_*.json"))
+    assert kept
+    doc = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf8")
+    for path in kept:
+        assert cost.report(json.loads(path.read_text(encoding="utf8"))) in doc, path.name
+        assert f"--from-rows benchmarks/measurements/{path.name}" in doc
