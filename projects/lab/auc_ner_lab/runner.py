@@ -488,7 +488,10 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
             say(f"ok      {row['cell_id']}  {f1_text}{row['seconds']:.0f} s wall")  # every cell's cost, as issue 31 asks
         else:
             failed += 1
-            say(f"FAILED  {row['cell_id']}  {row['error']}")
+            # a failed cell cost time too; a lost one (its worker died) has no clock
+            seconds = row.get("seconds")
+            wall = f"{seconds:.0f} s wall  " if isinstance(seconds, (int, float)) else ""
+            say(f"FAILED  {row['cell_id']}  {wall}{row['error']}")
         bar.update(1)
         status()
 

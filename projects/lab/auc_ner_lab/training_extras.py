@@ -35,9 +35,10 @@ what only a cell has (its pools, its draw and its dev sample as files):
    dev F1 (on the cell's dev sample, the set early stopping uses) is the cell's model: chosen
    on dev, never on test.
 
-The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1 and pseudo
-entities, the chosen round; their ``train_seconds`` is everything up to the cell's model (the
-pool, pretraining, every round), so that a recipe's cost compares with a plain cell's.
+The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1, pseudo
+entities and seconds (labelling the pool, training), the chosen round; their ``train_seconds``
+is everything up to the cell's model (the pool, pretraining, every round), so that a recipe's
+cost compares with a plain cell's (``benchmarks/trf_recipe_cost.py`` splits it).
 """
 import inspect
 import tempfile
@@ -266,7 +267,8 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     if summary["rounds"]:
         rounds = summary["rounds"]
         info["rounds"] = [{"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"],
-                           "pseudo_sentences": r["pseudo_sentences"], "train_seconds": r["train_seconds"]} for r in rounds]
+                           "pseudo_sentences": r["pseudo_sentences"], "label_seconds": r["label_seconds"],
+                           "train_seconds": r["train_seconds"]} for r in rounds]
         info["chosen_round"] = summary["chosen_round"]
         result["dev_score"] = rounds[summary["chosen_round"]]["dev"]["ents_f"]
     result.update(train_seconds=train_seconds, extras=info)

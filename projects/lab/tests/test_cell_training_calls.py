@@ -133,7 +133,7 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     (cell,) = spec.cells()
     scores = run_cell(cell)
     extras = scores.pop("extras", {})
-    rounds = [{k: v for k, v in r.items() if k != "train_seconds"} for r in extras.pop("rounds", [])]
+    rounds = [{k: v for k, v in r.items() if "seconds" not in k} for r in extras.pop("rounds", [])]
     kept = {k: v for k, v in scores.items() if "second" not in k}
     return {
         # the id the rows had when they were trained: the store keys them by content now, and the

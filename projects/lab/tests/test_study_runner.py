@@ -308,3 +308,15 @@ def test_every_cell_prints_its_wall_seconds_and_status_gives_each_methods_mean(t
     assert mean_seconds_lines(cells, latest) == [
         "mean seconds per finished cell (reported; tuning trials):", "  ce: 20 s (n=2); -", "  ova_auc: 7 s (n=1); -"]
 
+
+
+def test_a_cell_with_its_own_runner_and_a_failed_cell_print_their_wall_seconds_too(tmp_path):
+    """The Hugging Face peer is a method with its own cell function (`runner:` in the spec); its
+    cells print their cost as every cell does, and so does a cell that failed (it cost time too)."""
+    methods = [{"name": "peer", "runner": "lab_helpers:instant_cell"}, {"name": "broken", "runner": "lab_helpers:tuning_cell"}]
+    cells = parse_spec({"name": "t", "corpora": ["toy"], "methods": methods, "sizes": [10], "partitions": 1}).cells()
+    said = []
+    run_study(cells, tmp_path / "r", workers=0, progress=False, log=said.append)
+    ok, failed = sorted(said, key=lambda line: line.startswith("FAILED"))
+    assert ok.startswith("ok      toy/peer/") and ok.endswith(" s wall")
+    assert failed.startswith("FAILED  toy/broken/") and " s wall  ValueError: this cell is meant to fail" in failed
