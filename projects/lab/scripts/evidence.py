@@ -920,11 +920,13 @@ def trf_recipe_sentence(by: dict, planned: int) -> str:
         mean = sum(r for _, _, r, _, _ in cells) / len(cells)
         above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
         low, high = min(r for _, _, r, _, _ in cells), max(r for _, _, r, _, _ in cells)
-        where = (f"on average over {len(cells)} corpus × size cells (×{low:.2f} to ×{high:.2f}; {above} above and {below} below "
-                 f"with p < 0.05" if len(cells) > 1 else
-                 f"in its one corpus × size cell with rows, {cells[0][0]} at {cells[0][1]} ({_p_words(cells[0][3])}")
-        parts.append(f"×{mean:.2f} {name}'s test F1 {where}, {_span([k for *_, k in cells])} partitions each), "
-                     f"{diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
+        if len(cells) > 1:
+            parts.append(f"×{mean:.2f} {name}'s test F1 on average over {len(cells)} corpus × size cells (×{low:.2f} to ×{high:.2f}; "
+                         f"{above} above and {below} below with p < 0.05, {_span([k for *_, k in cells])} partitions each), "
+                         f"{diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
+        else:
+            parts.append(f"×{mean:.2f} {name}'s test F1 in its one corpus × size cell with rows ({cells[0][0]} at {cells[0][1]}), "
+                         f"{diff} points ({_p_words(t.p_value)}, {len(xs)} draws)")
         if other == PEER:
             verdicts.append(f"×{GOAL_PEER_MEAN} the peer on average: {'met' if mean >= GOAL_PEER_MEAN else 'not met'}; "
                             f"no cell below ×{GOAL_PEER_CELL}: {'met' if low >= GOAL_PEER_CELL else 'not met'}")
@@ -934,7 +936,8 @@ def trf_recipe_sentence(by: dict, planned: int) -> str:
     if not parts:
         return (f"`{RECIPE_TRF}` has {done} of {planned} reported cells{so_far}, too few for a paired comparison "
                 "(a cell needs 2 partitions shared with the method it is compared with)")
-    return (f"`{RECIPE_TRF}` ({done} of {planned} reported cells{so_far}, the rest still training; same draws, budget and "
+    progress = f"{done} of {planned} reported cells so far, the rest still training" if so_far else f"all {planned} reported cells"
+    return (f"`{RECIPE_TRF}` ({progress}; same draws, budget and "
             f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}")
 
 

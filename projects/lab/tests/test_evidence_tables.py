@@ -184,7 +184,7 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     }
     text = trf_recipe_sentence(by, planned=30)
     assert text.startswith("`lowres_best_trf` (2 of 30 reported cells so far"), text
-    assert "×1.32 the peer's test F1 in its one corpus × size cell with rows, ncbi at 20 (p = " in text
+    assert "×1.32 the peer's test F1 in its one corpus × size cell with rows (ncbi at 20), +8.0 [" in text
     two = {**by, **{(m, "bc5", 50): v for (m, _, _), v in by.items()}}
     assert "×1.32 the peer's test F1 on average over 2 corpus × size cells (×1.32 to ×1.32; " in trf_recipe_sentence(two, planned=30)
     assert "+8.0 [" in text and "2 draws" in text  # (0.10 + 0.06) / 2 points over the peer
