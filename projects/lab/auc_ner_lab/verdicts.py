@@ -345,16 +345,31 @@ def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.0
     return Verdict(claim, n, sum(a) / n, sum(b) / n, test.mean_diff, low, high, test.p_value, verdict)
 
 
+def named_by_spec(rows: List[Dict[str, Any]], store: PathLike) -> List[Dict[str, Any]]:
+    """`rows` of the store results/<name>, each method named as studies/<name>.yaml names its
+    cell now, where that spec exists: a method renamed in a spec keeps its rows (they are keyed
+    by what a cell trains), while each row file keeps the name it was written under; a claim
+    names the spec's methods. Rows of keys the spec no longer has keep their own names."""
+    spec_path = Path(store).parent.parent / "studies" / f"{Path(store).name}.yaml"
+    if not spec_path.exists():
+        return rows
+    from .spec import load_spec
+
+    names = {cell.key: cell.method for cell in load_spec(spec_path).cells()}
+    return [{**row, "method": names[row["key"]]} if row.get("key") in names else row for row in rows]
+
+
 def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = None) -> List[Verdict]:
     """The verdict of each claim, from the rows of its results stores (each store read once;
-    a file that is not a readable row is skipped, with a warning through `warn`)."""
+    a file that is not a readable row is skipped, with a warning through `warn`), methods
+    named as the store's spec names them (`named_by_spec`)."""
     cache: Dict[str, List[Dict[str, Any]]] = {}
     out = []
     for claim in claims:
         rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
-                cache[path] = ResultsStore(path).rows(warn=warn)
+                cache[path] = named_by_spec(ResultsStore(path).rows(warn=warn), path)
             rows.extend(cache[path])
         pairs = paired_rows(rows, claim)
         cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}

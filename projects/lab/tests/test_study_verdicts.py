@@ -255,3 +255,20 @@ def test_a_changed_verdict_says_what_the_cells_gave():
     draws = judge(claim, [(0.5, 0.4), (0.6, 0.4), (0.7, 0.4)])  # p = 0.074: not confirmed
     table = markdown_table([Verdict(**{**draws.__dict__, "by_cell": cells, "cells": 9})])
     assert table.splitlines()[4].endswith("| not confirmed | – | p<0.001, confirmed |")
+
+
+def test_a_claim_names_methods_as_their_spec_does_now():
+    """lowres_recipe.yaml renamed its methods (recipe_rounds2 -> lowres_spacy_ner, 2026-11-26);
+    the committed rows keep the names they were written under, and a claim naming the spec's
+    name finds them (before named_by_spec: no pair at all)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if not any((root / "results" / "lowres_recipe").glob("*/*.json")):
+        pytest.skip("no committed lowres_recipe rows here")
+    claim = _claim(results=(str(root / "results" / "lowres_recipe"),), a={"method": "lowres_spacy_ner"},
+                   b={"method": "spacy_ner"}, where={"size": (20, 50)})
+    (verdict,) = verdicts([claim])
+    assert verdict.cells == 30  # 3 corpora x 2 sizes x 5 partitions
+    old = _claim(results=claim.results, a={"method": "recipe_rounds2"}, b={"method": "spacy_ner"}, where={"size": (20, 50)})
+    assert verdicts([old])[0].cells == 0  # the old name is no name of the spec's
