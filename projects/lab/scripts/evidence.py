@@ -242,12 +242,13 @@ def ratio_table(name: str, baseline: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _results_by_cell(name: str) -> dict:
-    """{(method, corpus, size): MethodResult} of a study's reported cells (its spec's only)."""
+def _results_by_cell(name: str, spec=None) -> dict:
+    """{(method, corpus, size): MethodResult} of a study's reported cells (its spec's only;
+    `spec`: studies/<name>.yaml when already loaded)."""
     from auc_ner_lab.aggregate import aggregate
     from auc_ner_lab.spec import load_spec
 
-    spec = load_spec(ROOT / "studies" / f"{name}.yaml")
+    spec = spec or load_spec(ROOT / "studies" / f"{name}.yaml")
     rows = _store(name).rows_for(spec.cells())
     return {(r.method, r.corpus, r.size): r for r in aggregate(rows, metric=spec.metric, baseline=None)}
 
@@ -850,42 +851,33 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"{_p_words(crf_vs.p_value)}, Holm over the {len(by_claim)} claims {adjusted['minilm_ova_auc_vs_crf']:.2f}: not confirmed; "
             f"by corpus, exploratory: {corpora(crf_vs)}); against CE: {100 * ce_vs.mean_diff:+.1f} ({_p_words(ce_vs.p_value)}, "
             f"{ce_vs.n} draws, Holm {adjusted['minilm_ova_auc_vs_ce']:.2f}), its sign differing by corpus ({corpora(ce_vs)})\n")
-    out.update(peer_fragment())
-    out.update(trf_recipe_fragment())
+    out.update(trf_fragments())
     return out
 
 
 PEER = "hf_token_classification"
-
-
-def peer_fragment() -> dict:
-    """The README's sentence on MiniLM against a plain Hugging Face fine-tune of it: the
-    package's heads over the peer in each corpus x size cell of campaign_trf_recipe (partitions
-    independent within a cell), and pooled one pair per draw (a draw's sizes averaged)."""
-    if not (ROOT / "results" / "campaign_trf_recipe").exists():
-        return {}
-    by = _results_by_cell("campaign_trf_recipe")
-    parts = []
-    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
-        cells = cell_ratios(by, method, PEER)
-        if not cells:
-            continue
-        xs, ys = paired_lists(by, method, PEER)
-        t, diff = paired_difference(xs, ys)
-        above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
-        parts.append(f"{name} ×{min(r for _, _, r, _, _ in cells):.2f} to ×{max(r for _, _, r, _, _ in cells):.2f} its test F1 in the "
-                     f"{len(cells)} corpus × size cells ({above} above and {below} below it with p < 0.05, {_span([k for *_, k in cells])} partitions "
-                     f"each), {diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
-    if not parts:
-        return {}
-    return {"evidence/readme/peer.md": "against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
-            "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts) + "\n"}
-
-
 RECIPE_TRF = "lowres_best_trf"
 # issue 31's goal for the transformer recipe, fixed before its rows: x1.4 the peer's test F1 on
 # average over the corpus x size cells, no cell below x1.0, x1.3 spaCy's ner in every cell
 GOAL_PEER_MEAN, GOAL_PEER_CELL, GOAL_NER_CELL = 1.4, 1.0, 1.3
+
+
+def trf_fragments() -> dict:
+    """The README's two sentences on campaign_trf_recipe, from its rows read once: the
+    package's heads against the Hugging Face peer (`peer_sentence`) and the transformer recipe
+    against the peer, spaCy's ner and the CRF head (`trf_recipe_sentence`)."""
+    from auc_ner_lab.spec import load_spec
+
+    if not (ROOT / "results" / "campaign_trf_recipe").exists():
+        return {}
+    spec = load_spec(ROOT / "studies" / "campaign_trf_recipe.yaml")
+    by = _results_by_cell("campaign_trf_recipe", spec)
+    planned = spec.partitions * len(spec.corpora) * len(spec.sizes) * len(spec.values)  # one method's reported cells
+    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned) + "\n"}
+    peer = peer_sentence(by)
+    if peer:
+        out["evidence/readme/peer.md"] = peer + "\n"
+    return out
 
 
 def cell_ratios(by: dict, a: str, b: str) -> list:
@@ -902,6 +894,40 @@ def cell_ratios(by: dict, a: str, b: str) -> list:
     return out
 
 
+def versus(by: dict, a: str, b: str):
+    """a against b over the corpus x size cells both have (`cell_ratios`): the ratios' mean,
+    lowest and highest, the cells above and below b with p < 0.05, the partitions a cell, and
+    the pooled difference, one pair per draw (`paired_lists`); None without such a cell."""
+    from types import SimpleNamespace
+
+    cells = cell_ratios(by, a, b)
+    if not cells:
+        return None
+    ratios = [r for _, _, r, _, _ in cells]
+    xs, ys = paired_lists(by, a, b)
+    t, diff = paired_difference(xs, ys)
+    above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
+    return SimpleNamespace(cells=cells, mean=sum(ratios) / len(ratios), low=min(ratios), high=max(ratios), above=above,
+                           below=below, partitions=_span([k for *_, k in cells]), diff=diff, p=t.p_value, draws=len(xs))
+
+
+def peer_sentence(by: dict) -> str:
+    """MiniLM against a plain Hugging Face fine-tune of it: the package's heads over the peer
+    in each corpus x size cell of campaign_trf_recipe (partitions independent within a cell),
+    and pooled one pair per draw (a draw's sizes averaged); "" without rows to pair."""
+    parts = []
+    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
+        v = versus(by, method, PEER)
+        if v is not None:
+            parts.append(f"{name} ×{v.low:.2f} to ×{v.high:.2f} its test F1 in the {len(v.cells)} corpus × size cells "
+                         f"({v.above} above and {v.below} below it with p < 0.05, {v.partitions} partitions each), "
+                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged)")
+    if not parts:
+        return ""
+    return ("against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
+            "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts))
+
+
 def trf_recipe_sentence(by: dict, planned: int) -> str:
     """The README's sentence on lowres_best_trf (`by`: `_results_by_cell` of
     campaign_trf_recipe; `planned`: its reported cells in the spec): against the peer, spaCy's
@@ -912,26 +938,21 @@ def trf_recipe_sentence(by: dict, planned: int) -> str:
         return f"`{RECIPE_TRF}` has no reported cells yet (0 of {planned}; its campaign: `projects/lab/scripts/run_campaign_trf.sh`)"
     parts, verdicts = [], []
     for other, name in ((PEER, "the peer"), ("spacy_ner", "spaCy's `ner`"), ("crf", "the CRF head alone")):
-        cells = cell_ratios(by, RECIPE_TRF, other)
-        if not cells:
+        v = versus(by, RECIPE_TRF, other)
+        if v is None:
             continue
-        xs, ys = paired_lists(by, RECIPE_TRF, other)
-        t, diff = paired_difference(xs, ys)
-        mean = sum(r for _, _, r, _, _ in cells) / len(cells)
-        above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
-        low, high = min(r for _, _, r, _, _ in cells), max(r for _, _, r, _, _ in cells)
-        if len(cells) > 1:
-            parts.append(f"×{mean:.2f} {name}'s test F1 on average over {len(cells)} corpus × size cells (×{low:.2f} to ×{high:.2f}; "
-                         f"{above} above and {below} below with p < 0.05, {_span([k for *_, k in cells])} partitions each), "
-                         f"{diff} points pooled ({_p_words(t.p_value)}, {len(xs)} draws, a draw's sizes averaged)")
+        if len(v.cells) > 1:
+            parts.append(f"×{v.mean:.2f} {name}'s test F1 on average over {len(v.cells)} corpus × size cells (×{v.low:.2f} to "
+                         f"×{v.high:.2f}; {v.above} above and {v.below} below with p < 0.05, {v.partitions} partitions each), "
+                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged)")
         else:
-            parts.append(f"×{mean:.2f} {name}'s test F1 in its one corpus × size cell with rows ({cells[0][0]} at {cells[0][1]}), "
-                         f"{diff} points ({_p_words(t.p_value)}, {len(xs)} draws)")
+            parts.append(f"×{v.mean:.2f} {name}'s test F1 in its one corpus × size cell with rows ({v.cells[0][0]} at {v.cells[0][1]}), "
+                         f"{v.diff} points ({_p_words(v.p)}, {v.draws} draws)")
         if other == PEER:
-            verdicts.append(f"×{GOAL_PEER_MEAN} the peer on average: {'met' if mean >= GOAL_PEER_MEAN else 'not met'}; "
-                            f"no cell below ×{GOAL_PEER_CELL}: {'met' if low >= GOAL_PEER_CELL else 'not met'}")
+            verdicts.append(f"×{GOAL_PEER_MEAN} the peer on average: {'met' if v.mean >= GOAL_PEER_MEAN else 'not met'}; "
+                            f"no cell below ×{GOAL_PEER_CELL}: {'met' if v.low >= GOAL_PEER_CELL else 'not met'}")
         if other == "spacy_ner":
-            verdicts.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell: {'met' if low >= GOAL_NER_CELL else 'not met'}")
+            verdicts.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell: {'met' if v.low >= GOAL_NER_CELL else 'not met'}")
     so_far = "" if done == planned else " so far"
     if not parts:
         return (f"`{RECIPE_TRF}` has {done} of {planned} reported cells{so_far}, too few for a paired comparison "
@@ -939,17 +960,6 @@ def trf_recipe_sentence(by: dict, planned: int) -> str:
     progress = f"{done} of {planned} reported cells so far, the rest still training" if so_far else f"all {planned} reported cells"
     return (f"`{RECIPE_TRF}` ({progress}; same draws, budget and "
             f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}")
-
-
-def trf_recipe_fragment() -> dict:
-    """README's generated sentence on the transformer recipe (`trf_recipe_sentence`)."""
-    if not (ROOT / "results" / "campaign_trf_recipe").exists():
-        return {}
-    from auc_ner_lab.spec import load_spec
-
-    planned = sum(1 for c in load_spec(ROOT / "studies" / "campaign_trf_recipe.yaml").cells()
-                  if c.method == RECIPE_TRF and c.tuning is None)
-    return {"evidence/readme/trf_recipe.md": trf_recipe_sentence(_results_by_cell("campaign_trf_recipe"), planned) + "\n"}
 
 
 def documents() -> list:
