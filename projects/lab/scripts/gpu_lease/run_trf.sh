@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
-# A GPU lease for the transformer recipe (issue 31 point 5): the cells of lowres_best_trf still
-# missing in campaign_trf_recipe, then its dev-only ablation (campaign_trf_ablation), all six
-# corpus x size stages at once (run_campaign_trf.sh PARALLEL=1, WORKERS cells a stage, default
-# 3: 18 MiniLM cells on the GPU), every study stopped LIMIT seconds after the start so that the
-# rows are packed within the call; a stopped cell leaves no row, the next lease resumes. Packed
-# and called as pack.sh's header says, with `bash .gpuC/run_trf.sh` for the second call; then
-# copy the new rows of $OUT/rows.tgz into the stores (never over a row), run
+# A GPU lease for the transformer recipe (issue 31 point 5), three jobs at once, every study
+# stopped LIMIT seconds after the start so that the rows are packed within the call (a stopped
+# cell leaves no row; the next lease, or the CPU campaign, resumes):
+#   - the cells of lowres_best_trf still missing in campaign_trf_recipe at RECIPE_SIZES (default
+#     50; the 20-sentence cells exist), its three corpora at once, RECIPE_WORKERS cells each
+#     (default 4);
+#   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default 20: the variants
+#     at 50 are tuned_as the recipe, whose 50-sentence trials the first job is still training),
+#     ABLATION_WORKERS cells a corpus (default 3);
+#   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda), never run on a
+#     GPU before.
+# Packed and called as pack.sh's header says, with `bash .gpuC/run_trf.sh` for the second call;
+# then copy the new rows of $OUT/rows.tgz into the stores (never over a row), run
 # `python projects/lab/lab.py docs`, commit.
-#   METHODS (default lowres_best_trf) and ABLATION narrow it, as in run_campaign_trf.sh.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 LIMIT=${LIMIT:-470}
 . .gpuC/setup.sh || exit 1
 mkdir -p $OUT/logs
+stages() {  # stages SIZES: "SIZE:CORPUS ..." for every corpus at each size
+  local s c out=""
+  for s in $1; do for c in ncbi_disease s800 conll2003; do out="$out $s:$c"; done; done
+  echo $out
+}
+(timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_loss_contract.py -k cuda > $OUT/logs/tests_cuda.log 2>&1
+ echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
 echo "== studies at ${SECONDS}s"
-GPU=0 PARALLEL=1 WORKERS=${WORKERS:-3} THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) METHODS=${METHODS-lowres_best_trf} \
-  bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf.log 2>&1
-echo "== packing at ${SECONDS}s: $(grep -c '^ok' $OUT/logs/campaign_trf.log) cells ok, $(grep -c '^failed' $OUT/logs/campaign_trf.log) failed"
+GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
+  STAGES="$(stages "${RECIPE_SIZES-50}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
+  bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
+GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
+  STAGES="$(stages "${ABLATION_SIZES-20}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
+  bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
+wait
+echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log | grep -c '^failed') failed"
 tar -czf $OUT/rows.tgz results/campaign_trf_recipe $(ls -d results/campaign_trf_ablation 2>/dev/null)
 tar -czf $OUT/logs.tgz -C $OUT logs && rm -rf $OUT/logs
 echo "== done at ${SECONDS}s"
