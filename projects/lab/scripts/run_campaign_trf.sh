@@ -27,9 +27,12 @@
 # METHODS="" runs the ablation alone); DRY_RUN=1 lists each stage's cells still to run and
 # copies and trains nothing (it says how many rows it would copy; those cells are listed too).
 # PARALLEL=1 runs the stages at once (each still in its order), for a GPU with room for
-# 6 x WORKERS cells; DEADLINE=S stops every study S seconds after the start (SIGINT: a cell
-# cut short leaves no row and its temporary files go; rerun to resume), for a lease of fixed
-# length (scripts/gpu_lease/run_trf.sh).
+# 6 x WORKERS cells; DEADLINE=S stops every study S seconds after the start (SIGTERM, which the
+# study and its workers handle as Ctrl-C: a cell cut short leaves no row and its temporary
+# files go; rerun to resume; SIGKILL 30 s later if it has not ended), for a lease of fixed
+# length (scripts/gpu_lease/run_trf.sh). SIGINT was used until the H100 lease of 2026-11-26,
+# where the GPU studies ran on for over 55 s after it and the call ended before the rows were
+# packed (on the CPU the same stop takes about a second; the cause was not found).
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root
@@ -73,7 +76,7 @@ run() {  # run SPEC RESULTS SIZE CORPUS METHOD
   local limit=()
   if [ -n "${DEADLINE:-}" ]; then
     [ $((DEADLINE - SECONDS)) -gt 0 ] || return 0
-    limit=(timeout --signal=INT $((DEADLINE - SECONDS)))
+    limit=(timeout --signal=TERM --kill-after=30 $((DEADLINE - SECONDS)))
   fi
   ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$1.yaml" --results "$2" --set "sizes=[$3]" --corpus "$4" --method "$5" \
     --workers "$WORKERS" --threads-per-worker "$THREADS" ${DEVICE[@]+"${DEVICE[@]}"} --no-progress --no-strict ${DRY_RUN:+--dry-run}

@@ -17,7 +17,10 @@
 #      a carried folder that the next call does not name is removed there):
 #        LIMIT=470 bash .gpuC/run.sh 2>&1 | tee $OUT/run.log   (the 2026-11-26 lease)
 #        LIMIT=470 bash .gpuC/run_trf.sh 2>&1 | tee $OUT/run.log   (the transformer recipe's cells)
+#      with the call's timeout_s at least LIMIT + 60 (a study gets 30 s to stop, then SIGKILL);
 #   then copy the new rows of $OUT/rows.tgz into the stores (never over a row) and give the machine back.
+#   Never make a third call before the rows are here: each call sends the working tree again and
+#   removes what the last one wrote into it (the rows of the H100 lease of 2026-11-26 went so).
 # Usage, from the repository root: bash projects/lab/scripts/gpu_lease/pack.sh
 set -euo pipefail
 HERE=projects/lab/scripts/gpu_lease

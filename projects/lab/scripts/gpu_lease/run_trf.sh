@@ -8,8 +8,12 @@
 #   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default 20: the variants
 #     at 50 are tuned_as the recipe, whose 50-sentence trials the first job is still training),
 #     ABLATION_WORKERS cells a corpus (default 3);
-#   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda), never run on a
-#     GPU before.
+#   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda; 21 passed on the
+#     H100 lease of 2026-11-26, their first run on a GPU).
+# The rows written so far are packed into $OUT/rows.tgz every 20 s (atomically), so that a call
+# cut short at its timeout still returns every finished cell: on the H100 lease of 2026-11-26
+# the studies ran past their deadline, the call ended before the packing, and the next call,
+# which sent the working tree again, removed the rows the lease had written there.
 # Packed and called as pack.sh's header says, with `bash .gpuC/run_trf.sh` for the second call;
 # then copy the new rows of $OUT/rows.tgz into the stores (never over a row), run
 # `python projects/lab/lab.py docs`, commit.
@@ -23,6 +27,12 @@ stages() {  # stages SIZES: "SIZE:CORPUS ..." for every corpus at each size
   for s in $1; do for c in ncbi_disease s800 conll2003; do out="$out $s:$c"; done; done
   echo $out
 }
+snapshot() {  # the stores as they are now into $OUT/rows.tgz, replaced in one rename
+  tar -czf $OUT/rows.tgz.part -C $R/projects/lab results/campaign_trf_recipe $(cd $R/projects/lab && ls -d results/campaign_trf_ablation 2>/dev/null) \
+    && mv $OUT/rows.tgz.part $OUT/rows.tgz
+}
+(while sleep 20; do snapshot; done) &
+SNAPSHOTS=$!
 (timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_loss_contract.py -k cuda > $OUT/logs/tests_cuda.log 2>&1
  echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
@@ -30,11 +40,13 @@ echo "== studies at ${SECONDS}s"
 GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
   STAGES="$(stages "${RECIPE_SIZES-50}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
   bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
+STUDIES=$!
 GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
   STAGES="$(stages "${ABLATION_SIZES-20}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
   bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
-wait
+wait $STUDIES $!
+kill $SNAPSHOTS
 echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log | grep -c '^failed') failed"
-tar -czf $OUT/rows.tgz results/campaign_trf_recipe $(ls -d results/campaign_trf_ablation 2>/dev/null)
+snapshot
 tar -czf $OUT/logs.tgz -C $OUT logs && rm -rf $OUT/logs
 echo "== done at ${SECONDS}s"
