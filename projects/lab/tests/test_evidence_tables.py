@@ -194,3 +194,14 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     one = {k: R(scores={0: v.scores[0]}) for k, v in by.items()}
     assert "too few for a paired comparison" in trf_recipe_sentence(one, planned=30)
     assert "0 of 30" in trf_recipe_sentence({}, planned=30)
+
+
+def test_a_row_copied_into_another_store_counts_once(toy_root):
+    """run_campaign_trf.sh copies shared cells' rows between stores: one training, one row."""
+    import shutil
+
+    shutil.copytree(toy_root / "results" / "toy", toy_root / "results" / "toy_copy")
+    again = dict(evidence._store("toy").rows()[0], seconds=99.0)  # the same cell trained again: another row
+    write_rows(toy_root / "results" / "toy_copy", [again])
+    assert len(evidence.distinct_rows(["toy"])) == 6
+    assert len(evidence.distinct_rows(["toy", "toy_copy"])) == 7
