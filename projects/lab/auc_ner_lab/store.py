@@ -185,6 +185,13 @@ def latest_rows(rows: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def spec_of(store: PathLike) -> Path:
+    """The spec whose cells a lab store holds: results/<name>/ is studies/<name>.yaml's (the
+    lab's layout, the one place it is written down; the file need not exist)."""
+    store = Path(store)
+    return store.parent.parent / "studies" / f"{store.name}.yaml"
+
+
 def row_name(row: Dict[str, Any]) -> str:
     """A row's file name: a digest of the row as `study run` wrote it (without the store's
     `key`, `imported` and `rekeyed_from`), so that the same row has the same name in every store."""
@@ -320,12 +327,15 @@ class ResultsStore:
                 warn(skipped.warning())
         return read.rows
 
-    def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None, others: bool = False) -> List[Dict[str, Any]]:
         """The rows of `cells` (their keys), each named as its cell is named now (the cell's
-        `describe()` over the row's own identity); rows of other keys are not read."""
+        `describe()` over the row's own identity: a method renamed in a spec keeps its rows,
+        which are keyed by what a cell trains); rows of other keys are not read, or with
+        `others` kept as they were written (a claim may read cells a spec has dropped)."""
         self.check()
         by_key = {cell.key: cell for cell in cells}
-        return [{**row, **by_key[row["key"]].describe()} for row in self.rows(warn, keys=by_key, cells=cells)]
+        rows = self.rows(warn, keys=None if others else by_key, cells=cells)
+        return [{**row, **by_key[row["key"]].describe()} if row.get("key") in by_key else row for row in rows]
 
     def add(self, row: Dict[str, Any], key: Optional[str] = None) -> Path:
         """Write `row` into the folder of cell `key` (default: the row's own; None: unmatched),

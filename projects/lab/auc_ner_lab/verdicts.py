@@ -46,7 +46,7 @@ from pydantic import BeforeValidator, model_validator
 
 from .spec import DEFAULT_METRIC
 from .stats import draw_means, holm, paired_t_test, summarize, trend_test
-from .store import ResultsStore, latest_rows
+from .store import ResultsStore, latest_rows, spec_of
 from .validation import At, Section, validate
 from .validation import expect as check
 
@@ -345,31 +345,30 @@ def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.0
     return Verdict(claim, n, sum(a) / n, sum(b) / n, test.mean_diff, low, high, test.p_value, verdict)
 
 
-def named_by_spec(rows: List[Dict[str, Any]], store: PathLike) -> List[Dict[str, Any]]:
-    """`rows` of the store results/<name>, each method named as studies/<name>.yaml names its
-    cell now, where that spec exists: a method renamed in a spec keeps its rows (they are keyed
-    by what a cell trains), while each row file keeps the name it was written under; a claim
-    names the spec's methods. Rows of keys the spec no longer has keep their own names."""
-    spec_path = Path(store).parent.parent / "studies" / f"{Path(store).name}.yaml"
-    if not spec_path.exists():
-        return rows
+def named_rows(store: PathLike, warn: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    """The rows of the store results/<name>, each named as its spec studies/<name>.yaml names its
+    cell now where that spec exists (`ResultsStore.rows_for`: a row file keeps the name it was
+    written under, a claim names the spec's methods); rows of keys the spec no longer has keep
+    their own names."""
     from .spec import load_spec
 
-    names = {cell.key: cell.method for cell in load_spec(spec_path).cells()}
-    return [{**row, "method": names[row["key"]]} if row.get("key") in names else row for row in rows]
+    spec = spec_of(store)
+    if not spec.exists():
+        return ResultsStore(store).rows(warn=warn)
+    return ResultsStore(store).rows_for(load_spec(spec).cells(), warn=warn, others=True)
 
 
 def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = None) -> List[Verdict]:
     """The verdict of each claim, from the rows of its results stores (each store read once;
     a file that is not a readable row is skipped, with a warning through `warn`), methods
-    named as the store's spec names them (`named_by_spec`)."""
+    named as the store's spec names them (`named_rows`)."""
     cache: Dict[str, List[Dict[str, Any]]] = {}
     out = []
     for claim in claims:
         rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
-                cache[path] = named_by_spec(ResultsStore(path).rows(warn=warn), path)
+                cache[path] = named_rows(path, warn)
             rows.extend(cache[path])
         pairs = paired_rows(rows, claim)
         cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}

@@ -38,10 +38,10 @@ def load(path, methods=None):
     ok row of a cell (of the results store `path`, read through its spec studies/<store>.yaml,
     so that a row is named as the spec names its cell now, whatever name it was written under)."""
     from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import ResultsStore
+    from auc_ner_lab.store import ResultsStore, spec_of
 
     out = defaultdict(dict)
-    for r in ResultsStore(path).rows_for(load_spec(ROOT / "studies" / f"{Path(path).name}.yaml").cells()):
+    for r in ResultsStore(path).rows_for(load_spec(spec_of(path)).cells()):
         if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
             continue
         s = r["scores"]

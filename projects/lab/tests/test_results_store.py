@@ -11,7 +11,7 @@ import lab_helpers
 from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
-from auc_ner_lab.store import UNMATCHED, ResultsStore, extras_cell_key, import_jsonl, old_cell_id, previous_cell_key, rekey
+from auc_ner_lab.store import UNMATCHED, ResultsStore, extras_cell_key, import_jsonl, old_cell_id, previous_cell_key, rekey, spec_of
 from lab_helpers import QUIET, invoke, rows
 from spacy_auc_ner.api import method_config
 
@@ -178,6 +178,15 @@ def test_a_renamed_method_keeps_its_rows_and_reports_show_the_spec_name(tmp_path
     named = ResultsStore(out).rows_for(renamed.cells())
     assert sorted({r["method"] for r in named}) == ["ova_auc", "softmax_ce"] and len(named) == 4
     assert {r["method"] for r in rows(out)} == {"ce", "ova_auc"}  # the rows themselves are as written
+    # a spec that dropped a method: its rows are not read, or with `others` read as written
+    dropped = _spec([{"name": "softmax_ce", "base": "ce"}])
+    assert {r["method"] for r in ResultsStore(out).rows_for(dropped.cells())} == {"softmax_ce"}
+    kept = ResultsStore(out).rows_for(dropped.cells(), others=True)
+    assert sorted(r["method"] for r in kept) == ["ova_auc", "ova_auc", "softmax_ce", "softmax_ce"]
+
+
+def test_a_store_s_spec_is_the_study_of_its_name(tmp_path):
+    assert spec_of(tmp_path / "results" / "campaign_x") == tmp_path / "studies" / "campaign_x.yaml"
 
 
 def _old_file(path: Path, cells, extra=()) -> Path:

@@ -260,7 +260,7 @@ def test_a_changed_verdict_says_what_the_cells_gave():
 def test_a_claim_names_methods_as_their_spec_does_now():
     """lowres_recipe.yaml renamed its methods (recipe_rounds2 -> lowres_spacy_ner, 2026-11-26);
     the committed rows keep the names they were written under, and a claim naming the spec's
-    name finds them (before named_by_spec: no pair at all)."""
+    name finds them (before verdicts read rows through the spec: no pair at all)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
