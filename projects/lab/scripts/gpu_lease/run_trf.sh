@@ -37,16 +37,22 @@ SNAPSHOTS=$!
  echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
 echo "== studies at ${SECONDS}s"
-GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-  STAGES="$(stages "${RECIPE_SIZES-50}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
-  bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
-STUDIES=$!
-GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-  STAGES="$(stages "${ABLATION_SIZES-20}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
-  bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
-wait $STUDIES $!
+STUDIES=()  # an empty RECIPE_SIZES or ABLATION_SIZES leaves that job out
+if [ -n "${RECIPE_SIZES-50}" ]; then
+  GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
+    STAGES="$(stages "${RECIPE_SIZES-50}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
+    bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
+  STUDIES+=($!)
+fi
+if [ -n "${ABLATION_SIZES-20}" ]; then
+  GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
+    STAGES="$(stages "${ABLATION_SIZES-20}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
+    bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
+  STUDIES+=($!)
+fi
+wait ${STUDIES[@]+"${STUDIES[@]}"}
 kill $SNAPSHOTS
-echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log | grep -c '^failed') failed"
+echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^FAILED') failed"
 snapshot
 tar -czf $OUT/logs.tgz -C $OUT logs && rm -rf $OUT/logs
 echo "== done at ${SECONDS}s"
