@@ -297,16 +297,20 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _stop_workers(executor) -> None:
+def _stop_workers(executor, grace: float = 30.0) -> None:
     """Shut a pool down now and stop its worker processes (SIGTERM: each unwinds its cell),
-    waiting for them, so that nothing writes into the scratch folder once it is removed."""
+    waiting for them, so that nothing writes into the scratch folder once it is removed; those
+    still running `grace` seconds after the SIGTERM (together, not each: a worker stuck in a
+    GPU call would otherwise cost that much once per worker) get SIGKILL."""
     processes = list((getattr(executor, "_processes", None) or {}).values())  # shutdown forgets them
     executor.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
+    deadline = time.monotonic() + grace
     for process in processes:
-        process.join(timeout=30)
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
         if process.is_alive():
             process.kill()
             process.join()

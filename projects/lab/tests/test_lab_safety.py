@@ -379,6 +379,42 @@ def test_a_worker_killed_outright_leaves_nothing_once_the_study_ends(tmp_path):
     _gone(tmp, proc)
 
 
+def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
+    """A study that stops waits `grace` seconds in all for workers that ignore SIGTERM (one stuck
+    in a GPU call, say), then kills them: not `grace` once per worker."""
+    from auc_ner_lab.runner import _stop_workers
+
+    class Deaf:  # a worker process that ignores SIGTERM
+        def __init__(self):
+            self.alive, self.waits, self.terminated = True, [], False
+
+        def is_alive(self):
+            return self.alive
+
+        def terminate(self):
+            self.terminated = True
+
+        def join(self, timeout=None):
+            self.waits.append(timeout)
+            if timeout:
+                time.sleep(timeout)
+
+        def kill(self):
+            self.alive = False
+
+    class Pool:
+        def __init__(self, processes):
+            self._processes = dict(enumerate(processes))
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            self._processes = None
+
+    workers = [Deaf() for _ in range(4)]
+    _stop_workers(Pool(workers), grace=0.2)
+    assert all(w.terminated and not w.alive for w in workers)
+    assert sum(w.waits[0] for w in workers) <= 0.2 + 1e-6  # one grace period shared, not 4 x 0.2
+
+
 def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path):
     """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
     had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
