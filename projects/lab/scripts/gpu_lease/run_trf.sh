@@ -3,11 +3,11 @@
 # stopped LIMIT seconds after the start so that the rows are packed within the call (a stopped
 # cell leaves no row; the next lease, or the CPU campaign, resumes):
 #   - the cells of lowres_best_trf still missing in campaign_trf_recipe at RECIPE_SIZES (default
-#     50; the 20-sentence cells exist), its three corpora at once, RECIPE_WORKERS cells each
-#     (default 4);
-#   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default 20: the variants
-#     at 50 are tuned_as the recipe, whose 50-sentence trials the first job is still training),
-#     ABLATION_WORKERS cells a corpus (default 3);
+#     none: every cell has had its row since 2026-11-26; e.g. RECIPE_SIZES=50), its three corpora
+#     at once, RECIPE_WORKERS cells each (default 4);
+#   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default "20 50"; its
+#     variants are tuned_as the recipe, whose tuning trials at both sizes exist), its six
+#     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 3: 18 on the GPU);
 #   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda; 21 passed on the
 #     H100 lease of 2026-11-26, their first run on a GPU).
 # The rows written so far are packed into $OUT/rows.tgz every 20 s (atomically), so that a call
@@ -38,15 +38,15 @@ SNAPSHOTS=$!
 cd projects/lab
 echo "== studies at ${SECONDS}s"
 STUDIES=()  # an empty RECIPE_SIZES or ABLATION_SIZES leaves that job out
-if [ -n "${RECIPE_SIZES-50}" ]; then
+if [ -n "${RECIPE_SIZES-}" ]; then
   GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-    STAGES="$(stages "${RECIPE_SIZES-50}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
+    STAGES="$(stages "${RECIPE_SIZES-}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
     bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
   STUDIES+=($!)
 fi
-if [ -n "${ABLATION_SIZES-20}" ]; then
+if [ -n "${ABLATION_SIZES-20 50}" ]; then
   GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-    STAGES="$(stages "${ABLATION_SIZES-20}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
+    STAGES="$(stages "${ABLATION_SIZES-20 50}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
     bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
   STUDIES+=($!)
 fi
