@@ -380,13 +380,17 @@ def _rows(name: str):
     return [r for r in latest_rows(_store(name).rows()).values() if r["status"] == "ok" and not r.get("tuning")]
 
 
-def distinct_rows(names) -> list:
-    """Every row of the stores `names`, a row copied into several stores (a shared cell:
-    run_campaign_trf.sh copies them) once: one training, known by its file name, which is the
-    same in every store."""
+def distinct(rows) -> list:
+    """`rows`, a row copied into several stores (a shared cell: run_campaign_trf.sh copies them)
+    once: one training, known by its file name, which is the same in every store."""
     from auc_ner_lab.store import row_name
 
-    return list({row_name(r): r for name in names for r in _store(name).rows()}.values())
+    return list({row_name(r): r for r in rows}.values())
+
+
+def distinct_rows(names) -> list:
+    """Every row of the stores `names`, each training once (`distinct`)."""
+    return distinct(r for name in names for r in _store(name).rows())
 
 
 def _named_rows(name: str, spec: str):
@@ -424,7 +428,6 @@ def caveats_text() -> str:
     scores, the dev sample's three uses, the CoNLL 2003 test sentences found in its training
     split, and the contrasts behind sentences that once said more than their tests."""
     from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import row_name
     from auc_ner_lab.verdicts import load_claims, verdicts
 
     metric = load_spec(ROOT / "studies" / "lowres_recipe.yaml").metric
@@ -457,14 +460,13 @@ def caveats_text() -> str:
     # 2. one dev sample
     all_rows = {name: _rows(name) for name in ["lowres_recipe", "lowres_recipe_rerun"]
                 + sorted(p.name for p in (ROOT / "results").glob("campaign_*") if p.is_dir())}
-    distinct = distinct_rows(all_rows)
+    stored = distinct_rows(all_rows)
     dev_settings = set()
-    for r in distinct:
+    for r in stored:
         dev = (r.get("overrides") or {}).get("corpora.dev") or {}
         dev_settings.add((dev.get("n"), dev.get("seed")))
-    n_rows = len(distinct)
-    rounds = list({row_name(r): r for rows in all_rows.values() for r in rows
-                   if ((r.get("scores") or {}).get("extras") or {}).get("rounds")}.values())
+    n_rows = len(stored)
+    rounds = distinct(r for rows in all_rows.values() for r in rows if ((r.get("scores") or {}).get("extras") or {}).get("rounds"))
     gains = []
     for r in rounds:
         devs = [x["dev_f"] for x in r["scores"]["extras"]["rounds"] if isinstance(x.get("dev_f"), (int, float))]

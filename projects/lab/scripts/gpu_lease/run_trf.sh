@@ -37,19 +37,17 @@ SNAPSHOTS=$!
  echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
 echo "== studies at ${SECONDS}s"
-STUDIES=()  # an empty RECIPE_SIZES or ABLATION_SIZES leaves that job out
-if [ -n "${RECIPE_SIZES-}" ]; then
-  GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-    STAGES="$(stages "${RECIPE_SIZES-}")" WORKERS=${RECIPE_WORKERS:-4} METHODS=lowres_best_trf ABLATION="" \
-    bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_recipe.log 2>&1 &
+RECIPE_SIZES=${RECIPE_SIZES-} ABLATION_SIZES=${ABLATION_SIZES-20 50}
+STUDIES=()
+job() {  # job NAME SIZES WORKERS METHODS [ABLATION]: run_campaign_trf.sh at SIZES in the background; no SIZES, no job
+  [ -n "$2" ] || return 0
+  local ablation=(); [ $# -ge 5 ] && ablation=("ABLATION=$5")  # without it: run_campaign_trf.sh's list
+  env GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) STAGES="$(stages "$2")" WORKERS="$3" METHODS="$4" \
+    ${ablation[@]+"${ablation[@]}"} bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_$1.log 2>&1 &
   STUDIES+=($!)
-fi
-if [ -n "${ABLATION_SIZES-20 50}" ]; then
-  GPU=0 PARALLEL=1 THREADS=1 PYTHON=python3 DEADLINE=$((LIMIT - SECONDS)) \
-    STAGES="$(stages "${ABLATION_SIZES-20 50}")" WORKERS=${ABLATION_WORKERS:-3} METHODS="" \
-    bash scripts/run_campaign_trf.sh > $OUT/logs/campaign_trf_ablation.log 2>&1 &
-  STUDIES+=($!)
-fi
+}
+job recipe "$RECIPE_SIZES" ${RECIPE_WORKERS:-4} lowres_best_trf ""
+job ablation "$ABLATION_SIZES" ${ABLATION_WORKERS:-3} ""
 wait ${STUDIES[@]+"${STUDIES[@]}"}
 kill $SNAPSHOTS
 echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^FAILED') failed"
