@@ -76,12 +76,15 @@ class MethodResult:
         }
 
 
-def _metric(row: Dict[str, Any], metric: str) -> Optional[float]:
-    """The row's score `metric`: on test, or on the dev sample for a cell of a dev-only study."""
+def row_scores(row: Dict[str, Any]) -> Dict[str, Any]:
+    """The row's scores: on test, or on the dev sample for a cell of a dev-only study."""
     scores = row.get("scores") or {}
-    if row.get("scored_on") == "dev":
-        scores = scores.get("dev_scores") or {}
-    value = scores.get(metric)
+    return (scores.get("dev_scores") or {}) if row.get("scored_on") == "dev" else scores
+
+
+def row_score(row: Dict[str, Any], metric: str) -> Optional[float]:
+    """The row's score `metric` (`row_scores`), None where it has none."""
+    value = row_scores(row).get(metric)
     # a boolean is no score (the store skips such rows; rows made otherwise get the same rule)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -102,7 +105,7 @@ def aggregate(
     are selection data, not results: they are left out. Finished rows without the metric
     (scored before it existed) are left out, with a warning."""
     latest = [row for row in latest_rows(rows).values() if not row.get("tuning")]
-    unscored = [r["cell_id"] for r in latest if r["status"] == "ok" and _metric(r, metric) is None]
+    unscored = [r["cell_id"] for r in latest if r["status"] == "ok" and row_score(r, metric) is None]
     if unscored:
         if warn is not None:
             warn(f"{len(unscored)} finished cell(s) have no score {metric!r} and are left out (e.g. {unscored[0]}); rerun them to include them")
@@ -116,7 +119,7 @@ def aggregate(
         if method not in method_order:
             method_order.append(method)
         group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}, "tuned": []})
-        value = _metric(row, metric) if row["status"] == "ok" else None
+        value = row_score(row, metric) if row["status"] == "ok" else None
         if value is None:
             group["failed"] += 1
             continue

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from spacy_auc_ner.api import METRICS, PathLike, atomic_output, check_output_file, write_json, write_text
 
-from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute, row_score, row_scores
 from .spec import Baseline
 from .stats import summarize
 from .store import ResultsStore, check_not_in_store, latest_rows
@@ -73,10 +73,12 @@ def markdown_report(
     failures: Sequence[Dict[str, Any]] = (),
     title: Optional[str] = None,
     costs: Sequence[Compute] = (),
+    dev_only: bool = False,
 ) -> str:
     """Markdown: per panel a table of mean ± CI (▲/▼ where a paired t-test against the
     baseline gives p < 0.05), a table of paired differences with their p-values and, when
-    tuned, the chosen values; then the compute per method (`costs`)."""
+    tuned, the chosen values; then the compute per method (`costs`). `dev_only`: the scores
+    are the dev sample's (a study with score_on: dev), and the report says so."""
     if not results:
         return f"# {title or 'Study report'}\n\nNo results yet.\n"
     metric = results[0].metric
@@ -84,6 +86,7 @@ def markdown_report(
     lines.append(
         f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
         f"Student-t confidence interval over the training partitions (n = partitions that finished)."
+        + (" Scored on the dev sample, not on test (score_on: dev): a choice may read these." if dev_only else "")
     )
     base = Baseline.parse(baseline)
     if base is not None:
@@ -390,8 +393,8 @@ def write_report(
     rows = store.rows(warn=warn) if cells is None else store.rows_for(cells, warn=warn)
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
-    if not any(isinstance((r.get("scores") or {}).get(metric), (int, float)) for r in rows):
-        found = sorted({k for r in rows for k, v in (r.get("scores") or {}).items() if isinstance(v, (int, float))})
+    if not any(row_score(r, metric) is not None for r in rows):
+        found = sorted({k for r in rows for k, v in row_scores(r).items() if isinstance(v, (int, float))})
         raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn, value_order=value_order)
     base = Baseline.parse(baseline)
@@ -402,7 +405,7 @@ def write_report(
     costs = compute(rows)
     text = markdown_report(
         summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.name}",
-        costs=costs,
+        costs=costs, dev_only=any(r.get("scored_on") == "dev" for r in rows if not r.get("tuning")),
     )
     write_text(out_dir / "report.md", text)
     write_json(out_dir / "summary.json", [s.to_dict() for s in summaries])

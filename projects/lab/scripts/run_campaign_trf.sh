@@ -2,9 +2,10 @@
 # The transformer-recipe campaign (issue 31 point 5) in stages, cheapest first: 20 sentences
 # before 50; NCBI-disease, then S800, then CoNLL 2003 (whose test split is the largest); inside a
 # stage one method at a time (its tuning trials, then its reported cells), the peer and the
-# methods it is compared with first, then the recipe, then the dev-only ablation of the recipe
-# (the recipe's dev cells first: they are what each variant is paired with), so that a stopped
-# run leaves whole methods to compare. Every stage resumes where it stopped.
+# methods it is compared with first, then the recipe, so that a stopped run leaves whole methods
+# to compare; then the dev-only ablation of the recipe, all its methods in one run, partition by
+# partition (the spec's order: partition 0 of every method, the recipe first, then partition 1),
+# so that a stopped run leaves whole draws to pair. Every stage resumes where it stopped.
 #
 # The spacy_ner and crf cells of CoNLL 2003 and NCBI-disease at partitions 0-2 (and their tuning
 # trials) are cells of the MiniLM campaign (the same keys): their rows are copied in first
@@ -72,13 +73,15 @@ print(f"{copied} rows of {', '.join(sources)} {'to copy (DRY_RUN: not copied)' i
 PY
 }
 shared campaign_trf_recipe results/campaign_minilm_20 results/campaign_minilm_50
-run() {  # run SPEC RESULTS SIZE CORPUS METHOD
-  local limit=()
+run() {  # run SPEC RESULTS SIZE CORPUS METHOD...
+  local spec=$1 results=$2 size=$3 corpus=$4 limit=() methods=()
+  shift 4
+  for m in "$@"; do methods+=(--method "$m"); done
   if [ -n "${DEADLINE:-}" ]; then
     [ $((DEADLINE - SECONDS)) -gt 0 ] || return 0
     limit=(timeout --signal=TERM --kill-after=30 $((DEADLINE - SECONDS)))
   fi
-  ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$1.yaml" --results "$2" --set "sizes=[$3]" --corpus "$4" --method "$5" \
+  ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$spec.yaml" --results "$results" --set "sizes=[$size]" --corpus "$corpus" "${methods[@]}" \
     --workers "$WORKERS" --threads-per-worker "$THREADS" ${DEVICE[@]+"${DEVICE[@]}"} --no-progress --no-strict ${DRY_RUN:+--dry-run}
 }
 stage() {  # stage SIZE CORPUS
@@ -86,9 +89,10 @@ stage() {  # stage SIZE CORPUS
     run campaign_trf_recipe "$RECIPE" "$1" "$2" "$method"
   done
   [ -n "$ABLATION" ] && shared campaign_trf_ablation "$RECIPE"  # its tuning trials: the recipe's and the CRF's
-  for method in $ABLATION; do
-    run campaign_trf_ablation "$ABLATED" "$1" "$2" "$method"
-  done
+  # one run for the ablation's methods: its cells have no tuning trials of their own to wait
+  # for, so every worker stays busy (a run per method left one of 2 workers idle for its third cell)
+  # shellcheck disable=SC2086
+  [ -n "$ABLATION" ] && run campaign_trf_ablation "$ABLATED" "$1" "$2" $ABLATION
 }
 for s in $STAGES; do
   if [ -n "${PARALLEL:-}" ]; then stage "${s%%:*}" "${s#*:}" & else stage "${s%%:*}" "${s#*:}"; fi

@@ -60,3 +60,22 @@ def test_rows_without_the_metric_are_left_out_with_a_warning(tmp_path):
     (summary,) = report["summaries"]
     assert (summary.summary.n, summary.failed) == (2, 0)  # not counted as a failure
     assert warnings == ["1 finished cell(s) have no score 'ents_untyped_f' and are left out (e.g. toy/ce/n=10/p0#a); rerun them to include them"]
+
+
+def test_a_dev_only_study_is_reported_from_its_dev_scores(tmp_path):
+    """Rows of a score_on: dev study keep their scores under dev_scores (their test split is
+    none): the report reads those, says that they are dev scores, and is not refused for
+    having no test score (it was, so that campaign_trf_ablation had no report)."""
+    base = {"study": "m", "corpus": "toy", "setting": "lowres", "size": 10, "value": None, "seed": 0, "status": "ok",
+            "scored_on": "dev"}
+    rows = [{**base, "cell_id": f"toy/{m}/n=10/p{p}#{m}", "method": m, "partition": p,
+             "scores": {"dev_score": 0.0, "dev_scores": {"ents_f": score}}}
+            for m, scores in (("ce", (0.40, 0.50)), ("ova_auc", (0.45, 0.60))) for p, score in enumerate(scores)]
+    report = write_report(write_rows(tmp_path / "r", rows), tmp_path / "rep", metric="ents_f", baseline="ce", plots=False)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Scored on the dev sample, not on test" in md
+    assert "| ce | 45.0 ± 63.5 |" in md  # mean of 0.40 and 0.50; half width t(0.975, 1) x 0.05 = 63.5 points
+    assert "| ova_auc | +7.5 (×1.17, p=0.205, n=2) |" in md  # differences 5 and 10 points: t = 7.5 / 2.5 = 3
+    assert [s.summary.n for s in report["summaries"]] == [2, 2]
+    with pytest.raises(ValueError, match="no row has a score 'ents_p'; scores found: ents_f"):
+        write_report(tmp_path / "r", tmp_path / "rep2", metric="ents_p", plots=False)

@@ -295,9 +295,9 @@ def test_a_dev_only_study_never_scores_test_and_its_cells_are_other_rows():
     test_cell, dev_cell = (next(c for c in cells if c.tuning is None) for cells in (on_test, on_dev))
     assert test_cell.test_split() == test_cell.test and dev_cell.test_split() is None and test_cell.key != dev_cell.key
     assert dev_cell.describe()["scored_on"] == "dev" and "scored_on" not in test_cell.describe()
-    from auc_ner_lab.aggregate import _metric
+    from auc_ner_lab.aggregate import row_score
 
     row = {"scored_on": "dev", "scores": {"dev_scores": {"ents_f": 0.4}}}
-    assert _metric(row, "ents_f") == 0.4 and _metric({"scores": {"ents_f": 0.3, "dev_scores": {"ents_f": 0.4}}}, "ents_f") == 0.3
+    assert row_score(row, "ents_f") == 0.4 and row_score({"scores": {"ents_f": 0.3, "dev_scores": {"ents_f": 0.4}}}, "ents_f") == 0.3
     with pytest.raises(SpecError, match="score_on: 'test2' is not one of test, dev"):
         parse_spec({**data, "score_on": "test2"})

@@ -1,0 +1,60 @@
+"""scripts/trf_ablation.py: the rule that chooses lowres_best_trf's parts from the dev
+ablation, on hand-computed cases, and its table from hand-made rows."""
+from types import SimpleNamespace as R
+
+import pytest
+
+from scripts.trf_ablation import PARTS, chosen, parts_table, round_zero_check, verdict
+
+
+def test_each_rule_by_hand():
+    assert chosen([0.01, -0.005], None, "gain")  # mean +0.0025
+    assert not chosen([0.0, 0.0], None, "gain") and chosen([0.0, 0.0], None, "no loss")
+    assert not chosen([-0.01, 0.005], None, "no loss")
+    assert chosen([0.02, 0.03], 0.04, "significant gain") and not chosen([0.02, 0.03], 0.06, "significant gain")
+    assert not chosen([-0.02, -0.03], 0.01, "significant gain")  # significant, but a loss
+    assert not chosen([0.02, 0.03], None, "significant gain")  # one pair: no test, no choice for it
+    with pytest.raises(ValueError, match="unknown rule 'best'"):
+        chosen([0.1], None, "best")
+
+
+def test_a_part_is_kept_or_dropped_a_change_adopted_or_not_and_only_once_every_cell_is_in():
+    part, change, shown = (next(p for p in PARTS if p.variant == v) for v in ("no_augment", "top3_layers", "crf"))
+    assert verdict(part, [0.01], None, True) == "**keep**" and verdict(part, [-0.01], None, True) == "**drop**"
+    assert verdict(change, [0.0], None, True) == "**adopt**" and verdict(change, [-0.01], None, True) == "**not adopted**"
+    assert verdict(part, [0.01], None, False) == "waits for every cell"
+    assert verdict(shown, [0.2], 0.001, True) == "(not a choice)"
+
+
+def test_parts_table_by_hand():
+    """One corpus at 20 sentences, 3 partitions. The bias: recipe - no_bias = 0.10, 0.10, 0.05:
+    mean 8.3 points, sd 2.89, t = 5.0 on 2 df, p = 0.038, 95 % interval 8.33 -/+ 4.303 x 1.667
+    = [+1.2, +15.5]: significant, kept. Partial fine-tuning: top3 - recipe = 0, 0, -0.01:
+    mean -0.3, not adopted. Augmentation: one cell of three, no choice yet."""
+    by = {("lowres_best_trf", "c", 20): R(scores={0: 0.5, 1: 0.6, 2: 0.7}),
+          ("no_bias", "c", 20): R(scores={0: 0.4, 1: 0.5, 2: 0.65}),
+          ("top3_layers", "c", 20): R(scores={0: 0.5, 1: 0.6, 2: 0.69}),
+          ("no_augment", "c", 20): R(scores={0: 0.55})}
+    table = parts_table(by, ["c"], [20], partitions=3)
+
+    def row(variant):
+        line = next(x for x in table.splitlines() if f"(`{variant}`)" in x)
+        return [c.strip() for c in line.strip("|").split("|")]
+
+    assert row("no_bias")[1:] == ["significant gain", "+8.3 [+1.2, +15.5]", "p=0.038 (n=3)", "+8.3 (n=3)", "+8.3 (n=3)", "**keep**"]
+    assert row("top3_layers")[-1] == "**not adopted**" and row("top3_layers")[4] == "-0.3 (n=3)"
+    assert row("no_augment")[-1] == "waits for every cell" and row("no_augment")[3] == "– (n=1)"
+    assert row("crf")[-1] == "(not a choice)"
+    assert "`lowres_best_trf` 3 of 3" in table and "`no_augment` 1" in table
+
+
+def test_round_zero_check_by_hand():
+    def row(method, partition, dev_f, chosen_round):
+        return {"method": method, "corpus": "c", "size": 20, "partition": partition,
+                "scores": {"extras": {"rounds": [{"round": 0, "dev_f": dev_f}], "chosen_round": chosen_round}}}
+
+    rows = [row("lowres_best_trf", 0, 0.4, 0), row("lowres_best_trf", 1, 0.5, 1), row("lowres_best_trf", 2, 0.6, 1),
+            row("no_self_train", 0, 0.4, 0), row("no_self_train", 1, 0.45, 0)]
+    text = round_zero_check(rows)
+    assert "the same dev F1 in 1 of the 2 cells both have" in text
+    assert "kept round 0 in 1 of its 3 cells, round 1 in 2" in text
