@@ -44,7 +44,7 @@ import inspect
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Dict, Iterator, Optional
+from typing import Any, ClassVar, Dict, Iterator, Optional, Tuple
 
 from pydantic import create_model
 from spacy.util import registry
@@ -166,10 +166,19 @@ def self_trains(config: Config) -> bool:
     return ((config.get("self_training") or {}).get("rounds") or 0) > 0
 
 
+# steps by cell key: what decides them ([pretraining], [self_training] and their overrides) is
+# part of the training config the key hashes, and reading a store describes every row's cell
+# (Cell.describe), which assembled its config each time: 9 of every 10 seconds of `lab.py docs`
+_STEPS: Dict[str, Tuple[str, ...]] = {}
+
+
 def steps(cell) -> list:
     """The steps of ``cell`` (a `spec.Cell`) that ``spacy train`` cannot do: pretrain, self_train."""
-    config = cell.training_config()
-    return [name for name, runs in (("pretrain", pretrains(config)), ("self_train", self_trains(config))) if runs]
+    found = _STEPS.get(cell.key)
+    if found is None:
+        config = cell.training_config()
+        found = _STEPS[cell.key] = tuple(name for name, runs in (("pretrain", pretrains(config)), ("self_train", self_trains(config))) if runs)
+    return list(found)
 
 
 OBJECTIVES = {"spacy.PretrainCharacters.v1": "characters", "spacy.PretrainVectors.v1": "vectors"}  # -> configs/pretrain/<name>.cfg
