@@ -26,6 +26,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 RECIPE = "lowres_best_trf"
 STUDY = "campaign_trf_ablation"
 ALPHA = 0.05
+SEEN = 5  # the ablation's reported cells with rows when the rule was written (2026-11-26)
 
 
 class Part(NamedTuple):
@@ -70,48 +71,84 @@ def verdict(part: Part, diffs: Sequence[float], p_value: Optional[float], comple
     return "**adopt**" if keep else "**not adopted**"
 
 
-def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence[int], partitions: int) -> str:
-    """The ablation's table: per part, d pooled over the draws (95 % interval, p, draws), per
-    size (one pair per draw at that size) and per corpus (sizes averaged), and the rule's
-    choice once both methods have every cell. `by`: {(method, corpus, size): MethodResult}
-    of the study's reported cells (dev scores)."""
-    from scripts.evidence import METRIC_NAME, p_text, paired_difference, paired_lists
+class Judged(NamedTuple):
+    part: Part
+    diffs: List[float]  # d per draw (points / 100)
+    test: object  # stats.PairedTest of the draws' pairs, None without a pair
+    interval: str  # "+1.2 [-0.3, +2.7]" (points), "" without a pair
+    complete: bool  # both methods have every cell of the spec
+    choice: str  # `verdict`
 
-    def pairs(part: Part, **where):
-        xs, ys = paired_lists(by, part.variant, RECIPE, **where)
-        return (ys, xs) if part.removes else (xs, ys)
+
+def judge(by: Dict[tuple, object], planned: int, **where) -> List[Judged]:
+    """Every part of `PARTS` read by its rule. `by`: {(method, corpus, size): MethodResult} of
+    the study's reported cells (dev scores); `planned`: one method's cells in the spec;
+    `where`: `paired_lists`'s sizes or corpus, for a column of the table."""
+    from scripts.evidence import paired_difference, paired_lists
 
     def cells(method: str) -> int:
         return sum(len(r.scores) for (m, _, _), r in by.items() if m == method)
 
+    out = []
+    for part in PARTS:
+        xs, ys = paired_lists(by, part.variant, RECIPE, **where)
+        a, b = (ys, xs) if part.removes else (xs, ys)
+        diffs = [x - y for x, y in zip(a, b)]
+        test, interval = paired_difference(a, b) if a else (None, "")
+        complete = cells(part.variant) == planned and cells(RECIPE) == planned
+        out.append(Judged(part, diffs, test, interval, complete,
+                          verdict(part, diffs, getattr(test, "p_value", None), complete and bool(diffs))))
+    return out
+
+
+def cell_counts(by: Dict[tuple, object]) -> Dict[str, int]:
+    """Reported cells with rows, per method of the ablation (the recipe first)."""
+    methods = [RECIPE] + [p.variant for p in PARTS]
+    return {m: sum(len(r.scores) for (k, _, _), r in by.items() if k == m) for m in methods}
+
+
+def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence[int], partitions: int) -> str:
+    """The ablation's table: per part, d pooled over the draws (95 % interval, p, draws), per
+    size (one pair per draw at that size) and per corpus (sizes averaged), and the rule's
+    choice once both methods have every cell (`judge`)."""
+    from scripts.evidence import METRIC_NAME, p_text
+
     planned = len(corpora) * len(sizes) * partitions
+    columns = [judge(by, planned, sizes=(n,)) for n in sizes] + [judge(by, planned, corpus=c) for c in corpora]
     lines = ["| part | rule | d, dev F1 points (95 % CI) | p (draws) | "
              + " | ".join(f"{n} sentences" for n in sizes) + " | " + " | ".join(corpora) + " | choice |",
-             "|---|---|---:|---:|" + "---:|" * (len(sizes) + len(corpora)) + "---|"]
-    for part in PARTS:
-        a, b = pairs(part)
-        if not a:
-            lines.append(f"| {part.what} (`{part.variant}`) | {part.rule or '–'} | – | – (n=0) |"
-                         + " – |" * (len(sizes) + len(corpora)) + f" {verdict(part, [], None, False)} |")
+             "|---|---|---:|---:|" + "---:|" * len(columns) + "---|"]
+    for i, j in enumerate(judge(by, planned)):
+        head = f"| {j.part.what} (`{j.part.variant}`) | {j.part.rule or '–'} |"
+        if not j.diffs:
+            lines.append(f"{head} – | – (n=0) |" + " – |" * len(columns) + f" {j.choice} |")
             continue
-        t, diff = paired_difference(a, b)
-        columns: List[str] = []
-        for where in [{"sizes": (n,)} for n in sizes] + [{"corpus": c} for c in corpora]:
-            ca, cb = pairs(part, **where)
-            columns.append(f"{100 * (sum(ca) - sum(cb)) / len(ca):+.1f} (n={len(ca)})" if ca else "–")
-        complete = cells(part.variant) == planned and cells(RECIPE) == planned
-        choice = verdict(part, [x - y for x, y in zip(a, b)], t.p_value, complete)
-        lines.append(f"| {part.what} (`{part.variant}`) | {part.rule or '–'} | {diff} | {p_text(t.p_value)} (n={t.n}) | "
-                     + " | ".join(columns) + f" | {choice} |")
+        cols = [f"{100 * sum(c[i].diffs) / len(c[i].diffs):+.1f} (n={len(c[i].diffs)})" if c[i].diffs else "–" for c in columns]
+        lines.append(f"{head} {j.interval} | {p_text(j.test.p_value)} (n={j.test.n}) | " + " | ".join(cols) + f" | {j.choice} |")
+    counts = cell_counts(by)
     lines += ["", f"{METRIC_NAME} on the 200-sentence dev sample (the study is scored on dev only). d: for a part, "
               f"`{RECIPE}` minus the variant without it; for a change, the variant with it minus `{RECIPE}`; one pair "
               "per draw (corpus and partition, its sizes averaged), two-sided paired t-test; per size and per corpus: "
-              f"the mean d and its draws. Cells with rows: `{RECIPE}` {cells(RECIPE)} of {planned}, "
-              + ", ".join(f"`{p.variant}` {cells(p.variant)}" for p in PARTS) + f" of {planned} each. The rule, fixed "
-              "before the rows (`scripts/trf_ablation.py`): gain = keep when the mean d is above 0; significant gain = "
+              f"the mean d and its draws. Cells with rows: `{RECIPE}` {counts[RECIPE]} of {planned}, "
+              + ", ".join(f"`{p.variant}` {counts[p.variant]}" for p in PARTS) + f" of {planned} each. The rule, fixed "
+              f"when {SEEN} of the {planned * (len(PARTS) + 1)} cells had rows (`scripts/trf_ablation.py`): gain = keep when the mean d is above 0; significant gain = "
               f"also p < {ALPHA} (self-training and the bias, whose dev gain is optimistic: they are chosen and "
               "calibrated on this dev sample); no loss = adopt a cheaper change when the mean d is at least 0."]
     return "\n".join(lines) + "\n"
+
+
+def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
+    """The README's words on the ablation: how far it is, or what the rule chose."""
+    judged = [j for j in judge(by, planned) if j.part.rule]
+    done = sum(cell_counts(by).values())
+    total = planned * (len(PARTS) + 1)
+    if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
+        return (f"its parts are chosen on dev once its ablation is in, by a rule fixed when {SEEN} of its cells "
+                f"had rows ({done} of {total} dev cells so far)")
+    kept = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice in ("**keep**", "**adopt**")]
+    left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in ("**keep**", "**adopt**")]
+    return (f"its parts chosen on dev by a rule fixed when {SEEN} of its {total} dev cells had rows: kept or adopted "
+            + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
 
 
 def round_zero_check(rows: Sequence[dict]) -> str:

@@ -205,3 +205,17 @@ def test_a_row_copied_into_another_store_counts_once(toy_root):
     write_rows(toy_root / "results" / "toy_copy", [again])
     assert len(evidence.distinct_rows(["toy"])) == 6
     assert len(evidence.distinct_rows(["toy", "toy_copy"])) == 7
+
+
+def test_corpus_tokens_by_hand():
+    """Sentences whose text spaCy's tokenizer splits otherwise: "AL-AIN" and "2-1" are split
+    ("AL", "-", "AIN"), "Japan won ." is not."""
+    import spacy
+    from spacy.tokens import Doc
+
+    tokens = _load("corpus_tokens")
+    nlp = spacy.blank("en")
+    docs = [Doc(nlp.vocab, words=w) for w in (["AL-AIN", ",", "UAE"], ["Japan", "won", "2-1"], ["Japan", "won", "."])]
+    assert tokens.retokenized(docs, nlp) == 2
+    table = tokens.table({"toy": {"train": [4, 1], "dev": [2, 0], "test": [3, 3]}, "gone": None})
+    assert "| toy | 1 of 4 (25.0 %) | 0 of 2 (0.0 %) | 3 of 3 (100.0 %) |" in table and "| gone | not found | – | – |" in table
