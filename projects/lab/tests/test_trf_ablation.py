@@ -49,12 +49,15 @@ def test_parts_table_by_hand():
 
 
 def test_round_zero_check_by_hand():
-    def row(method, partition, dev_f, chosen_round):
-        return {"method": method, "corpus": "c", "size": 20, "partition": partition,
+    def row(partition, dev_f, chosen_round):
+        return {"method": "lowres_best_trf", "corpus": "c", "size": 20, "partition": partition,
                 "scores": {"extras": {"rounds": [{"round": 0, "dev_f": dev_f}], "chosen_round": chosen_round}}}
 
-    rows = [row("lowres_best_trf", 0, 0.4, 0), row("lowres_best_trf", 1, 0.5, 1), row("lowres_best_trf", 2, 0.6, 1),
-            row("no_self_train", 0, 0.4, 0), row("no_self_train", 1, 0.45, 0)]
+    def alone(partition, dev_f):  # trains once: no rounds, its dev score is its row's
+        return {"method": "no_self_train", "corpus": "c", "size": 20, "partition": partition,
+                "scores": {"dev_scores": {"ents_f": dev_f}, "extras": {}}}
+
+    rows = [row(0, 0.4, 0), row(1, 0.5, 1), row(2, 0.6, 1), alone(0, 0.4), alone(1, 0.45)]
     text = round_zero_check(rows)
     assert "the same dev F1 in 1 of the 2 cells both have" in text
     assert "kept round 0 in 1 of its 3 cells, round 1 in 2" in text
@@ -81,3 +84,12 @@ def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
     dropped = text.split("; dropped or not adopted ")[1]
     assert dropped.startswith("the calibrated entity bias (+2.0 [") and "a second self-training round (+0.0" in dropped
     assert "self-training (one round on the pool)" in dropped and "CRF head" not in text
+
+
+def test_rows_of_self_training_cells_on_retokenized_text_are_left_out():
+    from scripts.trf_ablation import same_tokens
+
+    rows = [{"method": "a", "scores": {"extras": {"rounds": [{"round": 0}]}}},  # before the fix
+            {"method": "b", "scores": {"extras": {"rounds": [{"round": 0}], "tokens": "annotated"}}},
+            {"method": "c", "scores": {"extras": {}}}, {"method": "d", "scores": None}]  # no self-training: always annotated
+    assert [r["method"] for r in same_tokens(rows)] == ["b", "c", "d"]
