@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from spacy_auc_ner.api import PathLike
 
 from .spec import Cell
-from .store import ResultsStore, latest_rows
+from .store import ResultsStore, latest_rows, superseded
 from .tuning import TuningError, resolve, trial_keys
 
 CellFunction = Callable[[Cell], Dict[str, Any]]
@@ -387,8 +387,9 @@ class StudyOutcome:
 
 
 def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True, again: bool = False) -> List[Cell]:
-    """The cells still to run: those without an ok row (and, unless retrying, without a
-    failed one); with `again`, every cell (their new rows supersede the old in reports)."""
+    """The cells still to run: those without an ok row that stands (`store.superseded`: a row
+    from before a fix of the code it ran does not) and, unless retrying, without a failed
+    one; with `again`, every cell (their new rows supersede the old in reports)."""
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         dupes = sorted({c.id for c in cells if keys.count(c.key) > 1})
@@ -399,7 +400,7 @@ def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed:
     todo = []
     for cell in cells:
         row = latest.get(cell.key)
-        if row is None or (row["status"] != "ok" and retry_failed):
+        if row is None or (row["status"] == "ok" and superseded(row)) or (row["status"] != "ok" and retry_failed):
             todo.append(cell)
     return todo
 
@@ -510,7 +511,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                     if cell is None:
                         break
                     found = [] if again else store.rows(keys=[cell.key])
-                    if any(row["status"] == "ok" for row in found):  # another study wrote it meanwhile
+                    if any(row["status"] == "ok" and not superseded(row) for row in found):  # another study wrote it meanwhile
                         unfinished.discard(cell.key)
                         latest.update(latest_rows(found))
                         elsewhere += 1

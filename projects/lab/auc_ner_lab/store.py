@@ -185,6 +185,20 @@ def latest_rows(rows: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def superseded(row: Dict[str, Any]) -> Optional[str]:
+    """Why an ok row no longer stands for what its cell trains today although its key is the
+    same (a fix of the code it ran, not of its config, which would be another key), or None.
+    Reports read such a row until its cell is trained again; `study run` trains it again. One
+    case so far: a self-training row without ``extras.tokens`` read its draw and dev sample
+    re-tokenized by spaCy, unlike every other cell (fixed on 2026-11-26,
+    `training_extras._self_training_files`). Tuning trials stand: the reported cells trained
+    with the point they chose (each row records it), which training them again could change."""
+    extras = (row.get("scores") or {}).get("extras") or {}
+    if not row.get("tuning") and extras.get("rounds") and extras.get("tokens") != "annotated":
+        return "self-trained on re-tokenized text (before 2026-11-26)"
+    return None
+
+
 def spec_of(store: PathLike) -> Path:
     """The spec whose cells a lab store holds: results/<name>/ is studies/<name>.yaml's (the
     lab's layout, the one place it is written down; the file need not exist)."""

@@ -127,15 +127,16 @@ def paired_difference(xs, ys):
 
 
 def status_table() -> str:
-    """How far each campaign has got: finished cells of its grid, tuning trials apart, and the
-    training time its rows record (summed over cells, so about twice the wall time with 2
-    workers)."""
+    """How far each campaign has got: finished cells of its grid, tuning trials apart, those
+    whose row is superseded by a fix of the code it ran (`store.superseded`: read by the
+    reports until `study run` trains them again, which it does), and the training time its
+    rows record (summed over cells, so about twice the wall time with 2 workers)."""
     from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import latest_rows
+    from auc_ner_lab.store import latest_rows, superseded
 
     lines = [
-        "| study | reported cells done | tuning trials done | failed | training hours recorded |",
-        "|---|---:|---:|---:|---:|",
+        "| study | reported cells done | tuning trials done | of them superseded (to train again) | failed | training hours recorded |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     specs = sorted((ROOT / "studies").glob("campaign_*.yaml")) + [ROOT / "studies" / f"{name}.yaml" for name in OTHER_STUDIES]
     for spec_path in specs:
@@ -146,9 +147,10 @@ def status_table() -> str:
         trials = [c for c in cells if c.tuning is not None]
         reported = [c for c in cells if c.tuning is None]
         hours = sum(float(rows[c.key].get("seconds") or 0.0) for c in cells if c.key in rows) / 3600
+        stale = sum(1 for c in cells if c.key in done and superseded(rows[c.key]))
         lines.append(
             f"| `{spec_path.stem}` | {sum(c.key in done for c in reported)} of {len(reported)} "
-            f"| {sum(c.key in done for c in trials)} of {len(trials)} | {failed} | {hours:.1f} |"
+            f"| {sum(c.key in done for c in trials)} of {len(trials)} | {stale} | {failed} | {hours:.1f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -555,8 +557,9 @@ def caveats_text() -> str:
                   + ", ".join(f"{n} of `{k}`" for k, n in sorted(by_store.items())) + "; a row that read the annotated "
                   "tokens says so, `extras.tokens`). So their comparisons with cells that do not self-train (the CRF head "
                   "alone, the peer, spaCy's `ner`) mix the method with its tokens on CoNLL 2003; on NCBI-disease and S800 "
-                  "few sentences differ. Measured: nothing yet (their cells trained again with `study run --again` would "
-                  "give it).", ""]
+                  "few sentences differ. Their rows are superseded (`store.superseded`, the status table's column): the "
+                  "reports read them until `study run` trains their cells again, which it does; their tuning trials stand. "
+                  "How much the fix moves them: not measured yet.", ""]
     else:
         lines += ["Not computed: run `python scripts/corpus_tokens.py conll2003 ncbi_disease s800 "
                   "--out docs/evidence/corpus_tokens.md` with the corpora present.", ""]
@@ -732,10 +735,11 @@ def trf_ablation_texts() -> dict:
     caveat) and the README's words on it."""
     from auc_ner_lab.aggregate import aggregate
     from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.store import superseded
 
     spec = load_spec(ROOT / "studies" / f"{trf_ablation.STUDY}.yaml")
     rows = _store(trf_ablation.STUDY).rows_for(spec.cells())
-    kept = trf_ablation.same_tokens(rows)
+    kept = [r for r in rows if not superseded(r)]  # paired only with rows of the same procedure
     by = {(r.method, r.corpus, r.size): r for r in aggregate(kept, metric=spec.metric, baseline=None)}
     planned = len(spec.corpora) * len(spec.sizes) * spec.partitions  # one method's reported cells
     title = ["# Which parts lowres_best_trf keeps: the dev ablation", "",
@@ -743,8 +747,8 @@ def trf_ablation_texts() -> dict:
              f"(spec `studies/{trf_ablation.STUDY}.yaml`, its caveat included).", ""]
     left_out = sum(1 for r in rows if r.get("status") == "ok" and not r.get("tuning")) - sum(1 for r in kept if not r.get("tuning"))
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
-             + f"Left out: {left_out} finished rows of self-training cells that read re-tokenized text (before 2026-11-26, "
-             "caveats.md): their cells count as not done here until trained again (`study run --again`).\n\n"
+             + f"Left out: {left_out} finished rows superseded by a fix of the code they ran (`store.superseded`: "
+             "self-trained on re-tokenized text before 2026-11-26, caveats.md); `study run` trains their cells again.\n\n"
              + trf_ablation.round_zero_check([r for r in _named_rows(trf_ablation.STUDY, trf_ablation.STUDY) if r in kept]))
     return {f"evidence/{trf_ablation.STUDY}/parts.md": parts,
             "evidence/readme/trf_ablation.md": trf_ablation.readme_sentence(by, planned) + "\n"}

@@ -46,17 +46,6 @@ PARTS = [
 ]
 
 
-def same_tokens(rows: Sequence[dict]) -> List[dict]:
-    """`rows` without those of self-training cells that read their draw and dev sample
-    re-tokenized (trained before 2026-11-26: no ``extras.tokens``), which the other variants,
-    reading the annotated tokens, cannot be paired with."""
-    def retokenized(row: dict) -> bool:
-        extras = (row.get("scores") or {}).get("extras") or {}
-        return bool(extras.get("rounds")) and extras.get("tokens") != "annotated"
-
-    return [r for r in rows if not retokenized(r)]
-
-
 def chosen(diffs: Sequence[float], p_value: Optional[float], rule: str) -> bool:
     """Whether `rule` keeps the part (adopts the change) given d per draw and the paired
     test's p-value."""

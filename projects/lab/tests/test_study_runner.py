@@ -65,6 +65,26 @@ def test_failing_cell_is_recorded_and_the_study_goes_on(tmp_path):
     assert (rerun.ok, rerun.failed, rerun.skipped) == (0, 2, 4)
 
 
+def test_a_superseded_row_is_trained_again_and_its_new_row_stands(tmp_path):
+    """A self-training row from before the fix of its code (no extras.tokens) does not count as
+    done: plan and run_study train its cell again, and the new row, which records the fix,
+    stands; the old row stays in the store."""
+    import json
+
+    cells = _cells(sizes=(10,), partitions=1)
+    out = tmp_path / "r"
+    run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+    first = next(f for f in out.glob("*/*.json") if json.loads(f.read_text())["key"] == cells[0].key)
+    row = json.loads(first.read_text())
+    row["scores"]["extras"] = {"rounds": [{"round": 0, "dev_f": 0.5}], "chosen_round": 0}
+    first.write_text(json.dumps(row))
+    rows = read_results(out)
+    assert [c.key for c in plan(cells, rows)] == [cells[0].key]
+    redo = run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+    assert (redo.ok, redo.skipped) == (1, len(cells) - 1)
+    assert plan(cells, read_results(out)) == [] and len(read_results(out)) == len(cells) + 1
+
+
 def test_execute_cell_never_raises_for_a_bad_runner_result(tmp_path):
     cell = _cells(sizes=(10,), partitions=1)[0]
     row = execute_cell(cell, lambda c: {"x": float("nan"), "arr": __import__("numpy").float32(0.5)})

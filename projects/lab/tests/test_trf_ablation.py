@@ -86,10 +86,11 @@ def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
     assert "self-training (one round on the pool)" in dropped and "CRF head" not in text
 
 
-def test_rows_of_self_training_cells_on_retokenized_text_are_left_out():
-    from scripts.trf_ablation import same_tokens
+def test_rows_of_self_training_cells_on_retokenized_text_are_superseded():
+    from auc_ner_lab.store import superseded
 
     rows = [{"method": "a", "scores": {"extras": {"rounds": [{"round": 0}]}}},  # before the fix
             {"method": "b", "scores": {"extras": {"rounds": [{"round": 0}], "tokens": "annotated"}}},
-            {"method": "c", "scores": {"extras": {}}}, {"method": "d", "scores": None}]  # no self-training: always annotated
-    assert [r["method"] for r in same_tokens(rows)] == ["b", "c", "d"]
+            {"method": "c", "scores": {"extras": {}}}, {"method": "d", "scores": None},  # no self-training: always annotated
+            {"method": "e", "tuning": {"point": {}}, "scores": {"extras": {"rounds": [{"round": 0}]}}}]  # a trial stands
+    assert [r["method"] for r in rows if not superseded(r)] == ["b", "c", "d", "e"]
