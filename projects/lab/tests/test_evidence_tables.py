@@ -219,3 +219,22 @@ def test_corpus_tokens_by_hand():
     assert tokens.retokenized(docs, nlp) == 2
     table = tokens.table({"toy": {"train": [4, 1], "dev": [2, 0], "test": [3, 3]}, "gone": None})
     assert "| toy | 1 of 4 (25.0 %) | 0 of 2 (0.0 %) | 3 of 3 (100.0 %) |" in table and "| gone | not found | – | – |" in table
+
+
+def test_fix_effect_pairs_each_cell_trained_again_with_its_superseded_row(toy_root):
+    """crf's partitions 0 and 1 self-trained before the fix (test F1 0.3, 0.3) and again after
+    it (0.35, 0.40): +7.5 points, differences 5 and 10: t = 3 on 1 df, p = 0.205; partition 2
+    was not trained again and is not paired."""
+    base = {"study": "toy", "corpus": "toy", "method": "crf", "setting": "lowres", "size": 20, "value": None, "seed": 0, "status": "ok"}
+    rows = []
+    for p, (before, after) in enumerate([(0.3, 0.35), (0.3, 0.40), (0.5, None)]):
+        cell = {**base, "partition": p, "cell_id": f"toy/crf/n=20/p{p}#k", "key": f"{p:016d}"}
+        rows.append({**cell, "finished": "2026-11-25", "scores": {"ents_seqeval_micro_f": before, "extras": {"rounds": [{"round": 0}]}}})
+        if after is not None:
+            rows.append({**cell, "finished": "2026-11-27",
+                         "scores": {"ents_seqeval_micro_f": after, "extras": {"rounds": [{"round": 0}], "tokens": "annotated"}}})
+    write_rows(toy_root / "results" / "fixed", rows)
+    (toy_root / "studies" / "fixed.yaml").write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: fixed"))
+    text = evidence.fix_effect(["fixed"])
+    assert "`crf` on toy at 20 sentences (fixed): 30.0 before, 37.5 after, +7.5 [" in text and "p=0.205, 2 partitions)" in text
+    assert evidence.fix_effect(["toy"]) == "How much the fix moves test F1: no cell has been trained again yet."
