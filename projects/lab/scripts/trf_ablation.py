@@ -1,5 +1,5 @@
 """Which parts `recipes/lowres_best_trf.cfg` keeps: the dev-only ablation
-(`studies/campaign_trf_ablation.yaml`) read by a rule fixed before its rows.
+(`studies/campaign_trf_ablation.yaml`) read by a rule fixed when 5 of its cells had rows.
 
 The rule (`PARTS`) was written on 2026-11-26, when 5 of the ablation's 126 reported cells had
 rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not changed after:
@@ -20,6 +20,9 @@ rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not 
   that only help together are not seen).
 - The choice waits for every cell of both methods; before that the table says how many
   draws it has.
+- Rows superseded by a fix of the code they ran (`store.superseded`: the self-training cells
+  read re-tokenized text until later on 2026-11-26; the rule was not changed with the fix) are
+  left out, so that every pair is of one procedure; their cells are trained again.
 """
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
