@@ -14,7 +14,11 @@ commit c5d57ee, before the cell ran its steps through the package's
 ``spacy_auc_ner.training.recipe.train_steps``, when the methods below gave pretraining and
 self-training as extras (``pretrain: {epochs: 1, pool: 4}``, ``self_train: {threshold: 0.0,
 pool: 3}``, ...; config since 2026-11-26); regenerate it only for a change meant to change
-what cells train, and then their ids with it. The blocks spaCy never reads are left out of the
+what cells train, and then their ids with it, or, for a fix of the code they ran, with the rows
+it supersedes named in `store.superseded`. Regenerated once so far, for such a fix (2026-11-26):
+the self-training cells' readers gained ``gold_preproc = true`` (their draw, pseudo-labelled
+sentences and dev sample read on the annotated tokens, not re-tokenized) and their rows
+``extras.tokens``; nothing else differed. The blocks spaCy never reads are left out of the
 recorded configs (`_read_by_spacy`).
 """
 import hashlib
