@@ -60,18 +60,26 @@ def table(found: Dict[str, Optional[Dict[str, int]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def table_command(description: str, count, write_table, argv: Optional[Sequence[str]] = None) -> None:
+    """The command line of a per-corpus table script (this one, corpus_tokens.py): CORPORA
+    [--data-dir DIR] [--out FILE.md]; `count(corpora, data_dir)` gives {corpus: counts or
+    None}, `write_table` their markdown, printed and, with --out, written with the counts
+    beside it as JSON (x.md -> x.json)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("corpora", nargs="+")
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    found = counts(args.corpora, args.data_dir)
-    text = table(found)
+    args = parser.parse_args(argv)
+    found = count(args.corpora, args.data_dir)
+    text = write_table(found)
     print(text, end="")
     if args.out is not None:
         args.out.write_text(text, encoding="utf8")
         srsly.write_json(args.out.with_suffix(".json"), found)
+
+
+def main() -> None:
+    table_command(__doc__.splitlines()[0], counts, table)
 
 
 if __name__ == "__main__":

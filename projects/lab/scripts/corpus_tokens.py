@@ -11,14 +11,13 @@ The corpus is found as `scripts/corpus_overlap.py` finds it. With `--out`, a mar
 written there and the counts beside it as JSON (`x.md` -> `x.json`), which
 `scripts/evidence.py` reads.
 """
-import argparse
 from pathlib import Path
 from typing import Dict, Optional, Sequence
 
 import spacy
-import srsly
 
 from auc_ner_lab.corpora import locate
+from scripts.corpus_overlap import table_command
 from spacy_auc_ner.api import read_docs
 
 SPLITS = ("train", "dev", "test")
@@ -57,17 +56,7 @@ def table(found: Dict[str, Optional[Dict[str, list]]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpora", nargs="+")
-    parser.add_argument("--data-dir", type=Path)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    found = counts(args.corpora, args.data_dir)
-    text = table(found)
-    print(text, end="")
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf8")
-        srsly.write_json(args.out.with_suffix(".json"), found)
+    table_command(__doc__.splitlines()[0], counts, table)
 
 
 if __name__ == "__main__":

@@ -89,16 +89,14 @@ def judge(by: Dict[tuple, object], planned: int, **where) -> List[Judged]:
     `where`: `paired_lists`'s sizes or corpus, for a column of the table."""
     from scripts.evidence import paired_difference, paired_lists
 
-    def cells(method: str) -> int:
-        return sum(len(r.scores) for (m, _, _), r in by.items() if m == method)
-
+    counts = cell_counts(by)
     out = []
     for part in PARTS:
         xs, ys = paired_lists(by, part.variant, RECIPE, **where)
         a, b = (ys, xs) if part.removes else (xs, ys)
         diffs = [x - y for x, y in zip(a, b)]
         test, interval = paired_difference(a, b) if a else (None, "")
-        complete = cells(part.variant) == planned and cells(RECIPE) == planned
+        complete = counts[part.variant] == planned and counts[RECIPE] == planned
         out.append(Judged(part, diffs, test, interval, complete,
                           verdict(part, diffs, getattr(test, "p_value", None), complete and bool(diffs))))
     return out
