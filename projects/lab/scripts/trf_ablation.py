@@ -152,22 +152,72 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
             + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
 
 
+def device_kind(row: dict) -> str:
+    """"GPU" for a row trained on a CUDA device (its ``device`` says ``cuda:N ...``), else "CPU"."""
+    return "GPU" if str(row.get("device", "")).startswith("cuda") else "CPU"
+
+
+def _extras(row: dict) -> dict:
+    return (row.get("scores") or {}).get("extras") or {}
+
+
+def _agreement(pairs: Sequence[tuple], what: str) -> str:
+    """"N of the M <what>": how many pairs (a, b) of dev F1s are equal, and how far the others lie apart."""
+    gaps = [abs(a - b) for a, b in pairs if a is not None and b is not None]
+    apart = [g for g in gaps if g >= 1e-9]
+    text = f"{len(gaps) - len(apart)} of the {len(gaps)} {what}"
+    if apart:
+        text += f" (the others {100 * min(apart):.1f} to {100 * max(apart):.1f} points apart)"
+    return text
+
+
+def round_zero_pairs(rows: Sequence[dict]) -> Dict[str, List[tuple]]:
+    """Per device kind, the (corpus, size, partition) cells' pairs (the recipe's round-0 dev F1,
+    no_self_train's dev ents_f): the spec's caveat assumes they are one training."""
+    def where(r: dict) -> tuple:
+        return (device_kind(r), r["corpus"], r["size"], r["partition"])
+
+    recipe = {where(r): _extras(r)["rounds"][0].get("dev_f") for r in rows if r["method"] == RECIPE and _extras(r).get("rounds")}
+    alone = {where(r): ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f") for r in rows if r["method"] == "no_self_train"}
+    pairs: Dict[str, List[tuple]] = {}
+    for k in sorted(set(recipe) & set(alone)):
+        pairs.setdefault(k[0], []).append((recipe[k], alone[k]))
+    return pairs
+
+
+def differs(pairs: Sequence[tuple]) -> bool:
+    return any(a is not None and b is not None and abs(a - b) >= 1e-9 for a, b in pairs)
+
+
 def round_zero_check(rows: Sequence[dict]) -> str:
     """The spec's caveat assumes the recipe's round 0 trains what no_self_train trains; this
-    counts the (corpus, size, partition) cells where the recipe's round-0 dev F1 (spaCy's
-    ents_f on the dev sample, what chooses the round) equals no_self_train's dev ents_f (it
-    trains once, no rounds), and how often the recipe kept round 0."""
-    def where(r: dict) -> tuple:
-        return (r["corpus"], r["size"], r["partition"])
+    counts, per device kind, the cells where the recipe's round-0 dev F1 (spaCy's ents_f on the
+    dev sample, what chooses the round) equals no_self_train's dev ents_f (it trains once, no
+    rounds), and how often the recipe kept round 0."""
+    pairs = round_zero_pairs(rows)
+    by_kind = [_agreement(pairs[kind], f"cells both have on the {kind}") for kind in ("CPU", "GPU") if kind in pairs]
+    kept = [_extras(r).get("chosen_round") for r in rows if r["method"] == RECIPE]
+    return (f"The caveat's premise is that round 0 of `{RECIPE}` trains what `no_self_train` trains (the same training on the "
+            "same draw): their dev F1s are equal in " + (" and in ".join(by_kind) or "none of 0 cells")
+            + f"; `{RECIPE}` kept round 0 in {sum(c == 0 for c in kept)} of its {len(kept)} cells, round 1 in "
+            f"{sum(c == 1 for c in kept)}.\n")
 
-    def extras(r: dict) -> dict:
-        return (r.get("scores") or {}).get("extras") or {}
 
-    recipe = {where(r): extras(r)["rounds"][0].get("dev_f") for r in rows if r["method"] == RECIPE and extras(r).get("rounds")}
-    alone = {where(r): ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f") for r in rows if r["method"] == "no_self_train"}
-    shared = sorted(set(recipe) & set(alone))
-    kept = [extras(r).get("chosen_round") for r in rows if r["method"] == RECIPE]
-    same = sum(recipe[k] is not None and alone[k] is not None and abs(recipe[k] - alone[k]) < 1e-9 for k in shared)
-    return (f"Round 0 of `{RECIPE}` and `no_self_train` give the same dev F1 in {same} of the {len(shared)} cells both "
-            f"have (the caveat's premise: the same training on the same draw); `{RECIPE}` kept round 0 in "
-            f"{sum(c == 0 for c in kept)} of its {len(kept)} cells, round 1 in {sum(c == 1 for c in kept)}.\n")
+def repeat_check(rows: Sequence[dict], others: Sequence[dict], other_study: str) -> str:
+    """Whether a cell trained twice repeats: the recipe's rows here against the rows of
+    ``other_study`` for the same method, draw, overrides and device kind (another key only
+    because one study is scored on dev), per device kind."""
+    def same(r: dict) -> tuple:
+        return (device_kind(r), r["corpus"], r["size"], r["partition"], repr(sorted((r.get("overrides") or {}).items())))
+
+    def dev(r: dict) -> Optional[float]:
+        return ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f")
+
+    there = {same(r): dev(r) for r in others if r["method"] == RECIPE}
+    pairs = [(k[0], dev(r), there[k]) for r in rows if r["method"] == RECIPE for k in [same(r)] if k in there]
+    if not pairs:
+        return ""
+    by_kind = [_agreement([(a, b) for kind_, a, b in pairs if kind_ == kind], f"cells on the {kind}")
+               for kind in ("CPU", "GPU") if any(p[0] == kind for p in pairs)]
+    return (f"The same `{RECIPE}` cell trained twice, here and in `{other_study}` (same draw, settings and device kind): "
+            f"the same dev F1 in " + " and ".join(by_kind) + ".\n")

@@ -4,7 +4,7 @@ from types import SimpleNamespace as R
 
 import pytest
 
-from scripts.trf_ablation import PARTS, chosen, parts_table, round_zero_check, verdict
+from scripts.trf_ablation import PARTS, chosen, differs, parts_table, repeat_check, round_zero_check, round_zero_pairs, verdict
 
 
 def test_each_rule_by_hand():
@@ -59,7 +59,7 @@ def test_round_zero_check_by_hand():
 
     rows = [row(0, 0.4, 0), row(1, 0.5, 1), row(2, 0.6, 1), alone(0, 0.4), alone(1, 0.45)]
     text = round_zero_check(rows)
-    assert "the same dev F1 in 1 of the 2 cells both have" in text
+    assert "equal in 1 of the 2 cells both have on the CPU (the others 5.0 to 5.0 points apart)" in text
     assert "kept round 0 in 1 of its 3 cells, round 1 in 2" in text
 
 
@@ -94,3 +94,30 @@ def test_rows_of_self_training_cells_on_retokenized_text_are_superseded():
             {"method": "c", "scores": {"extras": {}}}, {"method": "d", "scores": None},  # no self-training: always annotated
             {"method": "e", "tuning": {"point": {}}, "scores": {"extras": {"rounds": [{"round": 0}]}}}]  # a trial stands
     assert [r["method"] for r in rows if not superseded(r)] == ["b", "c", "d", "e"]
+
+
+def test_round_zero_check_counts_each_device_kind_apart():
+    def row(method, device, partition, dev_f):
+        scores = ({"extras": {"rounds": [{"round": 0, "dev_f": dev_f}], "chosen_round": 0}} if method == "lowres_best_trf"
+                  else {"dev_scores": {"ents_f": dev_f}, "extras": {}})
+        return {"method": method, "device": device, "corpus": "c", "size": 20, "partition": partition, "scores": scores}
+
+    rows = [row("lowres_best_trf", "cpu", 0, 0.4), row("no_self_train", "cpu", 0, 0.4),
+            row("lowres_best_trf", "cuda:0 NVIDIA H100", 0, 0.41), row("no_self_train", "cuda:0 NVIDIA H100", 0, 0.44),
+            row("lowres_best_trf", "cuda:0 NVIDIA H100", 1, 0.5)]  # its no_self_train only on the CPU: no pair
+    text = round_zero_check(rows)
+    assert "equal in 1 of the 1 cells both have on the CPU and in 0 of the 1 cells both have on the GPU (the others 3.0 to 3.0 points apart)" in text
+    assert not differs(round_zero_pairs(rows)["CPU"]) and differs(round_zero_pairs(rows)["GPU"])
+
+
+def test_repeat_check_pairs_the_same_cell_of_two_studies_by_device_kind():
+    def row(device, partition, dev_f, lr=1e-4, method="lowres_best_trf"):
+        return {"method": method, "device": device, "corpus": "c", "size": 20, "partition": partition,
+                "overrides": {"lr": lr}, "scores": {"dev_scores": {"ents_f": dev_f}}}
+
+    here = [row("cuda:0 X", 0, 0.5), row("cuda:0 X", 1, 0.6), row("cpu", 2, 0.3), row("cuda:0 X", 3, 0.7, lr=2e-4)]
+    there = [row("cuda:0 Y", 0, 0.5), row("cuda:0 Y", 1, 0.62), row("cpu", 2, 0.3), row("cuda:0 X", 3, 0.7),  # other settings: no pair
+             row("cpu", 0, 0.5), row("cuda:0 X", 0, 0.5, method="crf")]  # other device kind, other method: no pair
+    text = repeat_check(here, there, "other")
+    assert "the same dev F1 in 1 of the 1 cells on the CPU and 1 of the 2 cells on the GPU (the others 2.0 to 2.0 points apart)" in text
+    assert repeat_check(here, [], "other") == ""
