@@ -9,6 +9,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
+from thinc.api import Config
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
@@ -195,9 +196,41 @@ def test_the_dev_f1_that_chooses_the_round_is_spacys(trained, factory, tmp_path)
     dev.append(Doc(vocab, words="Anna lives in Rome".split(), ents=["B-PER", "O", "O", "B-LOC"]))
     write_docs(tmp_path / "dev.spacy", dev)
     spacys = nlp.evaluate([Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in read_docs(tmp_path / "dev.spacy", nlp.vocab)])
-    ours = self_training._dev_scores(nlp, tmp_path / "dev.spacy")
+    ours = self_training._dev_scores(nlp, dev_config(gold_preproc=True), {"paths.dev": str(tmp_path / "dev.spacy")})
     assert spacys["ents_f"] > 0.3 and ours["ents_f"] == pytest.approx(spacys["ents_f"], abs=1e-12)
     assert (ours["ents_p"], ours["ents_r"]) == pytest.approx((spacys["ents_p"], spacys["ents_r"]), abs=1e-12)
+
+
+def dev_config(gold_preproc: bool) -> Config:
+    """The smallest config with a dev reader: spaCy's Corpus.v1 on ``paths.dev``."""
+    return Config().from_str(f"""
+[paths]
+dev = null
+
+[corpora]
+
+[corpora.dev]
+@readers = "spacy.Corpus.v1"
+path = ${{paths.dev}}
+gold_preproc = {str(gold_preproc).lower()}
+
+[training]
+dev_corpus = "corpora.dev"
+""", interpolate=False)
+
+
+@pytest.mark.parametrize("gold_preproc, words", [(True, ["Co-operation", "helps", "Berlin"]),
+                                                 (False, ["Co", "-", "operation", "helps", "Berlin"])])
+def test_the_round_is_chosen_on_the_dev_examples_that_spacy_train_scores(tmp_path, gold_preproc, words):
+    """The rounds' dev scores read dev through the config's ``training.dev_corpus`` (what early
+    stopping scores): with ``gold_preproc = false`` spaCy tokenizes the text again (its
+    infixes split the hyphen), with ``true`` the annotated tokens stay."""
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["Co-operation", "helps", "Berlin"], spaces=[True, True, False], ents=["O", "O", "B-LOC"])
+    write_docs(tmp_path / "dev.spacy", [doc])  # with its spaces: spaCy tokenizes only text whose spaces are known
+    (example,) = self_training.dev_examples(spacy.blank("en"), dev_config(gold_preproc), {"paths.dev": str(tmp_path / "dev.spacy")})
+    assert [t.text for t in example.predicted] == words
+    assert [t.text for t in example.reference] == ["Co-operation", "helps", "Berlin"]
 
 
 def test_best_round_is_the_best_dev_f1_earliest_first():

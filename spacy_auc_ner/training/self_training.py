@@ -20,13 +20,13 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Config
 
-from ..data.columns import DataError, read_docs, tokens_only, write_docs
+from ..data.columns import DataError, write_docs
 from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
 from .confidences import find_recognizer, pipe_factories
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
-from .spacy_training import train_config
+from .spacy_training import load_training_config, train_config
 from .unlabeled import PoolItem
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "self_training.cfg"
@@ -112,9 +112,21 @@ def read_pool_config(config: Config, where: PathLike) -> List[PoolItem]:
     return items
 
 
-def _dev_scores(nlp: Language, dev: PathLike) -> Dict[str, float]:
-    """The package's dev scores of ``nlp`` on the gold Docs of ``dev``, on their own tokens."""
-    return dev_scores(nlp, [Example(tokens_only(d), d) for d in read_docs(dev, nlp.vocab)])
+def dev_examples(nlp: Language, config: Config, overrides: Dict[str, Any]) -> List[Example]:
+    """The dev examples as `spacy train` scores them while it trains: read by the reader that
+    the config's ``training.dev_corpus`` names (for spaCy's Corpus.v1, ``gold_preproc`` keeps
+    the annotated tokens or has ``nlp`` tokenize the text again), so that the round is chosen
+    on the examples that chose each round's model-best."""
+    from spacy.util import dot_to_object, registry
+
+    interpolated = load_training_config(config, overrides).interpolate()
+    section = dot_to_object(interpolated, interpolated["training"]["dev_corpus"])
+    return list(registry.resolve({"reader": section})["reader"](nlp))
+
+
+def _dev_scores(nlp: Language, config: Config, overrides: Dict[str, Any]) -> Dict[str, float]:
+    """The package's dev scores of ``nlp`` on the config's dev examples (`dev_examples`)."""
+    return dev_scores(nlp, dev_examples(nlp, config, overrides))
 
 
 def _set_train_path(config_file: Path, train_path: Path) -> None:
@@ -218,7 +230,7 @@ def run_rounds(
         return {
             "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
-            "train_sentences": len(gold), "dev": _dev_scores(nlp, dev), "label_seconds": 0.0, "train_seconds": trained,
+            "train_sentences": len(gold), "dev": _dev_scores(nlp, config, overrides), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
@@ -254,7 +266,7 @@ def run_rounds(
             return {
                 "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
                 "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
-                "train_file": str(final_train), "dev": _dev_scores(best, dev), "label_seconds": label_seconds, "train_seconds": train_seconds,
+                "train_file": str(final_train), "dev": _dev_scores(best, config, overrides), "label_seconds": label_seconds, "train_seconds": train_seconds,
             }
 
         run_round(k, round_k)
