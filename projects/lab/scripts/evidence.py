@@ -792,7 +792,8 @@ def trf_ablation_texts() -> dict:
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "
              "since, which `study run` trains again.\n\n"
              + trf_ablation.round_zero_check(reported)
-             + trf_ablation.repeat_check(reported, recipe_rows, "campaign_trf_recipe"))
+             + trf_ablation.repeat_check(reported, recipe_rows, "campaign_trf_recipe")
+             + trf_ablation.device_mix(reported))
     if trf_ablation.differs(trf_ablation.round_zero_pairs(reported).get("GPU", [])):
         parts += ("On the GPU the two paths are not the same training: the self-training path's round 0 (the library's `run_rounds`, handed the draw as a `.spacy` file) and a "
                   "plain cell of the same config differ, while a cell trained twice by one path repeats (above); on the CPU they agree. The cause is not found (a guess: floating-point "

@@ -203,6 +203,19 @@ def round_zero_check(rows: Sequence[dict]) -> str:
             f"{sum(c == 1 for c in kept)}.\n")
 
 
+def device_mix(rows: Sequence[dict]) -> str:
+    """How the draws' rows split over device kinds: a pair across kinds also carries the
+    numerical difference between them (repeat_check and round_zero_check show its size)."""
+    kinds: Dict[tuple, set] = {}
+    for r in rows:
+        kinds.setdefault((r["corpus"], r["partition"]), set()).add(device_kind(r))
+    mixed = sum(len(k) > 1 for k in kinds.values())
+    only = {kind: sum(k == {kind} for k in kinds.values()) for kind in ("CPU", "GPU")}
+    return (f"Devices: of the {len(kinds)} draws with rows, {only['CPU']} trained on the CPU only, {only['GPU']} on the GPU only "
+            f"and {mixed} on both (their pairs across devices carry the difference between them too); rows: "
+            f"{sum(device_kind(r) == 'CPU' for r in rows)} on the CPU, {sum(device_kind(r) == 'GPU' for r in rows)} on the GPU.\n")
+
+
 def repeat_check(rows: Sequence[dict], others: Sequence[dict], other_study: str) -> str:
     """Whether a cell trained twice repeats: the recipe's rows here against the rows of
     ``other_study`` for the same method, draw, overrides and device kind (another key only

@@ -4,7 +4,7 @@ from types import SimpleNamespace as R
 
 import pytest
 
-from scripts.trf_ablation import PARTS, chosen, differs, parts_table, repeat_check, round_zero_check, round_zero_pairs, verdict
+from scripts.trf_ablation import PARTS, chosen, device_mix, differs, parts_table, repeat_check, round_zero_check, round_zero_pairs, verdict
 
 
 def test_each_rule_by_hand():
@@ -121,3 +121,13 @@ def test_repeat_check_pairs_the_same_cell_of_two_studies_by_device_kind():
     text = repeat_check(here, there, "other")
     assert "the same dev F1 in 1 of the 1 cells on the CPU and 1 of the 2 cells on the GPU (the others 2.0 to 2.0 points apart)" in text
     assert repeat_check(here, [], "other") == ""
+
+
+def test_device_mix_counts_draws_by_the_device_kinds_of_their_rows():
+    def row(corpus, partition, device):
+        return {"corpus": corpus, "partition": partition, "device": device}
+
+    rows = [row("a", 0, "cpu"), row("a", 0, "cpu"), row("a", 1, "cuda:0 H100"), row("b", 0, "cpu"), row("b", 0, "cuda:0 H200")]
+    text = device_mix(rows)
+    assert "of the 3 draws with rows, 1 trained on the CPU only, 1 on the GPU only and 1 on both" in text
+    assert "rows: 3 on the CPU, 2 on the GPU" in text
