@@ -50,6 +50,17 @@ def load(path, methods=None):
     return out
 
 
+def stale_rows(path, methods) -> tuple:
+    """(superseded, all): the latest ok rows of `methods` at SIZES in the store `path` that
+    `store.superseded` names (self-trained on re-tokenized text before a fix), and all of them."""
+    from auc_ner_lab.spec import load_spec
+    from auc_ner_lab.store import ResultsStore, latest_rows, spec_of, superseded
+
+    rows = [r for r in latest_rows(ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())).values()
+            if r.get("status") == "ok" and not r.get("tuning") and r.get("size") in SIZES and r["method"] in methods]
+    return sum(1 for r in rows if superseded(r)), len(rows)
+
+
 def draws(pairs):
     """[((corpus, partition), a, b), ...] -> (a's, b's) as arrays, one mean pair per draw."""
     from auc_ner_lab.stats import draw_means
@@ -190,6 +201,7 @@ def recipe_table(recipe_path, summary=None):
         if m in (HEAD_EXTRAS, NER_EXTRAS):
             gaps.setdefault(m, []).extend(test_dev[1] - test_dev[0] for test_dev in by_part.values())
     summary["optimism"] = {m: float(numpy.mean(g)) for m, g in gaps.items()}
+    summary["stale"] = stale_rows(recipe_path, (HEAD_EXTRAS, NER_EXTRAS))
     if len(gaps) == 2:
         lines.append(f"- dev minus test, the optimism of a dev score: `{HEAD_EXTRAS}` {summary['optimism'][HEAD_EXTRAS]:+.1f} points, "
                      f"`{NER_EXTRAS}` {summary['optimism'][NER_EXTRAS]:+.1f} (means over their cells): the head's entity bias is "

@@ -194,6 +194,8 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     one = {k: R(scores={0: v.scores[0]}) for k, v in by.items()}
     assert "too few for a paired comparison" in trf_recipe_sentence(one, planned=30)
     assert "0 of 30" in trf_recipe_sentence({}, planned=30)
+    assert "Caveat" not in text
+    assert "Caveat: 2 of these rows of `lowres_best_trf` self-trained" in trf_recipe_sentence(by, planned=30, stale=2)
 
 
 def test_a_row_copied_into_another_store_counts_once(toy_root):
