@@ -240,3 +240,24 @@ def test_fix_effect_pairs_each_cell_trained_again_with_its_superseded_row(toy_ro
     text = evidence.fix_effect(["fixed"])
     assert "`crf` on toy at 20 sentences (fixed): 30.0 before, 37.5 after, +7.5 [" in text and "p=0.205, 2 partitions)" in text
     assert evidence.fix_effect(["toy"]) == "How much the fix moves test F1: no cell has been trained again yet."
+
+
+def test_stale_rows_counts_the_latest_superseded_rows_of_the_methods(toy_root):
+    """crf's partition 0 self-trained before the fix and was not trained again (superseded);
+    its partition 1 was, and its new row stands; partition 2 trained without rounds; spaCy's
+    ner never self-trains: 1 of crf's and spacy_ner's 6 latest rows is superseded."""
+    from scripts.heads_lowres_table import stale_rows
+
+    spec = toy_root / "studies" / "fixed.yaml"
+    spec.write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: fixed"))
+    rows = []
+    for cell in load_spec(spec).cells():
+        self_trained = cell.method == "crf" and cell.partition < 2
+        extras = {"rounds": [{"round": 0}]} if self_trained else {}
+        base = {**cell.describe(), "status": "ok"}
+        rows.append({**base, "finished": "2026-11-25", "scores": {"ents_seqeval_micro_f": 0.3, "extras": extras}})
+        if cell.method == "crf" and cell.partition == 1:
+            rows.append({**base, "finished": "2026-11-27", "scores": {"ents_seqeval_micro_f": 0.4, "extras": {**extras, "tokens": "annotated"}}})
+    write_rows(toy_root / "results" / "fixed", rows)
+    assert stale_rows(toy_root / "results" / "fixed", ("crf", "spacy_ner")) == (1, 6)
+    assert stale_rows(toy_root / "results" / "fixed", ("spacy_ner",)) == (0, 3)
