@@ -3,12 +3,13 @@
 # stopped LIMIT seconds after the start so that the rows are packed within the call (a stopped
 # cell leaves no row; the next lease, or the CPU campaign, resumes):
 #   - the cells of lowres_best_trf still to train in campaign_trf_recipe at RECIPE_SIZES (default
-#     "20 50": its 30 reported rows are superseded, store.superseded: they self-trained on
-#     re-tokenized text before the fix of 2026-11-26, so study run trains them again; its tuning
+#     "20 50": the reported rows store.superseded names, self-trained on re-tokenized text
+#     before the fix of 2026-11-26, which study run trains again; none once all are; its tuning
 #     trials stand), its six corpus x size stages at once, RECIPE_WORKERS cells each (default 2);
 #   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default "20 50"; its
 #     variants are tuned_as the recipe, whose tuning trials at both sizes exist), its six
-#     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 3: 18 on the GPU);
+#     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 4: 24 on the GPU, which
+#     the H100 of the third lease of 2026-11-26 ran at 45-340 s a cell with the recipe's beside them);
 #   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda; 21 passed on the
 #     H100 lease of 2026-11-26, their first run on a GPU).
 # The rows written so far are packed into $OUT/rows.tgz every 20 s (atomically), so that a call
@@ -48,7 +49,7 @@ job() {  # job NAME SIZES WORKERS METHODS [ABLATION]: run_campaign_trf.sh at SIZ
   STUDIES+=($!)
 }
 job recipe "$RECIPE_SIZES" ${RECIPE_WORKERS:-2} lowres_best_trf ""
-job ablation "$ABLATION_SIZES" ${ABLATION_WORKERS:-3} ""
+job ablation "$ABLATION_SIZES" ${ABLATION_WORKERS:-4} ""
 wait ${STUDIES[@]+"${STUDIES[@]}"}
 kill $SNAPSHOTS
 echo "== packing at ${SECONDS}s: $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^ok') cells ok, $(cat $OUT/logs/campaign_trf_*.log 2>/dev/null | grep -c '^FAILED') failed"
