@@ -199,6 +199,12 @@ def superseded(row: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+def device_kind(row: Dict[str, Any]) -> str:
+    """"GPU" for a row trained on a CUDA device (its ``device``, `runner.device_name`, says
+    ``cuda:N ...``), else "CPU" (rows from before rows recorded a device trained on the CPU)."""
+    return "GPU" if str(row.get("device") or "").startswith("cuda") else "CPU"
+
+
 def spec_of(store: PathLike) -> Path:
     """The spec whose cells a lab store holds: results/<name>/ is studies/<name>.yaml's (the
     lab's layout, the one place it is written down; the file need not exist)."""

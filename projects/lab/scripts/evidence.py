@@ -434,10 +434,10 @@ def fix_effect(names) -> str:
     """How much the fix of the self-training tokens moved test F1: per study, method, corpus
     and size, the cells that have both a superseded row and a standing one (trained again),
     the paired difference new - old over them (the partitions, independent draws within a
-    cell)."""
+    cell), and how many pairs changed device kind too (CPU and GPU train apart numerically)."""
     from auc_ner_lab.aggregate import row_score
     from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import superseded
+    from auc_ner_lab.store import device_kind, superseded
 
     parts = []
     for name in names:
@@ -451,13 +451,15 @@ def fix_effect(names) -> str:
             (old if superseded(r) else new)[r["key"]] = r  # the last of each (rows come in their order)
         for key in sorted(set(old) & set(new)):
             r = new[key]
-            pairs.setdefault((r["method"], r["corpus"], r["size"]), []).append((row_score(r, metric), row_score(old[key], metric)))
+            moved = device_kind(r) != device_kind(old[key])
+            pairs.setdefault((r["method"], r["corpus"], r["size"]), []).append((row_score(r, metric), row_score(old[key], metric), moved))
         for (method, corpus, size), found in sorted(pairs.items()):
-            xs, ys = [a for a, _ in found], [b for _, b in found]
+            xs, ys = [a for a, _, _ in found], [b for _, b, _ in found]
             t, diff = paired_difference(xs, ys)
+            moved = sum(m for *_, m in found)
             parts.append(f"`{method}` on {corpus} at {size} sentences ({name}): {100 * sum(ys) / len(ys):.1f} before, "
                          f"{100 * sum(xs) / len(xs):.1f} after, {diff} points ({p_text(t.p_value, 'no p-value')}, "
-                         f"{t.n} partitions)")
+                         f"{t.n} partitions" + (f", {moved} of them trained again on another device kind" if moved else "") + ")")
     if not parts:
         return "How much the fix moves test F1: no cell has been trained again yet."
     return ("How much the fix moved test F1 where cells have been trained again (new - old, paired over the cell's "

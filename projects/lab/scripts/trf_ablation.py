@@ -26,6 +26,8 @@ rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not 
 """
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
+from auc_ner_lab.store import device_kind
+
 RECIPE = "lowres_best_trf"
 STUDY = "campaign_trf_ablation"
 ALPHA = 0.05
@@ -150,11 +152,6 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
     left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in ("**keep**", "**adopt**")]
     return (f"its parts chosen on dev by a rule fixed when {SEEN} of its {total} dev cells had rows: kept or adopted "
             + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
-
-
-def device_kind(row: dict) -> str:
-    """"GPU" for a row trained on a CUDA device (its ``device`` says ``cuda:N ...``), else "CPU"."""
-    return "GPU" if str(row.get("device", "")).startswith("cuda") else "CPU"
 
 
 def _extras(row: dict) -> dict:

@@ -233,12 +233,13 @@ def test_fix_effect_pairs_each_cell_trained_again_with_its_superseded_row(toy_ro
         cell = {**base, "partition": p, "cell_id": f"toy/crf/n=20/p{p}#k", "key": f"{p:016d}"}
         rows.append({**cell, "finished": "2026-11-25", "scores": {"ents_seqeval_micro_f": before, "extras": {"rounds": [{"round": 0}]}}})
         if after is not None:
-            rows.append({**cell, "finished": "2026-11-27",
+            rows.append({**cell, "finished": "2026-11-27", "device": "cuda:0 H100" if p == 1 else "cpu",
                          "scores": {"ents_seqeval_micro_f": after, "extras": {"rounds": [{"round": 0}], "tokens": "annotated"}}})
     write_rows(toy_root / "results" / "fixed", rows)
     (toy_root / "studies" / "fixed.yaml").write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: fixed"))
     text = evidence.fix_effect(["fixed"])
-    assert "`crf` on toy at 20 sentences (fixed): 30.0 before, 37.5 after, +7.5 [" in text and "p=0.205, 2 partitions)" in text
+    assert "`crf` on toy at 20 sentences (fixed): 30.0 before, 37.5 after, +7.5 [" in text
+    assert "p=0.205, 2 partitions, 1 of them trained again on another device kind)" in text  # partition 1 on a GPU
     assert evidence.fix_effect(["toy"]) == "How much the fix moves test F1: no cell has been trained again yet."
 
 

@@ -131,3 +131,10 @@ def test_device_mix_counts_draws_by_the_device_kinds_of_their_rows():
     text = device_mix(rows)
     assert "of the 3 draws with rows, 1 trained on the CPU only, 1 on the GPU only and 1 on both" in text
     assert "rows: 3 on the CPU, 2 on the GPU" in text
+
+
+def test_device_kind_reads_the_rows_device():
+    from auc_ner_lab.store import device_kind
+
+    assert device_kind({"device": "cuda:0 NVIDIA H100 80GB HBM3"}) == "GPU"
+    assert [device_kind(r) for r in ({"device": "cpu"}, {"device": None}, {})] == ["CPU"] * 3
