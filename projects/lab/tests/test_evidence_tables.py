@@ -262,3 +262,9 @@ def test_stale_rows_counts_the_latest_superseded_rows_of_the_methods(toy_root):
     write_rows(toy_root / "results" / "fixed", rows)
     assert stale_rows(toy_root / "results" / "fixed", ("crf", "spacy_ner")) == (1, 6)
     assert stale_rows(toy_root / "results" / "fixed", ("spacy_ner",)) == (0, 3)
+
+
+def test_agreement_confirms_a_choice_only_with_a_significant_lead():
+    assert evidence.agreement(2.7, 0.004) == "agrees"
+    assert evidence.agreement(1.0, 0.2) == "leans the same way without confirming it"
+    assert evidence.agreement(-0.5, 0.01) == evidence.agreement(0.0, 0.9) == "disagrees"
