@@ -103,7 +103,8 @@ def test_the_committed_rows_are_read_under_the_new_names(specs):
     named = store.rows_for(cells)
     assert len(named) == len(raw)
     renamed = [r for r in named if r["method"] in OLD_ENTRIES]
-    assert len(renamed) == len(written)
+    since = [r for r in raw if r["method"] in OLD_ENTRIES]  # written under the new names (cells trained again)
+    assert len(renamed) == len(written) + len(since)
     assert not [r for r in named if r["method"] in OLD_NAME.values()]
     for r in renamed:
         assert r["cell_id"].startswith(f"{r['corpus']}/{r['method']}/n={r['size']}/p{r['partition']}#"), r["cell_id"]
