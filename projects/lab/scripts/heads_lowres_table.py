@@ -33,15 +33,21 @@ CORPORA = ["conll2003", "ncbi_disease", "s800"]
 SIZES = [20, 50]
 
 
-def load(path, methods=None):
-    """{(method, corpus, size): {partition: (test F1 %, dev F1 %, versions recorded)}}, the last
-    ok row of a cell (of the results store `path`, read through its spec studies/<store>.yaml,
-    so that a row is named as the spec names its cell now, whatever name it was written under)."""
+def spec_rows(path):
+    """The rows of the results store `path`, read through its spec studies/<store>.yaml, so
+    that a row is named as the spec names its cell now, whatever name it was written under."""
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import ResultsStore, spec_of
 
+    return ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())
+
+
+def load(path, methods=None, found=None):
+    """{(method, corpus, size): {partition: (test F1 %, dev F1 %, versions recorded)}}, the last
+    ok row of a cell of the results store `path` (`spec_rows`; `found`: those rows when
+    already read)."""
     out = defaultdict(dict)
-    for r in ResultsStore(path).rows_for(load_spec(spec_of(path)).cells()):
+    for r in (spec_rows(path) if found is None else found):
         if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
             continue
         s = r["scores"]
@@ -50,13 +56,13 @@ def load(path, methods=None):
     return out
 
 
-def stale_rows(path, methods) -> tuple:
-    """(superseded, all): the latest ok rows of `methods` at SIZES in the store `path` that
-    `store.superseded` names (self-trained on re-tokenized text before a fix), and all of them."""
-    from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import ResultsStore, latest_rows, spec_of, superseded
+def stale_rows(found, methods) -> tuple:
+    """(superseded, all): the latest ok rows of `methods` at SIZES among a store's rows `found`
+    (`spec_rows`) that `store.superseded` names (self-trained on re-tokenized text before a
+    fix), and all of them."""
+    from auc_ner_lab.store import latest_rows, superseded
 
-    rows = [r for r in latest_rows(ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())).values()
+    rows = [r for r in latest_rows(found).values()
             if r.get("status") == "ok" and not r.get("tuning") and r.get("size") in SIZES and r["method"] in methods]
     return sum(1 for r in rows if superseded(r)), len(rows)
 
@@ -156,7 +162,8 @@ def recipe_table(recipe_path, summary=None):
     ner: (mean a, mean b, p, draws)), the cells {(corpus, size): (dev a, test a, dev b, test b,
     test of spaCy's ner, unversioned)}, and the mean dev-minus-test gap of each method."""
     summary = {} if summary is None else summary
-    rows = load(recipe_path, [HEAD_EXTRAS, NER_EXTRAS, BASELINE])
+    found = spec_rows(recipe_path)  # read once: the table's cells and the stale count
+    rows = load(recipe_path, [HEAD_EXTRAS, NER_EXTRAS, BASELINE], found)
     lines = ["| corpus | n | dev F1 head+extras | dev F1 ner+extras | dev p | test F1 head+extras | test F1 ner+extras | ratio | test p | spaCy ner test F1 | pairs |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     pooled = {0: [], 1: []}
@@ -201,7 +208,7 @@ def recipe_table(recipe_path, summary=None):
         if m in (HEAD_EXTRAS, NER_EXTRAS):
             gaps.setdefault(m, []).extend(test_dev[1] - test_dev[0] for test_dev in by_part.values())
     summary["optimism"] = {m: float(numpy.mean(g)) for m, g in gaps.items()}
-    summary["stale"] = stale_rows(recipe_path, (HEAD_EXTRAS, NER_EXTRAS))
+    summary["stale"] = stale_rows(found, (HEAD_EXTRAS, NER_EXTRAS))
     if len(gaps) == 2:
         lines.append(f"- dev minus test, the optimism of a dev score: `{HEAD_EXTRAS}` {summary['optimism'][HEAD_EXTRAS]:+.1f} points, "
                      f"`{NER_EXTRAS}` {summary['optimism'][NER_EXTRAS]:+.1f} (means over their cells): the head's entity bias is "

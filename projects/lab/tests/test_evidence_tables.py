@@ -247,7 +247,7 @@ def test_stale_rows_counts_the_latest_superseded_rows_of_the_methods(toy_root):
     """crf's partition 0 self-trained before the fix and was not trained again (superseded);
     its partition 1 was, and its new row stands; partition 2 trained without rounds; spaCy's
     ner never self-trains: 1 of crf's and spacy_ner's 6 latest rows is superseded."""
-    from scripts.heads_lowres_table import stale_rows
+    from scripts.heads_lowres_table import spec_rows, stale_rows
 
     spec = toy_root / "studies" / "fixed.yaml"
     spec.write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: fixed"))
@@ -260,8 +260,9 @@ def test_stale_rows_counts_the_latest_superseded_rows_of_the_methods(toy_root):
         if cell.method == "crf" and cell.partition == 1:
             rows.append({**base, "finished": "2026-11-27", "scores": {"ents_seqeval_micro_f": 0.4, "extras": {**extras, "tokens": "annotated"}}})
     write_rows(toy_root / "results" / "fixed", rows)
-    assert stale_rows(toy_root / "results" / "fixed", ("crf", "spacy_ner")) == (1, 6)
-    assert stale_rows(toy_root / "results" / "fixed", ("spacy_ner",)) == (0, 3)
+    found = spec_rows(toy_root / "results" / "fixed")
+    assert stale_rows(found, ("crf", "spacy_ner")) == (1, 6)
+    assert stale_rows(found, ("spacy_ner",)) == (0, 3)
 
 
 def test_agreement_confirms_a_choice_only_with_a_significant_lead():
