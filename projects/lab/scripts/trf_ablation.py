@@ -158,11 +158,17 @@ def _extras(row: dict) -> dict:
     return (row.get("scores") or {}).get("extras") or {}
 
 
+def _apart(a: float, b: float) -> bool:
+    """Two dev F1s that are not one number (stored JSON floats of one training agree exactly;
+    the margin only absorbs float noise)."""
+    return abs(a - b) >= 1e-9
+
+
 def _agreement(pairs: Sequence[tuple], what: str) -> str:
     """"N of the M <what>": how many pairs (a, b) of dev F1s are equal, and how far the others lie apart."""
-    gaps = [abs(a - b) for a, b in pairs if a is not None and b is not None]
-    apart = [g for g in gaps if g >= 1e-9]
-    text = f"{len(gaps) - len(apart)} of the {len(gaps)} {what}"
+    known = [(a, b) for a, b in pairs if a is not None and b is not None]
+    apart = [abs(a - b) for a, b in known if _apart(a, b)]
+    text = f"{len(known) - len(apart)} of the {len(known)} {what}"
     if apart:
         text += f" (the others {100 * min(apart):.1f} to {100 * max(apart):.1f} points apart)"
     return text
@@ -183,7 +189,8 @@ def round_zero_pairs(rows: Sequence[dict]) -> Dict[str, List[tuple]]:
 
 
 def differs(pairs: Sequence[tuple]) -> bool:
-    return any(a is not None and b is not None and abs(a - b) >= 1e-9 for a, b in pairs)
+    """Whether any pair (a, b) of known dev F1s is `_apart`."""
+    return any(a is not None and b is not None and _apart(a, b) for a, b in pairs)
 
 
 def round_zero_check(rows: Sequence[dict]) -> str:
