@@ -788,18 +788,28 @@ def trf_ablation_texts() -> dict:
     standing = {r["key"] for r in kept if r.get("status") == "ok"}
     stale = [r for r in rows if r.get("status") == "ok" and superseded(r)]
     waiting = sum(r["key"] not in standing for r in {r["key"]: r for r in stale}.values())
+    every = _store(trf_ablation.STUDY).rows() + _store("campaign_trf_recipe").rows()  # what each worker process trained
+    positions, confounded = trf_ablation.position_check(reported, recipe_rows, every)
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
              + f"Left out: {len(stale)} finished rows superseded by a fix of the code they ran (`store.superseded`: "
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "
              "since, which `study run` trains again.\n\n"
              + trf_ablation.round_zero_check(reported)
              + trf_ablation.repeat_check(reported, recipe_rows, "campaign_trf_recipe")
+             + positions
              + trf_ablation.device_mix(reported))
     if trf_ablation.differs(trf_ablation.round_zero_pairs(reported).get("GPU", [])):
-        parts += ("On the GPU the two paths are not the same training: the self-training path's round 0 (the library's `run_rounds`, handed the draw as a `.spacy` file) and a "
-                  "plain cell of the same config differ, while a cell trained twice by one path repeats (above); on the CPU they agree. The cause is not found (a guess: floating-point "
-                  "sums on the GPU that depend on what the process did before, amplified by a few hundred steps on 20-50 "
-                  "sentences). So a GPU pair with `no_self_train` measures self-training plus that difference; what self-training "
+        cause = ("The rows cannot tell the path from the position: on the GPU every pair that differs ran at two positions (the "
+                 "recipe's cell, then `no_self_train`, in one worker process) and every repeat that agrees at one. So the "
+                 "difference may come from the two paths or from what a GPU process trained before a cell; on the CPU neither "
+                 "changes a training. docs/gpu.md has the check that tells them apart on the next GPU lease, and a CPU check that "
+                 "rules out Python code reading memory it never wrote."
+                 if confounded else
+                 "The cause is not found (a guess: floating-point sums on the GPU that depend on what the process did before, "
+                 "amplified by a few hundred steps on 20-50 sentences).")
+        parts += ("On the GPU round 0 of the recipe (the library's `run_rounds`, handed the draw as a `.spacy` file) and a plain "
+                  "cell of the same config differ, while a cell trained twice repeats (above); on the CPU they agree. " + cause
+                  + " So a GPU pair with `no_self_train` measures self-training plus that difference; what self-training "
                   "adds within one run is the recipe's kept round against its own round 0 (optimistic: chosen on this dev sample).\n")
     return {f"evidence/{trf_ablation.STUDY}/parts.md": parts,
             "evidence/readme/trf_ablation.md": trf_ablation.readme_sentence(by, planned) + "\n"}

@@ -24,7 +24,7 @@ rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not 
   read re-tokenized text until later on 2026-11-26; the rule was not changed with the fix) are
   left out, so that every pair is of one procedure; their cells are trained again.
 """
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from auc_ner_lab.store import device_kind
 
@@ -174,18 +174,28 @@ def _agreement(pairs: Sequence[tuple], what: str) -> str:
     return text
 
 
-def round_zero_pairs(rows: Sequence[dict]) -> Dict[str, List[tuple]]:
-    """Per device kind, the (corpus, size, partition) cells' pairs (the recipe's round-0 dev F1,
-    no_self_train's dev ents_f): the spec's caveat assumes they are one training."""
+def _round_zero_rows(rows: Sequence[dict]) -> Dict[str, List[tuple]]:
+    """Per device kind, the (recipe row, no_self_train row) of each (corpus, size, partition)
+    cell both have, in cell order."""
     def where(r: dict) -> tuple:
         return (device_kind(r), r["corpus"], r["size"], r["partition"])
 
-    recipe = {where(r): _extras(r)["rounds"][0].get("dev_f") for r in rows if r["method"] == RECIPE and _extras(r).get("rounds")}
-    alone = {where(r): ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f") for r in rows if r["method"] == "no_self_train"}
+    recipe = {where(r): r for r in rows if r["method"] == RECIPE and _extras(r).get("rounds")}
+    alone = {where(r): r for r in rows if r["method"] == "no_self_train"}
     pairs: Dict[str, List[tuple]] = {}
     for k in sorted(set(recipe) & set(alone)):
         pairs.setdefault(k[0], []).append((recipe[k], alone[k]))
     return pairs
+
+
+def _round_zero_f(recipe: dict) -> Optional[float]:
+    return _extras(recipe)["rounds"][0].get("dev_f")
+
+
+def round_zero_pairs(rows: Sequence[dict]) -> Dict[str, List[tuple]]:
+    """Per device kind, the (corpus, size, partition) cells' pairs (the recipe's round-0 dev F1,
+    no_self_train's dev ents_f): the spec's caveat assumes they are one training."""
+    return {kind: [(_round_zero_f(a), _dev_f(b)) for a, b in pairs] for kind, pairs in _round_zero_rows(rows).items()}
 
 
 def differs(pairs: Sequence[tuple]) -> bool:
@@ -220,21 +230,95 @@ def device_mix(rows: Sequence[dict]) -> str:
             f"{sum(device_kind(r) == 'CPU' for r in rows)} on the CPU, {sum(device_kind(r) == 'GPU' for r in rows)} on the GPU.\n")
 
 
+def _dev_f(r: dict) -> Optional[float]:
+    return ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f")
+
+
+def _repeat_rows(rows: Sequence[dict], others: Sequence[dict]) -> List[tuple]:
+    """(device kind, row, other) for each recipe row of ``rows`` whose cell ``others`` trained
+    too: same method, draw, overrides and device kind."""
+    def same(r: dict) -> tuple:
+        return (device_kind(r), r["corpus"], r["size"], r["partition"], repr(sorted((r.get("overrides") or {}).items())))
+
+    there = {same(r): r for r in others if r["method"] == RECIPE}
+    return [(k[0], r, there[k]) for r in rows if r["method"] == RECIPE for k in [same(r)] if k in there]
+
+
 def repeat_check(rows: Sequence[dict], others: Sequence[dict], other_study: str) -> str:
     """Whether a cell trained twice repeats: the recipe's rows here against the rows of
     ``other_study`` for the same method, draw, overrides and device kind (another key only
     because one study is scored on dev), per device kind."""
-    def same(r: dict) -> tuple:
-        return (device_kind(r), r["corpus"], r["size"], r["partition"], repr(sorted((r.get("overrides") or {}).items())))
-
-    def dev(r: dict) -> Optional[float]:
-        return ((r.get("scores") or {}).get("dev_scores") or {}).get("ents_f")
-
-    there = {same(r): dev(r) for r in others if r["method"] == RECIPE}
-    pairs = [(k[0], dev(r), there[k]) for r in rows if r["method"] == RECIPE for k in [same(r)] if k in there]
+    pairs = _repeat_rows(rows, others)
     if not pairs:
         return ""
-    by_kind = [_agreement([(a, b) for kind_, a, b in pairs if kind_ == kind], f"cells on the {kind}")
+    by_kind = [_agreement([(_dev_f(a), _dev_f(b)) for kind_, a, b in pairs if kind_ == kind], f"cells on the {kind}")
                for kind in ("CPU", "GPU") if any(p[0] == kind for p in pairs)]
     return (f"The same `{RECIPE}` cell trained twice, here and in `{other_study}` (same draw, settings and device kind): "
             f"the same dev F1 in " + " and ".join(by_kind) + ".\n")
+
+
+def process_positions(rows: Sequence[dict]) -> Dict[tuple, tuple]:
+    """Where each row was trained: {(key, finished): (process, position)}, position 0 for the
+    first row its worker process wrote, 1 for the next, and so on. A process is a run of rows of
+    one host, pid, study and device kind that follow one another (start = finished - seconds);
+    a row that starts before the previous one ended, or more than an hour after it, begins
+    another (pids recur on a fresh machine). A cell cut short writes no row, so a position
+    counts the rows written before it in that process, not every cell it trained."""
+    from datetime import datetime, timedelta
+
+    def start(r: dict) -> datetime:
+        return datetime.fromisoformat(r["finished"]) - timedelta(seconds=r.get("seconds") or 0)
+
+    runs: Dict[tuple, List[dict]] = {}
+    for r in rows:
+        if r.get("finished") and r.get("pid") is not None:
+            runs.setdefault((r.get("host"), r["pid"], r.get("study"), device_kind(r)), []).append(r)
+    out: Dict[tuple, tuple] = {}
+    for worker, worker_rows in runs.items():
+        process, position, last_end = 0, 0, None
+        for r in sorted(worker_rows, key=start):
+            if last_end is not None and not timedelta(0) <= start(r) - last_end <= timedelta(hours=1):
+                process, position = process + 1, 0
+            out[(r["key"], r["finished"])] = ((*worker, process), position)
+            position, last_end = position + 1, datetime.fromisoformat(r["finished"])
+    return out
+
+
+def position_check(rows: Sequence[dict], others: Sequence[dict], every: Sequence[dict]) -> Tuple[str, bool]:
+    """Where the pairs of `round_zero_check` and `repeat_check` were trained (each row's
+    position in its worker process, `process_positions` of ``every`` row of both stores), and
+    whether on the GPU path and position go together: every pair that differs ran at two
+    positions and every repeat that agrees at one, so the rows cannot tell them apart."""
+    where = process_positions(every)
+
+    def at(r: dict) -> Optional[tuple]:
+        return where.get((r.get("key"), r.get("finished")))
+
+    def described(pairs: List[tuple]) -> str:
+        placed = [(at(a), at(b)) for a, b in pairs]
+        counts: Dict[str, int] = {}
+        for x, y in placed:
+            label = "?" if x is None or y is None else f"({x[1]}, {y[1]})"
+            counts[label] = counts.get(label, 0) + 1
+        together = sum(x is not None and y is not None and x[0] == y[0] for x, y in placed)
+        return ", ".join(f"{label} x{n}" for label, n in counts.items()) + f"; {together} of {len(pairs)} in one process"
+
+    zero = _round_zero_rows(rows)
+    repeats = _repeat_rows(rows, others)
+    parts = [f"round 0 and `no_self_train` on the {kind}: " + described(zero[kind]) for kind in ("CPU", "GPU") if kind in zero]
+    parts += [f"the repeated `{RECIPE}` cells on the {kind}: " + described([(a, b) for k, a, b in repeats if k == kind])
+              for kind in ("CPU", "GPU") if any(k == kind for k, _, _ in repeats)]
+    if not parts:
+        return "", False
+
+    def positions(a: dict, b: dict) -> Optional[tuple]:
+        x, y = at(a), at(b)
+        return None if x is None or y is None else (x[1], y[1])
+
+    gpu_apart = [positions(a, b) for a, b in zero.get("GPU", []) if differs([(_round_zero_f(a), _dev_f(b))])]
+    gpu_equal = [positions(a, b) for k, a, b in repeats if k == "GPU" and None not in (_dev_f(a), _dev_f(b))
+                 and not differs([(_dev_f(a), _dev_f(b))])]
+    confounded = (bool(gpu_apart) and all(p is not None and p[0] != p[1] for p in gpu_apart)
+                  and all(p is not None and p[0] == p[1] for p in gpu_equal))
+    return ("Where these pairs trained (each row's position in the worker process that wrote it, 0 its first row, "
+            "from the rows' pids and times): " + "; ".join(parts) + ".\n", confounded)

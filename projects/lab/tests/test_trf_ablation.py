@@ -138,3 +138,44 @@ def test_device_kind_reads_the_rows_device():
 
     assert device_kind({"device": "cuda:0 NVIDIA H100 80GB HBM3"}) == "GPU"
     assert [device_kind(r) for r in ({"device": "cpu"}, {"device": None}, {})] == ["CPU"] * 3
+
+
+def _placed(method, partition, pid, finished, seconds, dev_f, device="cuda:0 H100", study="campaign_trf_ablation"):
+    scores = ({"extras": {"rounds": [{"round": 0, "dev_f": dev_f}], "chosen_round": 0}, "dev_scores": {"ents_f": dev_f}}
+              if method == "lowres_best_trf" else {"dev_scores": {"ents_f": dev_f}, "extras": {}})
+    return {"method": method, "device": device, "corpus": "c", "size": 20, "partition": partition, "host": "vm", "pid": pid,
+            "study": study, "key": f"{study}-{method}-{partition}", "finished": f"2026-11-26T10:{finished}:00+00:00",
+            "seconds": seconds, "scores": scores}
+
+
+def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused_pids():
+    from scripts.trf_ablation import process_positions
+
+    rows = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5),  # 10:05-10:10: first of pid 7
+            _placed("no_self_train", 0, 7, "12", 100, 0.5),  # 10:10:20-10:12: second
+            _placed("crf", 0, 7, "58", 60, 0.5),  # starts 10:57, 45 min after: the same process
+            _placed("crf", 1, 7, "11", 60, 0.5, device="cpu"),  # another device kind: another worker
+            _placed("crf", 2, 8, "11", 60, 0.5)]
+    where = process_positions(rows)
+    assert [where[(r["key"], r["finished"])][1] for r in rows] == [0, 1, 2, 0, 0]
+    # a row that starts before the previous one ended is another process of a recurring pid
+    again = rows[:2] + [_placed("crf", 3, 7, "11", 120, 0.5)]  # 10:09-10:11, overlaps the first
+    where = process_positions(again)
+    assert where[(again[2]["key"], again[2]["finished"])][0] != where[(again[0]["key"], again[0]["finished"])][0]
+
+
+def test_position_check_says_where_the_pairs_trained_and_when_path_and_position_go_together():
+    from scripts.trf_ablation import position_check
+
+    ablation = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5), _placed("no_self_train", 0, 7, "12", 100, 0.47),
+                _placed("lowres_best_trf", 1, 9, "10", 300, 0.6), _placed("no_self_train", 1, 9, "12", 100, 0.6)]
+    recipe = [_placed("lowres_best_trf", 0, 3, "10", 300, 0.5, study="campaign_trf_recipe")]
+    text, confounded = position_check(ablation, recipe, ablation + recipe)
+    assert "round 0 and `no_self_train` on the GPU: (0, 1) x2; 2 of 2 in one process" in text
+    assert "the repeated `lowres_best_trf` cells on the GPU: (0, 0) x1; 0 of 1 in one process" in text
+    assert confounded  # the pair that differs ran at positions 0 and 1, the repeat that agrees at 0 and 0
+    # a pair at one position that still differs: the position cannot explain it
+    ablation[1] = _placed("no_self_train", 0, 8, "05", 100, 0.47)
+    text, confounded = position_check(ablation, recipe, ablation + recipe)
+    assert "(0, 0) x1, (0, 1) x1; 1 of 2 in one process" in text and not confounded
+    assert position_check([], [], []) == ("", False)

@@ -11,7 +11,10 @@
 #     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 4: 24 on the GPU, which
 #     the H100 of the third lease of 2026-11-26 ran at 45-340 s a cell with the recipe's beside them);
 #   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda; 21 passed on the
-#     H100 lease of 2026-11-26, their first run on a GPU).
+#     H100 lease of 2026-11-26, their first run on a GPU);
+#   - scripts/gpu_lease/process_check.py: one small cell trained three times in one process (then a
+#     fourth with poisoned empty arrays) and once in a fresh one, to tell whether a GPU training
+#     depends on what its process trained before (the ablation's parts.md says why).
 # The rows written so far are packed into $OUT/rows.tgz every 20 s (atomically), so that a call
 # cut short at its timeout still returns every finished cell: on the H100 lease of 2026-11-26
 # the studies ran past their deadline, the call ended before the packing, and the next call,
@@ -38,6 +41,11 @@ SNAPSHOTS=$!
 (timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_loss_contract.py -k cuda > $OUT/logs/tests_cuda.log 2>&1
  echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
+# whether a GPU training depends on what its process trained before (scripts/gpu_lease/process_check.py):
+# three runs and a poisoned fourth in one process, then the first run of a fresh process
+(timeout 300 python3 scripts/gpu_lease/process_check.py --gpu-id 0 --runs 3 --poison > $OUT/logs/process_check.log 2>&1
+ timeout 120 python3 scripts/gpu_lease/process_check.py --gpu-id 0 --runs 1 >> $OUT/logs/process_check.log 2>&1
+ echo "process check ended at ${SECONDS}s: $(grep -h 'runs equal' $OUT/logs/process_check.log | tr '\n' ';')") &
 echo "== studies at ${SECONDS}s"
 RECIPE_SIZES=${RECIPE_SIZES-20 50} ABLATION_SIZES=${ABLATION_SIZES-20 50}
 STUDIES=()
