@@ -788,8 +788,10 @@ def trf_ablation_texts() -> dict:
     standing = {r["key"] for r in kept if r.get("status") == "ok"}
     stale = [r for r in rows if r.get("status") == "ok" and superseded(r)]
     waiting = sum(r["key"] not in standing for r in {r["key"]: r for r in stale}.values())
-    every = _store(trf_ablation.STUDY).rows() + _store("campaign_trf_recipe").rows()  # what each worker process trained
-    positions, confounded = trf_ablation.position_check(reported, recipe_rows, every)
+    stores = [_store(d.name) for d in sorted((ROOT / "results").iterdir()) if d.is_dir()]
+    every = [r for store in stores if store.marker.exists() for r in store.rows()]  # every study's rows
+    positions, confounded = trf_ablation.position_check(reported, recipe_rows, every)  # where each worker trained what
+    repeats, other_history = trf_ablation.gpu_repeats(every)
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
              + f"Left out: {len(stale)} finished rows superseded by a fix of the code they ran (`store.superseded`: "
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "
@@ -797,12 +799,15 @@ def trf_ablation_texts() -> dict:
              + trf_ablation.round_zero_check(reported)
              + trf_ablation.repeat_check(reported, recipe_rows, "campaign_trf_recipe")
              + positions
+             + repeats
              + trf_ablation.device_mix(reported))
     if trf_ablation.differs(trf_ablation.round_zero_pairs(reported).get("GPU", [])):
         cause = ("The rows cannot tell the path from the position: on the GPU every pair that differs ran at two positions (the "
                  "recipe's cell, then `no_self_train`, in one worker process) and every repeat that agrees at one. So the "
                  "difference may come from the two paths or from what a GPU process trained before a cell; on the CPU neither "
-                 "changes a training. docs/gpu.md has the check that tells them apart on the next GPU lease, and a CPU check that "
+                 "changes a training. " + ("A GPU cell repeated after other cells in its process (the line above) speaks against an effect "
+                 "of history in general, not against one that only the recipe's config meets (augmentation, the bias callback). "
+                 if other_history else "") + "docs/gpu.md has the check that tells them apart on the next GPU lease, and a CPU check that "
                  "rules out Python code reading memory it never wrote."
                  if confounded else
                  "The cause is not found (a guess: floating-point sums on the GPU that depend on what the process did before, "

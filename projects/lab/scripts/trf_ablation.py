@@ -263,16 +263,17 @@ def process_positions(rows: Sequence[dict]) -> Dict[tuple, tuple]:
     one host, pid, study and device kind that follow one another (start = finished - seconds);
     a row that starts before the previous one ended, or more than an hour after it, begins
     another (pids recur on a fresh machine). A cell cut short writes no row, so a position
-    counts the rows written before it in that process, not every cell it trained."""
+    counts the rows written before it in that process, not every cell it trained. A row copied
+    into another store (the same key and time) counts once."""
     from datetime import datetime, timedelta
 
     def start(r: dict) -> datetime:
         return datetime.fromisoformat(r["finished"]) - timedelta(seconds=r.get("seconds") or 0)
 
+    trained = {(r["key"], r["finished"]): r for r in rows if r.get("finished") and r.get("pid") is not None}  # a copied row once
     runs: Dict[tuple, List[dict]] = {}
-    for r in rows:
-        if r.get("finished") and r.get("pid") is not None:
-            runs.setdefault((r.get("host"), r["pid"], r.get("study"), device_kind(r)), []).append(r)
+    for r in trained.values():
+        runs.setdefault((r.get("host"), r["pid"], r.get("study"), device_kind(r)), []).append(r)
     out: Dict[tuple, tuple] = {}
     for worker, worker_rows in runs.items():
         process, position, last_end = 0, 0, None
@@ -322,3 +323,47 @@ def position_check(rows: Sequence[dict], others: Sequence[dict], every: Sequence
                   and all(p is not None and p[0] == p[1] for p in gpu_equal))
     return ("Where these pairs trained (each row's position in the worker process that wrote it, 0 its first row, "
             "from the rows' pids and times): " + "; ".join(parts) + ".\n", confounded)
+
+
+def _cell(r: dict) -> tuple:
+    """What a row trained: method, draw, settings and, for a tuning trial, its grid point."""
+    point = (r.get("tuning") or {}).get("point")
+    return (r["method"], r["corpus"], r.get("size"), r.get("partition"), repr(sorted((r.get("overrides") or {}).items())),
+            repr(sorted(point.items())) if isinstance(point, dict) else None)
+
+
+def gpu_repeats(every: Sequence[dict]) -> Tuple[str, int]:
+    """Every cell trained twice or more on the GPU, in any of ``every`` row's studies: whether
+    its dev F1s agree, at which positions in their worker processes (`process_positions`), and in
+    how many the cells trained before it in its process differ: a repeat after another history
+    that agrees says that history did not change that training. Returns the sentence and the
+    number of such repeats that agree."""
+    where = process_positions(every)
+    trained = {k: r for r in every for k in [(r.get("key"), r.get("finished"))] if k in where}
+    processes: Dict[tuple, List[tuple]] = {}
+    for k, (process, position) in where.items():
+        processes.setdefault(process, []).append((position, _cell(trained[k])))
+    before = {k: sorted((c for pos, c in processes[process] if pos < position), key=repr) for k, (process, position) in where.items()}
+    cells: Dict[tuple, List[tuple]] = {}
+    for k, r in trained.items():
+        if device_kind(r) == "GPU" and r.get("status") == "ok":
+            cells.setdefault(_cell(r), []).append(k)
+    twice = [ks for ks in cells.values() if len(ks) > 1]
+    if not twice:
+        return "", 0
+
+    def agrees(ks: List[tuple]) -> bool:
+        return not differs([(_dev_f(trained[a]), _dev_f(trained[b])) for a, b in zip(ks, ks[1:])])
+
+    agree = sum(agrees(ks) for ks in twice)
+    placed: Dict[str, int] = {}
+    for ks in twice:
+        label = "(" + ", ".join(str(where[k][1]) for k in sorted(ks, key=lambda k: where[k][1])) + ")"
+        placed[label] = placed.get(label, 0) + 1
+    other_history = [ks for ks in twice if len({repr(before[k]) for k in ks}) > 1]
+    return (f"Every cell trained more than once on the GPU, in any study ({len(twice)}): the same dev F1 in {agree} of them; "
+            "positions " + ", ".join(f"{label} x{n}" for label, n in placed.items())
+            + f"; {len(other_history)} of them after different cells in each of its processes"
+            + (f" ({', '.join(sorted({trained[ks[0]]['method'] for ks in other_history}))}), the same dev F1 in "
+               f"{sum(agrees(ks) for ks in other_history)}" if other_history else "") + ".\n",
+            sum(agrees(ks) for ks in other_history))

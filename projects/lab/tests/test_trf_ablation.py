@@ -145,7 +145,7 @@ def _placed(method, partition, pid, finished, seconds, dev_f, device="cuda:0 H10
               if method == "lowres_best_trf" else {"dev_scores": {"ents_f": dev_f}, "extras": {}})
     return {"method": method, "device": device, "corpus": "c", "size": 20, "partition": partition, "host": "vm", "pid": pid,
             "study": study, "key": f"{study}-{method}-{partition}", "finished": f"2026-11-26T10:{finished}:00+00:00",
-            "seconds": seconds, "scores": scores}
+            "seconds": seconds, "status": "ok", "scores": scores}
 
 
 def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused_pids():
@@ -156,7 +156,7 @@ def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused
             _placed("crf", 0, 7, "58", 60, 0.5),  # starts 10:57, 45 min after: the same process
             _placed("crf", 1, 7, "11", 60, 0.5, device="cpu"),  # another device kind: another worker
             _placed("crf", 2, 8, "11", 60, 0.5)]
-    where = process_positions(rows)
+    where = process_positions(rows + [dict(rows[0])])  # a row copied into another store: the same training
     assert [where[(r["key"], r["finished"])][1] for r in rows] == [0, 1, 2, 0, 0]
     # a row that starts before the previous one ended is another process of a recurring pid
     again = rows[:2] + [_placed("crf", 3, 7, "11", 120, 0.5)]  # 10:09-10:11, overlaps the first
@@ -179,3 +179,19 @@ def test_position_check_says_where_the_pairs_trained_and_when_path_and_position_
     text, confounded = position_check(ablation, recipe, ablation + recipe)
     assert "(0, 0) x1, (0, 1) x1; 1 of 2 in one process" in text and not confounded
     assert position_check([], [], []) == ("", False)
+
+
+def test_gpu_repeats_counts_cells_trained_twice_and_which_followed_another_history():
+    from scripts.trf_ablation import gpu_repeats
+
+    # crf p0 twice: after the recipe in pid 7, after nothing in pid 9 (another history), equal;
+    # the recipe p1 twice, both first in their processes, apart; a CPU repeat is not counted
+    rows = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5), _placed("crf", 0, 7, "12", 100, 0.3),
+            _placed("crf", 0, 9, "12", 100, 0.3, study="other"),
+            _placed("lowres_best_trf", 1, 11, "10", 300, 0.6), _placed("lowres_best_trf", 1, 12, "10", 300, 0.62, study="other"),
+            _placed("crf", 2, 13, "10", 60, 0.3, device="cpu"), _placed("crf", 2, 14, "10", 60, 0.3, device="cpu", study="other")]
+    text, agreeing = gpu_repeats(rows)
+    assert text == ("Every cell trained more than once on the GPU, in any study (2): the same dev F1 in 1 of them; positions "
+                    "(0, 1) x1, (0, 0) x1; 1 of them after different cells in each of its processes (crf), the same dev F1 in 1.\n")
+    assert agreeing == 1
+    assert gpu_repeats(rows[:2]) == ("", 0)
