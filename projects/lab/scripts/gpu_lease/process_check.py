@@ -111,8 +111,7 @@ def main() -> int:
     import spacy
     from spacy.vocab import Vocab
 
-    from spacy_auc_ner.api import dev_scores, load_training_config, read_docs, train_config, write_docs
-    from spacy_auc_ner.training.recipe import recipe_source
+    from spacy_auc_ner.api import dev_scores, load_training_config, read_docs, recipe_config, train_config, write_docs
 
     split = LAB / "corpus" / args.corpus
     if not (split / "train.spacy").exists():
@@ -127,7 +126,7 @@ def main() -> int:
             "training.optimizer.learn_rate.warmup_steps": max(1, args.steps // 10),
             "training.optimizer.learn_rate.total_steps": args.steps,
         }
-        config = load_training_config(recipe_source("lowres_best_trf")[0], overrides)
+        config = load_training_config(recipe_config("lowres_best_trf"), overrides)
         results = []
         for run in range(1, args.runs + 1 + args.poison):
             poisoned = run > args.runs
