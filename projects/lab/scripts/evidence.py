@@ -790,8 +790,9 @@ def trf_ablation_texts() -> dict:
     waiting = sum(r["key"] not in standing for r in {r["key"]: r for r in stale}.values())
     stores = [_store(d.name) for d in sorted((ROOT / "results").iterdir()) if d.is_dir()]
     every = [r for store in stores if store.marker.exists() for r in store.rows()]  # every study's rows
-    positions, confounded = trf_ablation.position_check(reported, recipe_rows, every)  # where each worker trained what
-    repeats, other_history = trf_ablation.gpu_repeats(every)
+    where = trf_ablation.process_positions(every)  # where each worker process trained what
+    positions, confounded = trf_ablation.position_check(reported, recipe_rows, where)
+    repeats, other_history = trf_ablation.gpu_repeats(every, where)
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
              + f"Left out: {len(stale)} finished rows superseded by a fix of the code they ran (`store.superseded`: "
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "

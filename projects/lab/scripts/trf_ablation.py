@@ -24,6 +24,7 @@ rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not 
   read re-tokenized text until later on 2026-11-26; the rule was not changed with the fix) are
   left out, so that every pair is of one procedure; their cells are trained again.
 """
+from collections import Counter
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from auc_ner_lab.store import device_kind
@@ -236,9 +237,9 @@ def _dev_f(r: dict) -> Optional[float]:
 
 def _repeat_rows(rows: Sequence[dict], others: Sequence[dict]) -> List[tuple]:
     """(device kind, row, other) for each recipe row of ``rows`` whose cell ``others`` trained
-    too: same method, draw, overrides and device kind."""
+    too: the same `_cell` on the same device kind."""
     def same(r: dict) -> tuple:
-        return (device_kind(r), r["corpus"], r["size"], r["partition"], repr(sorted((r.get("overrides") or {}).items())))
+        return (device_kind(r), _cell(r))
 
     there = {same(r): r for r in others if r["method"] == RECIPE}
     return [(k[0], r, there[k]) for r in rows if r["method"] == RECIPE for k in [same(r)] if k in there]
@@ -285,22 +286,17 @@ def process_positions(rows: Sequence[dict]) -> Dict[tuple, tuple]:
     return out
 
 
-def position_check(rows: Sequence[dict], others: Sequence[dict], every: Sequence[dict]) -> Tuple[str, bool]:
+def position_check(rows: Sequence[dict], others: Sequence[dict], where: Dict[tuple, tuple]) -> Tuple[str, bool]:
     """Where the pairs of `round_zero_check` and `repeat_check` were trained (each row's
-    position in its worker process, `process_positions` of ``every`` row of both stores), and
-    whether on the GPU path and position go together: every pair that differs ran at two
-    positions and every repeat that agrees at one, so the rows cannot tell them apart."""
-    where = process_positions(every)
-
+    position in its worker process, ``where``: `process_positions` of every row of both
+    stores), and whether on the GPU path and position go together: every pair that differs ran
+    at two positions and every repeat that agrees at one, so the rows cannot tell them apart."""
     def at(r: dict) -> Optional[tuple]:
         return where.get((r.get("key"), r.get("finished")))
 
     def described(pairs: List[tuple]) -> str:
         placed = [(at(a), at(b)) for a, b in pairs]
-        counts: Dict[str, int] = {}
-        for x, y in placed:
-            label = "?" if x is None or y is None else f"({x[1]}, {y[1]})"
-            counts[label] = counts.get(label, 0) + 1
+        counts = Counter("?" if x is None or y is None else f"({x[1]}, {y[1]})" for x, y in placed)
         together = sum(x is not None and y is not None and x[0] == y[0] for x, y in placed)
         return ", ".join(f"{label} x{n}" for label, n in counts.items()) + f"; {together} of {len(pairs)} in one process"
 
@@ -332,13 +328,13 @@ def _cell(r: dict) -> tuple:
             repr(sorted(point.items())) if isinstance(point, dict) else None)
 
 
-def gpu_repeats(every: Sequence[dict]) -> Tuple[str, int]:
+def gpu_repeats(every: Sequence[dict], where: Dict[tuple, tuple]) -> Tuple[str, int]:
     """Every cell trained twice or more on the GPU, in any of ``every`` row's studies: whether
-    its dev F1s agree, at which positions in their worker processes (`process_positions`), and in
+    its dev F1s agree, at which positions in their worker processes (``where``: `process_positions`
+    of ``every``), and in
     how many the cells trained before it in its process differ: a repeat after another history
     that agrees says that history did not change that training. Returns the sentence and the
     number of such repeats that agree."""
-    where = process_positions(every)
     trained = {k: r for r in every for k in [(r.get("key"), r.get("finished"))] if k in where}
     processes: Dict[tuple, List[tuple]] = {}
     for k, (process, position) in where.items():
@@ -356,14 +352,12 @@ def gpu_repeats(every: Sequence[dict]) -> Tuple[str, int]:
         return not differs([(_dev_f(trained[a]), _dev_f(trained[b])) for a, b in zip(ks, ks[1:])])
 
     agree = sum(agrees(ks) for ks in twice)
-    placed: Dict[str, int] = {}
-    for ks in twice:
-        label = "(" + ", ".join(str(where[k][1]) for k in sorted(ks, key=lambda k: where[k][1])) + ")"
-        placed[label] = placed.get(label, 0) + 1
+    placed = Counter("(" + ", ".join(str(p) for p in sorted(where[k][1] for k in ks)) + ")" for ks in twice)
     other_history = [ks for ks in twice if len({repr(before[k]) for k in ks}) > 1]
+    agree_after_other = sum(agrees(ks) for ks in other_history)
     return (f"Every cell trained more than once on the GPU, in any study ({len(twice)}): the same dev F1 in {agree} of them; "
             "positions " + ", ".join(f"{label} x{n}" for label, n in placed.items())
             + f"; {len(other_history)} of them after different cells in each of its processes"
             + (f" ({', '.join(sorted({trained[ks[0]]['method'] for ks in other_history}))}), the same dev F1 in "
-               f"{sum(agrees(ks) for ks in other_history)}" if other_history else "") + ".\n",
-            sum(agrees(ks) for ks in other_history))
+               f"{agree_after_other}" if other_history else "") + ".\n",
+            agree_after_other)

@@ -165,24 +165,24 @@ def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused
 
 
 def test_position_check_says_where_the_pairs_trained_and_when_path_and_position_go_together():
-    from scripts.trf_ablation import position_check
+    from scripts.trf_ablation import position_check, process_positions
 
     ablation = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5), _placed("no_self_train", 0, 7, "12", 100, 0.47),
                 _placed("lowres_best_trf", 1, 9, "10", 300, 0.6), _placed("no_self_train", 1, 9, "12", 100, 0.6)]
     recipe = [_placed("lowres_best_trf", 0, 3, "10", 300, 0.5, study="campaign_trf_recipe")]
-    text, confounded = position_check(ablation, recipe, ablation + recipe)
+    text, confounded = position_check(ablation, recipe, process_positions(ablation + recipe))
     assert "round 0 and `no_self_train` on the GPU: (0, 1) x2; 2 of 2 in one process" in text
     assert "the repeated `lowres_best_trf` cells on the GPU: (0, 0) x1; 0 of 1 in one process" in text
     assert confounded  # the pair that differs ran at positions 0 and 1, the repeat that agrees at 0 and 0
     # a pair at one position that still differs: the position cannot explain it
     ablation[1] = _placed("no_self_train", 0, 8, "05", 100, 0.47)
-    text, confounded = position_check(ablation, recipe, ablation + recipe)
+    text, confounded = position_check(ablation, recipe, process_positions(ablation + recipe))
     assert "(0, 0) x1, (0, 1) x1; 1 of 2 in one process" in text and not confounded
-    assert position_check([], [], []) == ("", False)
+    assert position_check([], [], {}) == ("", False)
 
 
 def test_gpu_repeats_counts_cells_trained_twice_and_which_followed_another_history():
-    from scripts.trf_ablation import gpu_repeats
+    from scripts.trf_ablation import gpu_repeats, process_positions
 
     # crf p0 twice: after the recipe in pid 7, after nothing in pid 9 (another history), equal;
     # the recipe p1 twice, both first in their processes, apart; a CPU repeat is not counted
@@ -190,8 +190,8 @@ def test_gpu_repeats_counts_cells_trained_twice_and_which_followed_another_histo
             _placed("crf", 0, 9, "12", 100, 0.3, study="other"),
             _placed("lowres_best_trf", 1, 11, "10", 300, 0.6), _placed("lowres_best_trf", 1, 12, "10", 300, 0.62, study="other"),
             _placed("crf", 2, 13, "10", 60, 0.3, device="cpu"), _placed("crf", 2, 14, "10", 60, 0.3, device="cpu", study="other")]
-    text, agreeing = gpu_repeats(rows)
+    text, agreeing = gpu_repeats(rows, process_positions(rows))
     assert text == ("Every cell trained more than once on the GPU, in any study (2): the same dev F1 in 1 of them; positions "
                     "(0, 1) x1, (0, 0) x1; 1 of them after different cells in each of its processes (crf), the same dev F1 in 1.\n")
     assert agreeing == 1
-    assert gpu_repeats(rows[:2]) == ("", 0)
+    assert gpu_repeats(rows[:2], process_positions(rows[:2])) == ("", 0)

@@ -19,9 +19,7 @@ reads memory it never wrote. The poison reaches Python-level calls only, not the
 CUDA kernels or C++ code allocate.
 """
 import argparse
-import contextlib
 import json
-import os
 import sys
 import tempfile
 import time
@@ -30,6 +28,7 @@ from pathlib import Path
 import numpy
 
 LAB = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(LAB))  # auc_ner_lab, run as a script from anywhere
 FILLED = {"numpy": 0, "torch": 0, "cupy": 0}
 
 
@@ -111,6 +110,7 @@ def main() -> int:
     import spacy
     from spacy.vocab import Vocab
 
+    from auc_ner_lab.experiment import quiet
     from spacy_auc_ner.api import dev_scores, load_training_config, read_docs, recipe_config, train_config, write_docs
 
     split = LAB / "corpus" / args.corpus
@@ -133,7 +133,7 @@ def main() -> int:
             poison(poisoned)
             start = time.perf_counter()
             try:
-                with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+                with quiet():
                     model = train_config(config, tmp / f"run{run}", {}, args.gpu_id)  # its log: not this check's
                 nlp = spacy.load(model)
                 examples = list(spacy.training.Corpus(str(tmp / "dev.spacy"), gold_preproc=True)(nlp))
