@@ -46,7 +46,7 @@ fi
 export OMP_NUM_THREADS=$THREADS
 STAGES=${STAGES:-"20:ncbi_disease 20:s800 20:conll2003 50:ncbi_disease 50:s800 50:conll2003"}
 METHODS=${METHODS-"hf_token_classification crf spacy_ner lowres_best_trf"}
-ABLATION=${ABLATION-"lowres_best_trf no_bias no_augment no_self_train self_train_rounds2 top3_layers crf"}
+ABLATION=${ABLATION-all}  # the ablation's methods; all: every method of its spec
 RECIPE=results/campaign_trf_recipe ABLATED=results/campaign_trf_ablation
 shared() {  # shared SPEC FROM...: copy into results/SPEC the rows of FROM's stores that are SPEC's cells (none overwritten)
   DRY_RUN=${DRY_RUN:-} "$PY" - "$@" <<'PY'
@@ -81,7 +81,7 @@ run() {  # run SPEC RESULTS SIZE CORPUS METHOD...
     [ $((DEADLINE - SECONDS)) -gt 0 ] || return 0
     limit=(timeout --signal=TERM --kill-after=30 $((DEADLINE - SECONDS)))
   fi
-  ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$spec.yaml" --results "$results" --set "sizes=[$size]" --corpus "$corpus" "${methods[@]}" \
+  ${limit[@]+"${limit[@]}"} "$PY" -m auc_ner_lab study run "studies/$spec.yaml" --results "$results" --set "sizes=[$size]" --corpus "$corpus" ${methods[@]+"${methods[@]}"} \
     --workers "$WORKERS" --threads-per-worker "$THREADS" ${DEVICE[@]+"${DEVICE[@]}"} --no-progress --no-strict ${DRY_RUN:+--dry-run}
 }
 stage() {  # stage SIZE CORPUS
@@ -92,7 +92,8 @@ stage() {  # stage SIZE CORPUS
   # one run for the ablation's methods: its cells have no tuning trials of their own to wait
   # for, so every worker stays busy (a run per method left one of 2 workers idle for its third cell)
   # shellcheck disable=SC2086
-  [ -n "$ABLATION" ] && run campaign_trf_ablation "$ABLATED" "$1" "$2" $ABLATION
+  if [ "$ABLATION" = all ]; then run campaign_trf_ablation "$ABLATED" "$1" "$2"
+  elif [ -n "$ABLATION" ]; then run campaign_trf_ablation "$ABLATED" "$1" "$2" $ABLATION; fi
 }
 for s in $STAGES; do
   if [ -n "${PARALLEL:-}" ]; then stage "${s%%:*}" "${s#*:}" & else stage "${s%%:*}" "${s#*:}"; fi
