@@ -793,7 +793,11 @@ def trf_ablation_texts() -> dict:
     where = trf_ablation.process_positions(every)  # where each worker process trained what
     positions, confounded = trf_ablation.position_check(reported, recipe_rows, where)
     repeats, other_history = trf_ablation.gpu_repeats(every, where)
+    from spacy_auc_ner.api import recipe_config
+
+    shipped, _ = trf_ablation.shipped_check(trf_ablation.judge(by, planned), recipe_config(trf_ablation.RECIPE))
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
+             + shipped + "\n"
              + f"Left out: {len(stale)} finished rows superseded by a fix of the code they ran (`store.superseded`: "
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "
              "since, which `study run` trains again.\n\n"

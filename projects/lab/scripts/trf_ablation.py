@@ -30,7 +30,7 @@ rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not 
   left out, so that every pair is of one procedure; their cells are trained again.
 """
 from collections import Counter
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from auc_ner_lab.store import device_kind
 
@@ -42,20 +42,34 @@ ALPHA = 0.05
 RULE_FIXED = "fixed when 5 of its then 126 cells had rows (word-piece dropout's when 90 had, before any of its own)"
 
 
+def _tok2vec(config: dict) -> dict:
+    return config["components"]["auc_ner"]["model"]["tok2vec"]
+
+
+def _rounds(config: dict) -> int:
+    return int((config.get("self_training") or {}).get("rounds", 0))
+
+
 class Part(NamedTuple):
     what: str
     variant: str  # the ablation's method
     removes: bool  # True: the variant is the recipe without the part; False: with a change
     rule: str  # "gain", "significant gain", "no loss", or "" (shown, not chosen)
+    # whether a recipe config has the part (makes the change), as its variant's override reads it
+    in_config: Optional[Callable[[dict], bool]] = None
 
 
 PARTS = [
-    Part("the calibrated entity bias", "no_bias", True, "significant gain"),
-    Part("augmentation", "no_augment", True, "gain"),
-    Part("self-training (one round on the pool)", "no_self_train", True, "significant gain"),
-    Part("a second self-training round", "self_train_rounds2", False, "significant gain"),
-    Part("partial fine-tuning (the top 3 of MiniLM's 6 layers)", "top3_layers", False, "no loss"),
-    Part("word-piece dropout (15 % of pieces masked)", "piece_dropout", False, "gain"),
+    Part("the calibrated entity bias", "no_bias", True, "significant gain",
+         lambda c: (c["training"].get("before_update") or None) is not None),
+    Part("augmentation", "no_augment", True, "gain",
+         lambda c: c["corpora"]["train"].get("@readers") == "spacy_auc_ner.Augmented.v1"),
+    Part("self-training (one round on the pool)", "no_self_train", True, "significant gain", lambda c: _rounds(c) >= 1),
+    Part("a second self-training round", "self_train_rounds2", False, "significant gain", lambda c: _rounds(c) >= 2),
+    Part("partial fine-tuning (the top 3 of MiniLM's 6 layers)", "top3_layers", False, "no loss",
+         lambda c: _tok2vec(c).get("trainable_layers") == 3),
+    Part("word-piece dropout (15 % of pieces masked)", "piece_dropout", False, "gain",
+         lambda c: float(_tok2vec(c).get("piece_dropout") or 0.0) > 0.0),
     Part("every part at once (the CRF head alone)", "crf", True, ""),
 ]
 
@@ -160,6 +174,23 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
     left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in ("**keep**", "**adopt**")]
     return (f"its parts chosen on dev by a rule {RULE_FIXED}, {total} dev cells: kept or adopted "
             + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
+
+
+def shipped_check(judged: Sequence["Judged"], config: Dict[str, Any], name: str = f"recipes/{RECIPE}.cfg") -> Tuple[str, List[str]]:
+    """Whether the shipped recipe `config` (assembled, not interpolated) has the parts the rule
+    chose: a sentence for parts.md and the parts where they disagree (none before every cell
+    is in, when the config is the hypothesis)."""
+    chosen_parts = [j for j in judged if j.part.rule and j.part.in_config is not None]
+    has = {j.part.variant: bool(j.part.in_config(config)) for j in chosen_parts}  # type: ignore[misc]
+    now = "; ".join(f"{j.part.what}: {'yes' if has[j.part.variant] else 'no'}" for j in chosen_parts)
+    if not all(j.complete for j in chosen_parts):
+        return f"`{name}` now (the hypothesis, until the rule has chosen every part): {now}.\n", []
+    wrong = [f"{j.part.what} ({'in' if has[j.part.variant] else 'not in'} the config, the rule: {j.choice.strip('*')})"
+             for j in chosen_parts if has[j.part.variant] != (j.choice in ("**keep**", "**adopt**"))]
+    if not wrong:
+        return f"`{name}` has the parts the rule chose: {now}.\n", []
+    return (f"**`{name}` differs from the rule's choice**: " + "; ".join(wrong)
+            + ". Edit it as the rule chose, then train its test cells again (campaign_trf_recipe).\n", wrong)
 
 
 def _extras(row: dict) -> dict:

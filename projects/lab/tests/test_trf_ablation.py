@@ -198,3 +198,58 @@ def test_gpu_repeats_counts_cells_trained_twice_and_which_followed_another_histo
                     "(0, 1) x1, (0, 0) x1; 1 of them after different cells in each of its processes (crf), the same dev F1 in 1.\n")
     assert agreeing == 1
     assert gpu_repeats(rows[:2], process_positions(rows[:2])) == ("", 0)
+
+
+def _config(bias=True, augment=True, rounds=1, layers=None, pieces=None):
+    """A recipe config as the ablation's variants change it (the keys `in_config` reads)."""
+    tok2vec = {"trainable_layers": layers, **({} if pieces is None else {"piece_dropout": pieces})}
+    return {"training": {"before_update": {"@callbacks": "spacy_auc_ner.calibrate_entity_bias.v1"} if bias else None},
+            "corpora": {"train": {"@readers": "spacy_auc_ner.Augmented.v1" if augment else "spacy.Corpus.v1"}},
+            "self_training": {"rounds": rounds},
+            "components": {"auc_ner": {"model": {"tok2vec": tok2vec}}}}
+
+
+def test_in_config_reads_each_part_as_its_variant_changes_it():
+    has = lambda config: {p.variant: p.in_config(config) for p in PARTS if p.in_config}  # noqa: E731
+    assert has(_config()) == {"no_bias": True, "no_augment": True, "no_self_train": True, "self_train_rounds2": False,
+                              "top3_layers": False, "piece_dropout": False}
+    assert has(_config(bias=False, augment=False, rounds=0)) == {"no_bias": False, "no_augment": False, "no_self_train": False,
+                                                                "self_train_rounds2": False, "top3_layers": False, "piece_dropout": False}
+    assert has(_config(rounds=2, layers=3, pieces=0.15)) == {"no_bias": True, "no_augment": True, "no_self_train": True,
+                                                             "self_train_rounds2": True, "top3_layers": True, "piece_dropout": True}
+
+
+def test_the_shipped_recipe_is_read_as_the_hypothesis():
+    """recipes/lowres_best_trf.cfg as shipped before the choice: bias, augmentation, one round."""
+    from spacy_auc_ner.api import recipe_config
+
+    config = recipe_config("lowres_best_trf")
+    assert {p.variant for p in PARTS if p.in_config and p.in_config(config)} == {"no_bias", "no_augment", "no_self_train"}
+
+
+def test_shipped_check_waits_then_agrees_or_names_each_part_it_disagrees_on():
+    from scripts.trf_ablation import Judged, shipped_check
+
+    def judged(choices, complete=True):
+        return [Judged(p, [0.0], None, "", complete, choices.get(p.variant, "(not a choice)")) for p in PARTS]
+
+    rule = {"no_bias": "**drop**", "no_augment": "**keep**", "no_self_train": "**keep**",
+            "self_train_rounds2": "**not adopted**", "top3_layers": "**adopt**", "piece_dropout": "**not adopted**"}
+    text, wrong = shipped_check(judged(rule, complete=False), _config(), name="r.cfg")
+    assert wrong == [] and text.startswith("`r.cfg` now (the hypothesis, until the rule has chosen every part): "
+                                           "the calibrated entity bias: yes; augmentation: yes;")
+    text, wrong = shipped_check(judged(rule), _config(bias=False, layers=3), name="r.cfg")
+    assert wrong == [] and text.startswith("`r.cfg` has the parts the rule chose: the calibrated entity bias: no;")
+    text, wrong = shipped_check(judged(rule), _config(), name="r.cfg")
+    assert wrong == ["the calibrated entity bias (in the config, the rule: drop)",
+                     "partial fine-tuning (the top 3 of MiniLM's 6 layers) (not in the config, the rule: adopt)"]
+    assert text.startswith("**`r.cfg` differs from the rule's choice**: the calibrated entity bias (in the config")
+
+
+def test_the_shipped_recipe_has_what_the_committed_rows_chose():
+    """Live once every cell of the ablation has its row: recipes/lowres_best_trf.cfg must then
+    be edited as the rule chose (before, the config is the hypothesis and nothing disagrees)."""
+    from lab_helpers import LAB
+
+    text = (LAB / "docs" / "evidence" / "campaign_trf_ablation" / "parts.md").read_text()
+    assert "differs from the rule's choice" not in text
