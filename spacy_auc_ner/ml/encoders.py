@@ -180,9 +180,11 @@ def build_transformer_encoder(
     transformer = next(node for node in model.walk() if isinstance(node, TransformerModel))
     transformer.init = _resolving_init(transformer.init)
     if trainable_layers:
-        transformer._func = _partial_forward(transformer._func, int(trainable_layers), EncoderCache(cache_size))
+        k, cache = int(trainable_layers), EncoderCache(cache_size)
+        transformer._func = _patching_forward(transformer._func, lambda m: apply_partial(m.transformer, k, cache))
     if piece_dropout:
-        transformer._func = _piece_dropout_forward(transformer._func, piece_dropout)
+        rate = piece_dropout
+        transformer._func = _patching_forward(transformer._func, lambda m: apply_piece_dropout(m.transformer, m.tokenizer, rate))
     if frozen or trainable_layers == 0:
         return CachedFrozenEncoder(model, max_size=cache_size)
     return model
@@ -203,23 +205,13 @@ def _resolving_init(original_init):
     return init
 
 
-def _partial_forward(original_forward, trainable_layers: int, cache: EncoderCache):
-    """TransformerModel's forward with its Hugging Face model patched for partial fine-tuning,
-    checked at every call: the patch lives on the model instance, which loading replaces."""
+def _patching_forward(original_forward, patch):
+    """TransformerModel's forward with `patch(model)` first: partial fine-tuning and piece
+    dropout patch the Hugging Face model *instance*, which loading a pipeline replaces, so the
+    patch is checked at every call (each is a no-op on an instance that has it)."""
 
     def forward(model, docs, is_train):
-        apply_partial(model.transformer, trainable_layers, cache)
-        return original_forward(model, docs, is_train)
-
-    return forward
-
-
-def _piece_dropout_forward(original_forward, rate: float):
-    """TransformerModel's forward with the piece-masking hook on its Hugging Face model,
-    checked at every call: the hook lives on the model instance, which loading replaces."""
-
-    def forward(model, docs, is_train):
-        apply_piece_dropout(model.transformer, model.tokenizer, rate)
+        patch(model)
         return original_forward(model, docs, is_train)
 
     return forward
