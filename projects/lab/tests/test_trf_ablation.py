@@ -259,10 +259,9 @@ def test_every_row_of_the_ablation_is_a_cell_of_its_spec(monkeypatch):
     """The ablation trains the frozen hypothesis (studies/configs/lowres_best_trf_hypothesis.cfg),
     so that editing the shipped recipe as the rule chose leaves its rows their cells: a row whose
     key no cell of the spec has would be a training the tables no longer read."""
-    from lab_helpers import LAB
-
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import ResultsStore
+    from lab_helpers import LAB
 
     monkeypatch.chdir(LAB)  # a spec's config paths are the project folder's
     store = ResultsStore(LAB / "results" / "campaign_trf_ablation")
