@@ -725,7 +725,20 @@ def fragments() -> dict:
     """{path relative to docs/: text} of every generated file, computed from the committed
     rows (`results/`) now: the studies' reports, the tables and sentences of the documents and
     of the repository's README (`docs/evidence/readme/`). `docs` writes them and the blocks
-    that show them; `docs --check` compares."""
+    that show them; `docs --check` compares. Computed in the project folder, whatever the
+    caller's: a spec's relative paths (its configs folder, a method's config file) are that
+    folder's, as for `study run`, and a path read from elsewhere would give its cells other keys."""
+    import os
+
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return _fragments()
+    finally:
+        os.chdir(here)
+
+
+def _fragments() -> dict:
     from auc_ner_lab.verdicts import load_claims, markdown_table, verdicts
 
     out = {"evidence/campaign_status.md": status_table()}

@@ -150,10 +150,12 @@ def test_bad_tuned_as_is_refused_with_file_and_key(variant, keys, message):
     assert str(err.value) == "my.yaml: " + message
 
 
-def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_trials():
+def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_trials(monkeypatch):
     """campaign_trf_ablation: the six variants take lowres_best_trf's rate, crf tunes its own;
     every trial left is a trial of campaign_trf_recipe (the same key), so none is trained twice."""
     from lab_helpers import LAB
+
+    monkeypatch.chdir(LAB)  # its recipe's config file is named from the project folder, as study run reads it
 
     ablation = load_spec(LAB / "studies" / "campaign_trf_ablation.yaml", configs_dir=LAB / "configs")
     recipe = {c.key for c in load_spec(LAB / "studies" / "campaign_trf_recipe.yaml", configs_dir=LAB / "configs").cells()}
