@@ -239,9 +239,10 @@ def test_some_methods_of_a_grid_share_the_whole_grids_ids():
 
 # studies/claims.yaml is the claims file of `study verdicts`, not a spec (tests/test_study_verdicts.py)
 @pytest.mark.parametrize("path", sorted(p for p in STUDIES.glob("*.yaml") if p.name != "claims.yaml"), ids=lambda p: p.stem)
-def test_every_study_spec_expands_and_its_methods_build(path):
+def test_every_study_spec_expands_and_its_methods_build(path, monkeypatch):
     from spacy.util import load_model_from_config
 
+    monkeypatch.chdir(ROOT)  # a spec's config files are named from the project folder, as study run reads them
     spec = load_spec(path, configs_dir=ROOT / "configs")
     cells = spec.cells()
     assert len({c.id for c in cells}) == len(cells)
