@@ -183,8 +183,7 @@ def build_transformer_encoder(
         k, cache = int(trainable_layers), EncoderCache(cache_size)
         transformer._func = _patching_forward(transformer._func, lambda m: apply_partial(m.transformer, k, cache))
     if piece_dropout:
-        rate = piece_dropout
-        transformer._func = _patching_forward(transformer._func, lambda m: apply_piece_dropout(m.transformer, m.tokenizer, rate))
+        transformer._func = _patching_forward(transformer._func, lambda m: apply_piece_dropout(m.transformer, m.tokenizer, piece_dropout))
     if frozen or trainable_layers == 0:
         return CachedFrozenEncoder(model, max_size=cache_size)
     return model

@@ -405,9 +405,14 @@ def _named_rows(name: str, spec: str):
     """`_rows` of the cells of studies/<spec>.yaml, each named as the spec names its cell now
     (a row keeps the method name it was written under)."""
     from auc_ner_lab.spec import load_spec
+
+    return _reported_rows(name, load_spec(ROOT / "studies" / f"{spec}.yaml").cells())
+
+
+def _reported_rows(name: str, cells):
+    """The latest ok rows of store `name` for the reported cells among `cells`."""
     from auc_ner_lab.store import latest_rows
 
-    cells = load_spec(ROOT / "studies" / f"{spec}.yaml").cells()
     return [r for r in latest_rows(_store(name).rows_for(cells)).values() if r["status"] == "ok" and not r.get("tuning")]
 
 
@@ -788,7 +793,6 @@ def _hypothesis_rows():
     import yaml
 
     from auc_ner_lab.spec import parse_spec
-    from auc_ner_lab.store import latest_rows
 
     def entry(m):
         return m if isinstance(m, str) else m.get("name")
@@ -798,8 +802,7 @@ def _hypothesis_rows():
     data = yaml.safe_load((ROOT / "studies" / "campaign_trf_recipe.yaml").read_text(encoding="utf8"))
     data["methods"] = [own if entry(m) == trf_ablation.RECIPE else m for m in data["methods"]]
     cells = parse_spec(data, source="studies/campaign_trf_recipe.yaml").cells()
-    rows = latest_rows(_store("campaign_trf_recipe").rows_for(cells)).values()
-    return [r for r in rows if r["status"] == "ok" and not r.get("tuning") and r["method"] == trf_ablation.RECIPE]
+    return [r for r in _reported_rows("campaign_trf_recipe", cells) if r["method"] == trf_ablation.RECIPE]
 
 
 def trf_ablation_texts() -> dict:
@@ -809,6 +812,7 @@ def trf_ablation_texts() -> dict:
     from auc_ner_lab.aggregate import aggregate
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import latest_rows, superseded
+    from spacy_auc_ner.api import recipe_config
 
     spec = load_spec(ROOT / "studies" / f"{trf_ablation.STUDY}.yaml")
     rows = _store(trf_ablation.STUDY).rows_for(spec.cells())
@@ -828,8 +832,6 @@ def trf_ablation_texts() -> dict:
     where = trf_ablation.process_positions(every)  # where each worker process trained what
     positions, confounded = trf_ablation.position_check(reported, recipe_rows, where)
     repeats, other_history = trf_ablation.gpu_repeats(every, where)
-    from spacy_auc_ner.api import recipe_config
-
     shipped, _ = trf_ablation.shipped_check(trf_ablation.judge(by, planned), recipe_config(trf_ablation.RECIPE))
     parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
              + shipped + "\n"

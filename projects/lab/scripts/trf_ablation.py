@@ -61,7 +61,7 @@ class Part(NamedTuple):
 
 PARTS = [
     Part("the calibrated entity bias", "no_bias", True, "significant gain",
-         lambda c: (c["training"].get("before_update") or None) is not None),
+         lambda c: bool(c["training"].get("before_update"))),
     Part("augmentation", "no_augment", True, "gain",
          lambda c: c["corpora"]["train"].get("@readers") == "spacy_auc_ner.Augmented.v1"),
     Part("self-training (one round on the pool)", "no_self_train", True, "significant gain", lambda c: _rounds(c) >= 1),
@@ -97,6 +97,9 @@ def verdict(part: Part, diffs: Sequence[float], p_value: Optional[float], comple
     if part.removes:
         return "**keep**" if keep else "**drop**"
     return "**adopt**" if keep else "**not adopted**"
+
+
+KEPT = ("**keep**", "**adopt**")  # the choices that put a part in the recipe (`verdict`)
 
 
 class Judged(NamedTuple):
@@ -170,8 +173,8 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
     total = planned * (len(PARTS) + 1)
     if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
         return f"its parts are chosen on dev once its ablation is in, by a rule {RULE_FIXED} ({done} of {total} dev cells so far)"
-    kept = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice in ("**keep**", "**adopt**")]
-    left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in ("**keep**", "**adopt**")]
+    kept = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice in KEPT]
+    left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in KEPT]
     return (f"its parts chosen on dev by a rule {RULE_FIXED}, {total} dev cells: kept or adopted "
             + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
 
@@ -186,7 +189,7 @@ def shipped_check(judged: Sequence["Judged"], config: Dict[str, Any], name: str 
     if not all(j.complete for j in chosen_parts):
         return f"`{name}` now (the hypothesis, until the rule has chosen every part): {now}.\n", []
     wrong = [f"{j.part.what} ({'in' if has[j.part.variant] else 'not in'} the config, the rule: {j.choice.strip('*')})"
-             for j in chosen_parts if has[j.part.variant] != (j.choice in ("**keep**", "**adopt**"))]
+             for j in chosen_parts if has[j.part.variant] != (j.choice in KEPT)]
     if not wrong:
         return f"`{name}` has the parts the rule chose: {now}.\n", []
     return (f"**`{name}` differs from the rule's choice**: " + "; ".join(wrong)
