@@ -786,23 +786,11 @@ def _fragments() -> dict:
 
 
 def _hypothesis_rows():
-    """campaign_trf_recipe's reported rows of the recipe that trained what the ablation's recipe
-    trains (its frozen hypothesis file): that spec's cells with the recipe's entry replaced by the
-    ablation's, so that they are still found, and no others, once the shipped recipe is edited
-    (its keys are then another training's)."""
-    import yaml
-
-    from auc_ner_lab.spec import parse_spec
-
-    def entry(m):
-        return m if isinstance(m, str) else m.get("name")
-
-    ablation = yaml.safe_load((ROOT / "studies" / f"{trf_ablation.STUDY}.yaml").read_text(encoding="utf8"))
-    own = next(m for m in ablation["methods"] if entry(m) == trf_ablation.RECIPE)
-    data = yaml.safe_load((ROOT / "studies" / "campaign_trf_recipe.yaml").read_text(encoding="utf8"))
-    data["methods"] = [own if entry(m) == trf_ablation.RECIPE else m for m in data["methods"]]
-    cells = parse_spec(data, source="studies/campaign_trf_recipe.yaml").cells()
-    return [r for r in _reported_rows("campaign_trf_recipe", cells) if r["method"] == trf_ablation.RECIPE]
+    """campaign_trf_recipe's reported rows of the recipe as first proposed (its method
+    `trf_ablation.HYPOTHESIS`, the frozen file the ablation's recipe trains too: the same keys),
+    named as the ablation names that recipe, so that the two studies' rows pair."""
+    rows = _named_rows("campaign_trf_recipe", "campaign_trf_recipe")
+    return [{**r, "method": trf_ablation.RECIPE} for r in rows if r["method"] == trf_ablation.HYPOTHESIS]
 
 
 def trf_ablation_texts() -> dict:

@@ -35,6 +35,8 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 from auc_ner_lab.store import device_kind
 
 RECIPE = "lowres_best_trf"
+# campaign_trf_recipe's name for the recipe as first proposed (studies/configs/lowres_best_trf_hypothesis.cfg)
+HYPOTHESIS = "lowres_best_trf_hypothesis"
 STUDY = "campaign_trf_ablation"
 ALPHA = 0.05
 # when the rule was written (2026-11-26): 5 of the then 126 reported cells had rows; word-piece

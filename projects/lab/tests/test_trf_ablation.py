@@ -219,12 +219,19 @@ def test_in_config_reads_each_part_as_its_variant_changes_it():
                                                              "self_train_rounds2": True, "top3_layers": True, "piece_dropout": True}
 
 
-def test_the_shipped_recipe_is_read_as_the_hypothesis():
-    """recipes/lowres_best_trf.cfg as shipped before the choice: bias, augmentation, one round."""
+def test_each_part_is_read_from_the_shipped_recipe_and_the_frozen_hypothesis():
+    """recipes/lowres_best_trf.cfg as the ablation chose (one self-training round, no bias, no
+    augmentation) and the hypothesis the ablation trains (bias, augmentation, one round)."""
+    from auc_ner_lab.spec import assembled_config
+    from lab_helpers import LAB
     from spacy_auc_ner.api import recipe_config
 
-    config = recipe_config("lowres_best_trf")
-    assert {p.variant for p in PARTS if p.in_config and p.in_config(config)} == {"no_bias", "no_augment", "no_self_train"}
+    def parts(config):
+        return {p.variant for p in PARTS if p.in_config and p.in_config(config)}
+
+    assert parts(recipe_config("lowres_best_trf")) == {"no_self_train"}
+    hypothesis = assembled_config(None, [LAB / "studies" / "configs" / "lowres_best_trf_hypothesis.cfg"])
+    assert parts(hypothesis) == {"no_bias", "no_augment", "no_self_train"}
 
 
 def test_shipped_check_waits_then_agrees_or_names_each_part_it_disagrees_on():

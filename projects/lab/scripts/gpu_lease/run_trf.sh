@@ -3,9 +3,9 @@
 # stopped LIMIT seconds after the start so that the rows are packed within the call (a stopped
 # cell leaves no row; the next lease, or the CPU campaign, resumes):
 #   - the cells of lowres_best_trf still to train in campaign_trf_recipe at RECIPE_SIZES (default
-#     "20 50": the reported rows store.superseded names, self-trained on re-tokenized text
-#     before the fix of 2026-11-26, which study run trains again; none once all are; its tuning
-#     trials stand), its six corpus x size stages at once, RECIPE_WORKERS cells each (default 2);
+#     "20 50"; after the ablation's choice of 2026-11-27 re-keyed them, its 18 tuning trials first,
+#     then its 30 test cells), its six corpus x size stages at once, RECIPE_WORKERS cells each
+#     (default 2; 5 runs a stage's test cells at once);
 #   - its dev-only ablation (campaign_trf_ablation) at ABLATION_SIZES (default "20 50"; its
 #     variants are tuned_as the recipe, whose tuning trials at both sizes exist), its six
 #     corpus x size stages at once, ABLATION_WORKERS cells a stage (default 4: 24 on the GPU, which
