@@ -29,6 +29,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 from scripts import trf_ablation
 
@@ -785,6 +786,15 @@ def _fragments() -> dict:
     return out
 
 
+def _gpu_process_check() -> str:
+    """`trf_ablation.process_check` of the latest GPU lease's committed process-check log
+    (docs/evidence/gpu/<lease>/process_check.log, leases named by kind and date), "" before one."""
+    logs = sorted((ROOT / "docs" / "evidence" / "gpu").glob("*/process_check.log"), key=lambda p: p.parent.name.split("_", 1)[-1])
+    if not logs:
+        return ""
+    return trf_ablation.process_check(logs[-1].read_text(encoding="utf8"), str(logs[-1].relative_to(ROOT))).rstrip()
+
+
 def _hypothesis_rows():
     """campaign_trf_recipe's reported rows of the recipe as first proposed (its method
     `trf_ablation.HYPOTHESIS`, the frozen file the ablation's recipe trains too: the same keys),
@@ -835,10 +845,10 @@ def trf_ablation_texts() -> dict:
         cause = ("The rows cannot tell the path from the position: on the GPU every pair that differs ran at two positions (the "
                  "recipe's cell, then `no_self_train`, in one worker process) and every repeat that agrees at one. So the "
                  "difference may come from the two paths or from what a GPU process trained before a cell; on the CPU neither "
-                 "changes a training. " + ("A GPU cell repeated after other cells in its process (the line above) speaks against an effect "
-                 "of history in general, not against one that only the recipe's config meets (augmentation, the bias callback). "
-                 if other_history else "") + "docs/gpu.md has the check that tells them apart on the next GPU lease, and a CPU check that "
-                 "rules out Python code reading memory it never wrote."
+                 "changes a training. " + (_gpu_process_check() or (("A GPU cell repeated after other cells in its process (the line above) "
+                 "speaks against an effect of history in general, not against one that only the recipe's config meets (augmentation, "
+                 "the bias callback). " if other_history else "") + "docs/gpu.md has the check that tells them apart on the next GPU "
+                 "lease, and a CPU check that rules out Python code reading memory it never wrote."))
                  if confounded else
                  "The cause is not found (a guess: floating-point sums on the GPU that depend on what the process did before, "
                  "amplified by a few hundred steps on 20-50 sentences).")
@@ -1052,7 +1062,7 @@ def trf_fragments() -> dict:
     package's heads against the Hugging Face peer (`peer_sentence`) and the transformer recipe
     against the peer, spaCy's ner and the CRF head (`trf_recipe_sentence`)."""
     from auc_ner_lab.spec import load_spec
-    from auc_ner_lab.store import latest_rows, superseded
+    from auc_ner_lab.store import device_kind, latest_rows, superseded
 
     if not (ROOT / "results" / "campaign_trf_recipe").exists():
         return {}
@@ -1060,8 +1070,10 @@ def trf_fragments() -> dict:
     rows = _store("campaign_trf_recipe").rows_for(spec.cells())  # read once, for both sentences and the stale count
     by = _results_by_cell("campaign_trf_recipe", spec, rows)
     planned = spec.partitions * len(spec.corpora) * len(spec.sizes) * len(spec.values)  # one method's reported cells
-    stale = sum(1 for r in latest_rows(rows).values() if r["method"] == RECIPE_TRF and r["status"] == "ok" and superseded(r))
-    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned, stale) + "\n"}
+    reported = [r for r in latest_rows(rows).values() if r["status"] == "ok" and not r.get("tuning")]
+    stale = sum(1 for r in reported if r["method"] == RECIPE_TRF and superseded(r))
+    gpu = {m: sum(1 for r in reported if r["method"] == m and device_kind(r) == "GPU") for m in (RECIPE_TRF, trf_ablation.HYPOTHESIS)}
+    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned, stale, gpu) + "\n"}
     peer = peer_sentence(by)
     if peer:
         out["evidence/readme/peer.md"] = peer + "\n"
@@ -1116,12 +1128,13 @@ def peer_sentence(by: dict) -> str:
             "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts))
 
 
-def trf_recipe_sentence(by: dict, planned: int, stale: int = 0) -> str:
+def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[dict] = None) -> str:
     """The README's sentence on lowres_best_trf (`by`: `_results_by_cell` of
     campaign_trf_recipe; `planned`: its reported cells in the spec; `stale`: how many of its
-    rows are superseded, `store.superseded`): against the peer, spaCy's ner and the CRF head
-    alone, per cell (partitions within a cell are independent draws) and pooled one pair per
-    draw, and whether issue 31's goal holds on the cells there are."""
+    rows are superseded, `store.superseded`; `gpu`: per method, its reported rows trained on a GPU): against the
+    peer, spaCy's ner and the CRF head alone, per cell (partitions within a cell are independent
+    draws) and pooled one pair per draw, whether issue 31's goal holds on the cells there are,
+    and against the recipe as first proposed, which the dev ablation changed."""
     done = sum(len(r.scores) for (m, _, _), r in by.items() if m == RECIPE_TRF)
     if not done:
         return f"`{RECIPE_TRF}` has no reported cells yet (0 of {planned}; its campaign: `projects/lab/scripts/run_campaign_trf.sh`)"
@@ -1147,13 +1160,24 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0) -> str:
         return (f"`{RECIPE_TRF}` has {done} of {planned} reported cells{so_far}, too few for a paired comparison "
                 "(a cell needs 2 partitions shared with the method it is compared with)")
     progress = f"{done} of {planned} reported cells so far, the rest still training" if so_far else f"all {planned} reported cells"
+    gpu = gpu or {}
+    if gpu.get(RECIPE_TRF):
+        progress += f", {gpu[RECIPE_TRF]} of them trained on a GPU"
+    first = versus(by, RECIPE_TRF, trf_ablation.HYPOTHESIS)
+    first_cells = sum(len(r.scores) for (m, _, _), r in by.items() if m == trf_ablation.HYPOTHESIS)
+    against_first = ("" if first is None else
+                     f". Against the recipe as first proposed (`{trf_ablation.HYPOTHESIS}`: with the entity bias and augmentation, "
+                     f"which the dev ablation dropped; {gpu.get(trf_ablation.HYPOTHESIS, 0)} of its {first_cells} cells trained on a "
+                     f"GPU; compared on test after the choice, not part of it): {first.diff} points pooled ({_p_words(first.p)}, "
+                     f"{first.draws} draws)")
     caveat = ("" if not stale else
               f". Caveat: {stale} of these rows of `{RECIPE_TRF}` self-trained and were scored on dev on text that spaCy tokenized "
               "again, unlike the methods compared with it, which read the annotated tokens (it matters on CoNLL 2003, whose "
               "hyphenated words spaCy splits); fixed on 2026-11-26, their cells are being trained again: which, and how much "
               "the others moved, in [caveats.md](projects/lab/docs/evidence/caveats.md)")
     return (f"`{RECIPE_TRF}` ({progress}; same draws, budget and "
-            f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}" + caveat)
+            f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}" + against_first
+            + caveat)
 
 
 def documents() -> list:

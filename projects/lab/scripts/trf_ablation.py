@@ -404,3 +404,45 @@ def gpu_repeats(every: Sequence[dict], where: Dict[tuple, tuple]) -> Tuple[str, 
             + (f" ({', '.join(sorted({trained[ks[0]]['method'] for ks in other_history}))}), the same dev F1 in "
                f"{agree_after_other}" if other_history else "") + ".\n",
             agree_after_other)
+
+
+def process_check(text: str, source: str) -> str:
+    """What a GPU lease's scripts/gpu_lease/process_check.py log (``text``, committed at
+    ``source``) says about the GPU pairs that differ: its runs per process (JSON lines, each
+    process closed by its "runs equal to run 1" line), the first process's run 1 against its
+    later runs (the poisoned one among them) and against the first run of a fresh process."""
+    import json
+
+    processes: List[List[dict]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("{"):
+            processes[-1].append(json.loads(line))
+        elif "runs equal to run 1" in line:
+            processes.append([])
+    first, fresh = processes[0], (processes[1] if len(processes) > 1 else [])
+    if len(first) < 2 or not fresh:
+        return ""
+
+    def same(a: dict, b: dict) -> bool:
+        return (a["dev_f"], a["weights"]) == (b["dev_f"], b["weights"])
+
+    later, again = first[1:], fresh[0]
+    plain = [r for r in later if not r["poisoned"]]
+    poisoned = [r for r in later if r["poisoned"]]
+    agree = all(same(r, later[0]) for r in later)
+    told = (f"The process check (`scripts/gpu_lease/process_check.py`, its log `{source}`) trained one small cell of the "
+            f"recipe's config {len(first)} times in one GPU process ({len(poisoned)} of them with every Python-level empty "
+            f"array poisoned) and once in a fresh process: run 1 dev F1 {first[0]['dev_f']:.3f}, runs 2-{len(first)} "
+            + (f"{later[0]['dev_f']:.3f} each, equal to each other" if agree else "not all equal")
+            + f" (weights too), {'equal to' if same(later[0], first[0]) else 'unlike'} run 1; the fresh process's run 1 "
+            f"{'repeated' if same(again, first[0]) else 'did not repeat'} run 1. ")
+    if agree and not same(later[0], first[0]) and same(again, first[0]):
+        return told + ("So on the GPU the first training in a process differs from the later ones, which agree with each "
+                       "other, and a fresh process repeats the first: the position in the process is enough to make the GPU "
+                       "pairs above differ (whether the two paths differ as well, only pairs at one position could tell), and "
+                       "a GPU row is reproduced at its own position (first or later) in a worker process"
+                       + ("; no Python code reads memory it never wrote (the poisoned run equals its neighbours)"
+                          if poisoned and plain and all(same(p, plain[-1]) for p in poisoned) else "") + ". ")
+    if all(same(r, first[0]) for r in later) and same(again, first[0]):
+        return told + "So a GPU process's history does not change a training: the two paths differ. "
+    return told + "It does not separate path from position. "

@@ -196,6 +196,12 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     assert "0 of 30" in trf_recipe_sentence({}, planned=30)
     assert "Caveat" not in text
     assert "Caveat: 2 of these rows of `lowres_best_trf` self-trained" in trf_recipe_sentence(by, planned=30, stale=2)
+    assert "so far, the rest still training, 2 of them trained on a GPU;" in trf_recipe_sentence(by, planned=30, gpu={"lowres_best_trf": 2})
+    # the recipe as first proposed: one more paired difference, after the goal
+    first = {**by, ("lowres_best_trf_hypothesis", "ncbi", 20): R(scores={0: 0.32, 1: 0.36})}
+    assert "Against the recipe as first proposed" not in text
+    assert trf_recipe_sentence(first, planned=30).endswith("dropped; 0 of its 2 cells trained on a GPU; compared on test after the "
+                                                           "choice, not part of it): -1.0 [-13.7, +11.7] points pooled (p = 0.500, 2 draws)")
 
 
 def test_a_row_copied_into_another_store_counts_once(toy_root):

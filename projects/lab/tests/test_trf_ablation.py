@@ -261,3 +261,34 @@ def test_the_shipped_recipe_has_what_the_committed_rows_chose():
     text = (LAB / "docs" / "evidence" / "campaign_trf_ablation" / "parts.md").read_text()
     assert "differs from the rule's choice" not in text
 
+
+
+def _check_log(*processes):
+    """A process_check.py log: each process's runs (dev F1, weights, poisoned), then its verdict line."""
+    import json
+
+    lines = []
+    for runs in processes:
+        lines += [json.dumps({"run": i + 1, "poisoned": p, "device": "cuda:0", "dev_f": f, "weights": w, "seconds": 1.0})
+                  for i, (f, w, p) in enumerate(runs)]
+        lines.append("filled empty arrays: {}")
+        lines.append("1 of 1 runs equal to run 1 (dev F1 and weights; the poisoned one last)")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_process_check_tells_position_from_path():
+    from scripts.trf_ablation import process_check
+
+    position = _check_log([(0.011, 10.0, False), (0.043, 12.0, False), (0.043, 12.0, False), (0.043, 12.0, True)],
+                          [(0.011, 10.0, False)])
+    text = process_check(position, "p.log")
+    assert "run 1 dev F1 0.011, runs 2-4 0.043 each, equal to each other (weights too), unlike run 1" in text
+    assert "the fresh process's run 1 repeated run 1" in text and "the position in the process is enough" in text
+    assert "the poisoned run equals its neighbours" in text
+    # the same dev F1 with other weights is another training
+    poisoned_differs = _check_log([(0.011, 10.0, False), (0.043, 12.0, False), (0.043, 12.5, True)], [(0.011, 10.0, False)])
+    assert "not all equal" in process_check(poisoned_differs, "p.log") and "It does not separate" in process_check(poisoned_differs, "p.log")
+    every_run_equal = _check_log([(0.2, 10.0, False)] * 3, [(0.2, 10.0, False)])
+    assert "history does not change a training: the two paths differ" in process_check(every_run_equal, "p.log")
+    # a log cut short (no fresh process) says nothing
+    assert process_check(_check_log([(0.2, 10.0, False)] * 3), "p.log") == ""
