@@ -175,8 +175,13 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
     total = planned * (len(PARTS) + 1)
     if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
         return f"its parts are chosen on dev once its ablation is in, by a rule {RULE_FIXED} ({done} of {total} dev cells so far)"
-    kept = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice in KEPT]
-    left = [f"{j.part.what} ({j.interval} points, {j.test.n} draws)" for j in judged if j.choice not in KEPT]
+    from scripts.evidence import p_text
+
+    def told(j: Judged) -> str:
+        return f"{j.part.what} ({j.interval} points, {p_text(j.test.p_value)}, {j.test.n} draws)"  # type: ignore[attr-defined]
+
+    kept = [told(j) for j in judged if j.choice in KEPT]
+    left = [told(j) for j in judged if j.choice not in KEPT]
     return (f"its parts chosen on dev by a rule {RULE_FIXED}, {total} dev cells: kept or adopted "
             + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
 

@@ -82,7 +82,8 @@ def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
     text = readme_sentence(by, planned=2)
     assert text.startswith("its parts chosen on dev by a rule fixed when 5 of its then 126 cells had rows (word-piece "
                            "dropout's when 90 had, before any of its own), 16 dev cells: kept or adopted augmentation (+2.0 [")
-    assert "partial fine-tuning (the top 3 of MiniLM's 6 layers) (+0.0 [+0.0, +0.0] points, 2 draws)" in text.split("; dropped")[0]
+    assert "partial fine-tuning (the top 3 of MiniLM's 6 layers) (+0.0 [+0.0, +0.0] points, p=1.000, 2 draws)" in text.split("; dropped")[0]
+    assert "the calibrated entity bias (+2.0 [-10.7, +14.7] points, p=0.295, 2 draws)" in text
     dropped = text.split("; dropped or not adopted ")[1]
     assert dropped.startswith("the calibrated entity bias (+2.0 [") and "a second self-training round (+0.0" in dropped
     assert "self-training (one round on the pool)" in dropped and "CRF head" not in text
