@@ -760,8 +760,17 @@ class StudySpec:
         self._refuse(problems)
 
     def _config_problems(self) -> List[str]:
-        return [f"method {m.name!r}: config {path} not found" for m in [*self.methods, *self.choosers]
-                for path in config_files(m.base_config, m.layers, m.config) if not Path(path).exists()]
+        missing: Dict[str, List[str]] = {}  # each missing file once, with the methods that name it
+        for m in [*self.methods, *self.choosers]:
+            for path in config_files(m.base_config, m.layers, m.config):
+                if not Path(path).exists():
+                    missing.setdefault(path, []).append(repr(m.name))
+        problems = [f"method{'s' if len(set(names)) > 1 else ''} {', '.join(dict.fromkeys(names))}: config {path} not found"
+                    for path, names in missing.items()]
+        if any(not Path(path).is_absolute() for path in missing):
+            # the usual cause: a spec of the lab run from another folder than projects/lab
+            problems.append(f"a relative path is read from the folder the command runs in, {Path.cwd()}")
+        return problems
 
     def _refuse(self, problems: Sequence[str]) -> None:
         if problems:

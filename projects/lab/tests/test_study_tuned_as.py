@@ -119,7 +119,8 @@ def test_the_config_of_a_method_whose_trials_run_alone_is_checked(tmp_path):
 
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(_spec(_tuned_as("mine"), methods=("ce", {"name": "mine", "config": "missing.cfg"}))))
-    with pytest.raises(SpecError, match=r"spec.yaml: method 'mine': config missing.cfg not found"):
+    with pytest.raises(SpecError, match=r"spec.yaml: method 'mine': config missing.cfg not found; a relative path is read "
+                                        r"from the folder the command runs in, /"):
         load_spec(path, only_methods=["ce_dropout"]).check_configs()
 
 
@@ -168,3 +169,18 @@ def test_the_transformer_ablation_keeps_the_recipes_learn_rate_and_shares_its_tr
         own = reported[("lowres_best_trf", corpus, size, partition)] if method != "crf" else cell
         assert cell.selection["trials"] == own.selection["trials"]
         assert cell.selection.get("tuned_as") == (None if method in ("crf", "lowres_best_trf") else "lowres_best_trf")
+
+
+def test_a_missing_config_is_named_once_with_the_methods_that_read_it(tmp_path):
+    """Run from another folder than the one a spec's paths are relative to, every method that
+    reads the same file names it in one problem, and the error says which folder was read."""
+    import yaml
+
+    path = tmp_path / "spec.yaml"
+    methods = ("ce", {"name": "a", "config": "gone.cfg"}, {"name": "b", "config": "gone.cfg"})
+    path.write_text(yaml.safe_dump(_spec(_tuned_as("a"), methods=methods)))
+    with pytest.raises(SpecError) as err:
+        load_spec(path).check_configs()
+    message = str(err.value)
+    assert "methods 'a', 'b': config gone.cfg not found; a relative path is read from the folder the command runs in, " in message
+    assert message.count("gone.cfg") == 1
