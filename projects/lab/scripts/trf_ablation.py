@@ -438,8 +438,8 @@ def process_check(text: str, source: str) -> str:
     told = (f"The process check (`scripts/gpu_lease/process_check.py`, its log `{source}`) trained one small cell of the "
             f"recipe's config {len(first)} times in one GPU process ({len(poisoned)} of them with every Python-level empty "
             f"array poisoned) and once in a fresh process: run 1 dev F1 {first[0]['dev_f']:.3f}, runs 2-{len(first)} "
-            + (f"{later[0]['dev_f']:.3f} each, equal to each other" if agree else "not all equal")
-            + f" (weights too), {'equal to' if same(later[0], first[0]) else 'unlike'} run 1; the fresh process's run 1 "
+            + (f"{later[0]['dev_f']:.3f} each, equal to each other (weights too)" if agree else "not all equal")
+            + f", {'equal to' if same(later[0], first[0]) else 'unlike'} run 1; the fresh process's run 1 "
             f"{'repeated' if same(again, first[0]) else 'did not repeat'} run 1. ")
     if agree and not same(later[0], first[0]) and same(again, first[0]):
         return told + ("So on the GPU the first training in a process differs from the later ones, which agree with each "
