@@ -12,6 +12,7 @@ Methods and recipes (what ``spacy-auc-ner config`` assembles):
 Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
   missing_keys, unknown_override_keys        dotted keys a config lacks; override keys that name nothing (``recipe`` refuses them)
+  budgeted, has_dev                          the step settings of a config's ``[budget]`` (epochs) and dev set; whether it has one
   train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
   with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
   pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
@@ -66,6 +67,7 @@ from .ml.lstm import lstm_layer
 from .outputs import OutputFolder, check_output_file
 from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
+from .training.budget import budgeted, has_dev
 from .training.pretraining import pretraining_config
 from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
@@ -77,7 +79,7 @@ from .training.unlabeled import write_pool, write_unlabeled
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
+    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",

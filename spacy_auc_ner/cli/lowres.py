@@ -51,8 +51,8 @@ OLD_OPTIONS = {
 OVERRIDES_HELP = (
     "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "
     "--paths.raw_text), pretraining (--pretraining.max_epochs 5), self-training (--self_training.rounds 1, "
-    "--self_training.threshold 0.8, ...) and training (--training.max_steps 600); a key that names nothing "
-    "in the config is refused."
+    "--self_training.threshold 0.8, ...), the budget in epochs (--budget.epochs 30) and training "
+    "(--training.optimizer.learn_rate.initial_rate 0.0003); a key that names nothing in the config is refused."
 )
 
 
@@ -68,9 +68,9 @@ def _overrides(command: str, config: str, output_dir: Optional[Path], args: List
     if old:
         instead = "; ".join(f"{o} -> {OLD_OPTIONS[o]}" for o in dict.fromkeys(old))
         raise DataError(f"{command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: "
-                        f"spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN --paths.dev DEV --paths.raw_text RAW ({instead})")
+                        f"spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] [--paths.raw_text RAW] ({instead})")
     if output_dir is None:
-        raise DataError(f"{command}: missing OUTPUT_DIR (spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN --paths.dev DEV ...)")
+        raise DataError(f"{command}: missing OUTPUT_DIR (spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] ...)")
     if args and not args[0].startswith("--"):
         raise DataError(f"{command}: unexpected argument {args[0]!r}; settings are given as --section.key VALUE")
     for arg in args:
@@ -81,8 +81,9 @@ def _overrides(command: str, config: str, output_dir: Optional[Path], args: List
 
 def _print_rounds(summary: Dict[str, Any]) -> None:
     for r in summary["rounds"]:
-        f = r["dev"]["ents_f"]
-        typer.echo(f"round {r['round']}\tdev F1 {f:.4f}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
+        f = (r["dev"] or {}).get("ents_f")
+        dev = "no dev set" if r["dev"] is None else f"dev F1 {f or 0.0:.4f}"
+        typer.echo(f"round {r['round']}\t{dev}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
     typer.echo(f"model-best: {summary['model']}")
 
 
@@ -101,7 +102,7 @@ def self_train_command(
 ):
     """Self-training with the recogniser's confidences: the recipe's run without pretraining.
 
-    Labels the pool (--paths.raw_text, read through the config's corpora.pool reader) with the round's pipeline, keeps the confident entities, retrains the config on gold + pseudo-labels, and repeats (the self_training block's rounds; configs/self_training.cfg fills a config without the block); the round with the best dev F1 is OUTPUT_DIR/model-best.
+    Labels the pool (--paths.raw_text, read through the config's corpora.pool reader) with the round's pipeline, keeps the confident entities, retrains the config on gold + pseudo-labels, and repeats (the self_training block's rounds; configs/self_training.cfg fills a config without the block); the round with the best dev F1 is OUTPUT_DIR/model-best (without --paths.dev: the last round).
 
     Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev dev.spacy --paths.raw_text raw.txt --self_training.rounds 1
 
@@ -165,7 +166,11 @@ def recipe_command(
 
     Pretrains the encoder when the config's pretraining block names a component (its max_epochs epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
 
-    Example: spacy-auc-ner recipe lowres_best out --paths.train train.tsv --paths.dev dev.tsv --paths.raw_text raw.txt --pretraining.max_epochs 5 --self_training.rounds 1
+    The budget block gives the training in epochs of --paths.train: the steps, warm-up, evaluation rhythm and patience are counted from its size (a recipe's own; --budget.epochs 0: the training block's steps).
+
+    Without --paths.dev (only your n sentences): nothing is chosen on a dev set. Each training runs its whole budget and keeps its last step's model, self-training keeps its last round, and the entity-bias callback (it calibrates on dev) is dropped; the log says so.
+
+    Example: spacy-auc-ner recipe lowres_best_trf out --paths.train train.tsv --paths.raw_text raw.txt --paths.transformer minilm
 
     Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
     """

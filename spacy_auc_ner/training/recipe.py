@@ -20,6 +20,7 @@ self-training when ``[self_training] rounds`` is 1 or more and there is raw text
 cells alike.
 """
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -32,7 +33,8 @@ from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
 from ..outputs import OutputFolder
-from .self_training import SelfTrainingSettings, best_round, check_teacher, read_pool_config, run_names, run_rounds, with_self_training
+from .budget import budget_text, budgeted, with_budget, without_dev
+from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, load_training_config, train_config
 from .unlabeled import PoolItem, read_pool
 
@@ -115,16 +117,19 @@ def prepare(
     output_dir = Path(output_dir)
     overrides = dict(overrides or {})
     config, config_files, where = recipe_source(recipe)
-    config = with_self_training(config)
+    config = with_budget(with_self_training(config))
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
     settings = SelfTrainingSettings.from_config(config)
     paths = config.interpolate()["paths"]
-    for key in ("train", "dev"):
-        if paths.get(key) is None:
-            raise DataError(f"[paths.{key}] of {where} is null: give the file with --paths.{key}")
+    if paths.get("train") is None:
+        raise DataError(f"[paths.train] of {where} is null: give the file with --paths.train")
     train, dev, raw = (_path(paths, key, where) for key in ("train", "dev", "raw_text"))
-    assert train is not None and dev is not None  # both checked to be set just above
+    assert train is not None  # checked to be set just above
+    notes: List[str] = []
+    if dev is None:  # the user's n sentences are all they have: nothing is chosen on dev
+        config, dropped = without_dev(config)
+        notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
     if self_train is None:
         self_train = settings.rounds >= 1 and raw is not None
     elif raw is None:
@@ -132,9 +137,13 @@ def prepare(
     pretrain = pretrains(config, where) and pretrain
     # every input is read now, so that a bad file or line fails before anything is removed,
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
-    docs = {"train": read_docs(train, Vocab()), "dev": read_docs(dev, Vocab())}
-    columns = {role: docs[role] for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
+    given = {role: path for role, path in (("train", train), ("dev", dev)) if path is not None}
+    docs = {role: read_docs(path, Vocab()) for role, path in given.items()}
+    columns = {role: docs[role] for role, path in given.items() if not is_docbin(path)}
     inputs = [*config_files, train, dev, raw, teacher]
+    config, derived = _budgeted(config, train, docs["train"], where, overrides)
+    if derived:
+        notes.append(f"the budget: {budget_text(derived)}")
     for role in columns:
         config["paths"][role] = str(output_dir / DATA_DIR / f"{role}.spacy")
     if pretrain:
@@ -144,11 +153,27 @@ def prepare(
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
                             "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
-                            "first_teacher": None, "teacher": teacher, "raw_text": raw if raw is not None else config["paths"]["train"]}
+                            "first_teacher": None, "teacher": teacher, "raw_text": raw if raw is not None else config["paths"]["train"],
+                            "notes": notes}
     if self_train:
         plan["items"] = read_pool_config(config, where)
         plan["first_teacher"] = check_teacher(config, where, settings, teacher)
     return plan
+
+
+def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, overrides: Dict[str, Any]) -> Tuple[Config, Dict[str, Any]]:
+    """The config with the step settings of its ``[budget]`` and dev set (`budget.budgeted`),
+    counted on the training file (a column file through a temporary .spacy copy, as spaCy's
+    reader reads only .spacy)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        counted = config.copy()
+        if not is_docbin(train):
+            train = Path(tmp) / "train.spacy"
+            write_docs(train, train_docs)
+        counted["paths"]["train"] = str(train)
+        _, derived = budgeted(counted, where=where, overrides=overrides)
+    settings = {key: value for key, value in derived.items() if key.startswith("training.")}
+    return load_training_config(config, settings, where), derived
 
 
 def _with_raw_text(config: Config, raw: Optional[PathLike], train: PathLike) -> Config:
@@ -185,6 +210,8 @@ def run_recipe(
     what = "a self-training run" if command == "self-train" else f"a {command} run"
     out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, what)
     out.clear()
+    for note in plan["notes"]:
+        log(note)
     for role, role_docs in plan["columns"].items():
         write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
         log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
@@ -271,5 +298,5 @@ def train_steps(
         gold = read_docs(train, Vocab())
     records = run_rounds(out, config, where, settings, train=train, dev=dev, teacher=teacher, overrides=overrides, gpu_id=gpu_id,
                          log=log, progress=progress, gold=gold, items=items, first_teacher=first_teacher)
-    summary.update(rounds=records, chosen_round=best_round(records), pool_sentences=len(items))
+    summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
     return summary

@@ -24,6 +24,7 @@ from ..data.columns import DataError, write_docs
 from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
+from .budget import has_dev
 from .confidences import find_recognizer, pipe_factories
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
 from .spacy_training import load_training_config, train_config
@@ -146,6 +147,18 @@ def best_round(records: Sequence[Dict[str, Any]]) -> int:
     return max(range(len(records)), key=lambda i: (records[i]["dev"]["ents_f"] or 0.0, -i))
 
 
+def kept_round(records: Sequence[Dict[str, Any]]) -> int:
+    """The round a run keeps: the best on dev (`best_round`), or without a dev set (rounds
+    scored None) the last: the lab's ablation found one round of self-training a gain on dev
+    and on test (projects/lab/docs/evidence/campaign_trf_ablation/parts.md), so the student
+    is kept without asking a dev set."""
+    if not records:
+        raise ValueError("no self-training round to choose from")
+    if all(record["dev"] is None for record in records):
+        return len(records) - 1
+    return best_round(records)
+
+
 def run_names(rounds: int) -> List[str]:
     """The entries a self-training run of ``rounds`` rounds writes in its output folder."""
     rounds_ = [name for k in range(rounds + 1) for name in (f"round-{k}", f".round-{k}.partial")]
@@ -192,8 +205,12 @@ def run_rounds(
 
     output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
-    overrides = {**(overrides or {}), "paths.dev": str(dev)}
+    overrides = {**(overrides or {}), **({"paths.dev": str(dev)} if dev is not None else {})}
+    scored = has_dev(load_training_config(config, overrides))  # without a dev set: no scores, the last round kept
     records: List[Dict[str, Any]] = []
+
+    def scores(nlp: Language) -> Optional[Dict[str, float]]:
+        return _dev_scores(nlp, config, overrides) if scored else None
 
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
         """Build round k in a hidden folder, rename it when complete (a given teacher leaves
@@ -212,7 +229,7 @@ def run_rounds(
         with out.record("rounds.jsonl").open("a", encoding="utf8") as f:
             f.write(json.dumps(record) + "\n")
         records.append(record)
-        dev_f = record["dev"]["ents_f"]
+        dev_f = (record["dev"] or {}).get("ents_f")
         log(f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1")
 
     # round 0: the teacher
@@ -230,7 +247,7 @@ def run_rounds(
         return {
             "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": len(gold),
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
-            "train_sentences": len(gold), "dev": _dev_scores(nlp, config, overrides), "label_seconds": 0.0, "train_seconds": trained,
+            "train_sentences": len(gold), "dev": scores(nlp), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
@@ -266,13 +283,13 @@ def run_rounds(
             return {
                 "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
                 "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
-                "train_file": str(final_train), "dev": _dev_scores(best, config, overrides), "label_seconds": label_seconds, "train_seconds": train_seconds,
+                "train_file": str(final_train), "dev": scores(best), "label_seconds": label_seconds, "train_seconds": train_seconds,
             }
 
         run_round(k, round_k)
-    best = best_round(records)
+    best = kept_round(records)
     partial = out.record(".model-best.partial", "model-best")
     shutil.copytree(records[best]["model"], partial)
     os.replace(partial, output_dir / "model-best")
-    log(f"model-best: round {best} (dev F1 {records[best]['dev']['ents_f'] or 0.0:.3f})")
+    log(f"model-best: round {best} (dev F1 {records[best]['dev']['ents_f'] or 0.0:.3f})" if scored else f"model-best: round {best}, the last (no dev set)")
     return records

@@ -17,7 +17,7 @@ import spacy
 from spacy.training import Corpus
 from thinc.api import Config
 
-from spacy_auc_ner.api import PathLike, load_training_config, predict, score_entities, train_config
+from spacy_auc_ner.api import PathLike, budgeted, has_dev, load_training_config, predict, score_entities, train_config
 from spacy_auc_ner.api import dev_scores as package_dev_scores
 
 
@@ -32,6 +32,7 @@ def train_and_evaluate(config: Config, *, train: PathLike, dev: PathLike, test: 
     """Train `config` on `train` quietly, early-stop on `dev`, score the best model
     (`trained_scores`; on `test` unless it is None, for tuning), plus the training time."""
     config = load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)})
+    config, _ = budgeted(config)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         with quiet():  # the package's one in-process `spacy train`
@@ -45,10 +46,14 @@ def train_and_evaluate(config: Config, *, train: PathLike, dev: PathLike, test: 
 def trained_scores(model: PathLike, config: Config, test: Optional[PathLike]) -> Dict[str, Any]:
     """The scores of a trained pipeline: on `test` (None: none), the best dev score of its
     early stopping (``dev_score``: ents_f, from its meta) and ``dev_scores``, every score of
-    the same scorer on the config's dev corpus, to select runs on."""
+    the same scorer on the config's dev corpus, to select runs on (None and {} for a config
+    trained without a dev set)."""
     meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf8"))
     best = spacy.load(model)
     result = evaluate(best, test) if test is not None else {}
+    if not has_dev(config):  # nothing was chosen on dev, and there is no dev set to score
+        result.update(dev_score=None, dev_scores={})
+        return result
     result.update(dev_score=meta.get("performance", {}).get("ents_f"), dev_scores=dev_scores(best, config))
     return result
 

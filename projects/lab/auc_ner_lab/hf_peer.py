@@ -204,7 +204,9 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
     """Fine-tune the encoder on the training examples, scoring dev every `eval_frequency` steps
     as spaCy's loop does (after steps 0, f, 2f, ...; stopping after `patience` steps without a
     better dev ents_f, or after step `max_steps`, the earliest best kept; a loss that is not
-    finite ends training there, the best evaluation before it kept, as spaCy's model-best); returns the best model, its tokenizer, its labels and what happened."""
+    finite ends training there, the best evaluation before it kept, as spaCy's model-best; with no
+    dev examples, no evaluation and the last step's model); returns the model, its tokenizer, its
+    labels and what happened."""
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -262,7 +264,7 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
             optimizer.step()
             schedule.step()
             updates += 1
-            if step % settings.eval_frequency == 0:
+            if dev_docs and step % settings.eval_frequency == 0:
                 predicted = predict_docs(model, tokenizer, dev_docs, id2label, settings, device, max_length, dev_features)
                 dev_f = float(scored(predicted, dev_examples)["ents_f"])
                 history.append({"step": step, "epoch": epoch, "loss": float(loss.item()), "dev_ents_f": dev_f})
@@ -277,9 +279,14 @@ def train_peer(settings: PeerSettings, train_examples, dev_examples, device) -> 
         epoch += 1
         if settings.max_epochs and epoch >= settings.max_epochs:
             done = True
-    if best_state is None:
+    if not dev_docs:  # no dev set: the last step's model, as a fine-tune without dev keeps it
+        if diverged is not None:
+            raise PeerError(f"the loss is not finite at step {diverged} and there is no dev set to keep an earlier model (learn rate {settings.learn_rate})")
+        best_step, best_f = step, None
+    elif best_state is None:
         raise PeerError(f"the loss is not finite at step {diverged}, before the first evaluation (learn rate {settings.learn_rate})")
-    model.load_state_dict(best_state)
+    else:
+        model.load_state_dict(best_state)
     info = {"steps": updates, "epochs": epoch, "best_step": best_step, "dev_ents_f": best_f, "evaluations": history,
             "labels": len(id2label), "max_length": max_length, "device": str(device), "diverged_at_step": diverged}
     return model, tokenizer, id2label, info
@@ -311,9 +318,11 @@ def run_cell(cell) -> Dict[str, Any]:
     peer is and did (a row says by it that it is the peer)."""
     from spacy.training import Corpus
 
+    from spacy_auc_ner.api import budgeted
+
     config = cell.training_config()
     config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
-    config = config.interpolate()
+    config = budgeted(config)[0].interpolate()
     settings = PeerSettings.from_config(config)
     device = _device(cell.gpu_id)
     train_examples, dev_examples = _examples(config, "corpora.train"), _examples(config, "corpora.dev")
@@ -333,7 +342,7 @@ def run_cell(cell) -> Dict[str, Any]:
         result = scored(predicted, test)
         words = sum(len(doc) for doc in predicted)
         result.update(test_words=words, test_words_per_second=words / seconds if seconds > 0 else None)
-    dev = scored(dev_predicted, dev_examples)
+    dev = scored(dev_predicted, dev_examples) if dev_examples else {}
     result.update(
         dev_score=info["dev_ents_f"],
         dev_scores={k: float(v) for k, v in dev.items() if isinstance(v, (int, float)) and not isinstance(v, bool)},

@@ -185,6 +185,9 @@ class MethodEntry(Section):
     layers: Annotated[List[str], expect(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                         "{value} is not a list of partial config files (e.g. [pretrain/characters.cfg, self_training.cfg])")] = []
     overrides: Overrides = {}
+    # more overrides for this method's cells of one corpus, over its own (a setting chosen
+    # leaving that corpus out: {conll2003: {training.optimizer.learn_rate.initial_rate: 0.0001}})
+    corpus_overrides: Annotated[Dict[str, Overrides], _mapping_or_empty("a mapping of corpus names to mappings of config keys is expected")] = {}
     description: str = ""
     # None: the augmentation of the method's own config; false: none
     augment: Annotated[Optional[AugmentSettings], BeforeValidator(AugmentSettings.given)] = None
@@ -318,6 +321,10 @@ class SpecFile(Section):
         # part of a grid with the same cells)
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
+        for i, method in enumerate(self.methods):
+            unknown = sorted(set(method.corpus_overrides) - set(self.corpora))
+            if unknown:
+                raise At(("methods", i, "corpus_overrides", unknown[0]), f"{unknown[0]!r} is not a corpus of this spec ({', '.join(self.corpora)})")
         self._check_baseline()
         self._check_tuned_as()
         if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
@@ -397,6 +404,7 @@ class MethodSpec:
     pretrain_text: str = "pool"
     # the method whose tuning trials choose this one's grid point (None: its own trials)
     tuned_as: Optional[str] = None
+    corpus_overrides: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
 
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
@@ -672,6 +680,7 @@ class StudySpec:
             **self.overrides,
             **self.size_overrides.get(size, {}),
             **method.overrides,
+            **method.corpus_overrides.get(corpus, {}),
             **paths.get("overrides", {}),
             "system.seed": seed,
             **({"corpora.dev": dev} if dev is not None else {}),
@@ -793,6 +802,7 @@ class StudySpec:
             origin.update({k: "overrides" for k in self.overrides})
             origin.update({k: f"size_overrides.{cell.size}" for k in self.size_overrides.get(cell.size, {})})
             origin.update({k: f"corpora.{cell.corpus}.overrides" for k in self.corpora[cell.corpus].get("overrides", {})})
+            origin.update({k: f"methods.{method.name}.corpus_overrides.{cell.corpus}" for k in method.corpus_overrides.get(cell.corpus, {})})
             if not origin:
                 continue
             # the library's check, the one `spacy-auc-ner recipe` makes of its overrides, on the
@@ -976,4 +986,5 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     except At as err:
         raise SpecError(f"{source}: {key_path(('methods', i) + err.loc, data)}: {err}") from None
     return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,
-                      pretrain_text=entry.pretrain_text, runner=entry.runner, tuned_as=entry.tuned_as)
+                      pretrain_text=entry.pretrain_text, runner=entry.runner, tuned_as=entry.tuned_as,
+                      corpus_overrides={corpus: dict(keys) for corpus, keys in entry.corpus_overrides.items()})

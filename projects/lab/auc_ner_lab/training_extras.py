@@ -212,18 +212,18 @@ def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
     sentence's text with the language's tokenizer instead: until 2026-11-26 the self-training
     cells trained, stopped early and were scored on dev that way (29 % of CoNLL 2003's dev
     sentences tokenize differently, 1-2 % of NCBI-disease's and S800's), the other cells not."""
-    from spacy_auc_ner.api import write_docs
+    from spacy_auc_ner.api import has_dev, write_docs
 
     gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
     write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
-    write_docs(dev, _reader_docs(config, "corpora.dev"))
     train_block = config["corpora"]["train"]
     # gold_preproc: the annotated tokens (one sentence a Doc here, so its sentence split changes nothing)
     corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": True}
-    overrides = {
-        "corpora.train": {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus,
-        "corpora.dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": True},
-    }
+    overrides = {"corpora.train": {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus}
+    if not has_dev(config):  # the cell has only its n sentences: its config's NoDev.v1 stays
+        return {"train": gold, "dev": None, "overrides": overrides}
+    write_docs(dev, _reader_docs(config, "corpora.dev"))
+    overrides["corpora.dev"] = {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": True}
     return {"train": gold, "dev": dev, "overrides": overrides}
 
 
@@ -232,7 +232,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
     recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
     sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
+    from spacy_auc_ner.api import OutputFolder, budgeted, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
 
     from .experiment import quiet, trained_scores
 
@@ -242,6 +242,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     config = cell.training_config()
     config["paths"]["train"] = str(cell.train)
     config["paths"]["dev"] = str(cell.dev)
+    config, _ = budgeted(config)  # the steps of its [budget] on the draw, and of its dev set (or none)
     pretrain, self_train = pretrains(config), self_trains(config)
     draw_text = cell.pretrain_text == "draw"
     info: Dict[str, Any] = {}
@@ -264,7 +265,7 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
             config["paths"]["raw_text"] = str(raw_text)
         if self_train:
             files = _self_training_files(config, tmp)
-            overrides = {**files["overrides"], "paths.train": str(files["train"]), "paths.dev": str(files["dev"])}
+            overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
             config = with_self_training(config)
             config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
         with quiet():
@@ -280,11 +281,12 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
         result = trained_scores(summary["model"], dev_config, cell.test_split())
     if summary["rounds"]:
         rounds = summary["rounds"]
-        info["rounds"] = [{"round": r["round"], "dev_f": r["dev"]["ents_f"], "kept_entities": r["kept_entities"],
+        info["rounds"] = [{"round": r["round"], "dev_f": (r["dev"] or {}).get("ents_f"), "kept_entities": r["kept_entities"],
                            "pseudo_sentences": r["pseudo_sentences"], "label_seconds": r["label_seconds"],
                            "train_seconds": r["train_seconds"]} for r in rounds]
         info["chosen_round"] = summary["chosen_round"]
         info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (_self_training_files)
-        result["dev_score"] = rounds[summary["chosen_round"]]["dev"]["ents_f"]
+        chosen = rounds[summary["chosen_round"]]["dev"]
+        result["dev_score"] = None if chosen is None else chosen["ents_f"]
     result.update(train_seconds=train_seconds, extras=info)
     return result

@@ -250,3 +250,25 @@ def trial_keys(cell) -> List[str]:
     """The keys of the tuning trials a reported cell waits for (none for other cells)."""
     selection = selection_of(cell)
     return [key for keys in selection["trials"] for key in keys] if selection else []
+
+
+# ---- a setting chosen on the other corpora ----------------------------------------------------
+def leave_one_corpus_out(spec, latest: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Choice]]:
+    """For each method of a tuned ``spec`` with trials of its own and each of its corpora, the
+    grid point whose trials on the *other* corpora (every size and tuning partition) have the
+    best mean dev score (`choose`): a setting for a corpus that nobody tuned on, as a user's
+    corpus is. ``latest``: the latest row per cell key of the spec's store. Test scores are
+    never read."""
+    assert spec.tune is not None, "a spec without tuning trials has nothing to choose from"
+    points = spec.tune.points()
+    trials = [cell for cell in spec.cells() if cell.tuning is not None]
+    out: Dict[str, Dict[str, Choice]] = {}
+    for method in spec.tuning_methods():
+        out[method.name] = {}
+        for held_out in spec.corpora:
+            rows: List[List[Optional[Mapping[str, Any]]]] = [[] for _ in points]
+            for cell in trials:
+                if cell.method == method.name and cell.corpus != held_out:
+                    rows[points.index(cell.tuning["point"])].append(latest.get(cell.key))
+            out[method.name][held_out] = choose(points, rows, spec.tune.metric)
+    return out

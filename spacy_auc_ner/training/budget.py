@@ -1,0 +1,201 @@
+"""The training budget in epochs of the user's own sentences, and training without a dev set.
+
+spaCy's ``[training]`` counts the budget, the learn rate's schedule and the evaluation rhythm in
+steps, which a config cannot derive from a training set it has not read: 210 steps are 30 epochs
+of 50 sentences in batches of 8, and 70 epochs of 20. A config's ``[budget]`` block says it in
+epochs (``configs/budget.cfg`` holds the settings and their defaults); the orchestrator counts
+the batches of one epoch of ``[corpora.train]`` (`epoch_steps`) and writes the steps
+(`step_settings`), for ``spacy-auc-ner recipe`` and the lab's cells alike (`budgeted`).
+
+Without a dev set (``[corpora.dev]`` is `NO_DEV`, which ``recipe`` sets when ``paths.dev`` is
+null: `without_dev`) nothing is chosen on dev. spaCy's loop then scores a corpus of no examples
+(0 every time, and a tie counts as its best), only at step 0 and at the last step, so its
+``model-best`` is the last checkpoint of the schedule; early stopping is off; the entity-bias
+callback, which calibrates on dev, is dropped; and self-training keeps its last round
+(:mod:`.self_training`). As Perez et al. (2021, "True few-shot learning") warn, choices made on a
+large dev set make few-shot results look better than a user with n sentences can get.
+"""
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Tuple
+
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import registry
+from thinc.api import Config
+
+from ..data.columns import DataError
+from ..data.files import PathLike
+
+SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "budget.cfg"
+BLOCK = "budget"
+NO_DEV = "spacy_auc_ner.NoDev.v1"
+BIAS_CALLBACK = "spacy_auc_ner.calibrate_entity_bias.v1"  # chooses the bias on dev examples
+# the step settings `step_settings` writes: a config with [budget] epochs >= 1 leaves them to it
+STEP_KEYS = ("training.max_steps", "training.eval_frequency", "training.patience",
+             "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps")
+
+
+def _whole(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+CHECKS: Dict[str, Tuple[Any, str]] = {
+    "epochs": (lambda v: _whole(v, 0), "must be a whole number >= 0 (0: the [training] block's own steps)"),
+    "warmup": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, "must be a share in [0, 1)"),
+    "eval_epochs": (lambda v: _whole(v, 1), "must be a whole number >= 1"),
+    "patience_epochs": (lambda v: _whole(v, 0), "must be a whole number >= 0 (0: no early stopping)"),
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The ``[budget]`` block of a config, checked (`from_config`)."""
+
+    epochs: int
+    warmup: float
+    eval_epochs: int
+    patience_epochs: int
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Budget":
+        """The block's settings, with configs/budget.cfg's defaults for what it leaves out; a
+        wrong one is one line naming its full key."""
+        block = with_budget(config)[BLOCK]
+        unknown = sorted(set(block) - set(CHECKS))
+        if unknown:
+            raise DataError(f"[{BLOCK}.{unknown[0]}] is not a setting of the budget ({', '.join(CHECKS)})")
+        for key, (valid, text) in CHECKS.items():
+            if not valid(block[key]):
+                raise DataError(f"[{BLOCK}.{key}] {text}, not {json.dumps(block[key])}")
+        return cls(**{key: block[key] for key in CHECKS})
+
+
+def with_budget(config: Mapping[str, Any]) -> Config:
+    """``config`` with the ``[budget]`` settings it leaves out filled from configs/budget.cfg."""
+    from spacy.util import load_config
+
+    defaults = load_config(SETTINGS_FILE, interpolate=False)
+    config = Config(config).copy()
+    config[BLOCK] = {**defaults[BLOCK], **(config.get(BLOCK) or {})}
+    return config
+
+
+def step_settings(budget: Budget, epoch_steps: int, learn_rate: Mapping[str, Any], *, dev: bool) -> Dict[str, Any]:
+    """spaCy's step settings for ``budget`` when one epoch is ``epoch_steps`` batches: the budget
+    ``epochs * epoch_steps`` steps, evaluation and patience in whole epochs, the learn rate's
+    warm-up the ``warmup`` share of the steps and its decay over all of them (for a schedule that
+    has those settings, ``learn_rate``). Without a dev set: one evaluation, at the last step,
+    and no early stopping. Pure: the lab's tests compute it by hand."""
+    if epoch_steps < 1:
+        raise ValueError(f"an epoch of {epoch_steps} steps")
+    max_steps = budget.epochs * epoch_steps
+    out: Dict[str, Any] = {
+        "training.max_steps": max_steps,
+        "training.eval_frequency": budget.eval_epochs * epoch_steps if dev else max_steps,
+        "training.patience": budget.patience_epochs * epoch_steps if dev else 0,
+    }
+    if isinstance(learn_rate, Mapping):
+        if "warmup_steps" in learn_rate:
+            out["training.optimizer.learn_rate.warmup_steps"] = round(budget.warmup * max_steps)
+        if "total_steps" in learn_rate:
+            out["training.optimizer.learn_rate.total_steps"] = max_steps
+    return out
+
+
+def epoch_steps(config: Config, nlp: Language) -> Tuple[int, int]:
+    """The batches of one epoch of the config's training corpus (``[training] train_corpus``) as
+    its ``[training] batcher`` makes them, and the examples in it. For a batcher whose size grows
+    (compounding.v1) this is the first epoch's count."""
+    from spacy.util import dot_to_object, resolve_dot_names
+
+    interpolated = config.interpolate()
+    (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["train_corpus"]])
+    examples: List[Example] = list(corpus(nlp))
+    if not examples:
+        raise DataError(f"{interpolated['paths'].get('train')}: the training corpus holds no sentence")
+    batcher = registry.resolve({"batcher": dot_to_object(interpolated, "training.batcher")})["batcher"]
+    return sum(1 for _ in batcher(examples)), len(examples)
+
+
+def has_dev(config: Mapping[str, Any]) -> bool:
+    """Whether the config's dev corpus (``[training] dev_corpus``) is a dev set, not `NO_DEV`."""
+    name = (config.get("training") or {}).get("dev_corpus", "corpora.dev")
+    block: Any = config
+    for part in str(name).split("."):
+        block = block.get(part) if isinstance(block, Mapping) else None
+    return not (isinstance(block, Mapping) and block.get("@readers") == NO_DEV)
+
+
+def without_dev(config: Config) -> Tuple[Config, List[str]]:
+    """``config`` trained without a dev set: its dev corpus `NO_DEV`, and the entity-bias
+    callback (it calibrates on dev) dropped; returns what was dropped, for the log."""
+    config = config.copy()
+    name = config["training"].get("dev_corpus", "corpora.dev")
+    section, _, key = str(name).rpartition(".")
+    config[section or "corpora"][key] = {"@readers": NO_DEV}
+    dropped = []
+    if (config["training"].get("before_update") or {}).get("@callbacks") == BIAS_CALLBACK:
+        config["training"]["before_update"] = None
+        dropped.append(f"[training.before_update] {BIAS_CALLBACK} (it calibrates on dev)")
+    return config, dropped
+
+
+def budgeted(config: Config, *, where: PathLike = "the config", overrides: Mapping[str, Any] = ()) -> Tuple[Config, Dict[str, Any]]:
+    """The config with its step settings written: from ``[budget]`` when ``epochs`` >= 1 (an
+    override of a step setting, ``overrides``, is refused then), and without a dev set one
+    evaluation at the last step and no early stopping. Returns it (not interpolated) and what
+    was derived, for the log: ``epoch_steps``, ``examples`` and the step settings."""
+    import spacy
+
+    budget = Budget.from_config(config)
+    dev = has_dev(config)
+    clash = [key for key in overrides if key in STEP_KEYS]
+    if budget.epochs >= 1 and clash:
+        raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
+                        f"(give --budget.epochs, or --budget.epochs 0 to train [training]'s own steps)")
+    if budget.epochs == 0:
+        if dev:
+            return config, {}
+        steps = config["training"].get("max_steps") or 0
+        if not _whole(steps, 1):
+            raise DataError(f"{where}: without a dev set the budget must be steps ([training] max_steps >= 1) or "
+                            f"[budget] epochs >= 1, not max_steps = {json.dumps(steps)}: the last step's model is kept")
+        derived: Dict[str, Any] = {"training.eval_frequency": steps, "training.patience": 0}
+    else:
+        nlp = spacy.blank(config["nlp"]["lang"])
+        n_steps, n_examples = epoch_steps(config, nlp)
+        learn_rate = config["training"].get("optimizer", {}).get("learn_rate")
+        derived = {"epoch_steps": n_steps, "examples": n_examples}
+        derived.update(step_settings(budget, n_steps, learn_rate, dev=dev))
+    from .spacy_training import load_training_config
+
+    settings = {k: v for k, v in derived.items() if k.startswith("training.")}
+    return load_training_config(config, settings, where), derived
+
+
+def budget_text(derived: Mapping[str, Any]) -> str:
+    """One line on what `budgeted` derived, for the log."""
+    if "epoch_steps" not in derived:
+        return f"no dev set: the model of step {derived['training.eval_frequency']} is kept"
+    steps = derived["training.max_steps"]
+    text = f"{derived['examples']} training examples, {derived['epoch_steps']} steps an epoch: {steps} steps"
+    if "training.optimizer.learn_rate.warmup_steps" in derived:
+        text += f", {derived['training.optimizer.learn_rate.warmup_steps']} of warm-up"
+    if derived["training.eval_frequency"] == steps and derived["training.patience"] == 0:
+        return text + "; no dev set: the last step's model is kept"
+    return text + f", dev scored every {derived['training.eval_frequency']}, patience {derived['training.patience']}"
+
+
+@registry.readers(NO_DEV)
+def no_dev_corpus():
+    """The dev corpus of a training without a dev set: no examples. spaCy's loop scores 0 at
+    each evaluation and takes a tie as its best, so with one evaluation at the last step
+    (`step_settings`) its model-best is the last checkpoint."""
+
+    def read(nlp: Language) -> List[Example]:
+        return []
+
+    return read
+
