@@ -18,7 +18,7 @@ large dev set make few-shot results look better than a user with n sentences can
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.training import Example
@@ -77,9 +77,9 @@ def with_budget(config: Mapping[str, Any]) -> Config:
     from spacy.util import load_config
 
     defaults = load_config(SETTINGS_FILE, interpolate=False)
-    config = Config(config).copy()
-    config[BLOCK] = {**defaults[BLOCK], **(config.get(BLOCK) or {})}
-    return config
+    filled = Config(config).copy()
+    filled[BLOCK] = {**defaults[BLOCK], **(filled.get(BLOCK) or {})}
+    return filled
 
 
 def step_settings(budget: Budget, epoch_steps: int, learn_rate: Mapping[str, Any], *, dev: bool) -> Dict[str, Any]:
@@ -142,7 +142,7 @@ def without_dev(config: Config) -> Tuple[Config, List[str]]:
     return config, dropped
 
 
-def budgeted(config: Config, *, where: PathLike = "the config", overrides: Mapping[str, Any] = ()) -> Tuple[Config, Dict[str, Any]]:
+def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optional[Mapping[str, Any]] = None) -> Tuple[Config, Dict[str, Any]]:
     """The config with its step settings written: from ``[budget]`` when ``epochs`` >= 1 (an
     override of a step setting, ``overrides``, is refused then), and without a dev set one
     evaluation at the last step and no early stopping. Returns it (not interpolated) and what
@@ -151,7 +151,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Mappi
 
     budget = Budget.from_config(config)
     dev = has_dev(config)
-    clash = [key for key in overrides if key in STEP_KEYS]
+    clash = [key for key in (overrides or {}) if key in STEP_KEYS]
     if budget.epochs >= 1 and clash:
         raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
                         f"(give --budget.epochs, or --budget.epochs 0 to train [training]'s own steps)")
