@@ -108,10 +108,11 @@ def epoch_steps(config: Config, nlp: Language) -> Tuple[int, int]:
     """The batches of one epoch of the config's training corpus (``[training] train_corpus``) as
     its ``[training] batcher`` makes them, and the examples in it. For a batcher whose size grows
     (compounding.v1) this is the first epoch's count."""
-    from spacy.util import dot_to_object, resolve_dot_names
+    from spacy.util import dot_to_object
 
     interpolated = config.interpolate()
-    (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["train_corpus"]])
+    # this block alone: resolving its section would build the dev reader too, which may read no file
+    corpus = registry.resolve({"corpus": dot_to_object(interpolated, interpolated["training"]["train_corpus"])})["corpus"]
     examples: List[Example] = list(corpus(nlp))
     if not examples:
         raise DataError(f"{interpolated['paths'].get('train')}: the training corpus holds no sentence")

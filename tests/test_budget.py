@@ -1,0 +1,156 @@
+"""The budget in epochs ([budget], training/budget.py) and training without a dev set: the
+steps follow the training set's size, and without dev nothing is chosen on it."""
+import json
+
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from spacy.util import load_config
+from thinc.api import Config
+
+from spacy_auc_ner.data.columns import DataError
+from spacy_auc_ner.methods import recipe_config
+from spacy_auc_ner.training.budget import NO_DEV, Budget, budgeted, epoch_steps, has_dev, step_settings, without_dev
+from spacy_auc_ner.training.self_training import kept_round
+
+RECIPE_BUDGET = Budget(epochs=30, warmup=0.1, eval_epochs=2, patience_epochs=12)
+WARMUP_LINEAR = {"@schedules": "warmup_linear.v1", "warmup_steps": 250, "total_steps": "${training.max_steps}", "initial_rate": 1e-4}
+
+
+def _train_file(tmp_path, n: int):
+    """n one-sentence Docs with one entity each, as a .spacy file."""
+    nlp = spacy.blank("en")
+    bin_ = DocBin()
+    for i in range(n):
+        doc = nlp.make_doc(f"Aspirin number {i} treats cancer")
+        doc.ents = [doc.char_span(0, 7, label="Drug")]
+        bin_.add(doc)
+    path = tmp_path / f"train{n}.spacy"
+    bin_.to_disk(path)
+    return path
+
+
+def test_step_settings_by_hand():
+    """30 epochs of 7 batches (50 sentences in batches of 8): 210 steps, dev every 14, patience
+    84, 21 of warm-up, the decay over 210; of 3 batches (20 sentences): 90, 6, 36, 9."""
+    assert step_settings(RECIPE_BUDGET, 7, WARMUP_LINEAR, dev=True) == {
+        "training.max_steps": 210, "training.eval_frequency": 14, "training.patience": 84,
+        "training.optimizer.learn_rate.warmup_steps": 21, "training.optimizer.learn_rate.total_steps": 210}
+    assert step_settings(RECIPE_BUDGET, 3, WARMUP_LINEAR, dev=True) == {
+        "training.max_steps": 90, "training.eval_frequency": 6, "training.patience": 36,
+        "training.optimizer.learn_rate.warmup_steps": 9, "training.optimizer.learn_rate.total_steps": 90}
+    # without dev: one evaluation, at the last step, and no early stopping
+    no_dev = step_settings(RECIPE_BUDGET, 3, WARMUP_LINEAR, dev=False)
+    assert (no_dev["training.max_steps"], no_dev["training.eval_frequency"], no_dev["training.patience"]) == (90, 90, 0)
+    # a constant learn rate has no warm-up to set
+    assert set(step_settings(RECIPE_BUDGET, 3, 0.001, dev=True)) == {"training.max_steps", "training.eval_frequency", "training.patience"}
+    with pytest.raises(ValueError):
+        step_settings(RECIPE_BUDGET, 0, WARMUP_LINEAR, dev=True)
+
+
+@pytest.mark.parametrize("n,steps", [(20, 3), (50, 7), (8, 1), (9, 2)])
+def test_an_epoch_is_counted_on_the_training_set(tmp_path, n, steps):
+    config = recipe_config("lowres_best_trf")
+    config["paths"]["train"] = str(_train_file(tmp_path, n))
+    assert epoch_steps(config, spacy.blank("en")) == (steps, n)
+
+
+def test_the_recipe_budget_follows_the_training_set_size(tmp_path):
+    """Issue 44's done-when: the shipped transformer recipe (30 epochs of 8-sentence batches)
+    trains 90 steps on 20 sentences and 210 on 50, with and without a dev set."""
+    found = {}
+    for n in (20, 50):
+        config = recipe_config("lowres_best_trf")
+        config["paths"]["train"] = config["paths"]["dev"] = str(_train_file(tmp_path, n))
+        trained, derived = budgeted(config)
+        t = trained["training"]
+        found[n] = (t["max_steps"], t["eval_frequency"], t["patience"], t["optimizer"]["learn_rate"]["warmup_steps"])
+        assert derived["epoch_steps"] * 30 == t["max_steps"]
+        assert trained.interpolate()["training"]["optimizer"]["learn_rate"]["total_steps"] == t["max_steps"]
+        plain, _ = budgeted(without_dev(config)[0])
+        assert (plain["training"]["max_steps"], plain["training"]["eval_frequency"], plain["training"]["patience"]) == (t["max_steps"],) * 2 + (0,)
+    assert found == {20: (90, 6, 36, 9), 50: (210, 14, 84, 21)}
+
+
+def test_a_step_setting_given_with_a_budget_in_epochs_is_refused(tmp_path):
+    config = recipe_config("lowres_best_trf")
+    config["paths"]["train"] = str(_train_file(tmp_path, 20))
+    with pytest.raises(DataError, match=r"^--training.max_steps: \[budget\] epochs = 30 sets it"):
+        budgeted(config, overrides={"training.max_steps": 4})
+    config["budget"]["epochs"] = 0  # the [training] block's own steps, the override allowed
+    assert budgeted(config, overrides={"training.max_steps": 4}) == (config, {})
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("epochs", -1, r"\[budget.epochs\] must be a whole number >= 0"),
+    ("epochs", 2.5, r"\[budget.epochs\] must be a whole number"),
+    ("warmup", 1.0, r"\[budget.warmup\] must be a share in \[0, 1\)"),
+    ("eval_epochs", 0, r"\[budget.eval_epochs\] must be a whole number >= 1"),
+    ("patience_epochs", True, r"\[budget.patience_epochs\] must be"),
+    ("epoch", 3, r"\[budget.epoch\] is not a setting of the budget"),
+])
+def test_a_bad_budget_is_one_line_naming_its_key(key, value, message):
+    with pytest.raises(DataError, match=message):
+        Budget.from_config({"budget": {key: value}})
+
+
+def test_a_config_without_the_block_gets_the_defaults():
+    assert Budget.from_config({}) == Budget(epochs=0, warmup=0.1, eval_epochs=2, patience_epochs=12)
+
+
+def test_without_dev_the_dev_corpus_is_empty_and_the_bias_callback_goes():
+    config = recipe_config("lowres_best")
+    assert has_dev(config) and config["training"]["before_update"]["@callbacks"] == "spacy_auc_ner.calibrate_entity_bias.v1"
+    plain, dropped = without_dev(config)
+    assert plain["corpora"]["dev"] == {"@readers": NO_DEV} and not has_dev(plain)
+    assert plain["training"]["before_update"] is None and len(dropped) == 1 and "calibrate_entity_bias" in dropped[0]
+    assert has_dev(config)  # the config given is left as it was
+    from spacy.util import registry
+
+    assert list(registry.readers.get(NO_DEV)()(spacy.blank("en"))) == []
+
+
+def test_without_dev_a_budget_must_end_somewhere():
+    config = Config({"nlp": {"lang": "en"}, "corpora": {"dev": {"@readers": NO_DEV}},
+                     "training": {"dev_corpus": "corpora.dev", "max_steps": 0, "max_epochs": 10}})
+    with pytest.raises(DataError, match=r"without a dev set the budget must be steps"):
+        budgeted(config)
+
+
+def test_without_dev_self_training_keeps_its_last_round():
+    rounds = [{"dev": {"ents_f": 0.6}}, {"dev": {"ents_f": 0.5}}, {"dev": {"ents_f": 0.4}}]
+    assert kept_round(rounds) == 0  # with dev: the best, the teacher here
+    assert kept_round([{"dev": None}] * 3) == 2
+
+
+@pytest.mark.slow
+def test_the_recipe_trains_without_a_dev_file(toy_corpus, tmp_path):
+    """`recipe` with only --paths.train (and raw text): the budget in epochs counted on the
+    training file, the last step's model kept in every round (model-best is model-last), the
+    last round kept, no dev score anywhere, and the log says so."""
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.cli.app import app
+
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Aspirin treats breast cancer .\nColon cancer is rare in Paris .\n")
+    config = recipe_config("lowres_best")  # the CPU recipe, its pretraining off to be quick
+    config["budget"] = {"epochs": 2}
+    config.to_disk(tmp_path / "mine.cfg")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["recipe", str(tmp_path / "mine.cfg"), str(out), "--paths.train", str(toy_corpus / "train.spacy"),
+                                      "--paths.raw_text", str(raw), "--pretraining.max_epochs", "0", "--self_training.rounds", "1",
+                                      "--self_training.threshold", "0"])
+    assert result.exit_code == 0, result.output
+    assert "no dev set" in result.output and "calibrate_entity_bias" in result.output and "steps an epoch" in result.output
+    records = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [r["dev"] for r in records] == [None, None]
+    for k in (0, 1):
+        best, last = (out / f"round-{k}" / name / "auc_ner" / "model" for name in ("model-best", "model-last"))
+        assert best.read_bytes() == last.read_bytes()
+        saved = load_config(out / f"round-{k}" / "model-best" / "config.cfg", interpolate=False)
+        assert saved["corpora"]["dev"]["@readers"] == NO_DEV and saved["training"]["patience"] == 0
+        assert saved["training"]["eval_frequency"] == saved["training"]["max_steps"] > 0
+        assert saved["training"]["before_update"] is None
+    assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
+    assert "no dev set" in result.output.strip().splitlines()[-2]
