@@ -771,6 +771,13 @@ def _fragments() -> dict:
     if (ROOT / "results" / "lowres_recipe_rerun").exists():
         out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
     out["evidence/campaign_minilm.md"] = minilm_table()
+    if (ROOT / "results" / "campaign_trf_recipe").exists():
+        from auc_ner_lab.nodev import readme_text
+        from auc_ner_lab.spec import load_spec
+
+        spec = load_spec(ROOT / "studies" / "campaign_trf_nodev.yaml")
+        nodev = _results_by_cell("campaign_trf_nodev", spec) if (ROOT / "results" / "campaign_trf_nodev").exists() else {}
+        out["evidence/readme/nodev.md"] = readme_text(nodev, _results_by_cell("campaign_trf_recipe"), list(spec.corpora))
     if (ROOT / "results" / trf_ablation.STUDY).exists():
         out.update(trf_ablation_texts())
     results = verdicts(load_claims(ROOT / "studies" / "claims.yaml"))

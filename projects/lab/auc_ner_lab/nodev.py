@@ -1,0 +1,85 @@
+"""The evidence of the protocol "n in all" (studies/campaign_trf_nodev.yaml): what the lab's
+200-sentence dev sample buys each method, and the recipe against the Hugging Face peer when
+neither has one. Every row of it pairs with its dev-selected twin in campaign_trf_recipe (the
+same method, corpus, size and partition: the same draw). The draw is the unit of every test:
+a partition's 20 sentences are the first 20 of its 50, so its two sizes are averaged
+(`stats.draw_means`) before the paired t-test.
+
+Pure functions of ``{(method, corpus, size): MethodResult}`` maps (`aggregate.aggregate`), so
+that tests give them hand-made rows.
+"""
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from .stats import draw_means, paired_t_test, summarize
+
+Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
+RECIPE, PEER = "lowres_best_trf", "hf_token_classification"
+METHODS = (RECIPE, "crf", "spacy_ner", PEER)
+NAMES = {RECIPE: "the recipe", "crf": "the CRF head alone", "spacy_ner": "spaCy's `ner`", PEER: "the HF peer"}
+TOTAL_CELLS = 120
+
+
+def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optional[Sequence[str]] = None) -> Tuple[List[float], List[float]]:
+    """One (a, b) pair per draw (corpus, partition) that both have at every size they share,
+    the sizes averaged."""
+    found = []
+    for (method, corpus, size), result in sorted(a.items(), key=lambda kv: str(kv[0])):
+        other = b.get((method_b, corpus, size))
+        if method != method_a or other is None or (corpora and corpus not in corpora):
+            continue
+        found += [((corpus, p), result.scores[p], other.scores[p]) for p in sorted(set(result.scores) & set(other.scores))]
+    means = draw_means(found)
+    return [x for x, _ in means.values()], [y for _, y in means.values()]
+
+
+def _difference(xs: Sequence[float], ys: Sequence[float]) -> str:
+    """"+1.2 [-0.3, +2.7] points (p=0.120, 15 draws)": xs - ys in F1 points, the 95 % interval of
+    the differences (none from one draw) and the paired t-test's p-value."""
+    t = paired_t_test(xs, ys)
+    text = f"{100 * t.mean_diff:+.1f}"
+    interval = summarize([x - y for x, y in zip(xs, ys)])
+    if interval.half_width is not None:
+        text += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+    p = "no p-value" if t.p_value is None else (f"p = {t.p_value:.3f}" if t.p_value >= 0.001 else "p < 0.001")
+    return f"{text} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
+
+
+def _ratio(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
+    """The ratio of the pooled means (not a mean of per-cell ratios, which small cells lift)."""
+    total = sum(ys)
+    return sum(xs) / total if total > 0 else None
+
+
+def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
+    """README's sentences on the protocol, generated from the rows: how many cells have rows,
+    what the dev sample buys each method (dev-selected minus no-dev, paired by draw), the share
+    of its dev-selected F1 the recipe keeps, and the recipe's no-dev ratio to the no-dev peer
+    (pooled means, overall and per corpus, with the paired test)."""
+    cells = sum(len(r.scores) for r in nodev.values())
+    head = f"{cells} of {TOTAL_CELLS} no-dev cells have rows so far"
+    if cells == 0:
+        return head + "; the comparisons follow when they do.\n"
+    bought = []
+    for method in METHODS:
+        xs, ys = pairs(dev, method, nodev, method)
+        if xs:
+            bought.append(f"{NAMES[method]} {_difference(xs, ys)}")
+    parts = [head]
+    if bought:
+        parts.append("what the 200-sentence dev sample buys (dev-selected minus no-dev test F1, the same draws): " + "; ".join(bought))
+    kept_x, kept_y = pairs(nodev, RECIPE, dev, RECIPE)
+    kept = _ratio(kept_x, kept_y)
+    if kept is not None:
+        parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {len(kept_x)} draws; goal 95 %: "
+                     f"{'met' if kept >= 0.95 else 'not met'})")
+    xs, ys = pairs(nodev, RECIPE, nodev, PEER)
+    ratio = _ratio(xs, ys)
+    if ratio is not None:
+        by_corpus = {corpus: _ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[corpus])) for corpus in corpora}
+        shown = {corpus: r for corpus, r in by_corpus.items() if r is not None}
+        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
+        parts.append(f"without a dev set on either side the recipe is ×{ratio:.2f} the peer by the ratio of pooled means "
+                     f"({', '.join(f'{c} ×{r:.2f}' for c, r in shown.items())}), {_difference(xs, ys)}; "
+                     f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
+    return "; ".join(parts) + ".\n"
+

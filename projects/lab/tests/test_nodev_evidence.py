@@ -1,0 +1,37 @@
+"""The sentences of the protocol "n in all" (auc_ner_lab/nodev.py), on hand-made rows."""
+from types import SimpleNamespace
+
+from auc_ner_lab.nodev import pairs, readme_text
+
+
+def _results(scores):
+    """{(method, corpus, size): result} from {(method, corpus, size): {partition: F1}}."""
+    return {key: SimpleNamespace(scores=dict(by)) for key, by in scores.items()}
+
+
+def test_pairs_average_a_draws_sizes_and_skip_unmatched_draws():
+    a = _results({("m", "c", 20): {0: 0.2, 1: 0.4}, ("m", "c", 50): {0: 0.4}})
+    b = _results({("n", "c", 20): {0: 0.1, 1: 0.3}, ("n", "c", 50): {0: 0.3, 2: 0.9}})
+    xs, ys = pairs(a, "m", b, "n")
+    # draw (c, 0): a (0.2 + 0.4) / 2, b (0.1 + 0.3) / 2; draw (c, 1): one size; draw (c, 2): no a
+    assert [round(x, 6) for x in xs] == [0.3, 0.4] and [round(y, 6) for y in ys] == [0.2, 0.3]
+
+
+def test_no_rows_yet_says_so():
+    assert readme_text({}, {}, ["c"]) == "0 of 120 no-dev cells have rows so far; the comparisons follow when they do.\n"
+
+
+def test_the_sentence_by_hand():
+    """Two draws: the recipe no-dev 0.40 and 0.50, dev-selected 0.50 and 0.50 (kept: 90/100 =
+    90 %, dev buys +5.0 points); the peer no-dev 0.20 and 0.25: ratio of pooled means 0.90 /
+    0.45 = x2.00, +22.5 points, t = 9 on 1 degree of freedom: p = 1 - 2 atan(9) / pi = 0.070;
+    on corpus d alone x2.00."""
+    nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.25}})
+    dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.50}})
+    text = readme_text(nodev, dev, ["d"])
+    assert text.startswith("4 of 120 no-dev cells have rows so far; ")
+    assert "the recipe +5.0 [-58.5, +68.5] points (p = 0.500, 2 draws)" in text
+    assert "keeps 90 % of its dev-selected test F1 (pooled over 2 draws; goal 95 %: not met)" in text
+    assert "×2.00 the peer by the ratio of pooled means (d ×2.00), +22.5 [-9.3, +54.3] points (p = 0.070, 2 draws)" in text
+    assert "goal ×1.4 with no corpus below ×1.0: met on these rows" in text
+    assert "nan" not in text.lower()
