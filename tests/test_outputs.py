@@ -287,3 +287,39 @@ def test_pretrain_config_and_convert_keep_existing_files(tmp_path, full_configs)
     (tmp_path / "b.spacy").write_bytes(b"x")
     assert "b.spacy: already exists" in _error(runner.invoke(app, ["convert", str(src), str(tmp_path / "b.spacy")]))
     assert src.read_text() == text and (tmp_path / "b.spacy").read_bytes() == b"x"
+
+
+# -- issue 45 R1: --overwrite removed the previous run although a config key named a file of it ----
+
+
+@pytest.mark.parametrize("key,path,entry", [
+    ("paths.init_tok2vec", "pretrain/model-last.bin", "pretrain"),
+    ("paths.vectors", "model-last", "model-last"),
+    ("corpora.train.corpus.path", "data/train.spacy", "data/train.spacy"),
+    ("corpora.dev.path", "data/dev.spacy", "data/dev.spacy"),
+    ("paths.init_tok2vec", MANIFEST, MANIFEST),  # the record: rewritten by every run
+])
+def test_recipe_overwrite_refuses_an_input_that_any_config_key_names_in_the_run(tmp_path, fake_training, key, path, entry):
+    """The trigger: a run pretrains into ia, then --overwrite with --paths.init_tok2vec
+    ia/pretrain/model-last.bin removed ia/pretrain before spacy train looked for the weights."""
+    out = tmp_path / "ia"
+    train, dev = _tsv(tmp_path / "train.tsv"), _tsv(tmp_path / "dev.tsv")
+    assert _recipe(out, train, dev, "--pretraining.max_epochs", "1").exit_code == 0
+    before = _hashes(out)
+    line = _error(_recipe(out, train, dev, "--pretraining.max_epochs", "0", f"--{key}", out / path, "--overwrite"))
+    assert line == (f"Error: [{key}] {out / path}: an input of this command lies in {out / entry}, which it would write over; "
+                    "move the input or choose another output folder")
+    assert _hashes(out) == before and [c[0] for c in fake_training] == ["pretrain", "train"]
+
+
+def test_an_input_outside_what_overwrite_removes_is_kept_and_read(tmp_path, fake_training):
+    """A file of the user's in the output folder, named by a key, is no obstacle: --overwrite
+    does not remove it."""
+    out = tmp_path / "ia"
+    train, dev = _tsv(tmp_path / "train.tsv"), _tsv(tmp_path / "dev.tsv")
+    assert _recipe(out, train, dev, "--pretraining.max_epochs", "0").exit_code == 0
+    (out / "weights.bin").write_bytes(b"the user's")
+    result = _recipe(out, train, dev, "--pretraining.max_epochs", "0", "--paths.init_tok2vec", out / "weights.bin", "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert (out / "weights.bin").read_bytes() == b"the user's"
+

@@ -31,7 +31,7 @@ from thinc.api import Config
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
-from ..outputs import OutputFolder
+from ..outputs import OutputFolder, config_inputs
 from .self_training import SelfTrainingSettings, best_round, check_teacher, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, load_training_config, train_config
 from .unlabeled import PoolItem, read_pool
@@ -134,7 +134,9 @@ def prepare(
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
     docs = {"train": read_docs(train, Vocab()), "dev": read_docs(dev, Vocab())}
     columns = {role: docs[role] for role, path in (("train", train), ("dev", dev)) if not is_docbin(path)}
-    inputs = [*config_files, train, dev, raw, teacher]
+    # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
+    # ...), before the column files' paths below point into the output folder
+    inputs = [*config_inputs(config.interpolate()), *config_files, train, dev, raw, teacher]
     for role in columns:
         config["paths"][role] = str(output_dir / DATA_DIR / f"{role}.spacy")
     if pretrain:
