@@ -13,6 +13,9 @@ a path inside the resolved folder; and nothing is removed, or written, through a
 
 The inputs are every file the command reads, a config's included whatever its key
 (:func:`config_inputs`): an input that lies in what the run would write or remove is refused.
+A claim holds the folder until :meth:`OutputFolder.release` (a lock on the folder, released by
+the system when the process dies), so that two runs started together cannot both pass the
+checks and then write over each other.
 """
 import json
 import os
@@ -21,6 +24,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .data.files import DataError, PathLike, write_json
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and a folder cannot be opened to lock it
+    fcntl = None  # type: ignore[assignment]
 
 MANIFEST = ".spacy-auc-ner-outputs.json"
 # an input of a command: a path, or (the config key that names it, the path); None: not given
@@ -105,6 +113,7 @@ class OutputFolder:
         if self.folder.exists() and not self.folder.is_dir():
             raise DataError(f"{self.folder}: exists and is not a folder")
         self.recorded: List[str] = self._read()
+        self._lock: Optional[int] = None  # the folder's descriptor while a claim holds it
 
     @property
     def manifest(self) -> Path:
@@ -155,8 +164,43 @@ class OutputFolder:
         """Check that the run may write ``names`` (relative to the folder): none of them, nor
         anything ``overwrite`` would remove, nor the record, holds an input (a path, or a config
         key and its path); without ``overwrite`` nothing of an earlier run is there; with it,
-        every one present was recorded by this command; deleting nothing yet."""
-        self._check(names, list(inputs), overwrite, what)
+        every one present was recorded by this command. Then hold the folder for this run
+        (`release`) and check again what another run may have written meanwhile: the checks
+        delete nothing, and a refused claim holds nothing."""
+        inputs = list(inputs)
+        self.recorded = self._read()  # as the folder is now, not as it was when this object was made
+        self._check(names, inputs, overwrite, what)  # before the folder is made or locked
+        self._hold()
+        try:
+            self.recorded = self._read()
+            self._check(names, inputs, overwrite, what)
+        except BaseException:
+            self.release()
+            raise
+
+    def _hold(self) -> None:
+        """Lock the folder (made if need be) for this run: flock, which the system releases when
+        the process ends, so a killed run leaves no stale lock; one open of the folder per claim,
+        so two claims conflict even within one process. Without flock (Windows) nothing is held."""
+        if fcntl is None or self._lock is not None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.folder, os.O_RDONLY)
+        except OSError as err:
+            raise DataError(f"{self.folder}: cannot write here ({err.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise DataError(f"{self.folder}: another '{self.command}' run is writing into it now; wait for it to end or choose another output folder") from None
+        self._lock = fd
+
+    def release(self) -> None:
+        """Let another run claim the folder (the end of this run's writing)."""
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock = None
 
     def _check(self, names: Sequence[str], inputs: Sequence[Input], overwrite: bool, what: str) -> None:
         for name in names:

@@ -4,6 +4,7 @@ deletes or writes anything (spacy_auc_ner/outputs.py). Training is replaced by a
 writes what `spacy train` writes: these tests are about files, not models."""
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -102,9 +103,10 @@ def test_check_output_file(tmp_path):
 def test_output_folder_removes_only_what_it_recorded(tmp_path):
     out = OutputFolder(tmp_path / "out", "demo")
     out.claim(["run", "log"], [], overwrite=False, what="a demo run")
-    out.folder.mkdir()
+    assert out.folder.is_dir()  # made to be held
     out.record("run").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("the user's")
+    out.release()  # the run ends
     again = OutputFolder(tmp_path / "out", "demo")
     with pytest.raises(DataError, match=r"already holds a demo run \(run\)"):
         again.claim(["run"], [], overwrite=False, what="a demo run")
@@ -323,3 +325,52 @@ def test_an_input_outside_what_overwrite_removes_is_kept_and_read(tmp_path, fake
     assert result.exit_code == 0, result.output
     assert (out / "weights.bin").read_bytes() == b"the user's"
 
+
+# -- issue 45 R8: two runs started together into one new folder both passed the check -----------
+
+
+def test_a_claimed_folder_is_refused_to_a_run_that_started_with_it(tmp_path):
+    """Both runs read the folder (new, no record) before either wrote anything: the second
+    claim is refused while the first holds the folder, in one line, and writes nothing."""
+    first, second = OutputFolder(tmp_path / "out", "recipe"), OutputFolder(tmp_path / "out", "recipe")
+    first.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    with pytest.raises(DataError, match=r"out: another 'recipe' run is writing into it now; wait for it to end or choose another output folder$"):
+        second.claim(["model-best"], [], overwrite=True, what="a recipe run")
+    first.record("model-best").mkdir()
+    first.release()
+    # the first run's entries are there now, seen by a claim after it: refused without --overwrite
+    with pytest.raises(DataError, match=r"already holds a recipe run \(model-best\)"):
+        second.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    second.claim(["model-best"], [], overwrite=True, what="a recipe run")
+    second.release()
+
+
+def _race_claim(folder, barrier, results):
+    out = OutputFolder(folder, "recipe")  # both read the new folder before either claims
+    barrier.wait()
+    try:
+        out.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    except DataError as err:
+        results.put(("refused", str(err)))
+        return
+    results.put(("claimed", ""))
+    out.record("model-best").mkdir(exist_ok=True)
+    time.sleep(0.5)  # still writing when the other one claims
+    out.release()
+
+
+def test_two_processes_racing_into_one_new_folder_one_claims_it(tmp_path):
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for trial in range(3):
+        barrier, results = context.Barrier(2), context.Queue()
+        workers = [context.Process(target=_race_claim, args=(tmp_path / f"out{trial}", barrier, results)) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        outcomes = sorted(results.get(timeout=10) for _ in workers)
+        assert [o for o, _ in outcomes] == ["claimed", "refused"], outcomes
+        # refused by the lock, or, arriving once the other had written, by what it wrote
+        assert "another 'recipe' run is writing into it now" in outcomes[1][1] or "already holds a recipe run (model-best)" in outcomes[1][1]

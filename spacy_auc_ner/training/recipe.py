@@ -186,15 +186,18 @@ def run_recipe(
     names = [f"{DATA_DIR}/{role}.spacy" for role in plan["columns"]]
     what = "a self-training run" if command == "self-train" else f"a {command} run"
     out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, what)
-    out.clear()
-    for role, role_docs in plan["columns"].items():
-        write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
-        log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
-    summary = train_steps(
-        out, plan["config"], where=plan["where"], pretrain=plan["pretrain"], self_train=plan["self_train"],
-        gold=plan["gold"], items=plan["items"], teacher=teacher, first_teacher=plan["first_teacher"],
-        gpu_id=gpu_id, log=log, progress=progress,
-    )
+    try:  # the folder is this run's until it ends, failed or not
+        out.clear()
+        for role, role_docs in plan["columns"].items():
+            write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
+            log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
+        summary = train_steps(
+            out, plan["config"], where=plan["where"], pretrain=plan["pretrain"], self_train=plan["self_train"],
+            gold=plan["gold"], items=plan["items"], teacher=teacher, first_teacher=plan["first_teacher"],
+            gpu_id=gpu_id, log=log, progress=progress,
+        )
+    finally:
+        out.release()
     return {"config": plan["where"], "raw_text": str(plan["raw_text"]), **summary}
 
 
