@@ -326,3 +326,24 @@ def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
     nlp = spacy.load(out / "model-best")
     assert nlp.pipe_names == ["auc_ner"] and "entity_bias" in nlp.get_pipe("auc_ner").cfg
     assert nlp.config["components"]["auc_ner"]["scheme"] == "crf"
+
+
+# -- issue 45 R6: a paths.* value that is no file name raised a TypeError -------------------------
+
+
+@pytest.mark.parametrize("command", ["recipe", "self-train"])
+@pytest.mark.parametrize("key", ["train", "dev", "raw_text"])
+@pytest.mark.parametrize("value,shown", [(None, "true"), ("5", "5"), ("[1, 2]", "[1, 2]"), ('{"a": 1}', '{"a": 1}')])
+def test_a_path_that_is_not_a_file_name_is_one_line_naming_the_key(toy_corpus, raw, monkeypatch, command, key, value, shown):
+    """--paths.train with no value (a flag: true), with 5 or with a list."""
+    _never_train(monkeypatch)
+    files = {**_files(toy_corpus, raw)}
+    del files[f"paths.{key}"]
+    given = [f"--paths.{key}"] + ([] if value is None else [value])
+    # with no value, the key goes last, as the flag it then reads as
+    result = runner.invoke(app, [command, RECIPE, str(toy_corpus / "out"), *_args(files), *given])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (repr(result.exception), result.output)
+    (line,) = result.stderr.strip().splitlines()
+    where = f"recipe {RECIPE} ({recipe_module.recipe_files(RECIPE)[1][-1]})"
+    assert line == f"Error: [paths.{key}] of {where} must be the name of a file, not {shown}"
+    assert not (toy_corpus / "out").exists()

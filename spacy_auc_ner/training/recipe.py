@@ -19,6 +19,7 @@ self-training when ``[self_training] rounds`` is 1 or more and there is raw text
 `train_steps` runs the steps into a claimed folder, for `run_recipe` and the lab's study
 cells alike.
 """
+import json
 import sys
 import time
 from pathlib import Path
@@ -94,6 +95,8 @@ def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
     value = paths.get(key)
     if value is None:
         return None
+    if not isinstance(value, str):  # an override with no value (true), a number, a list
+        raise DataError(f"[paths.{key}] of {where} must be the name of a file, not {json.dumps(value)}")
     if not Path(value).is_file():
         raise DataError(f"{value}: no such file ([paths.{key}] of {where})")
     return Path(value)
