@@ -347,3 +347,30 @@ def test_a_path_that_is_not_a_file_name_is_one_line_naming_the_key(toy_corpus, r
     where = f"recipe {RECIPE} ({recipe_module.recipe_files(RECIPE)[1][-1]})"
     assert line == f"Error: [paths.{key}] of {where} must be the name of a file, not {shown}"
     assert not (toy_corpus / "out").exists()
+
+
+# -- issue 45 R7: a config without [training], [nlp] or [corpora.dev] raised a KeyError late -------
+
+
+@pytest.mark.parametrize("block", ["training", "nlp", "corpora.dev", "corpora.train", "components"])
+@pytest.mark.parametrize("command", ["recipe", "self-train"])
+def test_a_config_without_a_block_training_needs_is_refused_before_the_folder_is_claimed(toy_corpus, raw, monkeypatch, tmp_path, block, command):
+    _never_train(monkeypatch)
+    monkeypatch.setattr(self_training_module, "train_config", lambda *a, **k: pytest.fail("trained before every input was checked"))
+    config = recipe_config(RECIPE)
+    section, _, name = block.rpartition(".")
+    del (config[section] if section else config)[name]
+    config.to_disk(tmp_path / "without.cfg")
+    result = runner.invoke(app, [command, str(tmp_path / "without.cfg"), str(toy_corpus / "out"), *_args(_files(toy_corpus, raw)),
+                                 "--pretraining.max_epochs", "0"][: None if command == "recipe" else -2])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (repr(result.exception), result.output)
+    (line,) = result.stderr.strip().splitlines()
+    assert line == f"Error: {tmp_path / 'without.cfg'}: no [{block}] block, which training needs"
+    assert not (toy_corpus / "out").exists()
+
+
+def test_the_dev_corpus_that_training_names_must_exist(toy_corpus, raw, monkeypatch):
+    _never_train(monkeypatch)
+    with pytest.raises(DataError, match=r"^recipe lowres_best .*: no \[corpora.held_out\] block, which training needs \(\[training.dev_corpus\] names it\)$"):
+        run_recipe(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "training.dev_corpus": "corpora.held_out"})
+    assert not (toy_corpus / "out").exists()

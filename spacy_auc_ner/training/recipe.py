@@ -34,7 +34,7 @@ from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs
 from .self_training import SelfTrainingSettings, best_round, check_teacher, read_pool_config, run_names, run_rounds, with_self_training
-from .spacy_training import check_overrides, load_training_config, train_config
+from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config
 from .unlabeled import PoolItem, read_pool
 
 PRETRAIN_DIR = "pretrain"
@@ -121,6 +121,7 @@ def prepare(
     config = with_self_training(config)
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
+    check_training_blocks(config, where)
     settings = SelfTrainingSettings.from_config(config)
     paths = config.interpolate()["paths"]
     for key in ("train", "dev"):
