@@ -374,3 +374,26 @@ def test_the_dev_corpus_that_training_names_must_exist(toy_corpus, raw, monkeypa
     with pytest.raises(DataError, match=r"^recipe lowres_best .*: no \[corpora.held_out\] block, which training needs \(\[training.dev_corpus\] names it\)$"):
         run_recipe(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "training.dev_corpus": "corpora.held_out"})
     assert not (toy_corpus / "out").exists()
+
+
+def test_raw_text_that_pretraining_reads_none_of_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch):
+    """Issue 45 R10: with every raw line as long as [corpora.pretrain] max_length or longer,
+    pretraining ran on 0 words and said nothing."""
+    _never_train(monkeypatch)
+    overrides = {**_files(toy_corpus, raw), "pretraining.max_epochs": 1, "corpora.pretrain.max_length": 4}
+    with pytest.raises(DataError, match=r"^\[corpora.pretrain\] of recipe lowres_best .*: .*raw.txt: none of its 15 texts is within "
+                                        r"min_length = 1 and max_length = 4 tokens \(0 shorter, 15 as long or longer\)"):
+        run_recipe(RECIPE, toy_corpus / "out", overrides)
+    assert not (toy_corpus / "out").exists()
+
+
+def test_a_jsonl_reader_that_leaves_out_every_text_is_refused(toy_corpus, monkeypatch, tmp_path):
+    _never_train(monkeypatch)
+    config = recipe_config(RECIPE)
+    config["corpora"]["pretrain"] = {"@readers": "spacy.JsonlCorpus.v1", "path": "${paths.raw_text}", "min_length": 1, "max_length": 4, "limit": 0}
+    config.to_disk(tmp_path / "jsonl.cfg")
+    (tmp_path / "raw.jsonl").write_text("".join(json.dumps({"text": " ".join(w)}) + "\n" for w, _ in TOY))
+    with pytest.raises(DataError, match=r"^\[corpora.pretrain\] of .*jsonl.cfg: .*raw.jsonl gives pretraining no text \(0 words\); "
+                                        r"check the block's min_length, max_length and limit$"):
+        run_recipe(tmp_path / "jsonl.cfg", toy_corpus / "out", {**_files(toy_corpus, tmp_path / "raw.jsonl"), "pretraining.max_epochs": 1})
+    assert not (toy_corpus / "out").exists()

@@ -33,6 +33,7 @@ from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs
+from .pretraining import check_pretraining_text
 from .self_training import SelfTrainingSettings, best_round, check_teacher, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config
 from .unlabeled import PoolItem, read_pool
@@ -147,6 +148,7 @@ def prepare(
         if raw is not None:
             read_pool(raw)  # a bad line fails now, named
         config = _pretraining_config(_with_raw_text(config, raw, config["paths"]["train"]), where)
+        check_pretraining_text(config, where)  # bounds that leave no text fail now, with the count
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
                             "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
