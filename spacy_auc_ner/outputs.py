@@ -10,16 +10,29 @@ file a user can edit, copy or replace): a name that is absolute, empty, ``.`` or
 is not one this package writes, so such a record is refused whole; every name must resolve to
 a path inside the resolved folder; and nothing is removed, or written, through a symbolic link
 (a link that is itself a recorded entry is removed as a link, its target kept).
+
+The inputs are every file the command reads, a config's included whatever its key
+(:func:`config_inputs`): an input that lies in what the run would write or remove is refused.
+A claim holds the folder until :meth:`OutputFolder.release` (a lock on the folder, released by
+the system when the process dies), so that two runs started together cannot both pass the
+checks and then write over each other.
 """
 import json
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Iterable, List, Optional, Sequence
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .data.files import DataError, PathLike, write_json
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and a folder cannot be opened to lock it
+    fcntl = None  # type: ignore[assignment]
+
 MANIFEST = ".spacy-auc-ner-outputs.json"
+# an input of a command: a path, or (the config key that names it, the path); None: not given
+Input = Union[None, PathLike, Tuple[str, PathLike]]
 
 
 def _resolved(path: PathLike) -> Path:
@@ -34,6 +47,33 @@ def same_or_inside(path: PathLike, container: PathLike) -> bool:
     try:  # hard links and other aliases of one file
         return Path(path).exists() and Path(container).exists() and Path(path).samefile(container)
     except OSError:
+        return False
+
+
+def config_inputs(config: Mapping[str, Any], prefix: str = "") -> List[Tuple[str, Path]]:
+    """Every string of an interpolated config, at any depth and in lists, that names an existing
+    file or folder, with its full key (``paths.init_tok2vec``, ``corpora.train.path``, a key of
+    the user's own): a config names its inputs under keys no command can list in advance, so
+    any value that is a path is taken for one. Registered function names (``@...`` keys) and
+    empty strings (the current folder, to ``Path``) are not paths."""
+    found: List[Tuple[str, Path]] = []
+    for key, value in config.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found.extend(config_inputs(value, f"{full}."))
+            continue
+        if str(key).startswith("@"):
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and item and _exists(item):
+                found.append((full, Path(item)))
+    return found
+
+
+def _exists(text: str) -> bool:
+    try:
+        return os.path.lexists(text)
+    except (OSError, ValueError):  # a name too long, a NUL: not a path
         return False
 
 
@@ -73,6 +113,7 @@ class OutputFolder:
         if self.folder.exists() and not self.folder.is_dir():
             raise DataError(f"{self.folder}: exists and is not a folder")
         self.recorded: List[str] = self._read()
+        self._lock: Optional[int] = None  # the folder's descriptor while a claim holds it
 
     @property
     def manifest(self) -> Path:
@@ -119,10 +160,49 @@ class OutputFolder:
     def _present(self, names: Iterable[str]) -> List[str]:
         return sorted({n for n in names if (self.folder / n).exists() or (self.folder / n).is_symlink()})
 
-    def claim(self, names: Sequence[str], inputs: Iterable[Optional[PathLike]], overwrite: bool, what: str) -> None:
-        """Check, deleting nothing yet, that the run may write ``names`` (relative to the folder):
-        none of them, nor anything ``overwrite`` would remove, holds an input; without ``overwrite``
-        nothing of an earlier run is there; with it, every one present was recorded by this command."""
+    def claim(self, names: Sequence[str], inputs: Iterable[Input], overwrite: bool, what: str) -> None:
+        """Check that the run may write ``names`` (relative to the folder): none of them, nor
+        anything ``overwrite`` would remove, nor the record, holds an input (a path, or a config
+        key and its path); without ``overwrite`` nothing of an earlier run is there; with it,
+        every one present was recorded by this command. Then hold the folder for this run
+        (`release`) and check again what another run may have written meanwhile: the checks
+        delete nothing, and a refused claim holds nothing."""
+        inputs = list(inputs)
+        self.recorded = self._read()  # as the folder is now, not as it was when this object was made
+        self._check(names, inputs, overwrite, what)  # before the folder is made or locked
+        self._hold()
+        try:
+            self.recorded = self._read()
+            self._check(names, inputs, overwrite, what)
+        except BaseException:
+            self.release()
+            raise
+
+    def _hold(self) -> None:
+        """Lock the folder (made if need be) for this run: flock, which the system releases when
+        the process ends, so a killed run leaves no stale lock; one open of the folder per claim,
+        so two claims conflict even within one process. Without flock (Windows) nothing is held."""
+        if fcntl is None or self._lock is not None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.folder, os.O_RDONLY)
+        except OSError as err:
+            raise DataError(f"{self.folder}: cannot write here ({err.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise DataError(f"{self.folder}: another '{self.command}' run is writing into it now; wait for it to end or choose another output folder") from None
+        self._lock = fd
+
+    def release(self) -> None:
+        """Let another run claim the folder (the end of this run's writing)."""
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the flock
+            self._lock = None
+
+    def _check(self, names: Sequence[str], inputs: Sequence[Input], overwrite: bool, what: str) -> None:
         for name in names:
             why = bad_name(name)
             if why is not None:
@@ -143,12 +223,22 @@ class OutputFolder:
         if (previous or clashes) and not overwrite:
             found = ", ".join(sorted(set(previous) | set(clashes)))
             raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
-        for path in inputs:
-            if path is None:
+        for given in inputs:
+            if given is None:
                 continue
-            for name in sorted(set(names) | set(previous)):
-                if same_or_inside(path, self.folder / name):
-                    raise DataError(f"{path}: an input of this command lies in {self.folder / name}, which it would write over; move the input or choose another output folder")
+            key, path = given if isinstance(given, tuple) else (None, given)
+            named = f"[{key}] {path}" if key is not None else str(path)
+            # the record is rewritten by every run, so it counts as written too
+            for name in [*sorted(set(names) | set(previous)), MANIFEST]:
+                entry = self.folder / name
+                if same_or_inside(path, entry):
+                    raise DataError(f"{named}: an input of this command lies in {entry}, which it would write over; "
+                                    "move the input or choose another output folder")
+                # a folder of the output folder's (data/) that holds an entry: writing the entry
+                # changes the input; the output folder itself, or one above it, is no such input
+                if same_or_inside(entry, path) and not same_or_inside(self.folder, path):
+                    raise DataError(f"{named}: an input of this command holds {entry}, which it would write over; "
+                                    "move the input or choose another output folder")
 
     def clear(self) -> None:
         """Remove what earlier runs of this command recorded (after `claim` and reading the

@@ -4,6 +4,7 @@ deletes or writes anything (spacy_auc_ner/outputs.py). Training is replaced by a
 writes what `spacy train` writes: these tests are about files, not models."""
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -102,9 +103,10 @@ def test_check_output_file(tmp_path):
 def test_output_folder_removes_only_what_it_recorded(tmp_path):
     out = OutputFolder(tmp_path / "out", "demo")
     out.claim(["run", "log"], [], overwrite=False, what="a demo run")
-    out.folder.mkdir()
+    assert out.folder.is_dir()  # made to be held
     out.record("run").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("the user's")
+    out.release()  # the run ends
     again = OutputFolder(tmp_path / "out", "demo")
     with pytest.raises(DataError, match=r"already holds a demo run \(run\)"):
         again.claim(["run"], [], overwrite=False, what="a demo run")
@@ -287,3 +289,88 @@ def test_pretrain_config_and_convert_keep_existing_files(tmp_path, full_configs)
     (tmp_path / "b.spacy").write_bytes(b"x")
     assert "b.spacy: already exists" in _error(runner.invoke(app, ["convert", str(src), str(tmp_path / "b.spacy")]))
     assert src.read_text() == text and (tmp_path / "b.spacy").read_bytes() == b"x"
+
+
+# -- issue 45 R1: --overwrite removed the previous run although a config key named a file of it ----
+
+
+@pytest.mark.parametrize("key,path,entry", [
+    ("paths.init_tok2vec", "pretrain/model-last.bin", "pretrain"),
+    ("paths.vectors", "model-last", "model-last"),
+    ("corpora.train.corpus.path", "data/train.spacy", "data/train.spacy"),
+    ("corpora.dev.path", "data/dev.spacy", "data/dev.spacy"),
+    ("paths.init_tok2vec", MANIFEST, MANIFEST),  # the record: rewritten by every run
+])
+def test_recipe_overwrite_refuses_an_input_that_any_config_key_names_in_the_run(tmp_path, fake_training, key, path, entry):
+    """The trigger: a run pretrains into ia, then --overwrite with --paths.init_tok2vec
+    ia/pretrain/model-last.bin removed ia/pretrain before spacy train looked for the weights."""
+    out = tmp_path / "ia"
+    train, dev = _tsv(tmp_path / "train.tsv"), _tsv(tmp_path / "dev.tsv")
+    assert _recipe(out, train, dev, "--pretraining.max_epochs", "1").exit_code == 0
+    before = _hashes(out)
+    line = _error(_recipe(out, train, dev, "--pretraining.max_epochs", "0", f"--{key}", out / path, "--overwrite"))
+    assert line == (f"Error: [{key}] {out / path}: an input of this command lies in {out / entry}, which it would write over; "
+                    "move the input or choose another output folder")
+    assert _hashes(out) == before and [c[0] for c in fake_training] == ["pretrain", "train"]
+
+
+def test_an_input_outside_what_overwrite_removes_is_kept_and_read(tmp_path, fake_training):
+    """A file of the user's in the output folder, named by a key, is no obstacle: --overwrite
+    does not remove it."""
+    out = tmp_path / "ia"
+    train, dev = _tsv(tmp_path / "train.tsv"), _tsv(tmp_path / "dev.tsv")
+    assert _recipe(out, train, dev, "--pretraining.max_epochs", "0").exit_code == 0
+    (out / "weights.bin").write_bytes(b"the user's")
+    result = _recipe(out, train, dev, "--pretraining.max_epochs", "0", "--paths.init_tok2vec", out / "weights.bin", "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert (out / "weights.bin").read_bytes() == b"the user's"
+
+
+# -- issue 45 R8: two runs started together into one new folder both passed the check -----------
+
+
+def test_a_claimed_folder_is_refused_to_a_run_that_started_with_it(tmp_path):
+    """Both runs read the folder (new, no record) before either wrote anything: the second
+    claim is refused while the first holds the folder, in one line, and writes nothing."""
+    first, second = OutputFolder(tmp_path / "out", "recipe"), OutputFolder(tmp_path / "out", "recipe")
+    first.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    with pytest.raises(DataError, match=r"out: another 'recipe' run is writing into it now; wait for it to end or choose another output folder$"):
+        second.claim(["model-best"], [], overwrite=True, what="a recipe run")
+    first.record("model-best").mkdir()
+    first.release()
+    # the first run's entries are there now, seen by a claim after it: refused without --overwrite
+    with pytest.raises(DataError, match=r"already holds a recipe run \(model-best\)"):
+        second.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    second.claim(["model-best"], [], overwrite=True, what="a recipe run")
+    second.release()
+
+
+def _race_claim(folder, barrier, results):
+    out = OutputFolder(folder, "recipe")  # both read the new folder before either claims
+    barrier.wait()
+    try:
+        out.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    except DataError as err:
+        results.put(("refused", str(err)))
+        return
+    results.put(("claimed", ""))
+    out.record("model-best").mkdir(exist_ok=True)
+    time.sleep(0.5)  # still writing when the other one claims
+    out.release()
+
+
+def test_two_processes_racing_into_one_new_folder_one_claims_it(tmp_path):
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for trial in range(3):
+        barrier, results = context.Barrier(2), context.Queue()
+        workers = [context.Process(target=_race_claim, args=(tmp_path / f"out{trial}", barrier, results)) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        outcomes = sorted(results.get(timeout=10) for _ in workers)
+        assert [o for o, _ in outcomes] == ["claimed", "refused"], outcomes
+        # refused by the lock, or, arriving once the other had written, by what it wrote
+        assert "another 'recipe' run is writing into it now" in outcomes[1][1] or "already holds a recipe run (model-best)" in outcomes[1][1]

@@ -154,3 +154,16 @@ def test_raw_text_names_the_file_and_line_of_a_bad_line(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"text": "fine"}\n{"txt": 1}\n')
     with pytest.raises(DataError, match=r"bad.jsonl:2: expected a JSON object"):
         _texts(create_raw_text(tmp_path / "bad.jsonl"))
+
+
+def test_raw_text_that_its_bounds_leave_empty_is_refused_with_the_count(tmp_path):
+    """Issue 45 R10: every line longer than max_length, and pretraining ran on 0 words, silently."""
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    (tmp_path / "raw.txt").write_text("".join(" ".join(w) + "\n" for w, _ in TOY))  # 4 to 7 tokens each
+    with pytest.raises(DataError, match=rf"^{tmp_path / 'raw.txt'}: none of its 5 texts is within min_length = 1 and max_length = 4 tokens "
+                                        r"\(0 shorter, 5 as long or longer\), so it gives no text; lower min_length or raise max_length \(0: no bound\)$"):
+        _texts(create_raw_text(tmp_path / "raw.txt", max_length=4))
+    with pytest.raises(DataError, match=r"none of its 5 texts is within min_length = 8 and max_length = 0 tokens \(5 shorter, 0 as long or longer\)"):
+        _texts(create_raw_text(tmp_path / "raw.txt", min_length=8, max_length=0))
+    assert len(_texts(create_raw_text(tmp_path / "raw.txt", max_length=5))) == 2  # the two of 4 tokens

@@ -350,3 +350,46 @@ def test_pool_never_loses_a_file(sentences, kind, target, suffix, overwrite):
         else:
             assert target in ("new", "existing") and (target == "new" or overwrite)
 
+
+
+# issue 45 R1: --overwrite removed a previous run's file that a config key named as an input
+# (only paths.train, paths.dev, paths.raw_text, CONFIG and --model were protected)
+PREVIOUS_RUN = ["data/train.spacy", "data/dev.spacy", "pretrain/model-last.bin", "pretrain/model0.bin", "model-best/meta.json",
+                "model-last/meta.json"]
+NAMING_KEYS = ["paths.init_tok2vec", "paths.vectors", "paths.raw_text", "paths.train", "paths.dev", "paths.lexicon",
+               "corpora.train.corpus.path", "corpora.dev.path", "corpora.pretrain.path", "initialize.vectors"]
+
+
+@settings(max_examples=40, **PROPERTY)
+@given(st.sampled_from(NAMING_KEYS), st.sampled_from(PREVIOUS_RUN + ["pretrain", "model-best", "data", MANIFEST, "notes.txt"]),
+       st.booleans(), st.booleans())
+def test_overwrite_refuses_or_keeps_a_file_that_any_config_key_names(stand_ins, key, named, pretrain, raw):
+    """Whatever key of the config (one of the user's own, paths.lexicon, included) names a file
+    or folder in the output folder, the run either refuses or leaves it as it was."""
+    from spacy_auc_ner.methods import recipe_config
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        config = recipe_config("lowres_best")
+        config["paths"]["lexicon"] = None  # a key of the user's own: no command knows it
+        config.to_disk(tmp / "mine.cfg")
+        out = tmp / "out"
+        for name in PREVIOUS_RUN + ["notes.txt"]:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_bytes(f"the previous run's {name}".encode())
+        (out / MANIFEST).write_text(json.dumps({"command": "recipe", "written": ["data/train.spacy", "data/dev.spacy", "pretrain", "model-best", "model-last"]}))
+        sentences = [(w, []) for w in (["a", "b"], ["c"])]
+        train, dev = _write_input(tmp / "train", "tsv", sentences), _write_input(tmp / "dev", "spacy", sentences)
+        args = ["recipe", tmp / "mine.cfg", out, "--paths.train", train, "--paths.dev", dev, "--pretraining.max_epochs", int(pretrain),
+                "--self_training.rounds", "1", "--self_training.threshold", "0.0", "--overwrite"]
+        args += ["--paths.raw_text", _write_pool(tmp / "raw", "txt", sentences)] if raw and key != "paths.raw_text" else []
+        args += [f"--{key}", out / named] if key not in ("paths.train", "paths.dev") else []
+        if key in ("paths.train", "paths.dev"):
+            args[args.index(f"--{key}") + 1] = out / named
+        target = out / named
+        before = {p: d for p, d in _hashes(tmp).items() if p == target or target in p.parents}
+        result = _invoke(*args)
+        after = _hashes(tmp)
+        assert {p: after.get(p) for p in before} == before, f"{target} was changed or removed, named by --{key} ({result.stderr})"
+        if result.exit_code != 0:
+            _one_error_line(result)

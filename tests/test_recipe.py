@@ -326,3 +326,74 @@ def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
     nlp = spacy.load(out / "model-best")
     assert nlp.pipe_names == ["auc_ner"] and "entity_bias" in nlp.get_pipe("auc_ner").cfg
     assert nlp.config["components"]["auc_ner"]["scheme"] == "crf"
+
+
+# -- issue 45 R6: a paths.* value that is no file name raised a TypeError -------------------------
+
+
+@pytest.mark.parametrize("command", ["recipe", "self-train"])
+@pytest.mark.parametrize("key", ["train", "dev", "raw_text"])
+@pytest.mark.parametrize("value,shown", [(None, "true"), ("5", "5"), ("[1, 2]", "[1, 2]"), ('{"a": 1}', '{"a": 1}')])
+def test_a_path_that_is_not_a_file_name_is_one_line_naming_the_key(toy_corpus, raw, monkeypatch, command, key, value, shown):
+    """--paths.train with no value (a flag: true), with 5 or with a list."""
+    _never_train(monkeypatch)
+    files = {**_files(toy_corpus, raw)}
+    del files[f"paths.{key}"]
+    given = [f"--paths.{key}"] + ([] if value is None else [value])
+    # with no value, the key goes last, as the flag it then reads as
+    result = runner.invoke(app, [command, RECIPE, str(toy_corpus / "out"), *_args(files), *given])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (repr(result.exception), result.output)
+    (line,) = result.stderr.strip().splitlines()
+    where = f"recipe {RECIPE} ({recipe_module.recipe_files(RECIPE)[1][-1]})"
+    assert line == f"Error: [paths.{key}] of {where} must be the name of a file, not {shown}"
+    assert not (toy_corpus / "out").exists()
+
+
+# -- issue 45 R7: a config without [training], [nlp] or [corpora.dev] raised a KeyError late -------
+
+
+@pytest.mark.parametrize("block", ["training", "nlp", "corpora.dev", "corpora.train", "components"])
+@pytest.mark.parametrize("command", ["recipe", "self-train"])
+def test_a_config_without_a_block_training_needs_is_refused_before_the_folder_is_claimed(toy_corpus, raw, monkeypatch, tmp_path, block, command):
+    _never_train(monkeypatch)
+    monkeypatch.setattr(self_training_module, "train_config", lambda *a, **k: pytest.fail("trained before every input was checked"))
+    config = recipe_config(RECIPE)
+    section, _, name = block.rpartition(".")
+    del (config[section] if section else config)[name]
+    config.to_disk(tmp_path / "without.cfg")
+    result = runner.invoke(app, [command, str(tmp_path / "without.cfg"), str(toy_corpus / "out"), *_args(_files(toy_corpus, raw)),
+                                 "--pretraining.max_epochs", "0"][: None if command == "recipe" else -2])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (repr(result.exception), result.output)
+    (line,) = result.stderr.strip().splitlines()
+    assert line == f"Error: {tmp_path / 'without.cfg'}: no [{block}] block, which training needs"
+    assert not (toy_corpus / "out").exists()
+
+
+def test_the_dev_corpus_that_training_names_must_exist(toy_corpus, raw, monkeypatch):
+    _never_train(monkeypatch)
+    with pytest.raises(DataError, match=r"^recipe lowres_best .*: no \[corpora.held_out\] block, which training needs \(\[training.dev_corpus\] names it\)$"):
+        run_recipe(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "training.dev_corpus": "corpora.held_out"})
+    assert not (toy_corpus / "out").exists()
+
+
+def test_raw_text_that_pretraining_reads_none_of_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch):
+    """Issue 45 R10: with every raw line as long as [corpora.pretrain] max_length or longer,
+    pretraining ran on 0 words and said nothing."""
+    _never_train(monkeypatch)
+    overrides = {**_files(toy_corpus, raw), "pretraining.max_epochs": 1, "corpora.pretrain.max_length": 4}
+    with pytest.raises(DataError, match=r"^\[corpora.pretrain\] of recipe lowres_best .*: .*raw.txt: none of its 15 texts is within "
+                                        r"min_length = 1 and max_length = 4 tokens \(0 shorter, 15 as long or longer\)"):
+        run_recipe(RECIPE, toy_corpus / "out", overrides)
+    assert not (toy_corpus / "out").exists()
+
+
+def test_a_jsonl_reader_that_leaves_out_every_text_is_refused(toy_corpus, monkeypatch, tmp_path):
+    _never_train(monkeypatch)
+    config = recipe_config(RECIPE)
+    config["corpora"]["pretrain"] = {"@readers": "spacy.JsonlCorpus.v1", "path": "${paths.raw_text}", "min_length": 1, "max_length": 4, "limit": 0}
+    config.to_disk(tmp_path / "jsonl.cfg")
+    (tmp_path / "raw.jsonl").write_text("".join(json.dumps({"text": " ".join(w)}) + "\n" for w, _ in TOY))
+    with pytest.raises(DataError, match=r"^\[corpora.pretrain\] of .*jsonl.cfg: .*raw.jsonl gives pretraining no text \(0 words\); "
+                                        r"check the block's min_length, max_length and limit$"):
+        run_recipe(tmp_path / "jsonl.cfg", toy_corpus / "out", {**_files(toy_corpus, tmp_path / "raw.jsonl"), "pretraining.max_epochs": 1})
+    assert not (toy_corpus / "out").exists()

@@ -37,14 +37,22 @@ def create_raw_text(path: Optional[PathLike], min_length: int = 1, max_length: i
         # the raw text of pretraining and self-training included, and reads none of them
         if path is None:
             raise DataError("spacy_auc_ner.RawText.v1 reads no file (its path is null): give the raw text with --paths.raw_text")
-        kept = 0
-        for doc in pool_docs(nlp, read_pool(path)):
-            if (min_length and len(doc) < min_length) or (max_length and len(doc) >= max_length):
+        kept = short = long = 0
+        docs = pool_docs(nlp, read_pool(path))
+        for doc in docs:
+            if min_length and len(doc) < min_length:
+                short += 1
+                continue
+            if max_length and len(doc) >= max_length:
+                long += 1
                 continue
             yield Example(doc, doc)
             kept += 1
             if kept == limit:
                 return
+        if not kept:  # spacy pretrain would run its epochs on 0 words and say nothing
+            raise DataError(f"{path}: none of its {len(docs)} texts is within min_length = {min_length} and max_length = {max_length} tokens "
+                            f"({short} shorter, {long} as long or longer), so it gives no text; lower min_length or raise max_length (0: no bound)")
 
     return read
 
@@ -106,3 +114,26 @@ def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[s
     filled["pretraining"]["component"] = name
     filled["pretraining"]["layer"] = layer
     return filled
+
+
+def check_pretraining_text(config: Config, where: PathLike) -> None:
+    """Read the text that spacy pretrain will read (the filled config's ``[pretraining] corpus``
+    reader, on the config's language), now, so that a bad file, or bounds that leave no text,
+    fail before a recipe claims its folder: one line naming the block. Skipped while the file
+    does not exist yet (the training file a recipe converts into its output folder): the reader
+    refuses the same when pretraining reads it."""
+    import spacy
+    from spacy.util import dot_to_object, resolve_dot_names
+
+    interpolated = config.interpolate()
+    key = interpolated["pretraining"].get("corpus", "corpora.pretrain")
+    path = dot_to_object(interpolated, key).get("path")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return
+    (reader,) = resolve_dot_names(interpolated, [key])
+    try:
+        words = sum(len(eg.reference) for eg in reader(spacy.blank(interpolated["nlp"]["lang"])))
+    except DataError as err:
+        raise DataError(f"[{key}] of {where}: {err}") from None
+    if not words:  # another reader (spacy.JsonlCorpus.v1) that leaves out every text, silently
+        raise DataError(f"[{key}] of {where}: {path} gives pretraining no text (0 words); check the block's min_length, max_length and limit")

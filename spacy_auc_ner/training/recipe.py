@@ -19,6 +19,7 @@ self-training when ``[self_training] rounds`` is 1 or more and there is raw text
 `train_steps` runs the steps into a claimed folder, for `run_recipe` and the lab's study
 cells alike.
 """
+import json
 import sys
 import tempfile
 import time
@@ -32,10 +33,11 @@ from thinc.api import Config
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
-from ..outputs import OutputFolder
+from ..outputs import OutputFolder, config_inputs
 from .budget import budget_text, budgeted, with_budget, without_dev
+from .pretraining import check_pretraining_text
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
-from .spacy_training import check_overrides, load_training_config, train_config
+from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config
 from .unlabeled import PoolItem, read_pool
 
 PRETRAIN_DIR = "pretrain"
@@ -96,6 +98,8 @@ def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
     value = paths.get(key)
     if value is None:
         return None
+    if not isinstance(value, str):  # an override with no value (true), a number, a list
+        raise DataError(f"[paths.{key}] of {where} must be the name of a file, not {json.dumps(value)}")
     if not Path(value).is_file():
         raise DataError(f"{value}: no such file ([paths.{key}] of {where})")
     return Path(value)
@@ -120,6 +124,7 @@ def prepare(
     config = with_budget(with_self_training(config))
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
+    check_training_blocks(config, where)
     settings = SelfTrainingSettings.from_config(config)
     paths = config.interpolate()["paths"]
     if paths.get("train") is None:
@@ -140,7 +145,9 @@ def prepare(
     given = {role: path for role, path in (("train", train), ("dev", dev)) if path is not None}
     docs = {role: read_docs(path, Vocab()) for role, path in given.items()}
     columns = {role: docs[role] for role, path in given.items() if not is_docbin(path)}
-    inputs = [*config_files, train, dev, raw, teacher]
+    # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
+    # ...), before the column files' paths below point into the output folder
+    inputs = [*config_inputs(config.interpolate()), *config_files, train, dev, raw, teacher]
     config, derived = _budgeted(config, train, docs["train"], where, overrides)
     if derived:
         notes.append(f"the budget: {budget_text(derived)}")
@@ -150,6 +157,7 @@ def prepare(
         if raw is not None:
             read_pool(raw)  # a bad line fails now, named
         config = _pretraining_config(_with_raw_text(config, raw, config["paths"]["train"]), where)
+        check_pretraining_text(config, where)  # bounds that leave no text fail now, with the count
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
                             "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
@@ -209,17 +217,20 @@ def run_recipe(
     names = [f"{DATA_DIR}/{role}.spacy" for role in plan["columns"]]
     what = "a self-training run" if command == "self-train" else f"a {command} run"
     out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, what)
-    out.clear()
-    for note in plan["notes"]:
-        log(note)
-    for role, role_docs in plan["columns"].items():
-        write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
-        log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
-    summary = train_steps(
-        out, plan["config"], where=plan["where"], pretrain=plan["pretrain"], self_train=plan["self_train"],
-        gold=plan["gold"], items=plan["items"], teacher=teacher, first_teacher=plan["first_teacher"],
-        gpu_id=gpu_id, log=log, progress=progress,
-    )
+    try:  # the folder is this run's until it ends, failed or not
+        out.clear()
+        for note in plan["notes"]:
+            log(note)
+        for role, role_docs in plan["columns"].items():
+            write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
+            log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
+        summary = train_steps(
+            out, plan["config"], where=plan["where"], pretrain=plan["pretrain"], self_train=plan["self_train"],
+            gold=plan["gold"], items=plan["items"], teacher=teacher, first_teacher=plan["first_teacher"],
+            gpu_id=gpu_id, log=log, progress=progress,
+        )
+    finally:
+        out.release()
     return {"config": plan["where"], "raw_text": str(plan["raw_text"]), **summary}
 
 

@@ -92,3 +92,20 @@ def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: O
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
     return output_dir / "model-best"
+
+
+def check_training_blocks(config: Mapping[str, Any], where: PathLike) -> None:
+    """Refuse, in one line naming it, a block that training reads and ``config`` lacks: [nlp],
+    [components], [training], and the corpora that [training] train_corpus and dev_corpus
+    name (spaCy's defaults: [corpora.train], [corpora.dev]). Without it spaCy raises a KeyError
+    once it reaches the block, which a recipe does after claiming its output folder (and for
+    the dev corpus only after round 0 trained)."""
+    for block in ("nlp", "components", "training"):
+        if not isinstance(config.get(block), Mapping):
+            raise DataError(f"{where}: no [{block}] block, which training needs")
+    training = config["training"]
+    for key, default in (("train_corpus", "corpora.train"), ("dev_corpus", "corpora.dev")):
+        block = training.get(key, default)
+        if not isinstance(block, str) or missing_keys(config, [block]):
+            named = "" if block == default else f" ([training.{key}] names it)"
+            raise DataError(f"{where}: no [{block}] block, which training needs{named}")
