@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .spec import DEFAULT_METRIC, Baseline
 from .stats import PairedTest, Summary, paired_t_test, summarize
-from .store import latest_rows
+from .store import device_kind, latest_rows
 from .tuning import value_text
 
 Key = Tuple[str, str, Optional[int], Any]  # corpus, setting, size, value
@@ -47,6 +47,9 @@ class MethodResult:
     failed: int = 0
     per_type: Dict[str, float] = field(default_factory=dict)  # mean F1 per entity type
     tuned: Optional[Dict[str, Any]] = None  # the chosen grid point, its dev score and metric
+    # partition -> "CPU" or "GPU" (`store.device_kind` of its row): a pair across kinds carries
+    # the numerical difference between them too
+    devices: Dict[int, str] = field(default_factory=dict)
 
     @property
     def key(self) -> Key:
@@ -118,7 +121,7 @@ def aggregate(
         method = row["method"]
         if method not in method_order:
             method_order.append(method)
-        group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}, "tuned": []})
+        group = groups.setdefault((key, method), {"scores": {}, "failed": 0, "types": {}, "tuned": [], "devices": {}})
         value = row_score(row, metric) if row["status"] == "ok" else None
         if value is None:
             group["failed"] += 1
@@ -128,6 +131,7 @@ def aggregate(
             warn(f"{row['cell_id']} replaces {seen[coords]} (same cell, other overrides); pass --spec to report one spec's cells")
         seen[coords] = row["cell_id"]
         group["scores"][int(row["partition"])] = value
+        group["devices"][int(row["partition"])] = device_kind(row)
         if isinstance(row.get("tuned"), dict):
             group["tuned"].append(row["tuned"])
         for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():
@@ -152,6 +156,7 @@ def aggregate(
                 failed=group["failed"],
                 per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
                 tuned=_chosen(group["tuned"]),
+                devices=group["devices"],
             )
         )
     for r, base in baseline_pairs(results, base_spec):

@@ -195,6 +195,9 @@ def status_command(
                        f"{status.count(None)} to run, of {len(group)}")
     for line in mean_seconds_lines(cells, latest):
         typer.echo(line)
+    warning = ResultsStore(results).untraced_warning([r for c in cells for r in [latest.get(c.key)] if r is not None and r["status"] == "ok"])
+    if warning:
+        _err(warning)
     keys = {c.key for c in cells}
     unread = [r for r in rows if r["key"] not in keys]
     typer.echo(f"rows: {len(rows) + len(read.skipped)} in {results}, {len(unread) + len(read.skipped)} not read by this spec "

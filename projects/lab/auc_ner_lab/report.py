@@ -402,6 +402,10 @@ def write_report(
     if warn is not None and others and not any(r.vs_baseline for r in others):
         warn(f"{results_path}: no result pairs with the baseline {baseline!r}: no paired tests (name a method, or VALUE_NAME=VALUE)")
     failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
+    if warn is not None:
+        warning = store.untraced_warning([r for r in latest_rows(rows).values() if r["status"] == "ok"])
+        if warning:
+            warn(warning)
     costs = compute(rows)
     text = markdown_report(
         summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.name}",

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from spacy_auc_ner.api import PathLike
 
 from .spec import Cell
-from .store import ResultsStore, latest_rows, superseded
+from .store import ResultsStore, StoreError, diff_digest, latest_rows, superseded
 from .tuning import TuningError, resolve, trial_keys
 
 CellFunction = Callable[[Cell], Dict[str, Any]]
@@ -118,6 +118,7 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
     """Run one cell and return its results row; never raises for an error of the cell."""
     start = time.perf_counter()
     row: Dict[str, Any] = row_identity(cell)
+    versions = environment()  # what the cell starts from (the tree may change while it trains)
     try:
         scores = resolve_runner(runner)(cell)
         row.update(status="ok", scores=_jsonable(scores))
@@ -143,7 +144,7 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         host=socket.gethostname(),
         device=device_name(cell.gpu_id),
         pid=os.getpid(),
-        versions=environment(),
+        versions=versions,
     )
     return row
 
@@ -161,6 +162,12 @@ def device_name(gpu_id: int) -> str:
         return f"cuda:{gpu_id}"
 
 
+# the checkout the lab runs from: projects/lab/auc_ner_lab/../../.. (tests point it elsewhere)
+CHECKOUT = Path(__file__).resolve().parents[3]
+# what "+changes" and the stored diff look at: tracked files outside the results a campaign appends to
+_CODE_PATHS = ["--", ".", ":(exclude)projects/lab/results"]
+
+
 def git_commit(checkout: Path) -> Optional[str]:
     """The checkout's commit, with "+changes" when tracked files other than projects/lab/results/ differ
     from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
@@ -169,7 +176,7 @@ def git_commit(checkout: Path) -> Optional[str]:
         return None
     try:
         head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)projects/lab/results"],
+        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", *_CODE_PATHS],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -178,11 +185,56 @@ def git_commit(checkout: Path) -> Optional[str]:
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-@lru_cache(maxsize=1)
+def tree_diff(checkout: Path) -> Optional[bytes]:
+    """The uncommitted changes of the checkout's tracked files outside projects/lab/results/
+    (what "+changes" in `git_commit` stands for), as `git diff HEAD --binary` prints them; None
+    for a clean tree or outside a git checkout."""
+    if not (checkout / ".git").exists():
+        return None
+    try:
+        diff = subprocess.run(["git", "-C", str(checkout), "diff", "HEAD", "--binary", *_CODE_PATHS], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return diff.stdout if diff.returncode == 0 and diff.stdout else None
+
+
+def store_tree_diff(store: ResultsStore, checkout: Optional[Path] = None) -> Optional[str]:
+    """Before cells train from a working tree with uncommitted changes, keep its diff in
+    `store` (`ResultsStore.save_diff`: diffs/<digest>.patch, written once), so that their rows'
+    "+changes" commit traces to code; the digest, None for a clean tree. A dirty tree whose diff
+    cannot be read (StudyError) or stored (StoreError) refuses the study: no cell starts from
+    changes that nothing records."""
+    checkout = CHECKOUT if checkout is None else checkout
+    commit = git_commit(checkout)
+    if not commit or not commit.endswith("+changes"):
+        return None
+    diff = tree_diff(checkout)
+    if not diff:
+        raise StudyError(f"{checkout}: the working tree has uncommitted changes and `git diff HEAD` gives none to store; "
+                         "refusing to train from it (commit the changes)")
+    try:
+        return store.save_diff(diff)
+    except StoreError as err:
+        raise StoreError(f"refusing to train from a working tree with uncommitted changes whose diff cannot be stored: {err}") from None
+
+
 def environment() -> Dict[str, Optional[str]]:
     """What a cell's numbers depend on besides its config: the versions of the libraries that
-    train it and the package's git commit (None outside a checkout). Rerunning a cell under
-    other versions need not give the same F1, so rows say what ran them."""
+    train it, the package's git commit (None outside a checkout) and, for a commit with
+    "+changes", the sha256 of the tree's diff (`git_diff_digest`; the diff is kept in the
+    results store, `store_tree_diff`). Rerunning a cell under other versions need not give the
+    same F1, so rows say what ran them. The tree is read again for each cell; the libraries once."""
+    found: Dict[str, Optional[str]] = dict(_library_versions())
+    # a copy without .git (a GPU machine's) names the commit it was copied from in AUC_NER_LAB_COMMIT
+    found["git_commit"] = git_commit(CHECKOUT) or os.environ.get("AUC_NER_LAB_COMMIT")
+    diff = tree_diff(CHECKOUT) if str(found["git_commit"] or "").endswith("+changes") else None
+    if diff:
+        found["git_diff_digest"] = diff_digest(diff)
+    return found
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> Dict[str, Optional[str]]:
     from importlib.metadata import PackageNotFoundError, version
 
     found: Dict[str, Optional[str]] = {}
@@ -191,9 +243,6 @@ def environment() -> Dict[str, Optional[str]]:
             found[name] = version(name)
         except PackageNotFoundError:
             found[name] = None
-    # the checkout: projects/lab/auc_ner_lab/../../..; a copy without .git (a GPU machine's)
-    # names the commit it was copied from in AUC_NER_LAB_COMMIT
-    found["git_commit"] = git_commit(Path(__file__).resolve().parents[3]) or os.environ.get("AUC_NER_LAB_COMMIT")
     return found
 
 
@@ -436,6 +485,8 @@ def run_study(
     # not counted: its cell runs again
     rows = store.rows(warn=log or _say_on_stderr, cells=cells)
     todo = plan(cells, rows, retry_failed=retry_failed, again=again)
+    if todo:
+        store_tree_diff(store)  # a dirty tree's diff is kept before any cell trains from it, or nothing trains
     skipped = len(cells) - len(todo)
     if log is not None and skipped:
         log(f"{skipped} of {len(cells)} cells already in {results}; running {len(todo)}")
@@ -479,6 +530,10 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
 
     def record(row):
         nonlocal ok, failed
+        digest = (row.get("versions") or {}).get("git_diff_digest")
+        if digest and not store.diff_path(digest).is_file() and store_tree_diff(store) != digest:
+            say(f"WARNING {row['cell_id']}: trained from a tree whose diff ({digest[:12]}) is not stored: it changed while "
+                "the cell started; its row's commit does not say what code ran")
         store.add(row)
         unfinished.discard(row["key"])
         prev = latest.get(row["key"])
@@ -517,6 +572,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                         elsewhere += 1
                         bar.update(1)
                         continue
+                    store_tree_diff(store)  # the tree now, which the cell starts from (it may have changed since)
                     if cell.selection is not None:
                         try:
                             cell = resolve(cell, latest)

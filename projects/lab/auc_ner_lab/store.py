@@ -51,6 +51,9 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 from spacy_auc_ner.api import PathLike, os_error_text
 
 UNMATCHED = "unmatched"
+# <store>/diffs/<sha256>.patch: the uncommitted changes of the working tree rows were trained
+# from (`ResultsStore.save_diff`), named in their ``versions.git_diff_digest``
+DIFFS = "diffs"
 MARKER = ".results-store"  # what makes a folder a results store: written by the lab into each
 MARKER_TEXT = '{"format": "auc_ner_lab results store", "layout": "<cell key>/<row digest>.json"}\n'
 _KEY_CHARS = set("0123456789abcdef")
@@ -205,6 +208,11 @@ def device_kind(row: Dict[str, Any]) -> str:
     return "GPU" if str(row.get("device") or "").startswith("cuda") else "CPU"
 
 
+def diff_digest(diff: bytes) -> str:
+    """The sha256 hex digest of a working tree's diff (`ResultsStore.save_diff`)."""
+    return hashlib.sha256(diff).hexdigest()
+
+
 def spec_of(store: PathLike) -> Path:
     """The spec whose cells a lab store holds: results/<name>/ is studies/<name>.yaml's (the
     lab's layout, the one place it is written down; the file need not exist)."""
@@ -290,7 +298,7 @@ class ResultsStore:
                 )
             return
         for entry in entries:
-            if not (entry.is_dir() and not entry.is_symlink() and (entry.name == UNMATCHED or is_key(entry.name))):
+            if not (entry.is_dir() and not entry.is_symlink() and (entry.name in (UNMATCHED, DIFFS) or is_key(entry.name))):
                 raise StoreError(f"{self.path}: not a results store ({entry.name} is not a cell's folder); give a folder 'study run' wrote, or a new one")
 
     @property
@@ -307,6 +315,62 @@ class ResultsStore:
             self.marker.write_text(MARKER_TEXT, encoding="utf8")
         except OSError as err:
             raise StoreError(f"{self.marker}: cannot write the marker of a results store ({os_error_text(err)})") from None
+
+    def diff_path(self, digest: str) -> Path:
+        """Where the diff of digest `digest` is kept (`save_diff`)."""
+        return self.path / DIFFS / f"{digest}.patch"
+
+    def save_diff(self, diff: bytes) -> str:
+        """Keep `diff`, the uncommitted changes of the working tree that rows are trained from,
+        at diffs/<its sha256>.patch, and return the digest (a row records it as
+        ``versions.git_diff_digest``, so that a "+changes" commit traces to code). Written once,
+        whole, then linked into place: never overwritten; a file there whose content has another
+        digest is refused (StoreError), as is a diff that cannot be written."""
+        digest = diff_digest(diff)
+        target = self.diff_path(digest)
+        if target.is_file():
+            if diff_digest(target.read_bytes()) != digest:
+                raise StoreError(f"{target}: holds a diff of another digest; move it away (it is not what rows named)")
+            return digest
+        self.mark()
+        tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tmp.open("wb") as f:
+                f.write(diff)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, target)  # fails where the file exists: never overwritten
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink()
+        except OSError as err:
+            raise StoreError(f"{target}: cannot store the working tree's diff ({os_error_text(err)})") from None
+        return digest
+
+    def untraced(self, rows: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """Of `rows`, those trained from a working tree with uncommitted changes (their
+        ``versions.git_commit`` ends in "+changes") whose diff this store does not hold (no
+        ``versions.git_diff_digest``, as before rows recorded it, or no such file): their
+        commit alone does not say what code ran."""
+        def traced(versions: Dict[str, Any]) -> bool:
+            digest = versions.get("git_diff_digest")
+            return isinstance(digest, str) and len(digest) == 64 and self.diff_path(digest).is_file()
+
+        return [r for r in rows if str((r.get("versions") or {}).get("git_commit") or "").endswith("+changes")
+                and not traced(r.get("versions") or {})]
+
+    def untraced_warning(self, rows: Sequence[Dict[str, Any]]) -> str:
+        """A warning for `study status` and `study report` when some of `rows` (finished) are
+        `untraced`, else ""."""
+        untraced = self.untraced(rows)
+        if not untraced:
+            return ""
+        return (f"Warning: {len(untraced)} of the {len(rows)} finished rows were trained from a working tree with uncommitted "
+                f"changes that no stored diff records (versions.git_commit ends in '+changes', no {DIFFS}/<digest>.patch in "
+                f"{self.path}): their commit alone does not say what code ran")
 
     def files(self, keys: Optional[Iterable[str]] = None) -> List[Path]:
         """The row files of the store (of the cells `keys` only, when given)."""

@@ -11,8 +11,8 @@ than annotated (`corpus_tokens.md`), when the corpora are present (else the comm
 are kept); `caveats.md`, what the evidence does not show (a choice that read test, the dev
 sample's uses, the overlap, the contrasts behind sentences that said more than their tests);
 then the verdict of every claim of `studies/claims.yaml` into `docs/evidence/verdicts.md`;
-the transformer recipe's dev ablation read by the rule fixed when 5 of its cells had rows
-(`docs/evidence/campaign_trf_ablation/parts.md`, `scripts/trf_ablation.py`);
+the transformer recipe's dev ablation read by the rule fixed early in it (`trf_ablation.rule_fixed`:
+its commit held 6 rows, 8 had finished) (`docs/evidence/campaign_trf_ablation/parts.md`, `scripts/trf_ablation.py`);
 the heads' tables (`docs/evidence/heads_lowres/`) and the README's figures
 (`docs/evidence/readme/`); then the generated blocks of the documents (`scripts/doc_blocks.py`:
 the repository's README, the lab's README, `docs/*.md`, `docs/evidence/*.md`). Every comparison
@@ -131,27 +131,32 @@ def status_table() -> str:
     """How far each campaign has got: finished cells of its grid, tuning trials apart, those
     whose row is superseded by a fix of the code it ran (`store.superseded`: read by the
     reports until `study run` trains them again, which it does), and the training time its
-    rows record (summed over cells, so about twice the wall time with 2 workers)."""
+    rows record (summed over cells, so about twice the wall time with 2 workers), and the
+    reported rows trained from a working tree with uncommitted changes that no stored diff
+    records (`ResultsStore.untraced`: their commit alone does not say what code ran)."""
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import latest_rows, superseded
 
     lines = [
-        "| study | reported cells done | tuning trials done | of them superseded (to train again) | failed | training hours recorded |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| study | reported cells done | tuning trials done | of them superseded (to train again) | failed | training hours recorded "
+        "| reported rows from uncommitted trees (no stored diff) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     specs = sorted((ROOT / "studies").glob("campaign_*.yaml")) + [ROOT / "studies" / f"{name}.yaml" for name in OTHER_STUDIES]
     for spec_path in specs:
         cells = load_spec(spec_path).cells()
-        rows = latest_rows(_store(spec_path.stem).rows_for(cells))
+        store = _store(spec_path.stem)
+        rows = latest_rows(store.rows_for(cells))
         done = {key for key, row in rows.items() if row.get("status") == "ok"}
         failed = sum(1 for c in cells if c.key in rows and rows[c.key].get("status") != "ok")
         trials = [c for c in cells if c.tuning is not None]
         reported = [c for c in cells if c.tuning is None]
         hours = sum(float(rows[c.key].get("seconds") or 0.0) for c in cells if c.key in rows) / 3600
         stale = sum(1 for c in cells if c.key in done and superseded(rows[c.key]))
+        untraced = len(store.untraced([rows[c.key] for c in reported if c.key in done]))
         lines.append(
             f"| `{spec_path.stem}` | {sum(c.key in done for c in reported)} of {len(reported)} "
-            f"| {sum(c.key in done for c in trials)} of {len(trials)} | {stale} | {failed} | {hours:.1f} |"
+            f"| {sum(c.key in done for c in trials)} of {len(trials)} | {stale} | {failed} | {hours:.1f} | {untraced} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -279,6 +284,43 @@ def paired_lists(by: dict, a: str, b: str, sizes=None, corpus=None):
     return [x for x, _ in draws.values()], [y for _, y in draws.values()]
 
 
+def _cell_pairs(by: dict, a: str, b: str, sizes=None, corpus=None) -> list:
+    """The (a's result, b's result, partition) of every cell pair `paired_lists` pairs; `corpus`
+    one corpus or a collection of them."""
+    corpora = None if corpus is None else ({corpus} if isinstance(corpus, str) else set(corpus))
+    out = []
+    for (method, c, size), r in sorted(by.items(), key=lambda kv: str(kv[0])):
+        other = by.get((b, c, size))
+        if method != a or other is None or (sizes and size not in sizes) or (corpora and c not in corpora):
+            continue
+        out += [(r, other, p) for p in sorted(set(r.scores) & set(other.scores))]
+    return out
+
+
+def mixed_devices(by: dict, a: str, b: str, sizes=None, corpus=None) -> tuple:
+    """(cell pairs whose two rows trained on different device kinds, cell pairs) of a against b:
+    a pair across kinds carries the numerical difference between a GPU and a CPU training too
+    (`device_gap`). A result without `devices` (made by hand) counts as on one kind."""
+    pairs = _cell_pairs(by, a, b, sizes, corpus)
+    mixed = sum(1 for x, y, p in pairs if (getattr(x, "devices", {}) or {}).get(p, "CPU") != (getattr(y, "devices", {}) or {}).get(p, "CPU"))
+    return mixed, len(pairs)
+
+
+def mixed_text(by: dict, a: str, b: str, sizes=None, corpus=None) -> str:
+    """"; 12 of the 30 cell pairs mix a GPU row with a CPU one" for a paired test whose two
+    sides trained on different device kinds in some pairs, else ""."""
+    mixed, total = mixed_devices(by, a, b, sizes, corpus)
+    return f"; {mixed} of the {total} cell pairs mix a GPU row with a CPU one" if mixed else ""
+
+
+def pooled_ratio(by: dict, a: str, b: str, corpus=None):
+    """The mean test F1 of a over every cell pair it shares with b (`_cell_pairs`) divided by
+    b's over the same pairs: "×1.4 b's mean test F1"; None without pairs or with b's mean 0."""
+    pairs = _cell_pairs(by, a, b, corpus=corpus)
+    mean_b = sum(y.scores[p] for _, y, p in pairs) / len(pairs) if pairs else 0.0
+    return sum(x.scores[p] for x, _, p in pairs) / len(pairs) / mean_b if mean_b > 0 else None
+
+
 def contrast_table(name: str, contrasts) -> str:
     """Per (what, a, b[, sizes]): the paired difference a - b over every draw (corpus,
     partition; its sizes averaged) both finished (at `sizes` when given), in points with its 95 % interval, the
@@ -306,7 +348,8 @@ def contrast_table(name: str, contrasts) -> str:
                 continue
             ct = paired_t_test(cx, cy)
             per_corpus.append(f"{100 * ct.mean_diff:+.1f} ({p_text(ct.p_value, 'p –')}, n={ct.n})")
-        lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p_text(t.p_value)} (n={t.n}) | " + " | ".join(per_corpus) + " |")
+        lines.append(f"| {what} | `{a}` vs `{b}` | {diff} | {ratio} | {p_text(t.p_value)} (n={t.n}{mixed_text(by, a, b, sizes)}) | "
+                     + " | ".join(per_corpus) + " |")
     lines += ["", f"{METRIC_NAME}: paired differences in points over the draws both methods finished, one pair per "
               "draw (corpus and partition, the mean over its sizes: a smaller draw is a subset of a larger one; "
               "the sizes named in the first column where it names them); "
@@ -710,6 +753,27 @@ def minilm_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def minilm_budget(spec_path=None) -> dict:
+    """The MiniLM campaign's budget and partitions as its spec sets them (studies/campaign_minilm_20.yaml:
+    steps written per size), for the README's words on it: "30 of 8 sentences, dev every 2,
+    patience 12" (epochs of batches) and "3 partitions a cell"."""
+    import math
+
+    from auc_ner_lab.spec import load_spec
+
+    spec = load_spec(spec_path or ROOT / "studies" / f"{MINILM[0]}.yaml")
+    o = spec.overrides
+    batch = o["training.batcher"]["size"]
+    per_epoch = math.ceil(spec.sizes[0] / batch)  # steps an epoch at the spec's one size
+
+    def epochs(steps: int) -> str:
+        return f"{steps / per_epoch:g}"
+
+    return {"evidence/readme/minilm_budget.md": f"{epochs(o['training.max_steps'])} of {batch} sentences, dev every "
+                                                f"{epochs(o['training.eval_frequency'])}, patience {epochs(o['training.patience'])}\n",
+            "evidence/readme/minilm_partitions.md": f"{spec.partitions} partitions a cell\n"}
+
+
 def report_texts(name: str, baseline=None) -> dict:
     """{docs-relative path: text} of a study's report (report.md, summary.json, compute.json)
     as `study report --spec studies/<name>.yaml` writes it, without plots; {} when the study
@@ -778,6 +842,7 @@ def _fragments() -> dict:
         spec = load_spec(ROOT / "studies" / "campaign_trf_nodev.yaml")
         nodev = _results_by_cell("campaign_trf_nodev", spec) if (ROOT / "results" / "campaign_trf_nodev").exists() else {}
         out["evidence/readme/nodev.md"] = readme_text(nodev, _results_by_cell("campaign_trf_recipe"), list(spec.corpora))
+    out.update(minilm_budget())
     if (ROOT / "results" / trf_ablation.STUDY).exists():
         out.update(trf_ablation_texts())
     results = verdicts(load_claims(ROOT / "studies" / "claims.yaml"))
@@ -814,7 +879,7 @@ def _hypothesis_rows():
 
 
 def trf_ablation_texts() -> dict:
-    """The transformer recipe's dev ablation read by the rule fixed when 5 of its cells had rows
+    """The transformer recipe's dev ablation read by the rule fixed early in it (`trf_ablation.rule_fixed`)
     (`scripts/trf_ablation.py`): parts.md (the table, then the round-0 check of the spec's
     caveat) and the README's words on it."""
     from auc_ner_lab.aggregate import aggregate
@@ -840,9 +905,17 @@ def trf_ablation_texts() -> dict:
     where = trf_ablation.process_positions(every)  # where each worker process trained what
     positions, confounded = trf_ablation.position_check(reported, recipe_rows, where)
     repeats, other_history = trf_ablation.gpu_repeats(every, where)
-    shipped, _ = trf_ablation.shipped_check(trf_ablation.judge(by, planned), recipe_config(trf_ablation.RECIPE))
-    parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions) + "\n"
+    judged = trf_ablation.judge(by, planned)
+    shipped, _ = trf_ablation.shipped_check(judged, recipe_config(trf_ablation.RECIPE))
+    fixed = trf_ablation.rule_fixed(rows, spec.metric)
+    guard = self_training_test_guard(judged, reported, spec)
+    untraced = _store(trf_ablation.STUDY).untraced(reported)
+    parts = ("\n".join(title) + "\n" + trf_ablation.parts_table(by, spec.corpora, spec.sizes, spec.partitions, fixed) + "\n"
              + shipped + "\n"
+             + (f"Self-training: {guard}.\n\n" if guard else "")
+             + (f"Provenance: {len(untraced)} of the {len(reported)} reported rows read here were trained from a working tree with "
+                "uncommitted changes that no stored diff records (their `versions.git_commit` ends in `+changes`), so their commit "
+                "alone does not say what code ran.\n\n" if untraced else "")
              + f"Left out: {len(stale)} finished rows superseded by a fix of the code they ran (`store.superseded`: "
              f"self-trained on re-tokenized text before 2026-11-26, caveats.md); {waiting} of their cells have no row "
              "since, which `study run` trains again.\n\n"
@@ -867,7 +940,48 @@ def trf_ablation_texts() -> dict:
                   + " So a GPU pair with `no_self_train` measures self-training plus that difference; what self-training "
                   "adds within one run is the recipe's kept round against its own round 0 (optimistic: chosen on this dev sample).\n")
     return {f"evidence/{trf_ablation.STUDY}/parts.md": parts,
-            "evidence/readme/trf_ablation.md": trf_ablation.readme_sentence(by, planned) + "\n"}
+            "evidence/readme/trf_ablation.md": trf_ablation.readme_sentence(by, planned, fixed, guard) + "\n",
+            "evidence/trf_dropped.md": dropped_parts_text(judged) + "\n"}
+
+
+def dropped_parts_text(judged) -> str:
+    """What the dev ablation said of the two parts it dropped from the transformer recipe (the
+    entity bias, augmentation: their d, p and rule) and what test says of them afterwards: the
+    recipe as first proposed, with both, against the shipped one on campaign_trf_recipe's test
+    cells, pooled and per cell (not part of the choice, which read dev only)."""
+    told = []
+    for j in judged:
+        if j.part.variant in ("no_bias", "no_augment") and j.diffs:
+            rule = "its rule asks for a mean above 0 and p < 0.05" if j.part.rule == "significant gain" else "its rule asks for a mean above 0"
+            told.append(f"{j.part.what} {j.interval} dev points ({p_text(j.test.p_value)}, {j.test.n} draws; {rule})")
+    text = "the dev ablation dropped " + "; ".join(told) if told else "the dev ablation has not chosen yet"
+    if (ROOT / "results" / "campaign_trf_recipe").exists():
+        v = versus(_results_by_cell("campaign_trf_recipe"), trf_ablation.HYPOTHESIS, trf_ablation.RECIPE)
+        if v is not None:
+            text += (f". On test, after the choice, the recipe with both (`{trf_ablation.HYPOTHESIS}`) scores {v.diff} points over "
+                     f"the shipped `{trf_ablation.RECIPE}` ({_p_words(v.p)}, {v.draws} draws{v.mixed}), above it with p < 0.05 in "
+                     f"{v.above} of the {len(v.cells)} corpus × size cells and below it in {v.below}")
+    return text
+
+
+def self_training_test_guard(judged, reported, spec) -> str:
+    """`trf_ablation.self_training_guard` with its test figure: the shipped recipe against the
+    CRF head alone on campaign_trf_recipe's test cells (the recipe is the CRF head plus the parts
+    the rule kept; said so when self-training is the one part kept); "" without those rows or
+    before the rule has kept self-training."""
+    kept = [j.part for j in judged if j.part.rule and j.choice in trf_ablation.KEPT]
+    if not (ROOT / "results" / "campaign_trf_recipe").exists() or not any(p.variant == "no_self_train" for p in kept):
+        return ""
+    by = _results_by_cell("campaign_trf_recipe")
+    xs, ys = paired_lists(by, trf_ablation.RECIPE, "crf")
+    if not xs:
+        return ""
+    t, diff = paired_difference(xs, ys)
+    alone = (", self-training the one part the rule kept" if len(kept) == 1
+             else f", with the parts the rule kept ({', '.join(p.what for p in kept)})")
+    test = (f"`{trf_ablation.RECIPE}` against the CRF head alone on `campaign_trf_recipe`'s test cells (the shipped recipe"
+            f"{alone}), {diff} points ({p_text(t.p_value)}, {t.n} draws{mixed_text(by, trf_ablation.RECIPE, 'crf')})")
+    return trf_ablation.self_training_guard(reported, len(spec.corpora) * spec.partitions, len(spec.sizes), test)
 
 
 CONTRAST = "evidence/recipe/c/"
@@ -901,7 +1015,8 @@ def named_contrasts(by: dict) -> dict:
             else:
                 t, diff = paired_difference(xs, ys)
                 ratio = "" if t.ratio is None else f", ×{t.ratio:.2f}"
-                text = f"{diff} points{ratio} ({p_text(t.p_value, 'no p-value')}, {t.n} draw{'s' if t.n != 1 else ''})"
+                text = (f"{diff} points{ratio} ({p_text(t.p_value, 'no p-value')}, {t.n} draw{'s' if t.n != 1 else ''}"
+                        f"{mixed_text(by, a, b, sizes, corpus)})")
             out[f"{CONTRAST}{name}.md"] = text + "\n"
     return out
 
@@ -1063,28 +1178,65 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
 PEER = "hf_token_classification"
 RECIPE_TRF = "lowres_best_trf"
 # issue 31's goal for the transformer recipe, fixed before its rows: x1.4 the peer's test F1 on
-# average over the corpus x size cells, no cell below x1.0, x1.3 spaCy's ner in every cell
+# average (read as the ratio of the mean test F1s over the same cells: `pooled_ratio`), no cell
+# below x1.0, x1.3 spaCy's ner in every cell
 GOAL_PEER_MEAN, GOAL_PEER_CELL, GOAL_NER_CELL = 1.4, 1.0, 1.3
+
+
+def device_label(row: dict) -> str:
+    """Where a row trained, in words: "an NVIDIA H200" (its `device` without "cuda:N"), "a GPU"
+    when it names none, "the CPU" (rows from before rows recorded a device trained there)."""
+    device = str(row.get("device") or "cpu")
+    if not device.startswith("cuda"):
+        return "the CPU"
+    name = device.split(" ", 1)[1].strip() if " " in device else ""
+    return f"an {name}" if name[:1].upper() in "AEFHILMNORSX" else (f"a {name}" if name else "a GPU")
+
+
+def device_counts(rows, methods) -> str:
+    """Per (method, name) of `methods`, how many of `rows` trained where: "`crf` 18 on an NVIDIA
+    H200 and 12 on the CPU" (methods without rows left out)."""
+    from collections import Counter
+
+    parts = []
+    for method, name in methods:
+        where = Counter(device_label(r) for r in rows if r["method"] == method)
+        if where:
+            parts.append(f"{name} " + " and ".join(f"{n} on {label}" for label, n in sorted(where.items(), key=lambda kv: (-kv[1], kv[0]))))
+    return "; ".join(parts)
 
 
 def trf_fragments() -> dict:
     """The README's two sentences on campaign_trf_recipe, from its rows read once: the
     package's heads against the Hugging Face peer (`peer_sentence`) and the transformer recipe
     against the peer, spaCy's ner and the CRF head (`trf_recipe_sentence`)."""
+    from collections import Counter
+
     from auc_ner_lab.spec import load_spec
     from auc_ner_lab.store import device_kind, superseded
 
     if not (ROOT / "results" / "campaign_trf_recipe").exists():
         return {}
     spec = load_spec(ROOT / "studies" / "campaign_trf_recipe.yaml")
-    rows = _store("campaign_trf_recipe").rows_for(spec.cells())  # read once, for both sentences and the stale count
+    store = _store("campaign_trf_recipe")
+    rows = store.rows_for(spec.cells())  # read once, for both sentences and the stale count
     by = _results_by_cell("campaign_trf_recipe", spec, rows)
     planned = spec.partitions * len(spec.corpora) * len(spec.sizes) * len(spec.values)  # one method's reported cells
     reported = _latest_reported(rows)
     stale = sum(1 for r in reported if r["method"] == RECIPE_TRF and superseded(r))
     gpu = {m: sum(1 for r in reported if r["method"] == m and device_kind(r) == "GPU") for m in (RECIPE_TRF, trf_ablation.HYPOTHESIS)}
-    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned, stale, gpu) + "\n"}
-    peer = peer_sentence(by)
+    extras = [(r.get("scores") or {}).get("extras") or {} for r in reported if r["method"] == RECIPE_TRF]
+    pools = Counter(e.get("pool_sentences") for e in extras if e.get("pool_sentences"))
+    trainings = Counter(len(e["rounds"]) for e in extras if e.get("rounds"))
+    cost = (pools.most_common(1)[0][0], trainings.most_common(1)[0][0]) if pools and trainings else None
+    untraced = store.untraced(reported)
+    provenance = (len(untraced), sum(r["method"] == RECIPE_TRF for r in untraced), len(reported),
+                  sum(r["method"] == RECIPE_TRF for r in reported))
+    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n"}
+    stores = [_store(d.name) for d in sorted((ROOT / "results").iterdir()) if d.is_dir()]
+    gap = trf_ablation.device_gap(distinct(r for s in stores if s.marker.exists() for r in s.rows()))
+    names = ((PEER, f"`{PEER}`"), ("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"))
+    peer = peer_sentence(by, device_counts([r for r in reported if r["method"] in dict(names)], names), gap)
     if peer:
         out["evidence/readme/peer.md"] = peer + "\n"
     return out
@@ -1104,10 +1256,19 @@ def cell_ratios(by: dict, a: str, b: str) -> list:
     return out
 
 
+def _shared_mean(by: dict, a: str, b: str, corpus: str, size) -> float:
+    """b's mean over the partitions of one cell that a shares with it."""
+    x, y = by[(a, corpus, size)], by[(b, corpus, size)]
+    shared = sorted(set(x.scores) & set(y.scores))
+    return sum(y.scores[i] for i in shared) / len(shared)
+
+
 def versus(by: dict, a: str, b: str):
-    """a against b over the corpus x size cells both have (`cell_ratios`): the ratios' mean,
-    lowest and highest, the cells above and below b with p < 0.05, the partitions a cell, and
-    the pooled difference, one pair per draw (`paired_lists`); None without such a cell."""
+    """a against b over the corpus x size cells both have (`cell_ratios`): the ratio of the
+    pooled means over every cell pair (`pooled_ratio`) and per corpus, the cell ratios' mean,
+    lowest and highest, the cells above and below b with p < 0.05, the partitions a cell, the
+    pooled difference, one pair per draw (`paired_lists`), and the pairs across device kinds
+    (`mixed_text`); None without such a cell."""
     from types import SimpleNamespace
 
     cells = cell_ratios(by, a, b)
@@ -1117,34 +1278,54 @@ def versus(by: dict, a: str, b: str):
     xs, ys = paired_lists(by, a, b)
     t, diff = paired_difference(xs, ys)
     above, below = (sum(p < 0.05 and (r > 1) == up for _, _, r, p, _ in cells) for up in (True, False))
+    corpora = sorted({c for c, *_ in cells})
     return SimpleNamespace(cells=cells, mean=sum(ratios) / len(ratios), low=min(ratios), high=max(ratios), above=above,
-                           below=below, partitions=_span([k for *_, k in cells]), diff=diff, p=t.p_value, draws=len(xs))
+                           below=below, partitions=_span([k for *_, k in cells]), diff=diff, p=t.p_value, draws=len(xs),
+                           pooled=pooled_ratio(by, a, b), pairs=len(_cell_pairs(by, a, b)), mixed=mixed_text(by, a, b),
+                           by_corpus={c: pooled_ratio(by, a, b, corpus=c) for c in corpora})
 
 
-def peer_sentence(by: dict) -> str:
+def peer_sentence(by: dict, devices: str = "", gap=None) -> str:
     """MiniLM against a plain Hugging Face fine-tune of it: the package's heads over the peer
     in each corpus x size cell of campaign_trf_recipe (partitions independent within a cell),
-    and pooled one pair per draw (a draw's sizes averaged); "" without rows to pair."""
+    and pooled one pair per draw (a draw's sizes averaged); "" without rows to pair.
+    `devices`: where the compared rows trained (`device_counts`); `gap`: (mean dev points, cells)
+    between a CPU and a GPU training of one cell (`trf_ablation.device_gap`)."""
     parts = []
     for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
         v = versus(by, method, PEER)
         if v is not None:
             parts.append(f"{name} ×{v.low:.2f} to ×{v.high:.2f} its test F1 in the {len(v.cells)} corpus × size cells "
                          f"({v.above} above and {v.below} below it with p < 0.05, {v.partitions} partitions each), "
-                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged)")
+                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged{v.mixed})")
     if not parts:
         return ""
-    return ("against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
+    where = f"({v.partitions} partitions a cell"
+    if devices:
+        where += f"; rows by device: {devices}"
+        if gap and gap[1]:
+            where += (f"; one cell trained on both a GPU and the CPU differs by {100 * gap[0]:.1f} dev F1 points on average, "
+                      f"{gap[1]} such cells in any study, so a pair across devices carries that too")
+    where += ") "
+    return (f"{where}against a plain Hugging Face fine-tune of the same MiniLM (`AutoModelForTokenClassification`, "
             "the lab's `hf_token_classification`) on the same draws, budget and learn-rate tuning: " + "; ".join(parts))
 
 
-def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[dict] = None) -> str:
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[dict] = None, cost=None, provenance=None) -> str:
     """The README's sentence on lowres_best_trf (`by`: `_results_by_cell` of
     campaign_trf_recipe; `planned`: its reported cells in the spec; `stale`: how many of its
-    rows are superseded, `store.superseded`; `gpu`: per method, its reported rows trained on a GPU): against the
-    peer, spaCy's ner and the CRF head alone, per cell (partitions within a cell are independent
-    draws) and pooled one pair per draw, whether issue 31's goal holds on the cells there are,
-    and against the recipe as first proposed, which the dev ablation changed."""
+    rows are superseded, `store.superseded`; `gpu`: per method, its reported rows trained on a
+    GPU; `cost`: (the raw sentences its self-training reads, the trainings of a cell) as its
+    rows record them; `provenance`: (reported rows from uncommitted trees without a stored
+    diff, of them the recipe's, reported rows, the recipe's)): against the peer, spaCy's ner
+    and the CRF head alone, the ratio of the pooled means (the headline; the mean of the cell
+    ratios beside it, labelled), per cell (partitions within a cell are independent draws) and
+    pooled one pair per draw, whether issue 31's goal holds on the cells there are, and against
+    the recipe as first proposed, which the dev ablation changed."""
     def cells_of(method: str) -> int:
         return sum(len(r.scores) for (m, _, _), r in by.items() if m == method)
 
@@ -1157,14 +1338,31 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[di
         if v is None:
             continue
         if len(v.cells) > 1:
-            parts.append(f"×{v.mean:.2f} {name}'s test F1 on average over {len(v.cells)} corpus × size cells (×{v.low:.2f} to "
-                         f"×{v.high:.2f}; {v.above} above and {v.below} below with p < 0.05, {v.partitions} partitions each), "
-                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged)")
+            how = [f"the ratio of the pooled means over {v.pairs} cell pairs"]
+            if other == PEER and len(v.by_corpus) > 1:
+                top = max(v.by_corpus, key=lambda c: v.by_corpus[c])
+                rest = pooled_ratio(by, RECIPE_TRF, other, corpus=[c for c in v.by_corpus if c != top])
+                how.append("by corpus " + ", ".join(f"{c} ×{r:.2f}" for c, r in v.by_corpus.items())
+                           + ("" if rest is None else f"; without {top}, ×{rest:.2f}"))
+            mean_text = f"the mean of the {len(v.cells)} per-cell ratios ×{v.mean:.2f}"
+            if other == PEER:
+                highest = sorted(v.cells, key=lambda cell: -cell[2])[:2]
+                mean_text += (", lifted by its highest cells, " + " and ".join(
+                    f"{c} at {n} (×{r:.2f}, the peer's F1 {100 * _shared_mean(by, RECIPE_TRF, other, c, n):.1f})" for c, n, r, _, _ in highest))
+            how.append(mean_text)
+            parts.append(f"×{v.pooled:.2f} {name}'s mean test F1 ({'; '.join(how)}; cells ×{v.low:.2f} to ×{v.high:.2f}, "
+                         f"{v.above} above and {v.below} below with p < 0.05, {v.partitions} partitions each), "
+                         f"{v.diff} points pooled ({_p_words(v.p)}, {v.draws} draws, a draw's sizes averaged{v.mixed})")
         else:
             parts.append(f"×{v.mean:.2f} {name}'s test F1 in its one corpus × size cell with rows ({v.cells[0][0]} at {v.cells[0][1]}), "
-                         f"{v.diff} points ({_p_words(v.p)}, {v.draws} draws)")
+                         f"{v.diff} points ({_p_words(v.p)}, {v.draws} draws{v.mixed})")
         if other == PEER:
-            verdicts.append(f"×{GOAL_PEER_MEAN} the peer on average: {'met' if v.mean >= GOAL_PEER_MEAN else 'not met'}; "
+            pooled = v.pooled if v.pooled is not None else v.mean
+            met = f"{'met' if pooled >= GOAL_PEER_MEAN else 'not met'} on the ratio of the pooled means (×{pooled:.2f})"
+            if len(v.cells) > 1:
+                met += (f"; the mean of the cell ratios, ×{v.mean:.2f}, a reading picked after the peer rows existed, "
+                        + ("would pass" if v.mean >= GOAL_PEER_MEAN else "would not pass either"))
+            verdicts.append(f"×{GOAL_PEER_MEAN} the peer's mean test F1: {met}; "
                             f"no cell below ×{GOAL_PEER_CELL}: {'met' if v.low >= GOAL_PEER_CELL else 'not met'}")
         if other == "spacy_ner":
             verdicts.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell: {'met' if v.low >= GOAL_NER_CELL else 'not met'}")
@@ -1176,20 +1374,30 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[di
     gpu = gpu or {}
     if gpu.get(RECIPE_TRF):
         progress += f", {gpu[RECIPE_TRF]} of them trained on a GPU"
+    same = "same draws, budget and tuning"
+    if cost:
+        same += (f" as the methods compared; besides, it reads {cost[0]:,} raw sentences, its self-training pool, which "
+                 f"they do not, and trains {_times(cost[1])} a cell, the draw and then with the pool it labelled")
     first = versus(by, RECIPE_TRF, trf_ablation.HYPOTHESIS)
     against_first = ("" if first is None else
                      f". Against the recipe as first proposed (`{trf_ablation.HYPOTHESIS}`: with the entity bias and augmentation, "
                      f"which the dev ablation dropped; {gpu.get(trf_ablation.HYPOTHESIS, 0)} of its {cells_of(trf_ablation.HYPOTHESIS)} cells trained on a "
                      f"GPU; compared on test after the choice, not part of it): {first.diff} points pooled ({_p_words(first.p)}, "
-                     f"{first.draws} draws)")
+                     f"{first.draws} draws{first.mixed}; {first.below} of the {len(first.cells)} cells below it and {first.above} above "
+                     "with p < 0.05)")
     caveat = ("" if not stale else
               f". Caveat: {stale} of these rows of `{RECIPE_TRF}` self-trained and were scored on dev on text that spaCy tokenized "
               "again, unlike the methods compared with it, which read the annotated tokens (it matters on CoNLL 2003, whose "
               "hyphenated words spaCy splits); fixed on 2026-11-26, their cells are being trained again: which, and how much "
               "the others moved, in [caveats.md](projects/lab/docs/evidence/caveats.md)")
-    return (f"`{RECIPE_TRF}` ({progress}; same draws, budget and "
-            f"tuning): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}" + against_first
-            + caveat)
+    untraced = ""
+    if provenance and provenance[0]:
+        untraced = (f". Provenance: {provenance[0]} of the {provenance[2]} reported rows of this comparison ({provenance[1]} of "
+                    f"`{RECIPE_TRF}`'s {provenance[3]} among them) were trained from a working tree with uncommitted changes that no "
+                    "stored diff records (their `versions.git_commit` ends in `+changes`), so their commit alone does not say what "
+                    "code ran")
+    return (f"`{RECIPE_TRF}` ({progress}; {same}): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}"
+            + against_first + caveat + untraced)
 
 
 def documents() -> list:

@@ -1,8 +1,11 @@
 """Which parts `recipes/lowres_best_trf.cfg` keeps: the dev-only ablation
-(`studies/campaign_trf_ablation.yaml`) read by a rule fixed when 5 of its cells had rows.
+(`studies/campaign_trf_ablation.yaml`) read by a rule fixed early in the ablation.
 
-The rule (`PARTS`) was written on 2026-11-26, when 5 of the ablation's 126 reported cells had
-rows (lowres_best_trf's three and no_bias's two at NCBI-disease 20), and is not changed after:
+The rule (`PARTS`) was committed on 2026-11-26 in 486802e1 (`RULE_COMMIT`), whose tree holds 6
+reported rows of the ablation's then 126 cells (lowres_best_trf's three and no_bias's three at
+NCBI-disease 20); 8 had finished by then (no_augment's first two too), and they already leaned
+toward dropping the bias and augmentation (`rule_fixed` says by how much, from the rows). It is
+not changed after:
 - The unit is the draw (corpus, partition): a draw's 20- and 50-sentence cells share its seed,
   dev sample and first 20 sentences, so they are averaged into one pair (`stats.draw_means`);
   9 draws when every cell is in.
@@ -39,9 +42,13 @@ RECIPE = "lowres_best_trf"
 HYPOTHESIS = "lowres_best_trf_hypothesis"
 STUDY = "campaign_trf_ablation"
 ALPHA = 0.05
-# when the rule was written (2026-11-26): 5 of the then 126 reported cells had rows; word-piece
-# dropout's part was added when 90 had, before any of its own
-RULE_FIXED = "fixed when 5 of its then 126 cells had rows (word-piece dropout's when 90 had, before any of its own)"
+# The rule's commit (`git log -S "PARTS = [" -- projects/lab/scripts/trf_ablation.py`), its
+# commit time, the reported cells of the spec then and the reported rows its tree holds; the
+# same for word-piece dropout's part, added later (the other methods' cells with rows in its
+# tree, none of its own). Constants, as git is not part of the rows: tests/test_trf_ablation.py
+# checks them against `git show <commit>:...` where the history is there.
+RULE_COMMIT, RULE_TIME, RULE_CELLS, RULE_ROWS = "486802e1", "2026-11-26T13:38:00+00:00", 126, 6
+PIECE_COMMIT, PIECE_TIME, PIECE_CELLS = "e52955ec", "2026-11-26T23:06:36+00:00", 90
 
 
 def _tok2vec(config: dict) -> dict:
@@ -87,6 +94,70 @@ def chosen(diffs: Sequence[float], p_value: Optional[float], rule: str) -> bool:
     if rule == "no loss":
         return mean >= 0
     raise ValueError(f"unknown rule {rule!r}")
+
+
+def rule_fixed(rows: Sequence[dict], metric: str = "ents_seqeval_micro_f") -> str:
+    """When the rule was fixed, for the sentences that cite it: its commit, the rows the commit
+    holds and the cells of the spec then (constants, checked against git by the tests), and,
+    from `rows` (the store's), the reported rows that had finished by the commit's time and
+    each part's d on them (the rule's d: a draw's sizes averaged), what they leaned toward."""
+    from datetime import datetime
+
+    from auc_ner_lab.aggregate import row_score
+    from auc_ner_lab.stats import draw_means
+
+    when = datetime.fromisoformat(RULE_TIME)
+    before = [r for r in rows if r.get("status") == "ok" and not r.get("tuning") and r.get("finished")
+              and datetime.fromisoformat(r["finished"]) < when]
+    score = {(r["method"], r["corpus"], r["size"], r["partition"]): row_score(r, metric) for r in before}
+    leaned = []
+    for part in PARTS:
+        pairs = [((c, k), score[(RECIPE, c, n, k)], v) for (m, c, n, k), v in sorted(score.items(), key=repr)
+                 if m == part.variant and v is not None and score.get((RECIPE, c, n, k)) is not None]
+        if not part.rule or not pairs:
+            continue
+        d = [a - b if part.removes else b - a for a, b in draw_means(pairs).values()]
+        mean = sum(d) / len(d)
+        leaned.append(f"{part.what} {100 * mean:+.1f} points over {len(d)} draw{'s' if len(d) != 1 else ''}"
+                      + (", toward dropping it" if mean < 0 else ""))
+    text = f"fixed in commit {RULE_COMMIT}, whose tree holds {RULE_ROWS} reported rows of its then {RULE_CELLS} cells"
+    if before:
+        text += f" ({len(before)} had finished by then" + ("; d on them: " + ", ".join(leaned) if leaned else "") + ")"
+    return text + f"; word-piece dropout's part added in {PIECE_COMMIT}, when {PIECE_CELLS} other cells had rows and none of its own"
+
+
+def null_keep_rate(draws: int, sizes: int, trials: int = 20000, seed: int = 0) -> float:
+    """How often "significant gain" keeps self-training that does nothing, where round 0 trains
+    what `no_self_train` trains (the CPU): `best_round` keeps a student only when its dev F1 is
+    higher than its teacher's, so a cell's d is max(0, e), e the student's dev F1 minus the
+    teacher's, symmetric about 0 without an effect (simulated standard normal; the scale does not
+    matter to a t-test); a draw's d the mean over its `sizes`, the rule's test over `draws`.
+    Seeded: the same rate each time."""
+    import warnings
+
+    import numpy as np
+    from scipy import stats
+
+    d = np.maximum(0.0, np.random.default_rng(seed).standard_normal((trials, draws, sizes))).mean(axis=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # all-equal draws: no spread, p NaN (then all 0: not kept)
+        p = np.nan_to_num(stats.ttest_1samp(d, 0.0, axis=1).pvalue, nan=0.0)
+    return float(np.mean((d.mean(axis=1) > 0) & (p < ALPHA)))
+
+
+def self_training_guard(rows: Sequence[dict], draws: int, sizes: int, test: str) -> str:
+    """What self-training's keep rests on: its p < 0.05 guard cannot fail where round 0 trains
+    what `no_self_train` trains (the CPU pairs of `rows`, the ablation's reported rows: the
+    recipe's dev F1 is its best round's, round 0 among them), how often the rule keeps it
+    without any effect (`null_keep_rate` over the spec's `draws` and `sizes`), and `test`, the
+    paired test on test rows that the keep stands on."""
+    cpu = [(a, b) for a, b in _round_zero_rows(rows).get("CPU", [])]
+    at_least = sum(1 for a, b in cpu if None not in (_dev_f(a), _dev_f(b)) and _dev_f(a) >= _dev_f(b) - 1e-9)
+    return (f"its p < {ALPHA} guard cannot fail on a CPU pair: the recipe's dev F1 is its best round's on this dev sample, "
+            f"round 0 among them, and on the CPU round 0 trains what `no_self_train` trains, so d is at least 0 there "
+            f"({at_least} of the {len(cpu)} CPU cell pairs); without any effect the rule would keep self-training in "
+            f"{100 * null_keep_rate(draws, sizes):.0f} % of ablations of {draws} draws of {sizes} sizes (simulated, "
+            f"`trf_ablation.null_keep_rate`); so the keep stands on test instead: {test}")
 
 
 def verdict(part: Part, diffs: Sequence[float], p_value: Optional[float], complete: bool) -> str:
@@ -138,11 +209,13 @@ def cell_counts(by: Dict[tuple, object]) -> Dict[str, int]:
     return {m: sum(len(r.scores) for (k, _, _), r in by.items() if k == m) for m in methods}
 
 
-def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence[int], partitions: int) -> str:
+def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence[int], partitions: int, fixed: str = "") -> str:
     """The ablation's table: per part, d pooled over the draws (95 % interval, p, draws), per
     size (one pair per draw at that size) and per corpus (sizes averaged), and the rule's
-    choice once both methods have every cell (`judge`)."""
+    choice once both methods have every cell (`judge`); `fixed`: `rule_fixed` of the store's rows."""
     from scripts.evidence import METRIC_NAME, p_text
+
+    fixed = fixed or rule_fixed([])
 
     planned = len(corpora) * len(sizes) * partitions
     columns = [judge(by, planned, sizes=(n,)) for n in sizes] + [judge(by, planned, corpus=c) for c in corpora]
@@ -162,19 +235,22 @@ def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence
               "per draw (corpus and partition, its sizes averaged), two-sided paired t-test; per size and per corpus: "
               f"the mean d and its draws. Cells with rows: `{RECIPE}` {counts[RECIPE]} of {planned}, "
               + ", ".join(f"`{p.variant}` {counts[p.variant]}" for p in PARTS) + f" of {planned} each. The rule, "
-              f"{RULE_FIXED} (`scripts/trf_ablation.py`): gain = keep when the mean d is above 0; significant gain = "
+              f"{fixed} (`scripts/trf_ablation.py`): gain = keep when the mean d is above 0; significant gain = "
               f"also p < {ALPHA} (self-training and the bias, whose dev gain is optimistic: they are chosen and "
               "calibrated on this dev sample); no loss = adopt a cheaper change when the mean d is at least 0."]
     return "\n".join(lines) + "\n"
 
 
-def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
-    """The README's words on the ablation: how far it is, or what the rule chose."""
+def readme_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guard: str = "") -> str:
+    """The README's words on the ablation: how far it is, or what the rule chose; `fixed`:
+    `rule_fixed` of the store's rows; `guard`: what self-training's keep rests on
+    (`self_training_guard`), after the parts kept."""
+    fixed = fixed or rule_fixed([])
     judged = [j for j in judge(by, planned) if j.part.rule]
     done = sum(cell_counts(by).values())
     total = planned * (len(PARTS) + 1)
     if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
-        return f"its parts are chosen on dev once its ablation is in, by a rule {RULE_FIXED} ({done} of {total} dev cells so far)"
+        return f"its parts are chosen on dev once its ablation is in, by a rule {fixed} ({done} of {total} dev cells so far)"
     from scripts.evidence import p_text
 
     def told(j: Judged) -> str:
@@ -182,8 +258,8 @@ def readme_sentence(by: Dict[tuple, object], planned: int) -> str:
 
     kept = [told(j) for j in judged if j.choice in KEPT]
     left = [told(j) for j in judged if j.choice not in KEPT]
-    return (f"its parts chosen on dev by a rule {RULE_FIXED}, {total} dev cells: kept or adopted "
-            + ("; ".join(kept) or "none") + "; dropped or not adopted " + ("; ".join(left) or "none"))
+    return (f"its parts chosen on dev by a rule {fixed}, {total} dev cells: kept or adopted "
+            + ("; ".join(kept) or "none") + (f" ({guard})" if guard else "") + "; dropped or not adopted " + ("; ".join(left) or "none"))
 
 
 def shipped_check(judged: Sequence["Judged"], config: Dict[str, Any], name: str = f"recipes/{RECIPE}.cfg") -> Tuple[str, List[str]]:
@@ -409,6 +485,19 @@ def gpu_repeats(every: Sequence[dict], where: Dict[tuple, tuple]) -> Tuple[str, 
             + (f" ({', '.join(sorted({trained[ks[0]]['method'] for ks in other_history}))}), the same dev F1 in "
                f"{agree_after_other}" if other_history else "") + ".\n",
             agree_after_other)
+
+
+def device_gap(every: Sequence[dict]) -> Tuple[Optional[float], int]:
+    """How far a GPU and a CPU training of one cell lie apart: over every cell (`_cell`: method,
+    draw, settings, grid point) with ok rows on both device kinds among ``every`` (each training
+    once: `evidence.distinct`), the mean absolute difference of the kinds' mean dev F1s, and the
+    number of such cells ((None, 0) without one)."""
+    kinds: Dict[tuple, Dict[str, List[float]]] = {}
+    for r in every:
+        if r.get("status") == "ok" and _dev_f(r) is not None:
+            kinds.setdefault(_cell(r), {}).setdefault(device_kind(r), []).append(_dev_f(r))
+    gaps = [abs(sum(k["GPU"]) / len(k["GPU"]) - sum(k["CPU"]) / len(k["CPU"])) for k in kinds.values() if len(k) == 2]
+    return (sum(gaps) / len(gaps) if gaps else None), len(gaps)
 
 
 def process_check(text: str, source: str) -> str:

@@ -186,10 +186,11 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     assert text.startswith("`lowres_best_trf` (2 of 30 reported cells so far"), text
     assert "×1.32 the peer's test F1 in its one corpus × size cell with rows (ncbi at 20), +8.0 [" in text
     two = {**by, **{(m, "bc5", 50): v for (m, _, _), v in by.items()}}
-    assert "×1.32 the peer's test F1 on average over 2 corpus × size cells (×1.32 to ×1.32; " in trf_recipe_sentence(two, planned=30)
+    assert ("×1.32 the peer's mean test F1 (the ratio of the pooled means over 4 cell pairs; by corpus bc5 ×1.32, ncbi ×1.32; "
+            "without bc5, ×1.32; the mean of the 2 per-cell ratios ×1.32") in trf_recipe_sentence(two, planned=30)
     assert "+8.0 [" in text and "2 draws" in text  # (0.10 + 0.06) / 2 points over the peer
     assert "×1.10 spaCy's `ner`" in text and "×1.00 the CRF head alone" in text
-    assert "×1.4 the peer on average: not met; no cell below ×1.0: met" in text
+    assert "×1.4 the peer's mean test F1: not met on the ratio of the pooled means (×1.32); no cell below ×1.0: met" in text
     assert "×1.3 spaCy's `ner` in every cell: not met" in text
     one = {k: R(scores={0: v.scores[0]}) for k, v in by.items()}
     assert "too few for a paired comparison" in trf_recipe_sentence(one, planned=30)
@@ -201,7 +202,105 @@ def test_trf_recipe_sentence_ratios_goal_and_progress():
     first = {**by, ("lowres_best_trf_hypothesis", "ncbi", 20): R(scores={0: 0.32, 1: 0.36})}
     assert "Against the recipe as first proposed" not in text
     assert trf_recipe_sentence(first, planned=30).endswith("dropped; 0 of its 2 cells trained on a GPU; compared on test after the "
-                                                           "choice, not part of it): -1.0 [-13.7, +11.7] points pooled (p = 0.500, 2 draws)")
+                                                           "choice, not part of it): -1.0 [-13.7, +11.7] points pooled (p = 0.500, 2 draws; "
+                                                           "0 of the 1 cells below it and 0 above with p < 0.05)")
+
+
+def test_the_goal_reads_the_ratio_of_the_pooled_means_and_labels_the_mean_of_cell_ratios():
+    """Issue 45: "x1.4 the peer on average: met" read the mean of the cell ratios (x1.56), lifted by
+    cells where the peer scores little; the ratio of the pooled means is the headline and the goal's
+    reading. Here cell a: 0.60 against 0.50 (x1.20), cell b: 0.20 against 0.10 (x2.00): the mean of
+    the ratios x1.60 passes x1.4, the pooled means 0.40 / 0.30 = x1.33 do not."""
+    from types import SimpleNamespace as R
+
+    from scripts.evidence import trf_recipe_sentence
+
+    by = {("lowres_best_trf", "a", 20): R(scores={0: 0.60, 1: 0.60}), ("hf_token_classification", "a", 20): R(scores={0: 0.50, 1: 0.50}),
+          ("lowres_best_trf", "b", 20): R(scores={0: 0.19, 1: 0.21}), ("hf_token_classification", "b", 20): R(scores={0: 0.10, 1: 0.10})}
+    text = trf_recipe_sentence(by, planned=4)
+    assert text.startswith("`lowres_best_trf` (all 4 reported cells; same draws, budget and tuning): ×1.33 the peer's mean test F1 "
+                           "(the ratio of the pooled means over 4 cell pairs; by corpus a ×1.20, b ×2.00; without b, ×1.20; the mean "
+                           "of the 2 per-cell ratios ×1.60, lifted by its highest cells, b at 20 (×2.00, the peer's F1 10.0) and a at 20 "
+                           "(×1.20, the peer's F1 50.0); cells ×1.20 to ×2.00, "), text
+    assert ("×1.4 the peer's mean test F1: not met on the ratio of the pooled means (×1.33); the mean of the cell ratios, ×1.60, "
+            "a reading picked after the peer rows existed, would pass;") in text
+
+
+def test_the_recipe_sentence_says_what_it_reads_besides_and_which_rows_come_from_uncommitted_trees():
+    from types import SimpleNamespace as R
+
+    from scripts.evidence import trf_recipe_sentence
+
+    by = {("lowres_best_trf", "a", 20): R(scores={0: 0.6, 1: 0.5}), ("hf_token_classification", "a", 20): R(scores={0: 0.5, 1: 0.4})}
+    text = trf_recipe_sentence(by, planned=2, cost=(1000, 2), provenance=(3, 2, 10, 4))
+    assert ("same draws, budget and tuning as the methods compared; besides, it reads 1,000 raw sentences, its self-training pool, "
+            "which they do not, and trains twice a cell, the draw and then with the pool it labelled)") in text
+    assert text.endswith("Provenance: 3 of the 10 reported rows of this comparison (2 of `lowres_best_trf`'s 4 among them) were trained "
+                         "from a working tree with uncommitted changes that no stored diff records (their `versions.git_commit` ends in "
+                         "`+changes`), so their commit alone does not say what code ran")
+    assert "Provenance" not in trf_recipe_sentence(by, planned=2, provenance=(0, 0, 10, 4))
+
+
+def test_a_paired_test_across_device_kinds_says_how_many_pairs_mix_them(toy_root):
+    """A GPU and a CPU training of one config differ (issue 45: 3.6 dev points on average), so a
+    paired sentence whose sides trained on different device kinds in some pairs says how many."""
+    from types import SimpleNamespace as R
+
+    by = {("a", "c", 20): R(scores={0: 0.5, 1: 0.6}, devices={0: "GPU", 1: "GPU"}),
+          ("b", "c", 20): R(scores={0: 0.4, 1: 0.5}, devices={0: "GPU", 1: "CPU"})}
+    assert evidence.mixed_devices(by, "a", "b") == (1, 2)
+    assert evidence.mixed_text(by, "a", "b") == "; 1 of the 2 cell pairs mix a GPU row with a CPU one"
+    assert evidence.versus(by, "a", "b").mixed == evidence.mixed_text(by, "a", "b")
+    same = {k: R(scores=v.scores, devices={0: "CPU", 1: "CPU"}) for k, v in by.items()}
+    assert evidence.mixed_text(same, "a", "b") == "" and evidence.mixed_text({k: R(scores=v.scores) for k, v in by.items()}, "a", "b") == ""
+    # the aggregate records each partition's device kind from its row's `device`
+    from auc_ner_lab.aggregate import aggregate
+
+    rows = [{"cell_id": f"c-{m}-20-{p}", "key": f"{m}{p}", "method": m, "corpus": "c", "setting": "lowres", "size": 20, "value": None,
+             "partition": p, "status": "ok", "scores": {"ents_f": 0.5}, "device": d}
+            for m, p, d in [("a", 0, "cuda:0 NVIDIA H200"), ("a", 1, "cpu"), ("b", 0, None), ("b", 1, "cpu")]]
+    found = {(r.method, r.corpus, r.size): r for r in aggregate(rows, metric="ents_f", baseline=None)}
+    assert found[("a", "c", 20)].devices == {0: "GPU", 1: "CPU"} and evidence.mixed_devices(found, "a", "b") == (1, 2)
+    # a document's named contrast says it too
+    assert evidence.device_label({"device": "cuda:0 NVIDIA H200"}) == "an NVIDIA H200" and evidence.device_label({}) == "the CPU"
+    assert evidence.device_counts([{"method": "b", "device": "cuda:0 NVIDIA H200"}, {"method": "b", "device": None}, {"method": "b"}],
+                                  [("b", "`b`"), ("z", "`z`")]) == "`b` 2 on the CPU and 1 on an NVIDIA H200"
+
+
+def test_the_status_table_counts_reported_rows_from_uncommitted_trees(toy_root):
+    """A row whose commit ends in "+changes" without a stored diff does not trace to code."""
+    import json
+
+    store = toy_root / "results" / "toy"
+    files = sorted(store.glob("*/*.json"))
+    row = json.loads(files[0].read_text())
+    row["versions"] = {"git_commit": "a" * 40 + "+changes"}
+    files[0].write_text(json.dumps(row))
+    (toy_root / "studies" / "campaign_toy.yaml").write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: campaign_toy"))
+    import shutil
+
+    shutil.copytree(store, toy_root / "results" / "campaign_toy")
+    monkey = evidence.OTHER_STUDIES
+    try:
+        evidence.OTHER_STUDIES = {}
+        table = evidence.status_table()
+    finally:
+        evidence.OTHER_STUDIES = monkey
+    assert table.splitlines()[0].endswith("| reported rows from uncommitted trees (no stored diff) |")
+    assert table.splitlines()[2].startswith("| `campaign_toy` | 6 of 6 |") and table.splitlines()[2].endswith("| 1 |")
+
+
+def test_dropped_parts_say_their_dev_gain_and_rule():
+    """Issue 45: "no dev gain" for the bias, which gained +0.2 on dev and fell to its stricter rule."""
+    from types import SimpleNamespace as R
+
+    from scripts import trf_ablation
+
+    recipe, minus = {0: 0.50, 1: 0.60}, {0: 0.49, 1: 0.57}
+    by = {(m, "c", 20): R(scores=dict(s)) for m, s in [("lowres_best_trf", recipe), ("no_bias", minus), ("no_augment", recipe)]}
+    text = evidence.dropped_parts_text(trf_ablation.judge(by, 2))
+    assert text.startswith("the dev ablation dropped the calibrated entity bias +2.0 [")
+    assert "(p=0.295, 2 draws; its rule asks for a mean above 0 and p < 0.05); augmentation +0.0 [+0.0, +0.0] dev points" in text
 
 
 def test_a_row_copied_into_another_store_counts_once(toy_root):
@@ -275,3 +374,15 @@ def test_agreement_confirms_a_choice_only_with_a_significant_lead():
     assert evidence.agreement(2.7, 0.004) == "agrees"
     assert evidence.agreement(1.0, 0.2) == "leans the same way without confirming it"
     assert evidence.agreement(-0.5, 0.01) == evidence.agreement(0.0, 0.9) == "disagrees"
+
+
+def test_the_minilm_budget_is_read_from_its_spec(tmp_path):
+    """Issue 45: "30 of 8 sentences, dev every 2, patience 12" was typed beside the rows; now the
+    spec's step counts give it (20 sentences in batches of 8: 3 steps an epoch)."""
+    spec = tmp_path / "m.yaml"
+    spec.write_text((ROOT / "studies" / "campaign_minilm_20.yaml").read_text().replace("training.max_steps: 90", "training.max_steps: 60")
+                    .replace("partitions: 3", "partitions: 4"))
+    out = evidence.minilm_budget(spec)
+    assert out["evidence/readme/minilm_budget.md"] == "20 of 8 sentences, dev every 2, patience 12\n"
+    assert out["evidence/readme/minilm_partitions.md"] == "4 partitions a cell\n"
+    assert evidence.minilm_budget()["evidence/readme/minilm_budget.md"] == "30 of 8 sentences, dev every 2, patience 12\n"

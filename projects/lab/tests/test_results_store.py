@@ -244,3 +244,26 @@ def test_study_import_and_status_commands(tmp_path):
     seconds = {json.loads(line)["method"]: json.loads(line)["seconds"] for line in old.read_text().splitlines() if line.strip()}
     assert lines[1:-1] == ["mean seconds per finished cell (reported; tuning trials):",
                            *(f"  {m}: {s:.0f} s (n=1); -" for m, s in seconds.items())]
+
+
+def test_status_warns_of_rows_from_uncommitted_trees_without_a_stored_diff(tmp_path):
+    """Issue 45: a row whose commit ends in "+changes" and whose diff the store does not hold
+    does not trace to code; `study status` says how many such rows it reads (their content kept)."""
+    spec = tmp_path / "preset.yaml"
+    data = yaml.safe_load((ROOT / "studies" / "preset_cpu.yaml").read_text())
+    spec.write_text(yaml.safe_dump({**data, "sizes": [50], "partitions": 1, "configs_dir": str(CONFIGS)}))
+    old = ROOT / "docs" / "evidence" / "gpu" / "study_gpu.jsonl"
+    marked = tmp_path / "old.jsonl"
+    lines = [json.loads(line) for line in old.read_text().splitlines() if line.strip()]
+    for i, r in enumerate(lines):  # the GPU run's rows are all "+changes": one left so here
+        r["versions"] = {"git_commit": "a" * 40 + ("+changes" if i == 0 else "")}
+    marked.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert invoke(study_app, "import", marked, spec, "--results", tmp_path / "r").exit_code == 0
+    status = invoke(study_app, "status", spec, "--results", tmp_path / "r")
+    assert status.exit_code == 0, status.output
+    assert "Warning: 1 of the 5 finished rows were trained from a working tree with uncommitted changes" in status.stderr
+    lines[0]["versions"] = {"git_commit": "a" * 40}
+    marked.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    clean = tmp_path / "clean"
+    invoke(study_app, "import", marked, spec, "--results", clean)
+    assert "Warning" not in invoke(study_app, "status", spec, "--results", clean).stderr

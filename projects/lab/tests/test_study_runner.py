@@ -340,3 +340,84 @@ def test_a_cell_with_its_own_runner_and_a_failed_cell_print_their_wall_seconds_t
     ok, failed = sorted(said, key=lambda line: line.startswith("FAILED"))
     assert ok.startswith("ok      toy/peer/") and ok.endswith(" s wall")
     assert failed.startswith("FAILED  toy/broken/") and " s wall  ValueError: this cell is meant to fail" in failed
+
+
+def _dirty_checkout(tmp_path):
+    """A git checkout with one commit and an uncommitted change to a tracked file."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (repo / "code.py").write_text("x = 1\n")
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "first"], check=True)
+    (repo / "code.py").write_text("x = 2\n")
+    return repo, git
+
+
+def test_a_dirty_tree_has_its_diff_stored_before_its_cells_and_their_rows_name_it(tmp_path, monkeypatch):
+    """Issue 45: rows from a working tree with uncommitted changes ("+changes") did not trace to
+    code. Now the study keeps the tree's diff in the store (diffs/<sha256>.patch, written once) and
+    each row records its digest (versions.git_diff_digest); a clean tree records none."""
+    import hashlib
+
+    from auc_ner_lab import runner
+
+    repo, git = _dirty_checkout(tmp_path)
+    monkeypatch.setattr(runner, "CHECKOUT", repo)
+    diff = subprocess.run(git + ["diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
+    digest = hashlib.sha256(diff).hexdigest()
+    cells = _cells(sizes=(10,), partitions=1)
+    out = tmp_path / "r"
+    run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+    rows = read_results(out)
+    assert {r["versions"]["git_diff_digest"] for r in rows} == {digest}
+    assert all(r["versions"]["git_commit"].endswith("+changes") for r in rows)
+    patch = out / "diffs" / f"{digest}.patch"
+    assert patch.read_bytes() == diff and b"+x = 2" in diff
+    store = ResultsStore(out)
+    assert store.untraced(rows) == [] and store.untraced_warning(rows) == ""
+    # written once: a run after the tree changed keeps the first diff and adds its own
+    before = patch.stat().st_mtime_ns
+    (repo / "code.py").write_text("x = 3\n")
+    run_study(cells, out, workers=0, runner="lab_helpers:instant_cell", again=True, **QUIET)
+    assert patch.stat().st_mtime_ns == before and len(list((out / "diffs").glob("*.patch"))) == 2
+    assert len({r["versions"]["git_diff_digest"] for r in read_results(out)}) == 2
+    # a clean tree: no digest, nothing stored
+    subprocess.run(git + ["commit", "-qam", "second"], check=True)
+    clean = tmp_path / "clean"
+    run_study(cells, clean, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+    assert all("git_diff_digest" not in r["versions"] for r in read_results(clean)) and not (clean / "diffs").exists()
+
+
+def test_a_dirty_tree_whose_diff_cannot_be_stored_trains_nothing(tmp_path, monkeypatch):
+    from auc_ner_lab import runner
+
+    repo, git = _dirty_checkout(tmp_path)
+    monkeypatch.setattr(runner, "CHECKOUT", repo)
+    diff = subprocess.run(git + ["diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
+    import hashlib
+
+    out = tmp_path / "r"
+    ResultsStore(out).mark()
+    (out / "diffs").mkdir()
+    (out / "diffs" / f"{hashlib.sha256(diff).hexdigest()}.patch").write_bytes(b"something else\n")  # never overwritten
+    with pytest.raises(StoreError, match="refusing to train from a working tree with uncommitted changes.*another digest"):
+        run_study(_cells(sizes=(10,), partitions=1), out, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+    assert read_results(out) == []
+
+
+def test_rows_from_uncommitted_trees_without_a_stored_diff_are_warned_about(tmp_path):
+    """The rows written before rows stored their diff keep their content; status and report say
+    how many do not trace to code."""
+    from auc_ner_lab.store import diff_digest
+
+    store = ResultsStore(tmp_path / "r")
+    digest = store.save_diff(b"diff --git a/x b/x\n")
+    assert digest == diff_digest(b"diff --git a/x b/x\n") and store.save_diff(b"diff --git a/x b/x\n") == digest
+    rows = [{"versions": {"git_commit": "a" * 40}}, {"versions": {"git_commit": "a" * 40 + "+changes"}},
+            {"versions": {"git_commit": "a" * 40 + "+changes", "git_diff_digest": digest}},
+            {"versions": {"git_commit": "a" * 40 + "+changes", "git_diff_digest": "0" * 64}}, {"versions": None}]
+    assert store.untraced(rows) == [rows[1], rows[3]]
+    assert store.untraced_warning(rows).startswith("Warning: 2 of the 5 finished rows were trained from a working tree with uncommitted changes")
+    store.check()  # the diffs folder belongs to the store
