@@ -64,8 +64,8 @@ def _base_encoder(model):
 
 def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     assert PAPER_METHODS <= set(METHODS)
-    # the bases and the recipes' shared partials (self-training's settings, the extras); the recipes are partials too
-    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg", "self_training.cfg"])
+    # the bases, the recipes' shared partials (self-training's settings, the extras) and the budget's defaults; the recipes are partials too
+    assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg", "self_training.cfg", "budget.cfg"])
     assert recipe_names(CONFIGS) == sorted(RECIPES + TRF_RECIPES)
     assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES + TRF_RECIPES)
     assert all(describe(m, CONFIGS) for m in METHODS + RECIPES + TRF_RECIPES)
