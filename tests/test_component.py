@@ -333,3 +333,69 @@ def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
     nlp.to_disk(tmp_path / "pipe")
     texts = ["Mary met Anna in Rome ."]
     assert [ents(d) for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [ents(d) for d in nlp.pipe(texts)]
+
+
+# -- issue 45 R11: auc_ner discarded the entities set before it (an entity_ruler's) ---------------
+
+
+def _with_ruler(nlp, patterns):
+    ruler = nlp.add_pipe("entity_ruler", before="auc_ner")
+    ruler.add_patterns(patterns)
+    return nlp
+
+
+def _ents(doc):
+    return [(e.start, e.end, e.label_) for e in doc.ents]
+
+
+def test_entities_set_before_the_pipe_are_kept_as_spacys_ner_keeps_them(tmp_path):
+    """Preset entities win; a prediction that overlaps one is dropped, the others are set; with
+    overwrite_ents the predictions win, as before. Both survive to_disk/from_disk."""
+    nlp, _, _ = fit_toy({"scheme": "ova"}, n_iter=40)
+    words = "John Smith lives in Berlin".split()
+    predicted = _ents(nlp(" ".join(words)))
+    assert len(predicted) >= 2, predicted  # the toy fit finds John Smith and Berlin
+    (first_start, _, _), *rest = predicted
+    _with_ruler(nlp, [{"label": "RULED", "pattern": words[first_start]}])  # the first token of the first prediction
+    doc = nlp(" ".join(words))
+    assert _ents(doc) == [(first_start, first_start + 1, "RULED"), *rest]
+    assert [(s.start, s.end, s.label_) for s in doc.spans["auc_ner"]] == rest  # the pipe's own entities, scored
+    assert len(doc.spans["auc_ner"].attrs["scores"]) == len(rest)
+    assert doc[first_start + 1].ent_iob_ in ("O", "B")  # the dropped prediction leaves no I of its own
+    # annotating the same doc again (calibration does, once per bias) replaces the pipe's own
+    # entities of the earlier pass and keeps the ruler's
+    pipe = nlp.get_pipe("auc_ner")
+    pipe.set_annotations([doc], pipe.predict([doc]), entity_bias=-1e4)
+    assert _ents(doc) == [(first_start, first_start + 1, "RULED")] and not list(doc.spans["auc_ner"])
+    pipe.set_annotations([doc], pipe.predict([doc]))
+    assert _ents(doc) == [(first_start, first_start + 1, "RULED"), *rest]
+    nlp.to_disk(tmp_path / "keep")
+    assert _ents(spacy.load(tmp_path / "keep")(" ".join(words))) == _ents(doc)
+    # overwrite_ents: the pipe's predictions replace what was there
+    overwriting = spacy.load(tmp_path / "keep", config={"components": {"auc_ner": {"overwrite_ents": True}}})
+    assert _ents(overwriting(" ".join(words))) == predicted
+    overwriting.to_disk(tmp_path / "overwrite")
+    assert _ents(spacy.load(tmp_path / "overwrite")(" ".join(words))) == predicted
+
+
+def test_a_pipeline_saved_without_the_setting_loads_and_keeps_preset_entities(tmp_path):
+    """Pipelines saved before overwrite_ents existed (no line in their config) load with the
+    factory's default."""
+    nlp, _, _ = fit_toy({"scheme": "ova"}, n_iter=40)
+    _with_ruler(nlp, [{"label": "RULED", "pattern": "Berlin"}])
+    nlp.to_disk(tmp_path / "pipe")
+    config = (tmp_path / "pipe" / "config.cfg").read_text()
+    assert "overwrite_ents = false" in config
+    (tmp_path / "pipe" / "config.cfg").write_text(config.replace("overwrite_ents = false\n", ""))
+    doc = spacy.load(tmp_path / "pipe")("John Smith lives in Berlin")
+    assert (4, 5, "RULED") in _ents(doc)
+
+
+def test_overwrite_ents_must_be_true_or_false():
+    from spacy_auc_ner.pipeline.component import AUCNER, DEFAULT_MODEL
+
+    with pytest.raises(ValueError, match=r"auc_ner -> overwrite_ents"):  # spaCy checks the config's type
+        spacy.blank("en").add_pipe("auc_ner", config={"overwrite_ents": "yes"})
+    model = spacy.util.registry.resolve({"model": DEFAULT_MODEL})["model"]
+    with pytest.raises(ValueError, match=r"^\[components.auc_ner.overwrite_ents\] must be true or false, not 'yes'$"):
+        AUCNER(spacy.blank("en").vocab, model, overwrite_ents="yes")  # the class checks it when made from Python

@@ -6,7 +6,7 @@ the loss's learned parameters live on the model's head. Settings: README.md.
 import math
 import warnings
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
@@ -64,6 +64,9 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
         "entity_bias": 0.0,
         "spans_key": "auc_ner",
         "scorer": {"@scorers": "spacy_auc_ner.entity_scorer.v1"},
+        # as spaCy's ner (and entity_ruler's overwrite_ents = false): entities set before the
+        # pipe are kept; the default also fills the config of pipelines saved without the line
+        "overwrite_ents": False,
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
@@ -80,15 +83,19 @@ def make_auc_ner(
     spans_key: str,
     scorer: Optional[Callable],
     entity_bias: float = 0.0,
+    overwrite_ents: bool = False,
 ) -> "AUCNER":
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
     Each setting's meaning: the settings table of README.md. Every setting is checked here,
     before training, and an error names its full config key; ``initialize`` writes the loss and
     decoder that null picked into the pipeline's config. ``entity_bias`` shifts the decision
-    boundary because AUC losses rank tokens without calibrating them."""
+    boundary because AUC losses rank tokens without calibrating them. ``overwrite_ents``: the
+    predicted entities replace those set before the pipe (an entity_ruler's), instead of
+    giving way to them."""
     return AUCNER(
         nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
         decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,
+        overwrite_ents=overwrite_ents,
     )
 
 
@@ -108,10 +115,12 @@ class AUCNER(TrainablePipe):
         entity_bias: float = 0.0,
         spans_key: str = "auc_ner",
         scorer: Optional[Callable] = None,
+        overwrite_ents: bool = False,
     ):
         key = f"components.{name}"
         _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
         check_setting(math.isfinite(entity_bias), f"{key}.entity_bias", f"must be a finite number, not {entity_bias}")
+        check_setting(isinstance(overwrite_ents, bool), f"{key}.overwrite_ents", f"must be true or false, not {overwrite_ents!r}")
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -123,6 +132,9 @@ class AUCNER(TrainablePipe):
         self.strategy.validate(f"{key}.strategy")
         self.strategy.check_scheme(scheme, f"{key}.strategy")
         self.scorer = scorer
+        # a setting of the config, not of cfg: cfg is saved with the weights and would win over
+        # the config a pipeline is loaded with
+        self.overwrite_ents = overwrite_ents
         self._optimizer: Optional[Optimizer] = None
         self.cfg: Dict = {
             "labels": [],
@@ -201,7 +213,21 @@ class AUCNER(TrainablePipe):
             by_doc[d].append(Span(docs[d], s, e, label=types[t]))
             span_scores[d].append(sc)
         for doc, ents, ent_scores in zip(docs, by_doc, span_scores):
-            doc.set_ents(ents, default="outside")
+            if self.overwrite_ents:
+                doc.set_ents(ents, default="outside")
+            else:
+                # preset entities (and blocked tokens) win, as in spaCy's ner: a prediction that
+                # overlaps one is dropped; the tokens left unset become O, as spaCy's ner leaves
+                # them. The entities of this pipe's own earlier pass (its span group; calibration
+                # annotates the same docs once per bias) are replaced, not kept.
+                earlier = {(e.start, e.end, e.label) for e in doc.spans[key]} if key in doc.spans else set()
+                mine = {i for e in doc.ents if (e.start, e.end, e.label) in earlier for i in range(e.start, e.end)}
+                taken = [t.ent_iob in (1, 3) and t.i not in mine for t in doc]
+                keep = free_spans([(e.start, e.end) for e in ents], taken)
+                ents, ent_scores = [ents[i] for i in keep], [ent_scores[i] for i in keep]
+                covered = {i for e in ents for i in range(e.start, e.end)}
+                unset = [Span(doc, t.i, t.i + 1) for t in doc if (t.ent_iob == 0 or t.i in mine) and t.i not in covered]
+                doc.set_ents(ents, outside=unset, default="unmodified")
             group = SpanGroup(doc, name=key, spans=ents)
             group.attrs["scores"] = numpy.asarray(ent_scores, dtype="f")
             doc.spans[key] = group
@@ -366,6 +392,11 @@ class AUCNER(TrainablePipe):
                     f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
                     f"which the saved model does not hold: it was trained with another loss"
                 )
+
+
+def free_spans(spans: Sequence[Tuple[int, int]], taken: Sequence[bool]) -> List[int]:
+    """The indices of the ``(start, end)`` token spans that overlap no taken token."""
+    return [i for i, (start, end) in enumerate(spans) if not any(taken[start:end])]
 
 
 def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str) -> None:
