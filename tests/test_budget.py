@@ -154,3 +154,18 @@ def test_the_recipe_trains_without_a_dev_file(toy_corpus, tmp_path):
         assert saved["training"]["before_update"] is None
     assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
     assert "no dev set" in result.output.strip().splitlines()[-2]
+
+
+def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):
+    """The dev corpus becomes NoDev.v1, so a config without [corpora.dev] is not refused for it
+    (it is when a dev file is given: issue 45's R7)."""
+    from spacy_auc_ner.training.recipe import prepare
+
+    config = recipe_config("lowres_best_trf")
+    del config["corpora"]["dev"]
+    config.to_disk(tmp_path / "no_dev.cfg")
+    train = _train_file(tmp_path, 20)
+    plan = prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train)})
+    assert plan["config"]["corpora"]["dev"] == {"@readers": NO_DEV} and plan["config"]["training"]["max_steps"] == 90
+    with pytest.raises(DataError, match=r"no \[corpora.dev\] block"):
+        prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train), "paths.dev": str(train)})

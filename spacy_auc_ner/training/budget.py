@@ -133,11 +133,12 @@ def without_dev(config: Config) -> Tuple[Config, List[str]]:
     """``config`` trained without a dev set: its dev corpus `NO_DEV`, and the entity-bias
     callback (it calibrates on dev) dropped; returns what was dropped, for the log."""
     config = config.copy()
-    name = config["training"].get("dev_corpus", "corpora.dev")
+    training = config.get("training") or {}  # a config without it is refused next, in one line
+    name = training.get("dev_corpus", "corpora.dev")
     section, _, key = str(name).rpartition(".")
-    config[section or "corpora"][key] = {"@readers": NO_DEV}
+    config.setdefault(section or "corpora", {})[key] = {"@readers": NO_DEV}
     dropped = []
-    if (config["training"].get("before_update") or {}).get("@callbacks") == BIAS_CALLBACK:
+    if (training.get("before_update") or {}).get("@callbacks") == BIAS_CALLBACK:
         config["training"]["before_update"] = None
         dropped.append(f"[training.before_update] {BIAS_CALLBACK} (it calibrates on dev)")
     return config, dropped

@@ -124,7 +124,6 @@ def prepare(
     config = with_budget(with_self_training(config))
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
-    check_training_blocks(config, where)
     settings = SelfTrainingSettings.from_config(config)
     paths = config.interpolate()["paths"]
     if paths.get("train") is None:
@@ -135,6 +134,7 @@ def prepare(
     if dev is None:  # the user's n sentences are all they have: nothing is chosen on dev
         config, dropped = without_dev(config)
         notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
+    check_training_blocks(config, where)  # without a dev file, the dev corpus is NoDev.v1's
     if self_train is None:
         self_train = settings.rounds >= 1 and raw is not None
     elif raw is None:

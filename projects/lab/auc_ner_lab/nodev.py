@@ -13,10 +13,10 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from .stats import draw_means, paired_t_test, summarize
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
-RECIPE, PEER = "lowres_best_trf", "hf_token_classification"
+RECIPE, PEER, CPU_RECIPE = "lowres_best_trf", "hf_token_classification", "lowres_best"
 METHODS = (RECIPE, "crf", "spacy_ner", PEER)
 NAMES = {RECIPE: "the recipe", "crf": "the CRF head alone", "spacy_ner": "spaCy's `ner`", PEER: "the HF peer"}
-TOTAL_CELLS = 120
+TOTAL_CELLS, CPU_CELLS = 120, 10  # campaign_trf_nodev's and campaign_cpu_nodev's
 
 
 def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optional[Sequence[str]] = None) -> Tuple[List[float], List[float]]:
@@ -83,3 +83,16 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
                      f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
     return "; ".join(parts) + ".\n"
 
+
+
+def cpu_text(nodev: Results, dev: Results) -> str:
+    """The CPU recipe's sentence (studies/campaign_cpu_nodev.yaml against its twins in
+    lowres_recipe): what the dev sample buys it and the share of its dev-selected F1 it keeps."""
+    cells = sum(len(r.scores) for (method, _, _), r in nodev.items() if method == CPU_RECIPE)
+    head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease: {cells} of {CPU_CELLS} no-dev cells so far"
+    xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
+    if not xs:
+        return head + ".\n"
+    kept = _ratio(ys, xs)
+    share = "" if kept is None else f", keeping {100 * kept:.0f} % of its dev-selected test F1"
+    return f"{head}; the dev sample buys it {_difference(xs, ys)}{share}.\n"

@@ -836,12 +836,14 @@ def _fragments() -> dict:
         out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
     out["evidence/campaign_minilm.md"] = minilm_table()
     if (ROOT / "results" / "campaign_trf_recipe").exists():
-        from auc_ner_lab.nodev import readme_text
+        from auc_ner_lab.nodev import cpu_text, readme_text
         from auc_ner_lab.spec import load_spec
 
         spec = load_spec(ROOT / "studies" / "campaign_trf_nodev.yaml")
         nodev = _results_by_cell("campaign_trf_nodev", spec) if (ROOT / "results" / "campaign_trf_nodev").exists() else {}
-        out["evidence/readme/nodev.md"] = readme_text(nodev, _results_by_cell("campaign_trf_recipe"), list(spec.corpora))
+        text = readme_text(nodev, _results_by_cell("campaign_trf_recipe"), list(spec.corpora)).rstrip("\n")
+        cpu = _results_by_cell("campaign_cpu_nodev") if (ROOT / "results" / "campaign_cpu_nodev").exists() else {}
+        out["evidence/readme/nodev.md"] = f"{text} And {cpu_text(cpu, _results_by_cell('lowres_recipe'))}"
     out.update(minilm_budget())
     if (ROOT / "results" / trf_ablation.STUDY).exists():
         out.update(trf_ablation_texts())

@@ -1,7 +1,7 @@
 """The sentences of the protocol "n in all" (auc_ner_lab/nodev.py), on hand-made rows."""
 from types import SimpleNamespace
 
-from auc_ner_lab.nodev import pairs, readme_text
+from auc_ner_lab.nodev import cpu_text, pairs, readme_text
 
 
 def _results(scores):
@@ -35,3 +35,13 @@ def test_the_sentence_by_hand():
     assert "×2.00 the peer by the ratio of pooled means (d ×2.00), +22.5 [-9.3, +54.3] points (p = 0.070, 2 draws)" in text
     assert "goal ×1.4 with no corpus below ×1.0: met on these rows" in text
     assert "nan" not in text.lower()
+
+
+def test_the_cpu_recipe_sentence_by_hand():
+    """One draw at two sizes: no-dev (0.30 + 0.42) / 2 = 0.36, dev-selected (0.40 + 0.40) / 2
+    = 0.40: the dev sample buys +4.0 points, the recipe keeps 90 % (0.36 / 0.40)."""
+    nodev = _results({("lowres_best", "ncbi_disease", 20): {0: 0.30}, ("lowres_best", "ncbi_disease", 50): {0: 0.42}})
+    dev = _results({("lowres_best", "ncbi_disease", 20): {0: 0.40, 1: 0.2}, ("lowres_best", "ncbi_disease", 50): {0: 0.40}})
+    assert cpu_text(nodev, dev) == ("the CPU recipe `lowres_best` on NCBI-disease: 2 of 10 no-dev cells so far; the dev sample buys it "
+                                    "+4.0 points (no p-value, 1 draw), keeping 90 % of its dev-selected test F1.\n")
+    assert cpu_text({}, dev) == "the CPU recipe `lowres_best` on NCBI-disease: 0 of 10 no-dev cells so far.\n"
