@@ -74,6 +74,8 @@ def run_command(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
         set_values=set_values, only_corpora=corpus, only_methods=method,
     )
+    # the cells' keys hash their configs: a missing one is refused here, by the dry run as by the run
+    study.check_configs()
     study.check_overrides()  # an overrides key no config has (a typo): refused before any training
     study.check_tuning()  # a grid key no method's config has: refused before any training
     cells = study.cells()

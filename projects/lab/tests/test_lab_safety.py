@@ -158,6 +158,18 @@ def test_partition_asks_before_replacing_a_file(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["sizes"] == [2]
 
 
+def test_a_dry_run_refuses_a_missing_config_as_the_run_does(tmp_path):
+    """Issue 45 R13: `study run --dry-run` listed the cells of a method whose config file does
+    not exist, which the run itself refuses."""
+    missing = tmp_path / "missing.cfg"
+    spec = _spec(tmp_path, methods=["ce", {"name": "gone", "config": str(missing)}], runner=None)
+    run = one_error_line(invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress"))
+    assert f"method 'gone': config {missing} not found" in run
+    dry = invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress", "--dry-run")
+    assert one_error_line(dry) == run
+    assert not (tmp_path / "r").exists()
+
+
 def test_corpus_get_never_writes_over_the_local_copy_it_reads(tmp_path, monkeypatch):
     """The issue's case: DIR/conll2003 is the local copy (4 columns) and the output folder."""
     monkeypatch.delenv("SPACY_AUC_NER_DATA", raising=False)
