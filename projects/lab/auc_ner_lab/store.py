@@ -229,8 +229,9 @@ def _order(row: Dict[str, Any], name: str):
 
 
 def enclosing_store(path: PathLike) -> Optional[Path]:
-    """The results store `path` is or lies in (a folder with the marker), or None."""
-    path = Path(path).absolute()
+    """The results store `path` is or lies in (a folder with the marker), or None; links
+    resolved first (a link to a cell's folder leads into its store)."""
+    path = Path(path).resolve()
     for folder in (path, *path.parents):
         if (folder / MARKER).is_file():
             return folder
@@ -242,7 +243,7 @@ def check_not_in_store(path: PathLike) -> None:
     holds rows only (a foreign entry makes it unreadable)."""
     store = enclosing_store(path)
     if store is not None:
-        where = "is" if store == Path(path).absolute() else f"lies in {store}, which is"
+        where = "is" if store == Path(path).resolve() else f"lies in {store}, which is"
         raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
 
 

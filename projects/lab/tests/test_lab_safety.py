@@ -158,6 +158,27 @@ def test_partition_asks_before_replacing_a_file(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["sizes"] == [2]
 
 
+def test_no_output_goes_into_a_store_through_a_link_to_one_of_its_folders(study, tmp_path):
+    """Issue 45 R12: `partition` and `verdicts --out` wrote into a results store through a
+    symbolic link to one of its cell folders."""
+    spec, store, cells = study
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    other = tmp_path / "other"  # a store the claims do not read
+    run_study(cells[:1], other, workers=0, runner=instant_cell, **QUIET)
+    for target, into in ((store, store / cells[0].key), (other, other / cells[0].key)):
+        link = tmp_path / f"link_{target.name}"
+        link.symlink_to(into)
+        before = sorted(p.name for p in into.iterdir())
+        for command in (["partition", _tsv(tmp_path / "train.tsv"), link / "parts", "--sizes", "2", "--partitions", "1"],
+                        ["partition", _tsv(tmp_path / "train.tsv"), link, "--sizes", "2", "--partitions", "1"],
+                        ["study", "verdicts", claims, "--out", link / "verdicts.md"]):
+            line = one_error_line(invoke(app, *command))
+            assert "results store" in line or "is an input of this command" in line, line
+        assert sorted(p.name for p in into.iterdir()) == before
+
+
 def test_a_dry_run_refuses_a_missing_config_as_the_run_does(tmp_path):
     """Issue 45 R13: `study run --dry-run` listed the cells of a method whose config file does
     not exist, which the run itself refuses."""
