@@ -287,11 +287,11 @@ def verdicts_command(
     from spacy_auc_ner.api import check_output_file, write_text
 
     from .store import check_not_in_store
-    from .verdicts import load_claims, markdown_table, verdicts
+    from .verdicts import inputs, load_claims, markdown_table, verdicts
 
     loaded = load_claims(claims)
-    if out is not None:  # the claims file and the stores it reads are inputs, never written over
-        check_output_file(out, [claims, *{store for claim in loaded for store in claim.results}], overwrite)
+    if out is not None:  # what it reads (the claims file, the stores, their specs) is never written over
+        check_output_file(out, inputs(claims, loaded), overwrite)
         check_not_in_store(out)
     table = markdown_table(verdicts(loaded, warn=_err))
     typer.echo(table, nl=False)

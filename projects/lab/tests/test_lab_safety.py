@@ -7,6 +7,7 @@ leaves no temporary folder."""
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -96,6 +97,30 @@ def test_verdicts_never_writes_over_its_claims_file_nor_an_existing_file(study, 
     assert table.read_text() == "the user's"
     assert invoke(app, "study", "verdicts", claims, "--out", table, "--overwrite").exit_code == 0
     assert "confirmed" in table.read_text()
+
+
+def test_verdicts_never_writes_over_the_spec_that_names_a_stores_rows(study, tmp_path):
+    """Issue 45 R2: `verdicts --out studies/<name>.yaml --overwrite` replaced the spec that
+    verdicts reads to name the rows of results/<name>/: an input like the claims file."""
+    spec, store, _ = study
+    lab = tmp_path / "lab"
+    (lab / "studies").mkdir(parents=True)
+    shutil.copytree(store, lab / "results" / "t")
+    named = lab / "studies" / "t.yaml"  # the spec of results/t (store.spec_of)
+    shutil.copytree(Path(__file__).parents[1] / "configs", lab / "configs")  # its configs: a copy, to risk nothing
+    named.write_text(yaml.safe_dump({**yaml.safe_load(spec.read_text()), "configs_dir": str(lab / "configs")}))
+    claims = lab / "studies" / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "../results/t",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    before = named.read_text()
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", named, "--overwrite"))
+    assert line.startswith(f"Error: {named}: is an input of this command (") and line.endswith("t.yaml); write the output to another file")
+    assert named.read_text() == before
+    config = lab / "configs" / "methods" / "ova_auc.cfg"  # a config its cells' keys hash
+    before = config.read_text()
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", config, "--overwrite"))
+    assert line == f"Error: {config}: is an input of this command ({config}); write the output to another file"
+    assert config.read_text() == before
 
 
 def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp_path):
