@@ -36,7 +36,8 @@ says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method
 partition, and, read through a spec, its corpus, setting, size, value, partition and tuning
 trial, which the key hashes, are those of the spec's cell of that key) and its
 fields are well formed: every score a finite number in [0, 1] (timings and counts in
-``scores`` finite and not negative; a boolean is not a number). Any other file is skipped
+``scores`` finite and not negative; a boolean, null or a string is not a number where the
+scorer writes one). Any other file is skipped
 with a warning naming it (`row_problem`), so that `study run` trains its cell again and no
 report prints a number from it.
 """
@@ -48,7 +49,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.api import PathLike, os_error_text
+from spacy_auc_ner.api import METRICS, PathLike, os_error_text
 
 UNMATCHED = "unmatched"
 MARKER = ".results-store"  # what makes a folder a results store: written by the lab into each
@@ -71,8 +72,8 @@ def is_key(name: str) -> bool:
     return len(name) == _KEY_LENGTH and set(name) <= _KEY_CHARS
 
 
-def _number_problem(where: str, value: Any, bounded: bool = True) -> Optional[str]:
-    if isinstance(value, bool):
+def _number_problem(where: str, value: Any, bounded: bool = True, required: bool = False) -> Optional[str]:
+    if isinstance(value, bool) or (required and not isinstance(value, (int, float))):
         return f"{where} is {json.dumps(value)}, not a number"
     if not isinstance(value, (int, float)):
         return None
@@ -89,7 +90,10 @@ def scores_problem(scores: Any) -> Optional[str]:
     """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score
     (a number at its top level or in ``dev_scores``, an ``ents_per_type`` p, r or f) that is
     not a finite number in [0, 1]; timings and counts (``train_seconds``, ``test_words``) must
-    be finite and not negative. Other values (a runner's extras) are not scores."""
+    be finite and not negative. The scorer's scores (`METRICS`, what a study reports), and
+    p, r and f, are numbers where present: the scorer never writes null or a string, so one
+    is read like NaN, not as a row without that score. Other values (a runner's extras) are
+    not scores."""
     if not isinstance(scores, dict):
         return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
     for name in ("dev_scores", "ents_per_type"):
@@ -97,12 +101,13 @@ def scores_problem(scores: Any) -> Optional[str]:
             return f"'scores.{name}' is a {type(scores[name]).__name__}, not a mapping"
     for name, value in scores.items():
         if name == "dev_scores" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.dev_scores.{k}'", v) for k, v in value.items()]
+            found = [_number_problem(f"'scores.dev_scores.{k}'", v, required=k in METRICS) for k, v in value.items()]
         elif name == "ents_per_type" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v) for t, prf in value.items()
+            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v, required=True) for t, prf in value.items()
                      if isinstance(prf, dict) for k, v in prf.items() if k in ("p", "r", "f")]
         else:
-            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES))]
+            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES),
+                                     required=name in METRICS)]
         why = next((w for w in found if w is not None), None)
         if why is not None:
             return why

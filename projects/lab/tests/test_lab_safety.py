@@ -299,6 +299,9 @@ def test_a_store_is_known_by_its_marker_not_by_folder_names(tmp_path):
     (True, "'scores.ents_seqeval_micro_f' is true, not a number"),
     (57.0, "'scores.ents_seqeval_micro_f' is 57, not a score in [0, 1]"),
     (-0.1, "'scores.ents_seqeval_micro_f' is -0.1, not a score in [0, 1]"),
+    # issue 45 R4: report said "rerun them", status said ok and study run planned nothing
+    ("0.5", "'scores.ents_seqeval_micro_f' is \"0.5\", not a number"),
+    (None, "'scores.ents_seqeval_micro_f' is null, not a number"),
 ])
 def test_a_score_that_is_not_a_number_in_0_1_makes_the_row_unreadable_and_its_cell_rerun(study, tmp_path, value, why):
     spec, store, cells = study
@@ -354,18 +357,21 @@ def test_malformed_fields_give_one_line_naming_the_file(study, tmp_path, changes
         assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_verdicts_warns_about_the_rows_it_skips(study, tmp_path):
-    """The issue's case: n=2 became n=1 without a word."""
+@pytest.mark.parametrize("value, why", [(float("nan"), "is nan, not a finite number"),
+                                        ("0.5", "is \"0.5\", not a number"), (None, "is null, not a number")])
+def test_verdicts_warns_about_the_rows_it_skips(study, tmp_path, value, why):
+    """The issue's case: n=2 became n=1 without a word (issue 45 R4: a score stored as a string
+    or null too)."""
     spec, store, cells = study
     claims = tmp_path / "claims.yaml"
     claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
                                                   "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
     path = _row_file(store, cells[0])
-    _edit_scores(path, ents_seqeval_micro_f=float("nan"))
+    _edit_scores(path, ents_seqeval_micro_f=value)
     result = invoke(app, "study", "verdicts", claims)
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [f"{path}: skipping a file that is not a readable results row: "
-                                          "'scores.ents_seqeval_micro_f' is nan, not a finite number"]
+                                          f"'scores.ents_seqeval_micro_f' {why}"]
     assert "(n=2 draws; 2 cells)" in result.stdout
 
 
