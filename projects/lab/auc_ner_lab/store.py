@@ -33,11 +33,12 @@ What is read is checked, as a row is a file anyone can copy, move or edit: a sto
 holding the marker file ``.results-store`` (which the lab writes into every store it creates),
 not any folder whose subfolders look like keys; a row is read only when it is what its folder
 says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method, size and
-partition, and, read through a spec, its corpus, setting, size, value, partition and tuning
-trial, which the key hashes, are those of the spec's cell of that key) and its
-fields are well formed: every score a finite number in [0, 1] (timings and counts in
-``scores`` finite and not negative; a boolean, null or a string is not a number where the
-scorer writes one). Any other file is skipped
+partition and the key it was written for; read through a spec, what the key hashes, its draw
+and seed among them, is that of the spec's cell of that key, and so is its method where no
+cell_id vouches for the key, an imported or rekeyed row, unless the spec has no method of the
+row's name: renamed since) and its fields are well formed: every score a finite number in
+[0, 1] (timings and counts in ``scores`` finite and not negative; a boolean, null or a string
+is not a number where the scorer writes one). Any other file is skipped
 with a warning naming it (`row_problem`), so that `study run` trains its cell again and no
 report prints a number from it.
 """
@@ -118,13 +119,15 @@ def _int_or_none(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[str]:
+def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iterable[str] = ()) -> Optional[str]:
     """Why `row` is not a readable results row (None when it is): a field malformed, its
     ``key`` not its folder's (`folder`: the folder's name, ``UNMATCHED`` for unmatched/), its
-    ``cell_id`` naming another corpus, method, size or partition than its fields, its draw
-    (corpus, setting, size, value, partition, tuning trial) not that of the spec's `cell` of
-    its key (when given), or a score that is not a finite
-    number in [0, 1] (`scores_problem`)."""
+    ``cell_id`` naming another corpus, method, size or partition than its fields or another
+    key than the one it was written for (a row copied, its key edited), what its key hashes (the draw and
+    its seed, a trial's point, runner, scoring, extras) not that of the spec's `cell` of its
+    key (when given), nor its method where no cell_id vouches for its key and the spec has a
+    method of that name (`methods`), or a score that is not a finite number in [0, 1]
+    (`scores_problem`)."""
     if not isinstance(row, dict):
         return f"a {type(row).__name__}, not a row"
     if row.get("status") not in STATUSES:
@@ -143,6 +146,9 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
     for name in ("tuning", "tuned", "imported"):
         if row.get(name) is not None and not isinstance(row[name], dict):
             return f"'{name}' is a {type(row[name]).__name__}, not a mapping"
+    rekeyed = row.get("rekeyed_from")
+    if rekeyed is not None and not (isinstance(rekeyed, list) and rekeyed and all(isinstance(k, str) and is_key(k) for k in rekeyed)):
+        return f"'rekeyed_from' is {json.dumps(rekeyed)}, not a list of cell keys"
     if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
         return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
     seconds = row.get("seconds")
@@ -153,7 +159,7 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
         if row.get("key") != own:
             return (f"its key {json.dumps(row.get('key'))} is not its folder's ({folder}): a row copied or moved "
                     "into another cell's folder is not read; put it back in its own folder")
-    label, sep, _ = row["cell_id"].partition("#")
+    label, sep, digest = row["cell_id"].partition("#")
     label = label.split("/")
     if sep and len(label) > 2:  # an id as the lab writes them (`spec.cell_label`): corpus/method/n=.../p0#...
         if label[:2] != [row["corpus"], row["method"]]:
@@ -162,10 +168,20 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
             return f"its cell_id {row['cell_id']!r} names another size than its 'size' ({row['size']})"
         if row["partition"] is not None and label[-1] != f"p{row['partition']}":
             return f"its cell_id {row['cell_id']!r} names another partition than its 'partition' ({row['partition']})"
+        # the key it was written for, which the digest of an id of the lab's names (`Cell.id`: 10
+        # hexadecimal digits); an imported row's id is of the old format, which hashed names
+        written = (row.get("rekeyed_from") or [row.get("key")])[0]
+        if written and not row.get("imported") and len(digest) == 10 and set(digest) <= _KEY_CHARS and digest != written[:10]:
+            where = "its folder's" if written == row["key"] else "the first it was rekeyed from"
+            return (f"its cell_id {row['cell_id']!r} was written for another key than {where} ({written}): a row copied "
+                    "or moved into another cell's folder is not read; put it back in its own folder")
     if cell is not None:
         described = cell.describe()
         # what the key hashes (not the method's name: a method renamed in a spec keeps its rows)
-        for name in ("corpus", "setting", "size", "value", "partition", "tuning"):
+        names = ["corpus", "setting", "size", "value", "partition", "seed", "tuning", "runner", "scored_on", "extras"]
+        if (row.get("imported") or row.get("rekeyed_from")) and row["method"] in methods:
+            names.append("method")  # no cell_id vouches for its key: another method of the spec is that method's row
+        for name in names:
             if row.get(name) != described.get(name):
                 return (f"its {name} ({json.dumps(row.get(name))}) is not that of the cell of its key "
                         f"({json.dumps(described.get(name))}, {cell.id})")
@@ -330,6 +346,7 @@ class ResultsStore:
         if keys is None:
             self.check()
         by_key = {cell.key: cell for cell in cells}
+        methods = {cell.method for cell in cells}
         found, skipped = [], []
         for path in self.files(keys):
             folder = path.parent.name
@@ -338,7 +355,7 @@ class ResultsStore:
             except (ValueError, OSError) as err:
                 skipped.append(Skipped(path, f"a file that is not a results row ({err})"))
                 continue
-            why = row_problem(row, folder, by_key.get(folder))
+            why = row_problem(row, folder, by_key.get(folder), methods)
             if why is not None:
                 skipped.append(Skipped(path, f"a file that is not a readable results row: {why}"))
                 continue

@@ -258,8 +258,8 @@ def test_a_row_copied_into_another_cells_folder_is_skipped_and_said(study, tmp_p
     status = _status(spec, store)
     assert warning in status.stderr
     assert status.stdout.splitlines()[-1] == f"rows: 7 in {store}, 1 not read by this spec (0 of them unmatched rows of the old format, 1 unreadable)"
-    # its key edited too: read through the spec, its draw is not that of the cell of its key
-    _edit(copied, key=ce0.key, partition=1, cell_id=ova0.id.replace("/p0", "/p1"))
+    # its key and its cell_id's key edited too: read through the spec, its draw is not that of the cell of its key
+    _edit(copied, key=ce0.key, partition=1, cell_id=ova0.id.replace("/p0", "/p1").split("#")[0] + "#" + ce0.key[:10])
     result = invoke(app, "study", "report", store, "--spec", spec, "--out", tmp_path / "rep", "--no-plots", "--overwrite")
     assert f"{copied}: skipping a file that is not a readable results row: its partition (1) is not that of the cell of its key (0" in result.stderr
     assert "| ce | 41.2 ± 2.5 |" in result.stdout
@@ -273,6 +273,46 @@ def test_a_row_whose_cell_id_names_another_cell_is_skipped(study):
     assert len(ResultsStore(store).rows(warn=warnings.append)) == 5
     assert warnings == [f"{path}: skipping a file that is not a readable results row: its cell_id {cells[0].id!r} "
                         f"names another corpus or method than its fields (toy, ova_auc)"]
+
+
+def test_a_row_copied_with_its_key_edited_to_its_new_folder_is_skipped(study, tmp_path):
+    """Issue 45 R3: a ce row copied into an ova_auc cell's folder, its `key` edited to match,
+    was read as ova_auc's (a mean moved, without a word): its cell_id names the key it was
+    written for, which is not its folder's."""
+    spec, store, cells = study
+    ce0 = next(c for c in cells if c.method == "ce" and c.partition == 0)
+    ova0 = next(c for c in cells if c.method == "ova_auc" and c.partition == 0)
+    copied = store / ova0.key / "0000000000000000.json"
+    row = json.loads(_row_file(store, ce0).read_text())
+    copied.write_text(json.dumps({**row, "key": ova0.key, "finished": "2099-01-01T00:00:00+00:00"}, sort_keys=True) + "\n")
+    warning = (f"{copied}: skipping a file that is not a readable results row: its cell_id {ce0.id!r} was written "
+               f"for another key than its folder's ({ova0.key})")
+    for args in (["--spec", spec], []):  # read through the spec or not
+        result = invoke(app, "study", "report", store, *args, "--out", tmp_path / "rep", "--no-plots", "--overwrite")
+        assert result.exit_code == 0, result.output
+        assert warning in result.stderr
+        assert "| ova_auc | 51.2 ± 2.5" in result.stdout  # ova_auc's own three rows, not ce's (47.9)
+    status = _status(spec, store)
+    assert warning in status.stderr and "reported cells: 6 ok" in status.stdout
+    assert status.stdout.splitlines()[-1].endswith("1 unreadable)")
+
+
+@pytest.mark.parametrize("changes, why", [
+    # a row of the old format (its cell_id hashes names, not a key): its method is another of the spec's
+    ({"method": "ce", "cell_id": "toy/ce/n=2/p0#0123456789", "imported": {"from": "old.jsonl", "line": 1}},
+     "its method (\"ce\") is not that of the cell of its key (\"ova_auc\""),
+    ({"seed": 7}, "its seed (7) is not that of the cell of its key (0"),
+])
+def test_a_row_is_read_only_as_the_cell_its_folders_key_stands_for(study, changes, why):
+    """Issue 45 R3: every field that says which cell a row is (what the key hashes: the draw
+    and its seed; the method, where no cell_id vouches for the key) is that cell's."""
+    _, store, cells = study
+    ova0 = next(c for c in cells if c.method == "ova_auc" and c.partition == 0)
+    path = _row_file(store, ova0)
+    _edit(path, **changes)
+    warnings = []
+    assert len(ResultsStore(store).rows_for(cells, warn=warnings.append)) == 5
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}: skipping a file that is not a readable results row: {why}"), warnings
 
 
 def test_a_store_is_known_by_its_marker_not_by_folder_names(tmp_path):
@@ -483,11 +523,12 @@ def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path)
     """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
     had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
     from auc_ner_lab.store import rekey
+    from lab_helpers import written_under
 
     cells = load_spec(_spec(tmp_path)).cells()[:1]
     store = ResultsStore(tmp_path / "r")
     old = "0123456789abcdef"
-    path = store.add({**cells[0].describe(), "status": "ok", "scores": {"ents_f": 0.5}}, old)
+    path = store.add({**written_under(cells[0], old), "status": "ok", "scores": {"ents_f": 0.5}})
     (store.path / old / "ffffffffffffffff.json").write_text('{"status": "ok"}')  # not a row: stays, said
     warnings = []
     assert rekey(store, cells, old_key=lambda cell: old, warn=warnings.append) == (1, 1, 0)
