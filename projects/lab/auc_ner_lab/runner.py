@@ -510,7 +510,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                         cell = pending.pop()
                     if cell is None:
                         break
-                    found = [] if again else store.rows(keys=[cell.key])
+                    found = [] if again else store.read(keys=[cell.key]).rows  # its unreadable rows were said at the start
                     if any(row["status"] == "ok" and not superseded(row) for row in found):  # another study wrote it meanwhile
                         unfinished.discard(cell.key)
                         latest.update(latest_rows(found))

@@ -46,6 +46,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
@@ -268,6 +269,12 @@ def check_not_in_store(path: PathLike) -> None:
         raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
 
 
+class UnreadableRow(UserWarning):
+    """A row file skipped by a read given no `warn` (`ResultsStore.rows`): said all the same, as
+    a Python warning, so that no reader of a store drops a row without a word (`lab.py docs`
+    collects them and refuses to write)."""
+
+
 class Skipped(NamedTuple):
     """A file of the store that is not read, and why."""
 
@@ -363,11 +370,14 @@ class ResultsStore:
         return Read([row for _, row in sorted(found, key=lambda pair: pair[0])], skipped)
 
     def rows(self, warn: Optional[Callable[[str], None]] = None, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> List[Dict[str, Any]]:
-        """The rows `read` finds, warning about each file it skipped."""
+        """The rows `read` finds, warning about each file it skipped (through `warn`, else as an
+        `UnreadableRow` warning)."""
         read = self.read(keys, cells)
-        if warn is not None:
-            for skipped in read.skipped:
+        for skipped in read.skipped:
+            if warn is not None:
                 warn(skipped.warning())
+            else:
+                warnings.warn(skipped.warning(), UnreadableRow, stacklevel=2)
         return read.rows
 
     def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None, others: bool = False) -> List[Dict[str, Any]]:
