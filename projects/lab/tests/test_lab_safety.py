@@ -10,8 +10,10 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import yaml
@@ -432,10 +434,10 @@ def test_no_test_returns_a_p_value_for_nan():
 # -- 5. a killed study leaves no temporary folder -------------------------------------------------
 
 
-def _sleepy_study(tmp_path: Path, workers: int):
+def _sleepy_study(tmp_path: Path, workers: int, tmp: Optional[Path] = None):
     spec = _spec(tmp_path, methods=["ce"], partitions=1, runner="lab_helpers:temp_folder_cell")
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
+    tmp = tmp or tmp_path / "tmpdir"
+    tmp.mkdir(exist_ok=True)
     log = tmp_path / "cell.log"
     env = study_env(TMPDIR=str(tmp), STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="60")
     proc = subprocess.Popen(study_command(spec, tmp_path / "r", "--workers", str(workers)), env=env,
@@ -481,6 +483,26 @@ def test_a_worker_killed_outright_leaves_nothing_once_the_study_ends(tmp_path):
     proc, tmp, folder, worker = _sleepy_study(tmp_path, 1)
     os.kill(worker, signal.SIGKILL)  # the cell is recorded as lost; the study ends
     _gone(tmp, proc)
+
+
+def test_the_next_study_removes_what_a_study_killed_outright_left_but_not_a_live_studys(tmp_path, monkeypatch):
+    """Issue 45 R9: SIGKILL of a study and its cell (here its process group) left the cell's
+    training folder in $TMPDIR; the next study removes the scratch folders whose study is
+    gone, never that of a study still running."""
+    killed, tmp, left, _ = _sleepy_study(tmp_path / "killed", 0)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert (left / "model.bin").exists()  # what SIGKILL leaves
+    live, _, running, _ = _sleepy_study(tmp_path / "live", 0, tmp=tmp)
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        cells = load_spec(_spec(tmp_path / "next")).cells()
+        assert run_study(cells, tmp_path / "next" / "r", workers=0, runner=instant_cell, **QUIET).ok == 6
+        assert not left.parent.exists()
+        assert list(tmp.iterdir()) == [running.parent] and (running / "model.bin").exists()
+    finally:
+        os.kill(live.pid, signal.SIGTERM)
+        _gone(tmp, live)
 
 
 def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
