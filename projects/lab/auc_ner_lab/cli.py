@@ -74,6 +74,8 @@ def run_command(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
         set_values=set_values, only_corpora=corpus, only_methods=method,
     )
+    # the cells' keys hash their configs: a missing one is refused here, by the dry run as by the run
+    study.check_configs()
     study.check_overrides()  # an overrides key no config has (a typo): refused before any training
     study.check_tuning()  # a grid key no method's config has: refused before any training
     cells = study.cells()
@@ -288,11 +290,11 @@ def verdicts_command(
     from spacy_auc_ner.api import check_output_file, write_text
 
     from .store import check_not_in_store
-    from .verdicts import load_claims, markdown_table, verdicts
+    from .verdicts import inputs, load_claims, markdown_table, verdicts
 
     loaded = load_claims(claims)
-    if out is not None:  # the claims file and the stores it reads are inputs, never written over
-        check_output_file(out, [claims, *{store for claim in loaded for store in claim.results}], overwrite)
+    if out is not None:  # what it reads (the claims file, the stores, their specs) is never written over
+        check_output_file(out, inputs(claims, loaded), overwrite)
         check_not_in_store(out)
     table = markdown_table(verdicts(loaded, warn=_err))
     typer.echo(table, nl=False)

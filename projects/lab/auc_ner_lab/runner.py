@@ -14,7 +14,9 @@ files in one scratch folder of the study's (their ``TMPDIR``), removed when the 
 however it ends; a worker asked to stop (SIGTERM: `kill`, the study's end or death) unwinds
 its cell first, so that the cell's own temporary folders are removed as they are on an error;
 ``study run`` itself stops on SIGTERM as on Ctrl-C, its workers stopped and its scratch folder
-removed. Only SIGKILL of the study process leaves the (empty) scratch folder.
+removed. SIGKILL of the study with its cell (its process group, the kernel's OOM killer) leaves
+the scratch folder and what the cell had in it: the next study on the machine removes it, as
+the folder's name says which process made it, no longer alive (`_remove_abandoned_scratch`).
 """
 import importlib
 import json
@@ -302,16 +304,41 @@ def _die_with_parent() -> None:
         pass
 
 
+def _remove_abandoned_scratch(folder: Path) -> None:
+    """Remove the scratch folders in `folder` (the temporary folder) of studies killed outright:
+    those whose name (`_scratch_folder`) names a process of this host that is no longer alive.
+    A live study's folder stays, and so does one of another host or that names no process."""
+    host = socket.gethostname()[:64]
+    for scratch in folder.glob(f"{SCRATCH_PREFIX}*+*+*"):
+        pid, owner_host, _ = scratch.name[len(SCRATCH_PREFIX):].split("+", 2)
+        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
 @contextmanager
 def _scratch_folder(inline: bool, use_ray: bool) -> Iterator[Optional[Path]]:
     """A scratch folder for the study's temporary files: the workers' TMPDIR (spawned while it
     is set), this process's temporary folder when cells run here (`inline`); removed at the
-    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up). None on
-    Ray, whose workers live on other nodes and whose own session files follow TMPDIR."""
+    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up), and by the
+    next study when this one is killed outright. None on Ray, whose workers live on other
+    nodes and whose own session files follow TMPDIR."""
     if use_ray:
         yield None
         return
-    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    _remove_abandoned_scratch(Path(tempfile.gettempdir()))
+    # its name says whose it is (process, host), so that the next study can tell it was abandoned;
+    # not a file in it, which would keep the last worker out from removing it (`execute_cell`)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}+{socket.gethostname()[:64]}+"))
     saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = str(scratch)
     if inline:
@@ -565,7 +592,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                         cell = pending.pop()
                     if cell is None:
                         break
-                    found = [] if again else store.rows(keys=[cell.key])
+                    found = [] if again else store.read(keys=[cell.key]).rows  # its unreadable rows were said at the start
                     if any(row["status"] == "ok" and not superseded(row) for row in found):  # another study wrote it meanwhile
                         unfinished.discard(cell.key)
                         latest.update(latest_rows(found))

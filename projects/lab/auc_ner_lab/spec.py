@@ -768,12 +768,17 @@ class StudySpec:
             problems += [f"corpus {corpus!r}: {split} file {paths[split]} not found" for split in SPLITS if not Path(paths[split]).exists()]
         self._refuse(problems)
 
-    def _config_problems(self) -> List[str]:
-        missing: Dict[str, List[str]] = {}  # each missing file once, with the methods that name it
+    def config_users(self) -> Dict[str, List[str]]:
+        """Each config file the methods assemble from (their cells' keys hash it), with the
+        methods that name it."""
+        users: Dict[str, List[str]] = {}
         for m in [*self.methods, *self.choosers]:
             for path in config_files(m.base_config, m.layers, m.config):
-                if not Path(path).exists():
-                    missing.setdefault(path, []).append(repr(m.name))
+                users.setdefault(path, []).append(repr(m.name))
+        return users
+
+    def _config_problems(self) -> List[str]:
+        missing = {path: names for path, names in self.config_users().items() if not Path(path).exists()}
         problems = [f"method{'s' if len(set(names)) > 1 else ''} {', '.join(dict.fromkeys(names))}: config {path} not found"
                     for path, names in missing.items()]
         if any(not Path(path).is_absolute() for path in missing):

@@ -33,10 +33,12 @@ What is read is checked, as a row is a file anyone can copy, move or edit: a sto
 holding the marker file ``.results-store`` (which the lab writes into every store it creates),
 not any folder whose subfolders look like keys; a row is read only when it is what its folder
 says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method, size and
-partition, and, read through a spec, its corpus, setting, size, value, partition and tuning
-trial, which the key hashes, are those of the spec's cell of that key) and its
-fields are well formed: every score a finite number in [0, 1] (timings and counts in
-``scores`` finite and not negative; a boolean is not a number). Any other file is skipped
+partition and the key it was written for; read through a spec, what the key hashes, its draw
+and seed among them, is that of the spec's cell of that key, and so is its method where no
+cell_id vouches for the key, an imported or rekeyed row, unless the spec has no method of the
+row's name: renamed since) and its fields are well formed: every score a finite number in
+[0, 1] (timings and counts in ``scores`` finite and not negative; a boolean, null or a string
+is not a number where the scorer writes one). Any other file is skipped
 with a warning naming it (`row_problem`), so that `study run` trains its cell again and no
 report prints a number from it.
 """
@@ -44,11 +46,12 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.api import PathLike, os_error_text
+from spacy_auc_ner.api import METRICS, PathLike, os_error_text
 
 UNMATCHED = "unmatched"
 # <store>/diffs/<sha256>.patch: the uncommitted changes of the working tree rows were trained
@@ -74,8 +77,8 @@ def is_key(name: str) -> bool:
     return len(name) == _KEY_LENGTH and set(name) <= _KEY_CHARS
 
 
-def _number_problem(where: str, value: Any, bounded: bool = True) -> Optional[str]:
-    if isinstance(value, bool):
+def _number_problem(where: str, value: Any, bounded: bool = True, required: bool = False) -> Optional[str]:
+    if isinstance(value, bool) or (required and not isinstance(value, (int, float))):
         return f"{where} is {json.dumps(value)}, not a number"
     if not isinstance(value, (int, float)):
         return None
@@ -92,7 +95,10 @@ def scores_problem(scores: Any) -> Optional[str]:
     """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score
     (a number at its top level or in ``dev_scores``, an ``ents_per_type`` p, r or f) that is
     not a finite number in [0, 1]; timings and counts (``train_seconds``, ``test_words``) must
-    be finite and not negative. Other values (a runner's extras) are not scores."""
+    be finite and not negative. The scorer's scores (`METRICS`, what a study reports), and
+    p, r and f, are numbers where present: the scorer never writes null or a string, so one
+    is read like NaN, not as a row without that score. Other values (a runner's extras) are
+    not scores."""
     if not isinstance(scores, dict):
         return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
     for name in ("dev_scores", "ents_per_type"):
@@ -100,12 +106,13 @@ def scores_problem(scores: Any) -> Optional[str]:
             return f"'scores.{name}' is a {type(scores[name]).__name__}, not a mapping"
     for name, value in scores.items():
         if name == "dev_scores" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.dev_scores.{k}'", v) for k, v in value.items()]
+            found = [_number_problem(f"'scores.dev_scores.{k}'", v, required=k in METRICS) for k, v in value.items()]
         elif name == "ents_per_type" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v) for t, prf in value.items()
+            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v, required=True) for t, prf in value.items()
                      if isinstance(prf, dict) for k, v in prf.items() if k in ("p", "r", "f")]
         else:
-            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES))]
+            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES),
+                                     required=name in METRICS)]
         why = next((w for w in found if w is not None), None)
         if why is not None:
             return why
@@ -116,13 +123,15 @@ def _int_or_none(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[str]:
+def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iterable[str] = ()) -> Optional[str]:
     """Why `row` is not a readable results row (None when it is): a field malformed, its
     ``key`` not its folder's (`folder`: the folder's name, ``UNMATCHED`` for unmatched/), its
-    ``cell_id`` naming another corpus, method, size or partition than its fields, its draw
-    (corpus, setting, size, value, partition, tuning trial) not that of the spec's `cell` of
-    its key (when given), or a score that is not a finite
-    number in [0, 1] (`scores_problem`)."""
+    ``cell_id`` naming another corpus, method, size or partition than its fields or another
+    key than the one it was written for (a row copied, its key edited), what its key hashes (the draw and
+    its seed, a trial's point, runner, scoring, extras) not that of the spec's `cell` of its
+    key (when given), nor its method where no cell_id vouches for its key and the spec has a
+    method of that name (`methods`), or a score that is not a finite number in [0, 1]
+    (`scores_problem`)."""
     if not isinstance(row, dict):
         return f"a {type(row).__name__}, not a row"
     if row.get("status") not in STATUSES:
@@ -141,6 +150,9 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
     for name in ("tuning", "tuned", "imported"):
         if row.get(name) is not None and not isinstance(row[name], dict):
             return f"'{name}' is a {type(row[name]).__name__}, not a mapping"
+    rekeyed = row.get("rekeyed_from")
+    if rekeyed is not None and not (isinstance(rekeyed, list) and rekeyed and all(isinstance(k, str) and is_key(k) for k in rekeyed)):
+        return f"'rekeyed_from' is {json.dumps(rekeyed)}, not a list of cell keys"
     if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
         return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
     seconds = row.get("seconds")
@@ -151,7 +163,7 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
         if row.get("key") != own:
             return (f"its key {json.dumps(row.get('key'))} is not its folder's ({folder}): a row copied or moved "
                     "into another cell's folder is not read; put it back in its own folder")
-    label, sep, _ = row["cell_id"].partition("#")
+    label, sep, digest = row["cell_id"].partition("#")
     label = label.split("/")
     if sep and len(label) > 2:  # an id as the lab writes them (`spec.cell_label`): corpus/method/n=.../p0#...
         if label[:2] != [row["corpus"], row["method"]]:
@@ -160,10 +172,20 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None) -> Optional[s
             return f"its cell_id {row['cell_id']!r} names another size than its 'size' ({row['size']})"
         if row["partition"] is not None and label[-1] != f"p{row['partition']}":
             return f"its cell_id {row['cell_id']!r} names another partition than its 'partition' ({row['partition']})"
+        # the key it was written for, which the digest of an id of the lab's names (`Cell.id`: 10
+        # hexadecimal digits); an imported row's id is of the old format, which hashed names
+        written = (row.get("rekeyed_from") or [row.get("key")])[0]
+        if written and not row.get("imported") and len(digest) == 10 and set(digest) <= _KEY_CHARS and digest != written[:10]:
+            where = "its folder's" if written == row["key"] else "the first it was rekeyed from"
+            return (f"its cell_id {row['cell_id']!r} was written for another key than {where} ({written}): a row copied "
+                    "or moved into another cell's folder is not read; put it back in its own folder")
     if cell is not None:
         described = cell.describe()
         # what the key hashes (not the method's name: a method renamed in a spec keeps its rows)
-        for name in ("corpus", "setting", "size", "value", "partition", "tuning"):
+        names = ["corpus", "setting", "size", "value", "partition", "seed", "tuning", "runner", "scored_on", "extras"]
+        if (row.get("imported") or row.get("rekeyed_from")) and row["method"] in methods:
+            names.append("method")  # no cell_id vouches for its key: another method of the spec is that method's row
+        for name in names:
             if row.get(name) != described.get(name):
                 return (f"its {name} ({json.dumps(row.get(name))}) is not that of the cell of its key "
                         f"({json.dumps(described.get(name))}, {cell.id})")
@@ -237,8 +259,9 @@ def _order(row: Dict[str, Any], name: str):
 
 
 def enclosing_store(path: PathLike) -> Optional[Path]:
-    """The results store `path` is or lies in (a folder with the marker), or None."""
-    path = Path(path).absolute()
+    """The results store `path` is or lies in (a folder with the marker), or None; links
+    resolved first (a link to a cell's folder leads into its store)."""
+    path = Path(path).resolve()
     for folder in (path, *path.parents):
         if (folder / MARKER).is_file():
             return folder
@@ -250,8 +273,14 @@ def check_not_in_store(path: PathLike) -> None:
     holds rows only (a foreign entry makes it unreadable)."""
     store = enclosing_store(path)
     if store is not None:
-        where = "is" if store == Path(path).absolute() else f"lies in {store}, which is"
+        where = "is" if store == Path(path).resolve() else f"lies in {store}, which is"
         raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
+
+
+class UnreadableRow(UserWarning):
+    """A row file skipped by a read given no `warn` (`ResultsStore.rows`): said all the same, as
+    a Python warning, so that no reader of a store drops a row without a word (`lab.py docs`
+    collects them and refuses to write)."""
 
 
 class Skipped(NamedTuple):
@@ -388,6 +417,7 @@ class ResultsStore:
         if keys is None:
             self.check()
         by_key = {cell.key: cell for cell in cells}
+        methods = {cell.method for cell in cells}
         found, skipped = [], []
         for path in self.files(keys):
             folder = path.parent.name
@@ -396,7 +426,7 @@ class ResultsStore:
             except (ValueError, OSError) as err:
                 skipped.append(Skipped(path, f"a file that is not a results row ({err})"))
                 continue
-            why = row_problem(row, folder, by_key.get(folder))
+            why = row_problem(row, folder, by_key.get(folder), methods)
             if why is not None:
                 skipped.append(Skipped(path, f"a file that is not a readable results row: {why}"))
                 continue
@@ -404,11 +434,14 @@ class ResultsStore:
         return Read([row for _, row in sorted(found, key=lambda pair: pair[0])], skipped)
 
     def rows(self, warn: Optional[Callable[[str], None]] = None, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> List[Dict[str, Any]]:
-        """The rows `read` finds, warning about each file it skipped."""
+        """The rows `read` finds, warning about each file it skipped (through `warn`, else as an
+        `UnreadableRow` warning)."""
         read = self.read(keys, cells)
-        if warn is not None:
-            for skipped in read.skipped:
+        for skipped in read.skipped:
+            if warn is not None:
                 warn(skipped.warning())
+            else:
+                warnings.warn(skipped.warning(), UnreadableRow, stacklevel=2)
         return read.rows
 
     def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None, others: bool = False) -> List[Dict[str, Any]]:

@@ -358,6 +358,17 @@ def named_rows(store: PathLike, warn: Optional[Callable[[str], None]] = None) ->
     return ResultsStore(store).rows_for(load_spec(spec).cells(), warn=warn, others=True)
 
 
+def inputs(path: PathLike, claims: Sequence[Claim]) -> List[Path]:
+    """Every file `verdicts` reads, which its output never replaces: the claims file at `path`,
+    its results stores, and the spec of each store (`named_rows` names the rows by it) with the
+    config files its cells' keys hash."""
+    from .spec import load_spec
+
+    stores = list(dict.fromkeys(Path(store) for claim in claims for store in claim.results))
+    specs = [spec_of(store) for store in stores if spec_of(store).exists()]
+    return [Path(path), *stores, *specs, *(Path(config) for spec in specs for config in load_spec(spec).config_users())]
+
+
 def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = None) -> List[Verdict]:
     """The verdict of each claim, from the rows of its results stores (each store read once;
     a file that is not a readable row is skipped, with a warning through `warn`), methods

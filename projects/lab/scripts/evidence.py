@@ -1413,12 +1413,20 @@ def documents() -> list:
 def docs(check: bool = False, say=print, generated=None, docs_list=None) -> int:
     """Write every generated file and block from the rows (`fragments`, or `generated` when
     given), or with `check` only compare: one line per file or block that differs from what
-    the rows give, and 1; 0 when nothing differs. `docs_list`: the documents (`documents()`)."""
+    the rows give, and 1; 0 when nothing differs. `docs_list`: the documents (`documents()`).
+    A row file the rows are read from that cannot be read is named; then nothing is written
+    (a StoreError), and the check fails."""
     import tempfile
 
+    from auc_ner_lab.store import StoreError
     from scripts import doc_blocks
 
-    generated = fragments() if generated is None else generated
+    generated, unreadable = unread_rows(fragments) if generated is None else (generated, [])
+    for line in unreadable:
+        say(line)
+    if unreadable and not check:  # a figure without its row would be written as if it were all
+        raise StoreError(f"{len(unreadable)} unreadable row file(s) in the results stores (named above); nothing "
+                         "written: put them right or train their cells again, then run docs again")
     texts = {(ROOT / "docs" / rel).resolve(): text for rel, text in generated.items()}
     problems = []
     for path, text in texts.items():
@@ -1446,7 +1454,25 @@ def docs(check: bool = False, say=print, generated=None, docs_list=None) -> int:
         say(line.replace(repo, ""))
     if problems:
         say(f"{len(problems)} generated text(s) differ from the rows: run `python projects/lab/lab.py docs` to rewrite them")
-    return 1 if problems else 0
+    if unreadable:
+        say(f"{len(unreadable)} unreadable row file(s) in the results stores (named above)")
+    return 1 if problems or unreadable else 0
+
+
+def unread_rows(compute):
+    """`compute()` and the row files its reads skipped (`store.UnreadableRow`), each named once;
+    any other warning is shown as it would have been."""
+    import warnings
+
+    from auc_ner_lab.store import UnreadableRow
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnreadableRow)
+        result = compute()
+    for w in caught:
+        if not issubclass(w.category, UnreadableRow):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return result, list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnreadableRow)))
 
 
 def main() -> None:

@@ -49,6 +49,38 @@ def test_a_folder_stands_for_its_documents(tmp_path):
     assert doc_blocks.documents([tmp_path]) == [tmp_path / "a.md"]
 
 
+def test_docs_names_an_unreadable_row_and_refuses_to_write(tmp_path, monkeypatch):
+    """Issue 45 R5: with one NaN row, `docs` read the stores without a word and rewrote the
+    README to "2 of 3 reported cells so far"; `docs --check` failed without naming the row."""
+    from auc_ner_lab.cli import app
+    from lab_helpers import invoke, one_error_line, write_rows
+
+    rows = [{"cell_id": f"toy/ce/n=20/p{p}", "status": "ok", "corpus": "toy", "method": "ce", "setting": "lowres",
+             "size": 20, "partition": p, "scores": {"ents_seqeval_micro_f": 0.5}} for p in range(3)]
+    store = write_rows(tmp_path / "results" / "toy", rows)
+    (bad,) = (store / next(k.name for k in store.iterdir() if k.is_dir())).glob("*.json")
+    bad.write_text(bad.read_text().replace("0.5", "NaN"))
+    monkeypatch.setattr(evidence, "ROOT", tmp_path)
+    monkeypatch.setattr(evidence, "fragments", lambda: {"evidence/count.md": f"{len(evidence._rows('toy'))} of 3 reported cells so far\n"})
+    readme = tmp_path / "README.md"
+    before = "<!-- generated: docs/evidence/count.md -->\n3 of 3 reported cells so far\n<!-- /generated -->\n"
+    readme.write_text(before)
+    for check in (True, False):
+        said = []
+        try:
+            status = evidence.docs(check=check, say=said.append, docs_list=[readme])
+        except Exception as err:  # the refusal to write: one line
+            status = str(err)
+        assert any(str(bad) in line for line in said), said
+        assert status == 1 if check else "unreadable" in status and "\n" not in status
+        assert readme.read_text() == before and not (tmp_path / "docs").exists()
+    monkeypatch.setattr(evidence, "documents", lambda: [readme])
+    result = invoke(app, "docs")  # the command: its rows named, then one error line, exit 1
+    assert str(bad) in result.stdout + result.stderr
+    assert "unreadable" in one_error_line(result)
+    assert readme.read_text() == before
+
+
 @pytest.fixture(scope="module")
 def generated():
     """What the committed rows give for every generated file (about half a minute)."""

@@ -7,10 +7,13 @@ leaves no temporary folder."""
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import yaml
@@ -98,6 +101,30 @@ def test_verdicts_never_writes_over_its_claims_file_nor_an_existing_file(study, 
     assert "confirmed" in table.read_text()
 
 
+def test_verdicts_never_writes_over_the_spec_that_names_a_stores_rows(study, tmp_path):
+    """Issue 45 R2: `verdicts --out studies/<name>.yaml --overwrite` replaced the spec that
+    verdicts reads to name the rows of results/<name>/: an input like the claims file."""
+    spec, store, _ = study
+    lab = tmp_path / "lab"
+    (lab / "studies").mkdir(parents=True)
+    shutil.copytree(store, lab / "results" / "t")
+    named = lab / "studies" / "t.yaml"  # the spec of results/t (store.spec_of)
+    shutil.copytree(Path(__file__).parents[1] / "configs", lab / "configs")  # its configs: a copy, to risk nothing
+    named.write_text(yaml.safe_dump({**yaml.safe_load(spec.read_text()), "configs_dir": str(lab / "configs")}))
+    claims = lab / "studies" / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "../results/t",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    before = named.read_text()
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", named, "--overwrite"))
+    assert line.startswith(f"Error: {named}: is an input of this command (") and line.endswith("t.yaml); write the output to another file")
+    assert named.read_text() == before
+    config = lab / "configs" / "methods" / "ova_auc.cfg"  # a config its cells' keys hash
+    before = config.read_text()
+    line = one_error_line(invoke(app, "study", "verdicts", claims, "--out", config, "--overwrite"))
+    assert line == f"Error: {config}: is an input of this command ({config}); write the output to another file"
+    assert config.read_text() == before
+
+
 def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp_path):
     spec, store, _ = study
     line = one_error_line(invoke(app, "study", "report", store, "--out", store, "--no-plots"))
@@ -158,6 +185,39 @@ def test_partition_asks_before_replacing_a_file(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["sizes"] == [2]
 
 
+def test_no_output_goes_into_a_store_through_a_link_to_one_of_its_folders(study, tmp_path):
+    """Issue 45 R12: `partition` and `verdicts --out` wrote into a results store through a
+    symbolic link to one of its cell folders."""
+    spec, store, cells = study
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
+                                                  "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
+    other = tmp_path / "other"  # a store the claims do not read
+    run_study(cells[:1], other, workers=0, runner=instant_cell, **QUIET)
+    for target, into in ((store, store / cells[0].key), (other, other / cells[0].key)):
+        link = tmp_path / f"link_{target.name}"
+        link.symlink_to(into)
+        before = sorted(p.name for p in into.iterdir())
+        for command in (["partition", _tsv(tmp_path / "train.tsv"), link / "parts", "--sizes", "2", "--partitions", "1"],
+                        ["partition", _tsv(tmp_path / "train.tsv"), link, "--sizes", "2", "--partitions", "1"],
+                        ["study", "verdicts", claims, "--out", link / "verdicts.md"]):
+            line = one_error_line(invoke(app, *command))
+            assert "results store" in line or "is an input of this command" in line, line
+        assert sorted(p.name for p in into.iterdir()) == before
+
+
+def test_a_dry_run_refuses_a_missing_config_as_the_run_does(tmp_path):
+    """Issue 45 R13: `study run --dry-run` listed the cells of a method whose config file does
+    not exist, which the run itself refuses."""
+    missing = tmp_path / "missing.cfg"
+    spec = _spec(tmp_path, methods=["ce", {"name": "gone", "config": str(missing)}], runner=None)
+    run = one_error_line(invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress"))
+    assert f"method 'gone': config {missing} not found" in run
+    dry = invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress", "--dry-run")
+    assert one_error_line(dry) == run
+    assert not (tmp_path / "r").exists()
+
+
 def test_corpus_get_never_writes_over_the_local_copy_it_reads(tmp_path, monkeypatch):
     """The issue's case: DIR/conll2003 is the local copy (4 columns) and the output folder."""
     monkeypatch.delenv("SPACY_AUC_NER_DATA", raising=False)
@@ -200,8 +260,8 @@ def test_a_row_copied_into_another_cells_folder_is_skipped_and_said(study, tmp_p
     status = _status(spec, store)
     assert warning in status.stderr
     assert status.stdout.splitlines()[-1] == f"rows: 7 in {store}, 1 not read by this spec (0 of them unmatched rows of the old format, 1 unreadable)"
-    # its key edited too: read through the spec, its draw is not that of the cell of its key
-    _edit(copied, key=ce0.key, partition=1, cell_id=ova0.id.replace("/p0", "/p1"))
+    # its key and its cell_id's key edited too: read through the spec, its draw is not that of the cell of its key
+    _edit(copied, key=ce0.key, partition=1, cell_id=ova0.id.replace("/p0", "/p1").split("#")[0] + "#" + ce0.key[:10])
     result = invoke(app, "study", "report", store, "--spec", spec, "--out", tmp_path / "rep", "--no-plots", "--overwrite")
     assert f"{copied}: skipping a file that is not a readable results row: its partition (1) is not that of the cell of its key (0" in result.stderr
     assert "| ce | 41.2 ± 2.5 |" in result.stdout
@@ -215,6 +275,46 @@ def test_a_row_whose_cell_id_names_another_cell_is_skipped(study):
     assert len(ResultsStore(store).rows(warn=warnings.append)) == 5
     assert warnings == [f"{path}: skipping a file that is not a readable results row: its cell_id {cells[0].id!r} "
                         f"names another corpus or method than its fields (toy, ova_auc)"]
+
+
+def test_a_row_copied_with_its_key_edited_to_its_new_folder_is_skipped(study, tmp_path):
+    """Issue 45 R3: a ce row copied into an ova_auc cell's folder, its `key` edited to match,
+    was read as ova_auc's (a mean moved, without a word): its cell_id names the key it was
+    written for, which is not its folder's."""
+    spec, store, cells = study
+    ce0 = next(c for c in cells if c.method == "ce" and c.partition == 0)
+    ova0 = next(c for c in cells if c.method == "ova_auc" and c.partition == 0)
+    copied = store / ova0.key / "0000000000000000.json"
+    row = json.loads(_row_file(store, ce0).read_text())
+    copied.write_text(json.dumps({**row, "key": ova0.key, "finished": "2099-01-01T00:00:00+00:00"}, sort_keys=True) + "\n")
+    warning = (f"{copied}: skipping a file that is not a readable results row: its cell_id {ce0.id!r} was written "
+               f"for another key than its folder's ({ova0.key})")
+    for args in (["--spec", spec], []):  # read through the spec or not
+        result = invoke(app, "study", "report", store, *args, "--out", tmp_path / "rep", "--no-plots", "--overwrite")
+        assert result.exit_code == 0, result.output
+        assert warning in result.stderr
+        assert "| ova_auc | 51.2 ± 2.5" in result.stdout  # ova_auc's own three rows, not ce's (47.9)
+    status = _status(spec, store)
+    assert warning in status.stderr and "reported cells: 6 ok" in status.stdout
+    assert status.stdout.splitlines()[-1].endswith("1 unreadable)")
+
+
+@pytest.mark.parametrize("changes, why", [
+    # a row of the old format (its cell_id hashes names, not a key): its method is another of the spec's
+    ({"method": "ce", "cell_id": "toy/ce/n=2/p0#0123456789", "imported": {"from": "old.jsonl", "line": 1}},
+     "its method (\"ce\") is not that of the cell of its key (\"ova_auc\""),
+    ({"seed": 7}, "its seed (7) is not that of the cell of its key (0"),
+])
+def test_a_row_is_read_only_as_the_cell_its_folders_key_stands_for(study, changes, why):
+    """Issue 45 R3: every field that says which cell a row is (what the key hashes: the draw
+    and its seed; the method, where no cell_id vouches for the key) is that cell's."""
+    _, store, cells = study
+    ova0 = next(c for c in cells if c.method == "ova_auc" and c.partition == 0)
+    path = _row_file(store, ova0)
+    _edit(path, **changes)
+    warnings = []
+    assert len(ResultsStore(store).rows_for(cells, warn=warnings.append)) == 5
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}: skipping a file that is not a readable results row: {why}"), warnings
 
 
 def test_a_store_is_known_by_its_marker_not_by_folder_names(tmp_path):
@@ -241,6 +341,9 @@ def test_a_store_is_known_by_its_marker_not_by_folder_names(tmp_path):
     (True, "'scores.ents_seqeval_micro_f' is true, not a number"),
     (57.0, "'scores.ents_seqeval_micro_f' is 57, not a score in [0, 1]"),
     (-0.1, "'scores.ents_seqeval_micro_f' is -0.1, not a score in [0, 1]"),
+    # issue 45 R4: report said "rerun them", status said ok and study run planned nothing
+    ("0.5", "'scores.ents_seqeval_micro_f' is \"0.5\", not a number"),
+    (None, "'scores.ents_seqeval_micro_f' is null, not a number"),
 ])
 def test_a_score_that_is_not_a_number_in_0_1_makes_the_row_unreadable_and_its_cell_rerun(study, tmp_path, value, why):
     spec, store, cells = study
@@ -296,18 +399,21 @@ def test_malformed_fields_give_one_line_naming_the_file(study, tmp_path, changes
         assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_verdicts_warns_about_the_rows_it_skips(study, tmp_path):
-    """The issue's case: n=2 became n=1 without a word."""
+@pytest.mark.parametrize("value, why", [(float("nan"), "is nan, not a finite number"),
+                                        ("0.5", "is \"0.5\", not a number"), (None, "is null, not a number")])
+def test_verdicts_warns_about_the_rows_it_skips(study, tmp_path, value, why):
+    """The issue's case: n=2 became n=1 without a word (issue 45 R4: a score stored as a string
+    or null too)."""
     spec, store, cells = study
     claims = tmp_path / "claims.yaml"
     claims.write_text(yaml.safe_dump({"claims": [{"id": "a", "claim": "ova_auc beats ce", "results": "r",
                                                   "a": {"method": "ova_auc"}, "b": {"method": "ce"}}]}))
     path = _row_file(store, cells[0])
-    _edit_scores(path, ents_seqeval_micro_f=float("nan"))
+    _edit_scores(path, ents_seqeval_micro_f=value)
     result = invoke(app, "study", "verdicts", claims)
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [f"{path}: skipping a file that is not a readable results row: "
-                                          "'scores.ents_seqeval_micro_f' is nan, not a finite number"]
+                                          f"'scores.ents_seqeval_micro_f' {why}"]
     assert "(n=2 draws; 2 cells)" in result.stdout
 
 
@@ -328,10 +434,10 @@ def test_no_test_returns_a_p_value_for_nan():
 # -- 5. a killed study leaves no temporary folder -------------------------------------------------
 
 
-def _sleepy_study(tmp_path: Path, workers: int):
+def _sleepy_study(tmp_path: Path, workers: int, tmp: Optional[Path] = None):
     spec = _spec(tmp_path, methods=["ce"], partitions=1, runner="lab_helpers:temp_folder_cell")
-    tmp = tmp_path / "tmpdir"
-    tmp.mkdir()
+    tmp = tmp or tmp_path / "tmpdir"
+    tmp.mkdir(exist_ok=True)
     log = tmp_path / "cell.log"
     env = study_env(TMPDIR=str(tmp), STUDY_FAKE_LOG=str(log), STUDY_FAKE_SLEEP="60")
     proc = subprocess.Popen(study_command(spec, tmp_path / "r", "--workers", str(workers)), env=env,
@@ -379,6 +485,26 @@ def test_a_worker_killed_outright_leaves_nothing_once_the_study_ends(tmp_path):
     _gone(tmp, proc)
 
 
+def test_the_next_study_removes_what_a_study_killed_outright_left_but_not_a_live_studys(tmp_path, monkeypatch):
+    """Issue 45 R9: SIGKILL of a study and its cell (here its process group) left the cell's
+    training folder in $TMPDIR; the next study removes the scratch folders whose study is
+    gone, never that of a study still running."""
+    killed, tmp, left, _ = _sleepy_study(tmp_path / "killed", 0)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert (left / "model.bin").exists()  # what SIGKILL leaves
+    live, _, running, _ = _sleepy_study(tmp_path / "live", 0, tmp=tmp)
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        cells = load_spec(_spec(tmp_path / "next")).cells()
+        assert run_study(cells, tmp_path / "next" / "r", workers=0, runner=instant_cell, **QUIET).ok == 6
+        assert not left.parent.exists()
+        assert list(tmp.iterdir()) == [running.parent] and (running / "model.bin").exists()
+    finally:
+        os.kill(live.pid, signal.SIGTERM)
+        _gone(tmp, live)
+
+
 def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
     """A study that stops waits `grace` seconds in all for workers that ignore SIGTERM (one stuck
     in a GPU call, say), then kills them: not `grace` once per worker."""
@@ -419,11 +545,12 @@ def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path)
     """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
     had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
     from auc_ner_lab.store import rekey
+    from lab_helpers import written_under
 
     cells = load_spec(_spec(tmp_path)).cells()[:1]
     store = ResultsStore(tmp_path / "r")
     old = "0123456789abcdef"
-    path = store.add({**cells[0].describe(), "status": "ok", "scores": {"ents_f": 0.5}}, old)
+    path = store.add({**written_under(cells[0], old), "status": "ok", "scores": {"ents_f": 0.5}})
     (store.path / old / "ffffffffffffffff.json").write_text('{"status": "ok"}')  # not a row: stays, said
     warnings = []
     assert rekey(store, cells, old_key=lambda cell: old, warn=warnings.append) == (1, 1, 0)

@@ -12,7 +12,7 @@ from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
 from auc_ner_lab.store import UNMATCHED, ResultsStore, extras_cell_key, import_jsonl, old_cell_id, previous_cell_key, rekey, spec_of
-from lab_helpers import QUIET, invoke, rows
+from lab_helpers import QUIET, invoke, rows, written_under
 from spacy_auc_ner.api import method_config
 
 ROOT = Path(__file__).parents[1]
@@ -106,11 +106,12 @@ def test_rekey_moves_rows_to_the_keys_of_today_and_loses_none(tmp_path):
     cells = spec.cells()
     store = ResultsStore(tmp_path / "r")
     for i, cell in enumerate(cells):
-        store.add({**cell.describe(), "status": "ok", "finished": f"2026-01-0{i + 1}"}, previous_cell_key(cell))
-    store.add({**cells[0].describe(), "status": "ok", "finished": "2026-01-08"}, "0123456789abcdef")  # a cell the spec no longer has
-    twice = {**cells[0].describe(), "status": "failed", "finished": "2026-01-09"}
-    store.add(twice, previous_cell_key(cells[0]))
-    store.add(twice, cells[0].key)  # written by today's code too (a copy of another clone's store)
+        store.add({**written_under(cell, previous_cell_key(cell)), "status": "ok", "finished": f"2026-01-0{i + 1}"})
+    store.add({**written_under(cells[0], "0123456789abcdef"), "status": "ok", "finished": "2026-01-08"})  # a cell the spec no longer has
+    twice = {**written_under(cells[0], previous_cell_key(cells[0])), "status": "failed", "finished": "2026-01-09"}
+    store.add(twice)
+    # moved by another clone's rekey too (a copy of its store): the same row, the same file name
+    store.add({**twice, "rekeyed_from": [twice["key"]]}, cells[0].key)
     assert not {c.key for c in cells} & {previous_cell_key(c) for c in cells}
     result = invoke(study_app, "rekey", _spec_file(tmp_path, ["ce", "ova_auc"]), "--results", store.path)
     assert result.exit_code == 0, result.output
@@ -155,7 +156,7 @@ def test_rekey_from_extras_moves_the_rows_of_cells_with_steps(tmp_path):
     cells = _spec(methods).cells()
     store = ResultsStore(tmp_path / "r")
     for cell in cells:
-        store.add({**cell.describe(), "status": "ok"}, extras_cell_key(cell))
+        store.add({**written_under(cell, extras_cell_key(cell)), "status": "ok"})
     assert [c.key == extras_cell_key(c) for c in cells] == [True, False, True, False]  # ce has no steps: its key stays
     result = invoke(study_app, "rekey", _spec_file(tmp_path, methods), "--results", store.path, "--from", "extras")
     assert result.exit_code == 0, result.output
