@@ -213,3 +213,14 @@ def test_the_docs_own_entities_are_neither_read_nor_changed(models, name):
         assert not any(a is g for a, g in zip(annotated, gold))
     chosen = suggest_docs(nlp, gold, 2, "random", progress=False)
     assert [[e.text for e in s.doc.ents] for s in chosen] == [[e.text for e in nlp(POOL[s.pool_index]).ents] for s in chosen]
+
+
+def test_the_entity_bias_moves_the_uncertainty_as_it_moves_the_entities(models):
+    # the scores are read from the columns decoding reads, the calibrated entity bias included
+    nlp = spacy.load(models["crf"])
+    docs = [nlp.make_doc(t) for t in POOL]
+    plain = sentence_uncertainty(nlp, docs, "entropy", progress=False)[1]
+    nlp.get_pipe("auc_ner").cfg["entity_bias"] = 5.0
+    annotated, biased = sentence_uncertainty(nlp, docs, "entropy", progress=False)
+    assert not numpy.allclose(plain, biased)
+    assert [[e.text for e in d.ents] for d in annotated] == [[e.text for e in nlp(t).ents] for t in POOL]
