@@ -19,6 +19,10 @@ Training and scoring in process:
   write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
   calibrate_entity_bias                      choose ``entity_bias`` on dev examples outside ``spacy train``
+Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
+  suggest_docs, Suggestion                   the n sentences of a pool most worth annotating, with the model's entities
+  sentence_uncertainty, select_sentences     each sentence's mnlp or entropy score; the ranking and diversity guard on them (pure)
+  token_set, STRATEGIES                      what the guard compares (lower-cased token sets); the strategies' names
 Corpora:
   read_columns, parse_columns, write_columns, columns_text, Sentence  BIO/IOB1/BIOES column files, errors naming file and line
   read_docs, write_docs, sentences_to_docs, write_sentences            Docs from and to ``.spacy`` or column files
@@ -40,6 +44,9 @@ Files and errors of a command-line tool built on the package:
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
   require                                    import an optional extra, or fail in one line naming the pip command
 """
+from .annotation.selection import STRATEGIES, select_sentences, token_set
+from .annotation.suggestions import Suggestion, suggest_docs
+from .annotation.uncertainty import sentence_uncertainty
 from .cli import main
 from .cli.app import app
 from .cli.errors import EXPECTED, fail, one_line_errors
@@ -81,6 +88,7 @@ __all__ = [
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
     "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
+    "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "draw_indices", "draw_entity_ratio", "rareness",

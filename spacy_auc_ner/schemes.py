@@ -18,7 +18,7 @@ from .losses import SoftmaxCE, TokenLoss, Truth
 from .losses.base import LossOutput
 from .losses.crf import END, START, TRANS
 from .ml.activations import log_sigmoid, log_softmax, sigmoid
-from .ml.crf import bio_constraints, posteriors
+from .ml.crf import best_path_log_prob, bio_constraints, posteriors
 from .ml.decoding import Spans, greedy_bio, no_spans, two_task_spans, viterbi_bio
 
 DECODERS = ("greedy", "viterbi")
@@ -94,6 +94,28 @@ class Scheme:
         xp = get_array_ops(scores).xp
         return xp.log(xp.maximum(self.bio_probabilities(scores, labels), 1e-30))
 
+    def label_distribution(self, scores: Floats2d, lengths: numpy.ndarray, labels: LabelSet, params) -> Floats2d:
+        """(N, n_bio) probability of each BIO label per token, rows summing to 1 (what an
+        annotation strategy reads): the BIO confidences normalised per token. For ova this turns
+        the independent sigmoids into the distribution its argmax decoding chooses from (their
+        own binary entropies would call a token on which every classifier says no, all at 0.01,
+        nearly certain, though nothing tells which label it has); two_task's p(O), p(B-t), p(I-t)
+        and softmax's already sum to 1."""
+        xp = get_array_ops(scores).xp
+        p = self.bio_probabilities(scores, labels)
+        return p / xp.maximum(p.sum(axis=1, keepdims=True), 1e-30)
+
+    def best_path_log_prob(self, scores: Floats2d, lengths: numpy.ndarray, labels: LabelSet, params) -> Floats1d:
+        """(B,) log-probability of each sentence's most probable label sequence, for the sentences
+        with a token: tokens independent under :meth:`label_distribution`, so the sum of each
+        token's largest log-probability (a CRF without transitions or BIO constraints, as the
+        greedy decoder reads the tokens)."""
+        xp = get_array_ops(scores).xp
+        log_p = xp.log(xp.maximum(self.label_distribution(scores, lengths, labels, params), 1e-30))
+        K = log_p.shape[1]
+        zeros = xp.zeros(K, dtype=log_p.dtype)
+        return best_path_log_prob(log_p, lengths, xp.zeros((K, K), dtype=log_p.dtype), zeros, zeros)
+
     def decode(
         self,
         scores: Floats2d,
@@ -142,6 +164,16 @@ class CRFScheme(SoftmaxScheme):
     name = "crf"
     default_loss = {"@losses": "spacy_auc_ner.CRFLoss.v1"}
     default_decoder = "viterbi"
+
+    def label_distribution(self, scores, lengths, labels: LabelSet, params):
+        """The CRF's marginals under the BIO constraints (what its span scores average)."""
+        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        return posteriors(scores, lengths, params[TRANS], params[START], params[END], constraints)
+
+    def best_path_log_prob(self, scores, lengths, labels: LabelSet, params):
+        """The probability of the CRF's Viterbi path among the valid BIO sequences (MNLP's)."""
+        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        return best_path_log_prob(scores, lengths, params[TRANS], params[START], params[END], constraints)
 
     def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
         """Viterbi path (or per-token posterior argmax) under the learned transitions; span

@@ -1,5 +1,5 @@
-"""The ``spacy-auc-ner`` command line: corpus conversion, method configs and the low-resource
-recipe (:mod:`.lowres`). Each command is a thin shell over the package's functions; expected
+"""The ``spacy-auc-ner`` command line: corpus conversion, method configs, the low-resource
+recipe (:mod:`.lowres`) and the sentences to annotate next (:mod:`.suggest`). Each command is a thin shell over the package's functions; expected
 failures end it with one ``Error:`` line (:mod:`.errors`). The studies, corpora download,
 statistics and partitions are the lab's (``projects/lab``: ``python -m auc_ner_lab``)."""
 from pathlib import Path
@@ -11,6 +11,7 @@ from ..data.columns import TAG_SCHEMES
 from ..methods import DEFAULT_CONFIGS_DIR
 from .errors import one_line_errors
 from .lowres import lowres_app
+from .suggest import suggest_app
 
 app = typer.Typer(
     name="spacy-auc-ner",
@@ -20,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(lowres_app)  # pool, self-train, pretrain-config, recipe
+app.add_typer(suggest_app)  # suggest: the sentences to annotate next
 
 
 @app.command()

@@ -193,3 +193,18 @@ def posteriors(emissions, lengths, trans, start, end, constraints: Optional[BIOC
     E, mask = pad(emissions, lengths)
     # float32 rounding can push exp(alpha + beta - log Z) a hair above 1
     return xp.minimum(unpad(marginals(E, mask, *constrain(trans, start, end, constraints)), mask), 1.0)
+
+
+def best_path_log_prob(emissions, lengths, trans, start, end, constraints: Optional[BIOConstraints] = None):
+    """(B,) log-probability of each sentence's most probable label sequence (its Viterbi score
+    minus the log-partition), for the sentences of the concatenated (N, K) `emissions` that have
+    a token (empty ones are dropped, as :func:`pad` drops them). Capped at 0: float32 rounding
+    can leave the best path's score a hair above log Z."""
+    xp = get_array_ops(emissions).xp
+    if emissions.shape[0] == 0:
+        return xp.zeros((0,), dtype=emissions.dtype)
+    E, mask = pad(emissions, lengths)
+    trans, start, end = constrain(trans, start, end, constraints)
+    _, best = viterbi(E, mask, trans, start, end)
+    _, _, log_z = forward_backward(E, mask, trans, start, end)
+    return xp.minimum(best - log_z, 0.0)

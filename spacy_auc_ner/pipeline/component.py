@@ -192,6 +192,12 @@ class AUCNER(TrainablePipe):
 
     def decode(self, scores: List[Floats2d], entity_bias: Optional[float] = None) -> Spans:
         """Spans of a batch, entity columns shifted by `entity_bias` (None: ``cfg["entity_bias"]``)."""
+        flat, lengths = self.flat_scores(scores, entity_bias)
+        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], self.head_params())
+
+    def flat_scores(self, scores: List[Floats2d], entity_bias: Optional[float] = None):
+        """A batch's scores as the (N, K) rows the scheme decodes, entity columns shifted by
+        `entity_bias` (None: ``cfg["entity_bias"]``), and the (B,) tokens per doc."""
         lengths = numpy.asarray([s.shape[0] for s in scores], dtype="i")
         ops = self.model.ops
         flat = ops.flatten(scores) if lengths.sum() else ops.alloc2f(0, len(self.columns))
@@ -199,8 +205,11 @@ class AUCNER(TrainablePipe):
         if bias:
             flat = flat.copy()
             flat[:, self.scheme.entity_columns(self.label_set)] += bias
-        params = self.loss.read_params(self.model.get_ref("output"))
-        return self.scheme.decode(flat, lengths, self.label_set, self.cfg["decoder"], params)
+        return flat, lengths
+
+    def head_params(self) -> Optional[Dict[str, Floats2d]]:
+        """The loss's learned parameters that decoding reads (a CRF's transitions), or None."""
+        return self.loss.read_params(self.model.get_ref("output"))
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
         docs = list(docs)

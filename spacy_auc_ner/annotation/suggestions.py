@@ -1,0 +1,124 @@
+"""The ``suggest`` command's work: read raw text, rank its sentences by a strategy
+(:mod:`.selection`) on the model's uncertainty (:mod:`.uncertainty`), and write the chosen ones
+with the model's entities as pre-annotations, most worth annotating first: ``OUT.spacy``
+(entities set, every other token O) and, beside it, ``OUT.jsonl`` with the same stem, one
+``{"text", "spans": [{"start", "end", "label"}], "score", "meta"}`` a line (character offsets:
+what spaCy's and Prodigy's manual NER recipes load; ``meta`` is what Prodigy shows).
+"""
+import json
+from pathlib import Path
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from ..data.columns import tokens_only, write_docs
+from ..data.files import DataError, PathLike, write_text
+from ..outputs import check_output_file
+from ..training.unlabeled import pool_docs, read_pool
+from .selection import DEFAULT_MAX_SIMILARITY, check_selection, select_sentences, token_set
+from .uncertainty import annotate, recognizer, sentence_uncertainty
+
+
+class Suggestion(NamedTuple):
+    """A sentence to annotate: its index in the pool, the Doc with the model's entities, and its
+    strategy score (None for random)."""
+
+    pool_index: int
+    doc: Doc
+    score: Optional[float]
+
+
+def suggest_docs(
+    nlp: Language,
+    docs: Sequence[Doc],
+    n: int,
+    strategy: str,
+    *,
+    seed: int = 0,
+    max_similarity: float = DEFAULT_MAX_SIMILARITY,
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    progress: bool = True,
+) -> List[Suggestion]:
+    """The ``n`` docs of the pool most worth annotating by ``strategy``, best first, with the
+    model's entities (random: only the chosen docs go through the model)."""
+    check_selection(strategy, n, max_similarity)
+    recognizer(nlp, component)  # refused before any scoring
+    sets = [token_set(t.text for t in doc) for doc in docs]
+    if strategy == "random":
+        chosen = select_sentences(strategy, sets, n, seed=seed, max_similarity=max_similarity)
+        return [Suggestion(i, d, None) for i, d in zip(chosen, annotate(nlp, [docs[i] for i in chosen], component))]
+    annotated, scores = sentence_uncertainty(nlp, docs, strategy, component, beam_width, progress=progress)
+    chosen = select_sentences(strategy, sets, n, scores, seed=seed, max_similarity=max_similarity)
+    return [Suggestion(i, annotated[i], float(scores[i])) for i in chosen]
+
+
+def task(suggestion: Suggestion, strategy: str, rank: int) -> Dict[str, Any]:
+    """The JSONL record of a suggestion (module docstring); ``rank`` 1 is the first to annotate."""
+    doc = suggestion.doc
+    spans = [{"start": e.start_char, "end": e.end_char, "label": e.label_} for e in doc.ents]
+    return {"text": doc.text, "spans": spans, "score": suggestion.score,
+            "meta": {"strategy": strategy, "score": suggestion.score, "rank": rank, "pool_index": suggestion.pool_index}}
+
+
+def jsonl_path(out: PathLike) -> Path:
+    """The JSONL written beside ``OUT.spacy``: the same name, suffix .jsonl."""
+    return Path(out).with_suffix(".jsonl")
+
+
+def load_pipeline(model: PathLike) -> Language:
+    """A trained pipeline from its folder; a missing or broken one is one line naming it."""
+    import spacy
+
+    if not Path(model).exists():
+        raise DataError(f"{model}: no such pipeline folder")
+    try:
+        return spacy.load(model)
+    except (OSError, ValueError, KeyError) as err:
+        raise DataError(f"{model}: not a spaCy pipeline that loads ({' '.join(str(err).split())})") from None
+
+
+def write_suggestions(out: PathLike, suggestions: Sequence[Suggestion], strategy: str) -> Path:
+    """Write ``out`` (.spacy) and its JSONL (:func:`jsonl_path`); returns the JSONL's path."""
+    docs = []
+    for s in suggestions:
+        ref = tokens_only(s.doc)
+        ref.set_ents([Span(ref, e.start, e.end, label=e.label_) for e in s.doc.ents], default="outside")
+        docs.append(ref)
+    lines = [json.dumps(task(s, strategy, rank), ensure_ascii=False) for rank, s in enumerate(suggestions, 1)]
+    jsonl = jsonl_path(out)
+    write_text(jsonl, "".join(line + "\n" for line in lines))
+    write_docs(out, docs)
+    return jsonl
+
+
+def suggest(
+    model: PathLike,
+    raw: PathLike,
+    out: PathLike,
+    n: int = 30,
+    strategy: str = "mnlp",
+    *,
+    seed: int = 0,
+    max_similarity: float = DEFAULT_MAX_SIMILARITY,
+    component: Optional[str] = None,
+    beam_width: int = 16,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> List[Suggestion]:
+    """Suggest the ``n`` sentences of the raw text ``raw`` (.txt, .jsonl or .spacy, as
+    ``RawText.v1`` reads it) to annotate next, and write them to ``out`` (.spacy) and its
+    JSONL; every input is checked, and neither output may be an input, before anything is written."""
+    check_selection(strategy, n, max_similarity)
+    out = Path(out)
+    if out.suffix != ".spacy":
+        raise DataError(f"{out}: OUT must be a .spacy file (the JSONL goes beside it, as {jsonl_path(out).name})")
+    for path in (out, jsonl_path(out)):
+        check_output_file(path, [raw, model], overwrite)
+    items = read_pool(raw)
+    nlp = load_pipeline(model)
+    suggestions = suggest_docs(nlp, pool_docs(nlp, items), n, strategy, seed=seed, max_similarity=max_similarity,
+                               component=component, beam_width=beam_width, progress=progress)
+    write_suggestions(out, suggestions, strategy)
+    return suggestions

@@ -1,0 +1,40 @@
+"""`spacy-auc-ner suggest`: the sentences of raw text to annotate next (a typer app whose
+command is mounted at the top level); a thin shell over
+:mod:`spacy_auc_ner.annotation.suggestions`."""
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES
+from .errors import one_line_errors
+
+suggest_app = typer.Typer(add_completion=False)
+
+
+@suggest_app.command("suggest")
+@one_line_errors
+def suggest_command(
+    model: Path = typer.Argument(..., help="A trained pipeline folder (model-best) with an auc_ner or a spaCy ner pipe."),
+    raw: Path = typer.Argument(..., help="Raw text, as RawText.v1 reads it: .txt (a sentence a line), .jsonl ({\"text\": ...} a line) or .spacy."),
+    out: Path = typer.Argument(..., help="The suggestions as a .spacy file; the JSONL goes beside it with the same name (batch.spacy -> batch.jsonl)."),
+    n: int = typer.Option(30, "--n", help="How many sentences to suggest."),
+    strategy: str = typer.Option("mnlp", "--strategy", help=f"How to rank them: {', '.join(STRATEGIES)} (described above)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random strategy."),
+    max_similarity: float = typer.Option(DEFAULT_MAX_SIMILARITY, "--max-similarity", help="Skip a sentence whose lower-cased token set is more alike than this (Jaccard) to one already suggested (1: no guard)."),
+    component: Optional[str] = typer.Option(None, "--component", help="The recogniser to read (default: the pipeline's last auc_ner or ner pipe)."),
+    beam_width: int = typer.Option(16, "--beam-width", help="Beam of a spaCy ner pipe's uncertainty (as self-training's confidences)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never RAW nor MODEL)."),
+):
+    """Suggest the N sentences of RAW most worth annotating next, with MODEL's entities as pre-annotations.
+
+    Strategies: mnlp, the log-probability of the model's best label sequence over the sentence's length (Shen et al. 2018), least confident first (auc_ner's crf scheme: its Viterbi path among valid BIO sequences; the other schemes: the product of each token's most probable label; spaCy's ner: the best parse's share of the beam); entropy, the mean entropy of the tokens' label distributions, highest first (crf: its marginals; softmax and two_task: their BIO probabilities; ova: its sigmoids normalised to sum to 1; ner: the labels of the beam's parses weighted by their probabilities); random, a seeded draw, the control. Walking down the ranking, a near-duplicate of a sentence already suggested is skipped (--max-similarity).
+
+    Writes OUT (.spacy: the entities set, every other token O) and OUT's .jsonl beside it, best first, one {"text", "spans": [{"start", "end", "label"}], "score", "meta"} a line in character offsets, as spaCy's and Prodigy's manual NER load; "score" is the strategy's (null for random). Existing outputs are kept unless --overwrite; neither output may be RAW or inside MODEL.
+    """
+    from ..annotation.suggestions import jsonl_path, suggest
+
+    found = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, component=component,
+                    beam_width=beam_width, overwrite=overwrite)
+    short = "" if len(found) == n else f" (only {len(found)}: the pool holds no more that pass the --max-similarity guard)"
+    typer.echo(f"Wrote {len(found)} sentences to {out} and {jsonl_path(out)}, by {strategy}{short}", err=True)
