@@ -35,6 +35,48 @@ def test_the_project_needs_no_lab():
     assert "projects/lab" not in (ROOT / "project.yml").read_text(encoding="utf8")
 
 
+def _command(name: str) -> dict:
+    return next(c for c in srsly.read_yaml(ROOT / "project.yml")["commands"] if c["name"] == name)
+
+
+def _covered(file: Path, deps) -> bool:
+    """Whether a dep of project.yml (relative to the project; configs/ is the package's) is
+    `file` or a folder holding it."""
+    file = file.resolve()
+    return any(file == dep or dep in file.parents for dep in ((ROOT / d).resolve() for d in deps))
+
+
+def test_the_configs_step_lists_every_file_the_methods_and_recipes_are_assembled_from():
+    """`spacy project run configs` reruns when any file it assembles from changes: every base,
+    method, layer and recipe that `spacy_auc_ner.methods` reads is one of its deps (or in a
+    folder that is), so that a new partial cannot be left out (configs/self_training.cfg was)."""
+    from spacy_auc_ner import methods
+
+    deps = _command("configs")["deps"]
+    sources = [methods.base_path(encoder) for encoder in methods.ENCODERS]
+    sources += [methods.method_path(name) for name in methods.method_names()]
+    for recipe in methods.recipe_names():
+        base, partials = methods.recipe_files(recipe)
+        sources += [base, *partials]
+    sources += [methods.DEFAULT_CONFIGS_DIR / layer for layer in (*methods.RECIPE_LAYERS, *methods.TRF_RECIPE_LAYERS)]
+    assert len(sources) > 20 and all(path.is_file() for path in sources)
+    assert [str(path) for path in sources if not _covered(path, deps)] == []
+    assert [dep for dep in deps if not (ROOT / dep).exists()] == []  # and no dep names a file that is gone
+
+
+def test_the_recipe_step_lists_its_recipes_files_and_the_budget_defaults():
+    """`recipe-train` depends on what its recipe is assembled from and on configs/budget.cfg,
+    whose [budget] defaults `spacy-auc-ner recipe` reads when it runs."""
+    from spacy_auc_ner import methods
+    from spacy_auc_ner.training.budget import SETTINGS_FILE
+
+    command = _command("recipe-train")
+    recipe = srsly.read_yaml(ROOT / "project.yml")["vars"]["recipe"]
+    deps = [d.replace("${vars.recipe}", recipe) for d in command["deps"]]
+    base, partials = methods.recipe_files(recipe)
+    assert [str(path) for path in (base, *partials, SETTINGS_FILE) if not _covered(path, deps)] == []
+
+
 def _project(tmp_path: Path) -> Path:
     """A copy of the project as a fresh clone has it, without the lab."""
     project = tmp_path / "project"
