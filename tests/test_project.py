@@ -18,9 +18,7 @@ import srsly
 from spacy.vocab import Vocab
 
 from spacy_auc_ner.data.columns import Sentence, read_docs, write_columns
-
-sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import SENTENCES  # noqa: E402
+from spacy_auc_ner.data.toy import TOY_SENTENCES as SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 # the steps of the workflow `all`
