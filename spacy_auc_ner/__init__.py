@@ -6,6 +6,6 @@ is :mod:`spacy_auc_ner.api`, each module's design notes are in docs/design.md.
 from . import losses  # noqa: F401
 from .ml import architectures, cached, encoders, word_dropout  # noqa: F401
 from .pipeline import calibration, component, scoring, strategies  # noqa: F401
-from .training import augmentation, readers  # noqa: F401
+from .training import augmentation, budget, pretraining, readers  # noqa: F401
 
 __version__ = "0.1.0"

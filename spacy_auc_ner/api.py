@@ -28,6 +28,9 @@ Corpora:
   read_docs, write_docs, sentences_to_docs, write_sentences            Docs from and to ``.spacy`` or column files
   doc_bio_tags, bio_layout                   a Doc's entities as IOB2 tags; which label index of a pipe is B/I of which type
   EntityArrays, PREFIX_O, PREFIX_B, PREFIX_I  a corpus's gold entities as flat arrays, for statistics of your own
+  TOY_SENTENCES, write_toy_corpus            six hand-made sentences, and them as a toy corpus folder, for smoke runs
+  CORPORA, CorpusSource                      the known corpora: sources at pinned commits, checksums of the reference copies
+  data_dirs, locate_corpus                   where a local copy of a corpus is looked for (README's folders), and the one found
   draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
   rareness                                   the type rareness r_t that ``Resampled.v1`` weighs sentences by
 Array maths (numpy or cupy) for a head of your own:
@@ -51,8 +54,10 @@ from .cli import main
 from .cli.app import app
 from .cli.errors import EXPECTED, fail, one_line_errors
 from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
+from .data.corpora import CORPORA, CorpusSource, data_dirs, locate_corpus
 from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
+from .data.toy import TOY_SENTENCES, write_toy_corpus
 from .extras import require
 from .labels import bio_layout, doc_bio_tags
 from .methods import (
@@ -91,7 +96,7 @@ __all__ = [
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
-    "PREFIX_I", "draw_indices", "draw_entity_ratio", "rareness",
+    "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
     "crf_nll", "posteriors", "viterbi", "pad", "constrain", "bio_constraints", "lstm_layer", "resolve_encoder_name",
     "main", "app", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",

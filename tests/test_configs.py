@@ -213,6 +213,21 @@ def test_recipe_files_hold_their_head_and_share_the_extras(name):
     assert n_lines <= 25
 
 
+def test_config_help_names_the_partials_each_recipe_is_assembled_after():
+    """`spacy-auc-ner config --help` says what `recipe_files` does: every layer of
+    RECIPE_LAYERS for a CPU recipe, TRF_RECIPE_LAYERS for a _trf one (it left out
+    self_training.cfg once)."""
+    import re
+
+    from spacy_auc_ner import methods
+    from spacy_auc_ner.cli.app import config
+
+    text = " ".join(config.__doc__.split())
+    cpu, trf = re.search(r"CPU recipe shares \(([^)]*)\).*transformer base after (.*?)\.( |$)", text).group(1, 2)
+    assert cpu.split(", ") == list(methods.RECIPE_LAYERS)
+    assert trf.split(", ") == list(methods.TRF_RECIPE_LAYERS)
+
+
 def test_a_tok2vec_without_a_function_edits_the_bases_encoder_and_a_tok2vec_pipe_is_it():
     encoder = _pipe(load_config(base_path("cpu", CONFIGS), interpolate=False))["model"]["tok2vec"]
     best = _pipe(recipe_config("lowres_best", CONFIGS))["model"]["tok2vec"]

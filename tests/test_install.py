@@ -1,8 +1,12 @@
 """README's first command and CI install the same things: CI runs it step by step (with the
 main job's corpus step in place of the whole job, which tests/test_project.py runs on a toy
 corpus), so that CI sees what a new user gets."""
+import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,3 +43,33 @@ def test_ci_runs_readmes_first_command():
     # and the second command is CI's last
     ci_lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf8").splitlines() if line.strip()]
     assert ci_lines[-1] == _readme_block()[1] == "python -m pytest -q"
+
+
+# the entry points are hidden from catalogue, as for a checkout that is not installed; then
+# every name of pyproject.toml's entry points must be in its registry after `import spacy_auc_ner`
+_UNINSTALLED = """
+import json, sys, tomllib
+import catalogue
+catalogue.AVAILABLE_ENTRY_POINTS = {}
+import spacy_auc_ner  # noqa: F401
+from spacy.language import Language
+from spacy.util import registry
+groups = tomllib.load(open(sys.argv[1], "rb"))["project"]["entry-points"]
+missing = []
+for group, names in groups.items():
+    kind = group.split("_", 1)[1]
+    for name in names:
+        found = Language.has_factory(name) if kind == "factories" else registry.has(kind, name)
+        if not found:
+            missing.append(f"{group}: {name}")
+print(json.dumps(missing))
+"""
+
+
+def test_importing_the_package_registers_every_entry_point_without_installation():
+    """The package's docstring: importing it registers it, for use without installation (a
+    recipe's [corpora.pretrain] and [corpora.pool] name RawText.v1, a recipe without dev NoDev.v1)."""
+    done = subprocess.run([sys.executable, "-c", _UNINSTALLED, str(ROOT / "pyproject.toml")], cwd=ROOT,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == []

@@ -18,9 +18,7 @@ import srsly
 from spacy.vocab import Vocab
 
 from spacy_auc_ner.data.columns import Sentence, read_docs, write_columns
-
-sys.path.insert(0, str(Path(__file__).parent))
-from study_toy_corpus import SENTENCES  # noqa: E402
+from spacy_auc_ner.data.toy import TOY_SENTENCES as SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 # the steps of the workflow `all`
@@ -33,6 +31,48 @@ def test_the_smoke_test_runs_the_main_workflow():
 
 def test_the_project_needs_no_lab():
     assert "projects/lab" not in (ROOT / "project.yml").read_text(encoding="utf8")
+
+
+def _command(name: str) -> dict:
+    return next(c for c in srsly.read_yaml(ROOT / "project.yml")["commands"] if c["name"] == name)
+
+
+def _covered(file: Path, deps) -> bool:
+    """Whether a dep of project.yml (relative to the project; configs/ is the package's) is
+    `file` or a folder holding it."""
+    file = file.resolve()
+    return any(file == dep or dep in file.parents for dep in ((ROOT / d).resolve() for d in deps))
+
+
+def test_the_configs_step_lists_every_file_the_methods_and_recipes_are_assembled_from():
+    """`spacy project run configs` reruns when any file it assembles from changes: every base,
+    method, layer and recipe that `spacy_auc_ner.methods` reads is one of its deps (or in a
+    folder that is), so that a new partial cannot be left out (configs/self_training.cfg was)."""
+    from spacy_auc_ner import methods
+
+    deps = _command("configs")["deps"]
+    sources = [methods.base_path(encoder) for encoder in methods.ENCODERS]
+    sources += [methods.method_path(name) for name in methods.method_names()]
+    for recipe in methods.recipe_names():
+        base, partials = methods.recipe_files(recipe)
+        sources += [base, *partials]
+    sources += [methods.DEFAULT_CONFIGS_DIR / layer for layer in (*methods.RECIPE_LAYERS, *methods.TRF_RECIPE_LAYERS)]
+    assert len(sources) > 20 and all(path.is_file() for path in sources)
+    assert [str(path) for path in sources if not _covered(path, deps)] == []
+    assert [dep for dep in deps if not (ROOT / dep).exists()] == []  # and no dep names a file that is gone
+
+
+def test_the_recipe_step_lists_its_recipes_files_and_the_budget_defaults():
+    """`recipe-train` depends on what its recipe is assembled from and on configs/budget.cfg,
+    whose [budget] defaults `spacy-auc-ner recipe` reads when it runs."""
+    from spacy_auc_ner import methods
+    from spacy_auc_ner.training.budget import SETTINGS_FILE
+
+    command = _command("recipe-train")
+    recipe = srsly.read_yaml(ROOT / "project.yml")["vars"]["recipe"]
+    deps = [d.replace("${vars.recipe}", recipe) for d in command["deps"]]
+    base, partials = methods.recipe_files(recipe)
+    assert [str(path) for path in (base, *partials, SETTINGS_FILE) if not _covered(path, deps)] == []
 
 
 def _project(tmp_path: Path) -> Path:
@@ -76,10 +116,18 @@ def test_without_a_local_copy_the_corpus_is_fetched_as_assets_and_checked(tmp_pa
     assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
     assert (project / "assets" / "ncbi_disease" / "test.tsv").read_bytes() == (tmp_path / "originals" / "test.tsv").read_bytes()
     assert len(list(read_docs(project / "corpus" / "ncbi_disease" / "dev.spacy", Vocab()))) == len(SENTENCES)
-    # a fetched file that is not the original: the md5 check says so
-    (project / "assets" / "ncbi_disease" / "dev.tsv").write_text("changed\tO\n\n")
-    done = _run(project, "corpus", "--force", "--vars.data_dir", str(project / "assets"), env=env)
-    assert "assets/ncbi_disease/dev.tsv: md5 " in done.stderr and "differs from project.yml's" in done.stderr
+    # not the reference copy (the library's table, which the lab checks against too): said, per split
+    assert [s for s in ("train", "dev", "test") if f"ncbi_disease/{s}: content differs from the reference copy" in done.stderr] == ["train", "dev", "test"]
+
+
+def test_the_projects_assets_are_the_sources_of_the_librarys_corpus_table():
+    """project.yml fetches the files that `spacy_auc_ner.data.corpora.CORPORA` names (repository,
+    commit, path), the table whose checksums both the root's corpus step and the lab's check."""
+    from spacy_auc_ner.data.corpora import CORPORA, SPLITS
+
+    assets = srsly.read_yaml(ROOT / "project.yml")["assets"]
+    assert {a["dest"]: a["url"] for a in assets} == {
+        f"assets/{name}/{split}.tsv": CORPORA[name].url(split) for name in ("ncbi_disease", "s800") for split in SPLITS}
 
 
 @pytest.mark.slow

@@ -397,3 +397,25 @@ def test_a_jsonl_reader_that_leaves_out_every_text_is_refused(toy_corpus, monkey
                                         r"check the block's min_length, max_length and limit$"):
         run_recipe(tmp_path / "jsonl.cfg", toy_corpus / "out", {**_files(toy_corpus, tmp_path / "raw.jsonl"), "pretraining.max_epochs": 1})
     assert not (toy_corpus / "out").exists()
+
+
+def test_the_documents_name_no_option_the_commands_refuse():
+    """README, docs/ and the lab's docs name the config overrides `recipe` and `self-train`
+    take, not the options of the old form that they refuse (`OLD_OPTIONS`): a backticked span
+    that starts with one, or one in a `spacy-auc-ner recipe` / `self-train` command line."""
+    import re
+
+    from spacy_auc_ner.cli.lowres import OLD_OPTIONS
+
+    root = Path(__file__).resolve().parents[1]
+    docs = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "projects" / "lab" / "README.md",
+            *sorted((root / "projects" / "lab" / "docs").glob("*.md"))]
+    found = []
+    for doc in docs:
+        for span in re.findall(r"`([^`\n]+)`", doc.read_text(encoding="utf8")):
+            words = span.split()
+            ours = bool(re.search(r"spacy-auc-ner (recipe|self-train)\b", span))
+            old = [w.split("=", 1)[0] for w in words if w.split("=", 1)[0] in OLD_OPTIONS]
+            if old and (ours or words[0].split("=", 1)[0] in OLD_OPTIONS):
+                found.append(f"{doc.relative_to(root)}: `{span}`")
+    assert found == []

@@ -3,14 +3,10 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-# A tiny two-type corpus: (words, BIO tags)
-TOY = [
-    ("Aspirin treats breast cancer in Paris .".split(), ["O", "O", "B-Disease", "I-Disease", "O", "B-LOC", "O"]),
-    ("John Smith lives in Berlin".split(), ["B-PER", "I-PER", "O", "O", "B-LOC"]),
-    ("Colon cancer is rare".split(), ["B-Disease", "I-Disease", "O", "O"]),
-    ("Mary met Anna in Rome .".split(), ["B-PER", "O", "B-PER", "O", "B-LOC", "O"]),
-    ("Nothing to see here".split(), ["O", "O", "O", "O"]),
-]
+from spacy_auc_ner.data.toy import TOY_SENTENCES
+
+# A tiny two-type corpus: (words, BIO tags), the first five of the package's toy sentences
+TOY = [(text.split(), list(tags)) for text, tags in TOY_SENTENCES[:5]]
 
 # Four drug/disease texts with character-offset entities (one without any), for the losses' training tests
 TEXTS = [

@@ -64,8 +64,9 @@ def config(
 ):
     """Write the full training config of a method or a recipe, ready for `spacy train`: a
     method's partial config merged onto the base of the encoder; a recipe's onto the CPU base
-    after the partials every CPU recipe shares (pretrain/characters.cfg, lowres_extras.cfg), or,
-    for a name ending in _trf (lowres_best_trf), onto the transformer base alone.
+    after the partials every CPU recipe shares (pretrain/characters.cfg, self_training.cfg,
+    lowres_extras.cfg), or, for a name ending in _trf (lowres_best_trf), onto the transformer
+    base after self_training.cfg.
 
     The config is built (not trained) before it is written, so a wrong key in a config file
     stops here with one line naming the file; nothing is written on an error. An existing

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
         transformer = str(random_encoder(Path(resolve_encoder_name(transformer).location), args.out / "random_encoder"))
     corpora = args.corpora_dir
     if corpora is None:
-        from auc_ner_lab.toy import write_toy_corpus
+        from spacy_auc_ner.api import write_toy_corpus
 
         corpora = write_toy_corpus(args.out / "corpus")
     crf = {"paths.transformer": transformer}

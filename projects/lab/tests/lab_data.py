@@ -1,12 +1,13 @@
-"""The lab tests' data, their own (the library's tests keep theirs): the toy corpus of
-:mod:`auc_ner_lab.toy` for end-to-end study tests, and the real corpora (`real_data`; a test
-skips without its corpus)."""
+"""The lab tests' data: the package's toy corpus (`TOY_SENTENCES` as `SENTENCES`, and
+`write_toy_corpus`, the one copy the library's tests read too) for end-to-end study tests, and
+the real corpora (`real_data`; a test skips without its corpus)."""
 import os
 from pathlib import Path
 
 import pytest
 
-from auc_ner_lab.toy import SENTENCES, write_toy_corpus  # noqa: F401 (the tests import them from here)
+from spacy_auc_ner.api import TOY_SENTENCES as SENTENCES  # noqa: F401 (the tests import them from here)
+from spacy_auc_ner.api import write_toy_corpus  # noqa: F401
 
 LAB = Path(__file__).resolve().parents[1]
 REAL_CORPORA = ("conll2003", "ncbi_disease", "s800")

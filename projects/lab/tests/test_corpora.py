@@ -12,6 +12,7 @@ from auc_ner_lab.corpora import CORPORA, SPLITS, data_dirs, get_corpus, git_blob
 from lab_data import SHARED_DATA as DATA  # noqa: E402
 from spacy_auc_ner.api import DataError, columns_text, read_columns
 
+ENV_VAR = "SPACY_AUC_NER_DATA"  # README's variable
 needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
 
 
@@ -23,9 +24,9 @@ def test_git_blob_id():
 
 @pytest.fixture(autouse=True)
 def isolated_search_path(tmp_path, monkeypatch):
-    """No local copy is found by accident: no $SPACY_AUC_NER_DATA, and a working folder with
-    no shared/data above it (so the download paths really download)."""
-    monkeypatch.delenv(corpora.ENV_VAR, raising=False)
+    """No local copy is found by accident: no $SPACY_AUC_NER_DATA, and a working folder without
+    ../shared/data (so the download paths really download)."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.chdir(tmp_path)
 
 
@@ -38,18 +39,41 @@ def _fake_copy(root: Path, name: str, sentences: int = 2) -> Path:
 
 
 def test_locate_order(tmp_path, monkeypatch):
+    """README's folders, in its order: the --data-dir option, $SPACY_AUC_NER_DATA, assets/,
+    data/ and ../shared/data of the working folder; nothing else."""
     work = tmp_path / "project" / "sub"
     work.mkdir(parents=True)
-    monkeypatch.delenv(corpora.ENV_VAR, raising=False)
+    monkeypatch.delenv(ENV_VAR, raising=False)
     assert locate("ncbi_disease", cwd=work) is None
-    shared = _fake_copy(tmp_path / "shared" / "data", "ncbi_disease")  # ../../shared/data
+    shared = _fake_copy(tmp_path / "project" / "shared" / "data", "ncbi_disease")  # ../shared/data
     assert locate("ncbi_disease", cwd=work) == shared
+    data = _fake_copy(work / "data", "ncbi_disease")
+    assert locate("ncbi_disease", cwd=work) == data
     assets = _fake_copy(work / "assets", "ncbi_disease")
     assert locate("ncbi_disease", cwd=work) == assets
     other = _fake_copy(tmp_path / "elsewhere", "ncbi_disease")
-    monkeypatch.setenv(corpora.ENV_VAR, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "elsewhere"))
     assert locate("ncbi_disease", cwd=work) == other
-    assert data_dirs(tmp_path / "x")[:2] == [tmp_path / "x", tmp_path / "elsewhere"]  # the option first, then the variable
+    assert data_dirs(tmp_path / "x", cwd=work) == [tmp_path / "x", tmp_path / "elsewhere", work / "assets", work / "data",
+                                                   tmp_path / "project" / "shared" / "data"]
+
+
+def test_a_shared_data_folder_above_the_working_folders_parent_is_not_used(tmp_path, monkeypatch):
+    """A shared/data in an ancestor of the working folder (other than README's ../shared/data),
+    or in the working folder itself, is not a place README names: `corpus get` downloads
+    instead of reading it, and a test or a user gets the same corpus wherever the folder sits."""
+    work = tmp_path / "a" / "b" / "project"
+    work.mkdir(parents=True)
+    for above in (tmp_path, tmp_path / "a", work):
+        _fake_copy(above / "shared" / "data", "s800")
+    monkeypatch.chdir(work)
+    assert locate("s800") is None and locate("s800", cwd=work) is None
+    assert all(tmp_path / "a" / "b" / "shared" / "data" == d or d.is_relative_to(work) for d in data_dirs())
+    s800 = CORPORA["s800"]
+    fetch, calls = _serve({s800.url(s): b"tampered\tO\n\n" for s in SPLITS})
+    with pytest.raises(DataError, match="checksum mismatch"):  # it went to the download: no local copy read
+        get_corpus("s800", tmp_path / "out", fetch=fetch)
+    assert calls == [s800.url("train")]
 
 
 def test_get_from_local_copy(tmp_path, capsys):
@@ -132,7 +156,7 @@ def test_download_reproduces_the_reference_files(tmp_path, name):
 
 @needs_data
 def test_cli_corpus_get_local(tmp_path, monkeypatch):
-    monkeypatch.setenv(corpora.ENV_VAR, str(DATA))
+    monkeypatch.setenv(ENV_VAR, str(DATA))
     result = CliRunner().invoke(app, ["corpus", "get", "s800", str(tmp_path / "s800")])
     assert result.exit_code == 0, result.stderr
     assert "s800 from" in result.stderr and "train 5733" in result.stderr
