@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from shared_data import shared_corpus
+from spacy_auc_ner.data import corpora
 from spacy_auc_ner.data.columns import Sentence, read_columns
 from spacy_auc_ner.data.corpora import CORPORA, ENV_VAR, SPLITS, data_dirs, locate_corpus
 
@@ -15,6 +16,12 @@ def _copy(root: Path, name: str = "ncbi_disease") -> Path:
     for split in SPLITS:
         (root / name / f"{split}.tsv").write_text("Aspirin\tB-Disease\n\n")
     return root / name
+
+
+@pytest.fixture(autouse=True)
+def no_checkout_data(monkeypatch):
+    """The search as for an installed package: a shared/data beside this checkout is not read."""
+    monkeypatch.setattr(corpora, "CHECKOUT_DATA", None)
 
 
 def test_the_folders_are_readmes_in_its_order(tmp_path, monkeypatch):
@@ -52,3 +59,17 @@ def test_a_reference_copy_matches_its_checksums(name):
     source = CORPORA[name]
     splits = {split: read_columns(folder / f"{split}.tsv", scheme="bio", untyped_type=source.untyped_type) for split in SPLITS}
     assert source.differences(splits) == []
+
+
+def test_a_source_checkout_also_reads_the_shared_data_beside_it(tmp_path, monkeypatch):
+    """From a project two levels below the checkout (the lab's projects/lab), ../shared/data is
+    not beside the checkout: the checkout's own sibling is searched last."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    beside = _copy(tmp_path / "shared" / "data")
+    monkeypatch.setattr(corpora, "CHECKOUT_DATA", tmp_path / "shared" / "data")
+    lab = tmp_path / "checkout" / "projects" / "lab"
+    lab.mkdir(parents=True)
+    assert data_dirs(cwd=lab)[-1] == tmp_path / "shared" / "data"
+    monkeypatch.chdir(lab)
+    assert locate_corpus("ncbi_disease") == beside
+    assert corpora._checkout_data() == Path(corpora.__file__).resolve().parents[3] / "shared" / "data"  # this checkout's

@@ -8,9 +8,11 @@ copy that `CorpusSource.differences` compares a local copy or a download with.
 
 `data_dirs`: the folders searched for ``<corpus>/{train,dev,test}.tsv``, the places README
 names and no others: the given folder (a project's ``vars.data_dir``, ``assets/`` by default),
-``$SPACY_AUC_NER_DATA``, ``assets/``, ``data/`` and ``../shared/data``, relative to the working
-folder. Not the ancestors of the working folder: a ``shared/`` folder two levels up would
-change what a test or a user gets.
+``$SPACY_AUC_NER_DATA``, ``assets/``, ``data/`` and ``../shared/data`` relative to the working
+folder, then ``shared/data`` beside the package's own checkout (where a source checkout
+keeps its corpora: the lab runs from ``projects/lab``, two levels below the checkout). Not the
+ancestors of the working folder: a ``shared/`` folder two levels up would change what a test
+or a user gets.
 """
 import hashlib
 import os
@@ -117,15 +119,28 @@ CORPORA: Dict[str, CorpusSource] = {
 }
 
 
+def _checkout_data() -> Optional[Path]:
+    """``shared/data`` beside the package's checkout when it is a source checkout (an editable
+    install: its pyproject.toml is there), else None (installed in site-packages)."""
+    checkout = Path(__file__).resolve().parents[2]
+    return checkout.parent / "shared" / "data" if (checkout / "pyproject.toml").is_file() else None
+
+
+CHECKOUT_DATA = _checkout_data()
+
+
 def data_dirs(data_dir: Optional[PathLike] = None, cwd: Optional[PathLike] = None) -> List[Path]:
     """The folders searched for ``NAME/{train,dev,test}.tsv``, in order: ``data_dir`` when
     given (relative to ``cwd``), ``$SPACY_AUC_NER_DATA`` when set, then ``assets/``, ``data/``
-    and ``../shared/data`` of the working folder ``cwd`` (default: the process's)."""
+    and ``../shared/data`` of the working folder ``cwd`` (default: the process's), then
+    ``shared/data`` beside the package's source checkout, when it is one."""
     cwd = Path(os.path.abspath(cwd or Path.cwd()))
     dirs = [cwd / data_dir] if data_dir is not None else []
     if os.environ.get(ENV_VAR):
         dirs.append(cwd / os.environ[ENV_VAR])
     dirs += [cwd / "assets", cwd / "data", cwd.parent / "shared" / "data"]
+    if CHECKOUT_DATA is not None:
+        dirs.append(CHECKOUT_DATA)
     return list(dict.fromkeys(Path(os.path.normpath(d)) for d in dirs))
 
 

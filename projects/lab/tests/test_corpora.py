@@ -16,6 +16,15 @@ ENV_VAR = "SPACY_AUC_NER_DATA"  # README's variable
 needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
 
 
+
+@pytest.fixture(autouse=True)
+def no_checkout_data(monkeypatch):
+    """The search as for an installed package: a shared/data beside this checkout is not read
+    (tests/test_corpus_search.py tests that one)."""
+    import spacy_auc_ner.data.corpora as library_corpora
+
+    monkeypatch.setattr(library_corpora, "CHECKOUT_DATA", None)
+
 def test_git_blob_id():
     # `printf 'hello\n' | git hash-object --stdin`
     assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
