@@ -152,6 +152,8 @@ def test_the_recipe_trains_without_a_dev_file(toy_corpus, tmp_path):
         assert saved["corpora"]["dev"]["@readers"] == NO_DEV and saved["training"]["patience"] == 0
         assert saved["training"]["eval_frequency"] == saved["training"]["max_steps"] > 0
         assert saved["training"]["before_update"] is None
+        meta = json.loads((out / f"round-{k}" / "model-best" / "meta.json").read_text())
+        assert meta["performance"] == {} and meta["spacy_auc_ner"]["dev_set"] is None  # not the empty corpus's 0.0
     assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
     assert "no dev set" in result.output.strip().splitlines()[-2]
 

@@ -86,12 +86,31 @@ def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: O
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
 
+    from .budget import has_dev
+
     if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
         spacy.require_gpu(gpu_id)
-    nlp = init_nlp(load_training_config(config, overrides), use_gpu=gpu_id)
+    loaded = load_training_config(config, overrides)
+    nlp = init_nlp(loaded, use_gpu=gpu_id)
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     train_loop(nlp, output_dir, use_gpu=gpu_id, stdout=sys.stderr, stderr=sys.stderr)
+    if not has_dev(loaded):
+        _no_dev_meta(Path(output_dir))
     return output_dir / "model-best"
+
+
+def _no_dev_meta(output_dir: Path) -> None:
+    """Without a dev set spaCy's meta would give the scores of its empty dev corpus (0.0) as
+    the pipeline's performance: say instead that nothing was scored and which step was kept."""
+    import json
+
+    for name in ("model-best", "model-last"):
+        path = output_dir / name / "meta.json"
+        if path.is_file():
+            meta = json.loads(path.read_text(encoding="utf8"))
+            meta["performance"] = {}
+            meta["spacy_auc_ner"] = {"dev_set": None, "kept": "the last step (no dev set: nothing chosen on dev)"}
+            path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf8")
 
 
 def check_training_blocks(config: Mapping[str, Any], where: PathLike) -> None:
