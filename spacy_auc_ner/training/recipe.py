@@ -3,7 +3,10 @@ and ``self-train``: the one orchestrator of the steps that ``spacy train`` canno
 The procedure is the config: pretraining when ``[pretraining]`` names a component (its
 ``max_epochs`` epochs, 0: none, of ``spacy pretrain`` on ``[corpora.pretrain]``), training, then
 self-training when ``[self_training] rounds`` is 1 or more and there is raw text
-(``paths.raw_text``, read through ``[corpora.pool]``). `run_recipe` writes::
+(``paths.raw_text``, read through ``[corpora.pool]``). Its budget is ``[budget]``, in epochs of the
+training file (:mod:`.budget`); without ``paths.dev`` nothing is chosen on a dev set (the dev
+corpus is ``NoDev.v1``, each training keeps its last step, self-training its last round).
+`run_recipe` writes::
 
     OUTPUT/pretrain/model-last.bin   spacy pretrain of the config's [pretraining] block on the
                                      raw text (without it: the training file's own text)
@@ -11,7 +14,8 @@ self-training when ``[self_training] rounds`` is 1 or more and there is raw text
                                      the pretrained encoder, each round K retrains on gold +
                                      the entities round K-1 labels with confidence >= threshold
     OUTPUT/rounds.jsonl              each round's pseudo-label counts and dev scores
-    OUTPUT/model-best                the round with the best dev F1 (without self-training:
+    OUTPUT/model-best                the round with the best dev F1, or without a dev set the
+                                     last round, each round's last step (without self-training:
                                      the one training run's best model, and model-last)
     OUTPUT/data/{train,dev}.spacy    column files given as paths.train / paths.dev, converted
     OUTPUT/.spacy-auc-ner-outputs.json  the record of the above: all that --overwrite removes
