@@ -26,6 +26,7 @@ LAYERS = [
     {"schemes"},
     {"pipeline"},
     {"training", "methods"},
+    {"annotation"},  # which sentences to annotate next: a trained pipeline's confidences (training.confidences)
     {"cli"},
     {"api"},  # the declared API re-exports from every layer
     {"__init__", "__main__"},
