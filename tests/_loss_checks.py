@@ -1,7 +1,20 @@
-"""Shared helpers for the loss tests: tiny float64 truths and central finite differences."""
+"""Shared helpers for the loss tests: tiny float64 truths, central finite differences, and which
+schemes a loss trains (the component's check of its needs against the schemes' capabilities)."""
 import numpy
 
 from spacy_auc_ner.losses import Truth
+from spacy_auc_ner.pipeline.component import check_trains
+from spacy_auc_ner.schemes import NAMED_SCHEMES, make_scheme
+
+
+def schemes_of(loss) -> set:
+    """The named schemes (ova, two_task, softmax, crf) whose columns `loss` can train."""
+    return {name for name in NAMED_SCHEMES if loss.trains(make_scheme(name).capabilities)}
+
+
+def check_scheme(loss, scheme: str, key: str = "loss") -> None:
+    """The component's check of `loss` (at `key`) against the named scheme (at [scheme])."""
+    check_trains(make_scheme(scheme), loss, key, "scheme")
 
 
 def make_truth(gold, K, *, mask=None, columns=None, lengths=None, multilabel=True, params=None, step=0, seed=0):

@@ -203,6 +203,7 @@ def test_serialization_round_trip(tmp_path, config):
 
 
 AUC = "spacy_auc_ner.AUCMargin.v1"
+TWO_TASK = "spacy_auc_ner.TwoTask.v1"
 BAD_SETTINGS = [
     ({"scheme": "crf2"}, "scheme", "unknown scheme 'crf2'"),
     ({"decoder": "beam"}, "decoder", "unknown decoder 'beam'"),
@@ -224,8 +225,18 @@ BAD_SETTINGS = [
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "level": "span"}}, "loss.level", "must be 'token' or 'batch'"),
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.WeightedCE.v1", "beta": 0.5}}, "loss.beta", "must be >= 1"),
     ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.MoM.v1"}}, "loss.loss", "SoftmaxCE.v1 cannot train scheme 'ova'"),
-    ({"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "strategy", "only applies to scheme 'ova'"),
+    ({"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "strategy", "'grouped' (it picks OVA classifiers) cannot train scheme 'two_task'"),
     ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 0}}, "strategy.m", "must be >= 1, not 0"),
+    # a scheme block: its own settings under its key, the pair checked by capabilities
+    ({"scheme": {"@misc": TWO_TASK, "lam": -1.0}}, "scheme.lam", "must be a finite number >= 0, not -1.0"),
+    ({"scheme": {"@misc": TWO_TASK, "threshold": 1.0}}, "scheme.threshold", "must be in (0, 1), not 1.0"),
+    ({"scheme": {"@misc": TWO_TASK}, "two_task_lambda": 3.0}, "two_task_lambda", "is a block, which holds its own settings (set lam there)"),
+    ({"scheme": {"@misc": "spacy_auc_ner.OVA.v1"}, "threshold": 0.7}, "threshold", "('ova' has no threshold): leave this at 0.5"),
+    ({"scheme": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "scheme", "must be a scheme name or a registered scheme block"),
+    (
+        {"scheme": {"@misc": "spacy_auc_ner.Softmax.v1"}, "loss": {"@losses": AUC}}, "loss",
+        "AUCMargin.v1 cannot train scheme 'softmax': it needs sigmoid columns, and [components.ner.scheme] offers bio, o_column, one_class, softmax",
+    ),
 ]
 
 

@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "spacy_auc_ner"
 LAYERS = [
-    {"labels", "extras"},
+    {"labels", "extras", "capabilities"},
     {"data", "outputs"},  # column files, file writing and what a command may write
     {"ml"},
     {"losses"},

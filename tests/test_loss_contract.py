@@ -1,7 +1,7 @@
-"""The contract every registered loss keeps, read from the registry (no hand table): for each
-``spacy_auc_ner.*`` entry of thinc's ``registry.losses`` and each scheme it declares
-(``schemes``; a wrapper's ``own_schemes``, with the scheme's default loss inside where its
-default inner loss trains another scheme):
+"""The contract every registered loss keeps, read from the registries (no hand table): for each
+``spacy_auc_ner.*`` entry of thinc's ``registry.losses`` and each of the package's registered
+schemes whose capabilities meet the loss's ``needs`` (a wrapper's own needs, with the scheme's
+default loss inside where its default inner loss cannot train the scheme):
 
 - finite values and gradients on a batch and on degenerate ones (empty, no entity, one class,
   all masked, an empty doc, extreme scores);
@@ -22,12 +22,13 @@ import numpy
 import pytest
 import spacy
 from spacy.training import Example
-from thinc.api import registry
+from spacy.util import registry
 
 from _loss_checks import assert_finite, check_score_grad, degenerate_cases
+from spacy_auc_ner.capabilities import unmet
 from spacy_auc_ner.labels import LabelSet
-from spacy_auc_ner.losses import LossWrapper, Truth
-from spacy_auc_ner.schemes import make_scheme
+from spacy_auc_ner.losses import Truth
+from spacy_auc_ner.schemes import scheme_names
 from test_device_mixing import DEVICES, TOLERANCE, on_device, to_device, to_host
 from toy_data import TEXTS
 
@@ -35,10 +36,20 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 LOSSES = sorted(name for name in registry.losses.get_all() if name.startswith("spacy_auc_ner."))
 
 
+# the package's schemes, by short name (ova, two_task, ...) -> registered name
+SCHEMES = {registry.resolve({"s": {"@misc": n}})["s"].name: n for n in scheme_names() if n.startswith("spacy_auc_ner.")}
+
+
+def make_scheme(scheme: str):
+    """The package's scheme of short name `scheme`, built from its registered block."""
+    return registry.resolve({"s": {"@misc": SCHEMES[scheme]}})["s"]
+
+
 def declared_schemes(name: str) -> tuple:
-    """The schemes the registered loss says it can train (a wrapper: given fitting inner losses)."""
-    loss = registry.losses.get(name)
-    return loss.own_schemes if issubclass(loss, LossWrapper) else loss.schemes
+    """The schemes whose capabilities meet the registered loss's needs (a wrapper's own needs:
+    given fitting inner losses)."""
+    needs = registry.losses.get(name).needs
+    return tuple(s for s in SCHEMES if unmet(needs, make_scheme(s).capabilities) is None)
 
 
 CASES = [(name, scheme) for name in LOSSES for scheme in declared_schemes(name)]
@@ -50,16 +61,17 @@ def loss_config(name: str, scheme: str) -> dict:
     become the scheme's default loss (MoM and NegativeSampling wrap SoftmaxCE by default)."""
     config = {"@losses": name}
     loss = registry.resolve({"loss": config})["loss"]
-    if scheme not in loss.schemes:
+    offers = make_scheme(scheme).capabilities
+    if not loss.trains(offers):
         for slot, inner in loss.inner.items():
-            if scheme not in inner.schemes:
+            if not inner.trains(loss.inner_offers(slot, offers)):
                 config[slot] = dict(make_scheme(scheme).default_loss)
     return config
 
 
 def build(name: str, scheme: str):
     loss = registry.resolve({"loss": loss_config(name, scheme)})["loss"]
-    loss.check_scheme(scheme)
+    assert loss.unmet_need(make_scheme(scheme).capabilities) is None
     loss.validate()
     return loss
 
@@ -146,7 +158,7 @@ STEPS, WINDOW = 24, 4  # WINDOW even: a window holds as many CE as AUC steps of 
 @pytest.mark.parametrize("name, scheme", CASES, ids=IDS)
 def test_the_pipe_trains_with_it_and_round_trips(name, scheme, tmp_path):
     nlp = spacy.blank("en")
-    nlp.add_pipe("auc_ner", config={"scheme": scheme, "loss": loss_config(name, scheme), "model": SMALL_MODEL})
+    nlp.add_pipe("auc_ner", config={"scheme": {"@misc": SCHEMES[scheme]}, "loss": loss_config(name, scheme), "model": SMALL_MODEL})
     examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in TEXTS]
     optimizer = nlp.initialize(lambda: examples)
     optimizer.learn_rate = 0.01

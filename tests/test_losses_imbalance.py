@@ -4,7 +4,7 @@ import math
 import numpy
 import pytest
 
-from _loss_checks import assert_finite, check_score_grad, degenerate_cases, make_truth
+from _loss_checks import assert_finite, check_scheme, check_score_grad, degenerate_cases, make_truth
 from spacy_auc_ner.losses import BinaryCE, Dice, Focal, SoftmaxCE, WeightedCE
 from spacy_auc_ner.losses.weighted import class_weights
 
@@ -170,7 +170,7 @@ def test_config_errors():
     for loss in (Focal(), Dice(), WeightedCE()):
         loss.validate(key)
     with pytest.raises(ValueError, match=r"\[components.ner.loss\].*two_task"):
-        WeightedCE().check_scheme("two_task", "components.ner.loss")
+        check_scheme(WeightedCE(), "two_task", "components.ner.loss")
 
 
 def _one_class_weighted(counts_len):

@@ -13,7 +13,7 @@ import spacy
 from spacy.util import registry
 from thinc.api import Model
 
-from _loss_checks import assert_finite, check_score_grad, numeric_grad
+from _loss_checks import assert_finite, check_scheme, check_score_grad, numeric_grad, schemes_of
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, CRFLoss, CRFWithAUC, LossParam, SoftmaxCE, Truth
 from toy_data import fit_toy
 
@@ -186,15 +186,16 @@ def test_declares_both_losses_parameters():
 
 
 def test_schemes_and_settings_errors_name_the_key():
-    assert CRFWithAUC(CRFLoss(), AUCMargin()).schemes == ("crf",)
-    assert CRFWithAUC(CRFLoss(), SoftmaxCE()).schemes == ()
-    CRFWithAUC(CRFLoss(), AUCMargin()).check_scheme("crf", "components.ner.loss")
-    with pytest.raises(ValueError, match=r"^\[components.ner.loss\] spacy_auc_ner.CRFWithAUC.v1 cannot train scheme 'ova'; it supports: crf$"):
-        CRFWithAUC(CRFLoss(), AUCMargin()).check_scheme("ova", "components.ner.loss")
-    with pytest.raises(ValueError, match=r"^\[components.ner.loss.auc\] spacy_auc_ner.SoftmaxCE.v1 cannot score the CRF's emissions"):
-        CRFWithAUC(CRFLoss(), SoftmaxCE()).check_scheme("crf", "components.ner.loss")
+    assert schemes_of(CRFWithAUC(CRFLoss(), AUCMargin())) == {"crf"}
+    assert schemes_of(CRFWithAUC(CRFLoss(), SoftmaxCE())) == set()
+    check_scheme(CRFWithAUC(CRFLoss(), AUCMargin()), "crf", "components.ner.loss")
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss\] spacy_auc_ner.CRFWithAUC.v1 cannot train scheme 'ova': it needs crf columns, and \[scheme\] offers bio, o_column, one_class, sigmoid$"):
+        check_scheme(CRFWithAUC(CRFLoss(), AUCMargin()), "ova", "components.ner.loss")
+    # the AUC term reads the emissions as sigmoid classifiers: a softmax loss cannot
+    with pytest.raises(ValueError, match=r"^\[components.ner.loss.auc\] spacy_auc_ner.SoftmaxCE.v1 cannot train scheme 'crf': it needs softmax columns"):
+        check_scheme(CRFWithAUC(CRFLoss(), SoftmaxCE()), "crf", "components.ner.loss")
     with pytest.raises(ValueError, match=r"^\[components.ner.loss.crf\] spacy_auc_ner.AUCMargin.v1 cannot train scheme 'crf'"):
-        CRFWithAUC(AUCMargin(), AUCMargin()).check_scheme("crf", "components.ner.loss")
+        check_scheme(CRFWithAUC(AUCMargin(), AUCMargin()), "crf", "components.ner.loss")
     for mu in (-0.1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match=rf"^\[components.ner.loss.mu\] must be a finite number >= 0, not {mu}$"):
             CRFWithAUC(CRFLoss(), AUCMargin(), mu=mu).validate("components.ner.loss")
@@ -224,7 +225,7 @@ BILSTM = {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2", "hidden_width"
 
 BAD = [
     ({"scheme": "crf", "loss": dict(CRF_AUC, mu=-1.0)}, "loss.mu", "must be a finite number >= 0, not -1.0"),
-    ({"scheme": "crf", "loss": dict(CRF_AUC, auc={"@losses": "spacy_auc_ner.SoftmaxCE.v1"})}, "loss.auc", "cannot score the CRF's emissions"),
+    ({"scheme": "crf", "loss": dict(CRF_AUC, auc={"@losses": "spacy_auc_ner.SoftmaxCE.v1"})}, "loss.auc", "SoftmaxCE.v1 cannot train scheme 'crf'"),
     ({"scheme": "crf", "loss": dict(CRF_AUC, auc={"@losses": "spacy_auc_ner.AUCMargin.v1", "margin": 0.0})}, "loss.auc.margin", "must be > 0"),
     ({"scheme": "ova", "loss": CRF_AUC}, "loss", "CRFWithAUC.v1 cannot train scheme 'ova'"),
     ({"scheme": "crf", "loss": dict(CRF_AUC, crf={"@losses": "spacy_auc_ner.SoftmaxCE.v1"})}, "loss.crf", "SoftmaxCE.v1 cannot train scheme 'crf'"),

@@ -4,11 +4,13 @@ import math
 
 import numpy
 import pytest
+import spacy
 
 from _loss_checks import make_truth
 from spacy_auc_ner.labels import MISSING, LabelSet
 from spacy_auc_ner.losses import AUCMargin, BinaryCE, SoftmaxCE, Truth
-from spacy_auc_ner.schemes import COMPONENT_SCHEMES, Targets, TwoTaskScheme, make_scheme
+from spacy_auc_ner.schemes import NAMED_SCHEMES, Targets, TwoTaskScheme, make_scheme, scheme_names
+from toy_data import fit_toy
 
 LABELS = LabelSet(["LOC", "PER"])
 GOLD = numpy.asarray([0, 1, 2, 3, MISSING])
@@ -26,8 +28,8 @@ def test_targets():
 
 
 def test_defaults_per_scheme():
-    assert sorted(COMPONENT_SCHEMES) == ["crf", "ova", "softmax", "two_task"]
-    defaults = {name: (make_scheme(name).default_loss["@losses"], make_scheme(name).default_decoder) for name in COMPONENT_SCHEMES}
+    assert sorted(NAMED_SCHEMES) == ["crf", "ova", "softmax", "two_task"]
+    defaults = {name: (make_scheme(name).default_loss["@losses"], make_scheme(name).default_decoder) for name in NAMED_SCHEMES}
     assert defaults == {
         "ova": ("spacy_auc_ner.AUCMargin.v1", "greedy"),
         "two_task": ("spacy_auc_ner.AUCMargin.v1", "greedy"),
@@ -45,7 +47,7 @@ def test_two_task_loss_is_auc_en_plus_lambda_auc_be_plus_the_type_head():
     Y = make_scheme("two_task").targets(GOLD, LABELS, numpy).astype("f8")
     mask = (GOLD >= 0).astype("f8")
     lengths = numpy.asarray([5], "i")
-    scheme = TwoTaskScheme(two_task_lambda=3.0)
+    scheme = TwoTaskScheme(lam=3.0)
     out = scheme.get_loss(AUCMargin(mode="batch"), scores, Targets(Y, mask), numpy.ones(4), lengths, None, 0)
     # by hand from the single-column losses
     auc = AUCMargin(mode="batch")
@@ -63,7 +65,7 @@ def test_two_task_parameters_and_lambda_reach_the_loss():
     Y = make_scheme("two_task").targets(GOLD, LABELS, numpy).astype("f8")
     mask = (GOLD >= 0).astype("f8")
     params = {"dam_a": numpy.asarray([0.9, 0.8]), "dam_b": numpy.asarray([0.1, 0.2]), "dam_alpha": numpy.asarray([0.3, 0.4])}
-    scheme = TwoTaskScheme(two_task_lambda=2.0)
+    scheme = TwoTaskScheme(lam=2.0)
     out = scheme.get_loss(AUCMargin(), scores, Targets(Y, mask), numpy.ones(4), numpy.asarray([5]), params, 0)
     # the loss's parameters cover the two task columns only
     assert set(out.d_params) == set(params) and all(v.shape == (2,) for v in out.d_params.values())
@@ -107,3 +109,41 @@ def test_threshold_is_the_two_task_decision_threshold():
     lengths = numpy.asarray([1])
     assert TwoTaskScheme(threshold=0.5).decode(scores, lengths, labels, "greedy").start.tolist() == [0]
     assert TwoTaskScheme(threshold=0.8).decode(scores, lengths, labels, "greedy").start.tolist() == []
+
+
+# ---- a name is its block ------------------------------------------------------------------
+SAME = [
+    ({"scheme": "ova"}, {"scheme": {"@misc": "spacy_auc_ner.OVA.v1"}}),
+    ({"scheme": "softmax"}, {"scheme": {"@misc": "spacy_auc_ner.Softmax.v1"}}),
+    ({"scheme": "crf"}, {"scheme": {"@misc": "spacy_auc_ner.CRF.v1"}}),
+    ({"scheme": "two_task"}, {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1"}}),
+    ({"scheme": "two_task", "two_task_lambda": 3.0, "threshold": 0.7}, {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 3.0, "threshold": 0.7}}),
+]
+
+
+@pytest.mark.parametrize("named, block", SAME, ids=["ova", "softmax", "crf", "two_task", "two_task_settings"])
+def test_a_scheme_name_trains_and_predicts_as_its_block_and_keeps_its_written_form(named, block, tmp_path):
+    nlp_named, examples, losses_named = fit_toy(named, n_iter=6)
+    nlp_block, _, losses_block = fit_toy(block, n_iter=6)
+    assert losses_named == losses_block
+    a, b = nlp_named.get_pipe("auc_ner"), nlp_block.get_pipe("auc_ner")
+    assert a.cfg == b.cfg and a.columns == b.columns
+    texts = [eg.reference.text for eg in examples]
+    def entities(nlp):
+        return [[(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)]
+
+    assert entities(nlp_named) == entities(nlp_block) and any(entities(nlp_named))
+    # the config is written as it was given: a saved pipeline keeps its name, or its block
+    nlp_named.to_disk(tmp_path / "named")
+    assert spacy.load(tmp_path / "named").config["components"]["auc_ner"]["scheme"] == named["scheme"]
+    assert nlp_block.config["components"]["auc_ner"]["scheme"] == block["scheme"] | (
+        {"lam": 100.0, "threshold": 0.5} if block["scheme"]["@misc"].endswith("TwoTask.v1") and len(block["scheme"]) == 1 else {}
+    )
+
+
+def test_every_name_is_a_registered_scheme():
+    assert sorted(NAMED_SCHEMES) == ["crf", "ova", "softmax", "two_task"]
+    for name, registered in NAMED_SCHEMES.items():
+        assert registered in scheme_names() and make_scheme(name).name == name
+    assert isinstance(make_scheme("two_task", two_task_lambda=3.0, threshold=0.7), TwoTaskScheme)
+    assert (make_scheme("two_task", two_task_lambda=3.0, threshold=0.7).lam, make_scheme("two_task", threshold=0.7).threshold) == (3.0, 0.7)

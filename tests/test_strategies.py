@@ -1,7 +1,9 @@
 import numpy
 import pytest
 
+from spacy_auc_ner.pipeline.component import check_trains
 from spacy_auc_ner.pipeline.strategies import GroupedByPrefix, SampledClassifiers, UpdateStrategy
+from spacy_auc_ner.schemes import make_scheme
 
 COLUMNS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
@@ -29,9 +31,12 @@ def test_sampled_draws_m_reproducibly_and_varies_by_step():
 
 
 def test_strategies_refuse_other_schemes():
-    with pytest.raises(ValueError, match="only applies to scheme 'ova'"):
-        GroupedByPrefix().check_scheme("two_task")
-    UpdateStrategy().check_scheme("softmax")
+    with pytest.raises(ValueError, match=r"^\[strategy\] 'grouped' \(it picks OVA classifiers\) cannot train scheme 'two_task': it needs bio columns"):
+        check_trains(make_scheme("two_task"), GroupedByPrefix(), "strategy", "scheme")
+    for name in ("softmax", "crf", "two_task"):
+        check_trains(make_scheme(name), UpdateStrategy(), "strategy", "scheme")
+        assert SampledClassifiers().unmet_need(make_scheme(name).capabilities) is not None
+    assert GroupedByPrefix().unmet_need(make_scheme("ova").capabilities) is None
 
 
 def test_settings_are_checked_under_the_given_key():
@@ -39,6 +44,6 @@ def test_settings_are_checked_under_the_given_key():
         SampledClassifiers(m=0).validate("components.ner.strategy")
     with pytest.raises(ValueError, match=r"^\[components.ner.strategy.seed\] must be >= 0"):
         SampledClassifiers(m=2, seed=-1).validate("components.ner.strategy")
-    with pytest.raises(ValueError, match=r"^\[components.ner.strategy\] 'sampled' picks OVA classifiers"):
-        SampledClassifiers(m=2).check_scheme("crf", "components.ner.strategy")
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy\] 'sampled' \(it picks OVA classifiers\) cannot train scheme 'crf'"):
+        check_trains(make_scheme("crf"), SampledClassifiers(m=2), "components.ner.strategy", "components.ner.scheme")
     SampledClassifiers(m=1).validate()

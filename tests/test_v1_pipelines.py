@@ -11,6 +11,7 @@ import spacy
 DATA = Path(__file__).parent / "data" / "v1_pipelines"
 EXPECTED = json.loads((DATA / "expected.json").read_text())
 NAMES = ["ova_auc", "crf", "two_task"]
+SCHEMES = {"ova_auc": "ova", "crf": "crf", "two_task": "two_task"}
 
 
 def predictions(nlp):
@@ -48,6 +49,9 @@ def test_v1_pipeline_trains_on_and_round_trips(tmp_path, name):
     for _ in range(2):
         assert numpy.isfinite(nlp.update(examples, sgd=optimizer)["auc_ner"])
     nlp.to_disk(tmp_path / "pipe")
+    # the scheme stays written as its name (a string), with the component's settings of then
+    block = spacy.load(tmp_path / "pipe").config["components"]["auc_ner"]
+    assert (block["scheme"], block["two_task_lambda"], block["threshold"]) == (SCHEMES[name], 100.0, 0.5)
     texts = EXPECTED["texts"]
     assert [[(e.start, e.end, e.label_) for e in d.ents] for d in spacy.load(tmp_path / "pipe").pipe(texts)] == [
         [(e.start, e.end, e.label_) for e in d.ents] for d in nlp.pipe(texts)

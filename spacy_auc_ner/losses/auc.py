@@ -21,6 +21,7 @@ from typing import Literal
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import SIGMOID, requires
 from ..ml.activations import sigmoid
 from .base import LossOutput, LossParam, TokenLoss, Truth, check_setting, empty_output, masked_counts, safe_inverse
 
@@ -38,7 +39,7 @@ class AUCMargin(TokenLoss):
     parameters on the model's head (mode "learned") or set to their batch optima ("batch")."""
 
     name = "spacy_auc_ner.AUCMargin.v1"
-    schemes = ("ova", "two_task")
+    needs = requires({SIGMOID})
 
     def __init__(
         self,

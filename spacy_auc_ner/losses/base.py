@@ -6,11 +6,17 @@ pipeline holds them; the loss keeps their update rules. A loss does not know whe
 a config, so it checks its settings under the key it is given (:meth:`TokenLoss.validate`).
 """
 from dataclasses import dataclass, replace
-from typing import Dict, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 from thinc.api import Model
 from thinc.backends import get_array_ops
 from thinc.types import Floats1d, Floats2d, Ints1d
+
+from ..capabilities import Need, Needs, unmet
+
+# where a loss cannot train a scheme's columns: (the config key below the loss's, "" for the
+# loss itself or ".loss" for its inner loss; that loss's name; the need its columns do not meet)
+Unmet = Tuple[str, str, Need]
 
 
 def check_setting(ok: bool, key: str, message: str) -> None:
@@ -76,8 +82,9 @@ class TokenLoss:
     """Base class: thinc's loss convention (``__call__``, ``get_grad``, ``get_loss``) over a Truth."""
 
     name = "loss"
-    # The component schemes the loss can train; every loss lists its own.
-    schemes: Tuple[str, ...] = ()
+    # What the loss needs of a scheme's columns (:mod:`spacy_auc_ner.capabilities`); a wrapper
+    # lists its own needs, its inner losses theirs.
+    needs: Needs = ()
     # The learned parameters the loss reads from Truth.params.
     params: Tuple[LossParam, ...] = ()
 
@@ -97,13 +104,14 @@ class TokenLoss:
     def validate(self, key: str = "loss") -> None:
         """Raise a one-line error naming `key` (where the loss sits, e.g. "components.auc_ner.loss")."""
 
-    def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        """Raise a clear error when this loss cannot train `scheme`."""
-        check_setting(
-            scheme in self.schemes,
-            key,
-            f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.schemes)}",
-        )
+    def unmet_need(self, offers: FrozenSet[str]) -> Optional[Unmet]:
+        """Why the loss cannot train columns offering `offers` (:data:`Unmet`), or None when it can."""
+        need = unmet(self.needs, offers)
+        return None if need is None else ("", self.name, need)
+
+    def trains(self, offers: FrozenSet[str]) -> bool:
+        """Whether the loss (with its inner losses) can train columns offering `offers`."""
+        return self.unmet_need(offers) is None
 
     def initialize(self, class_counts: Floats1d) -> None:
         """Called once with the (K,) gold counts of each column, for losses that weight classes."""
@@ -167,16 +175,12 @@ def weighted_sum(outputs: Sequence[LossOutput], weights: Sequence[float]) -> Los
 
 
 class LossWrapper(TokenLoss):
-    """A loss built on inner losses (``loss``, ``ce``, ``auc``): it trains the schemes they all
-    support, declares their parameters, and passes validation, ``initialize`` and updates on."""
-
-    own_schemes: Tuple[str, ...] = ()
+    """A loss built on inner losses (``loss``, ``ce``, ``auc``): it trains the columns that meet
+    its own needs and its inner losses' (:meth:`inner_offers`), declares their parameters, and
+    passes validation, ``initialize`` and updates on."""
 
     def __init__(self, **inner: TokenLoss):
         self.inner = inner
-        self.schemes = tuple(
-            s for s in self.own_schemes if all(s in loss.schemes for loss in inner.values())
-        )
         declared = {p.name: p for loss in inner.values() for p in loss.params}
         self.params = tuple(declared.values())
 
@@ -188,14 +192,19 @@ class LossWrapper(TokenLoss):
     def validate_own(self, key: str) -> None:
         """The wrapper's own settings (the inner losses check theirs)."""
 
-    def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        check_setting(
-            scheme in self.own_schemes,
-            key,
-            f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",
-        )
-        for name, loss in self.inner.items():
-            loss.check_scheme(scheme, f"{key}.{name}")
+    def inner_offers(self, slot: str, offers: FrozenSet[str]) -> FrozenSet[str]:
+        """What the columns offer to the inner loss `slot`: what they offer the wrapper."""
+        return offers
+
+    def unmet_need(self, offers: FrozenSet[str]) -> Optional[Unmet]:
+        own = super().unmet_need(offers)
+        if own is not None:
+            return own
+        for slot, loss in self.inner.items():
+            inner = loss.unmet_need(self.inner_offers(slot, offers))
+            if inner is not None:
+                return (f".{slot}{inner[0]}", inner[1], inner[2])
+        return None
 
     def initialize(self, class_counts: Floats1d) -> None:
         for loss in self.inner.values():

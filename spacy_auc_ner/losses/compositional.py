@@ -7,6 +7,7 @@ from typing import Optional
 
 from spacy.util import registry
 
+from ..capabilities import SIGMOID, requires
 from .auc import AUCMargin
 from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting
 from .crossentropy import BinaryCE
@@ -18,7 +19,7 @@ class Compositional(LossWrapper):
     learned AUC margin loss), alternating; for schemes ova and two_task."""
 
     name = "spacy_auc_ner.Compositional.v1"
-    own_schemes = ("ova", "two_task")
+    needs = requires({SIGMOID})
 
     def __init__(self, ce: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, k: int = 1):
         ce = ce if ce is not None else BinaryCE()

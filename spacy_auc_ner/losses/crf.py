@@ -5,6 +5,7 @@ first), and invalid BIO moves are impossible (-inf).
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import BIO, CRF, requires
 from ..labels import bio_layout
 from ..ml.crf import bio_constraints, constrain, crf_nll, pad, unpad
 from .base import LossOutput, LossParam, TokenLoss, Truth
@@ -20,7 +21,7 @@ class CRFLoss(TokenLoss):
     sentences with any known label; the token mask and sentence lengths come from Truth."""
 
     name = "spacy_auc_ner.CRFLoss.v1"
-    schemes = ("crf",)
+    needs = requires({CRF}, {BIO})
     params = CRF_PARAMS
 
     def __call__(self, scores, truth: Truth) -> LossOutput:

@@ -2,6 +2,7 @@
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_softmax, sigmoid
 from .base import LossOutput, TokenLoss, Truth, empty_output, safe_inverse
 
@@ -12,7 +13,7 @@ class BinaryCE(TokenLoss):
     sigmoid(score) over the masked tokens: the OVA-BCE baseline."""
 
     name = "spacy_auc_ner.BinaryCE.v1"
-    schemes = ("ova", "two_task")
+    needs = requires({SIGMOID})
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:
@@ -33,7 +34,7 @@ class SoftmaxCE(TokenLoss):
     """Mean softmax cross entropy over the masked tokens: the CE baseline."""
 
     name = "spacy_auc_ner.SoftmaxCE.v1"
-    schemes = ("softmax",)
+    needs = requires({SOFTMAX})
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -12,6 +12,7 @@ dice scored F1 0.03 on NCBI-disease (100 sentences) against 0.32 for the default
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_softmax, sigmoid
 from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 from .focal import _pow
@@ -22,7 +23,7 @@ class Dice(TokenLoss):
     """Self-adjusting dice loss of Li et al. 2020 per column, at `level` "token" or "batch"."""
 
     name = "spacy_auc_ner.Dice.v1"
-    schemes = ("ova", "softmax", "two_task")
+    needs = requires({SIGMOID, SOFTMAX})
 
     def __init__(self, alpha: float = 0.01, delta: float = 0.01, level: str = "batch"):
         self.alpha = float(alpha)

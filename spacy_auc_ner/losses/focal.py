@@ -9,6 +9,7 @@ softmax's gold class, then a mask-weighted mean over tokens; gamma = 0 is Binary
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_sigmoid, log_softmax, sigmoid
 from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
 
@@ -18,7 +19,7 @@ class Focal(TokenLoss):
     """Focal loss (Lin et al. 2017) on sigmoid columns or a softmax; gamma = 0 is cross entropy."""
 
     name = "spacy_auc_ner.Focal.v1"
-    schemes = ("ova", "softmax", "two_task")
+    needs = requires({SIGMOID, SOFTMAX})
 
     def __init__(self, gamma: float = 2.0):
         self.gamma = float(gamma)

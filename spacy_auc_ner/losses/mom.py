@@ -19,6 +19,7 @@ from typing import Literal, Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import O_COLUMN, SIGMOID, SOFTMAX, requires
 from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output, safe_inverse, weighted_sum
 from .crossentropy import SoftmaxCE
 
@@ -31,7 +32,8 @@ class MoM(LossWrapper):
     README's losses table); the paper tuned lam per dataset and model, 0.041-0.446."""
 
     name = "spacy_auc_ner.MoM.v1"
-    own_schemes = ("softmax", "ova")
+    # per-token columns with an O column (the O-term); the inner loss says which kind
+    needs = requires({SIGMOID, SOFTMAX}, {O_COLUMN})
 
     def __init__(self, loss: Optional[TokenLoss] = None, lam: float = 0.2, o_term: Literal["share", "mean"] = "share"):
         loss = loss if loss is not None else SoftmaxCE()

@@ -22,6 +22,7 @@ import numpy
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import O_COLUMN, SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_softmax, sigmoid
 from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import SoftmaxCE
@@ -33,7 +34,8 @@ class NegativeSampling(LossWrapper):
     tokens, drawn "uniform" or "weighted" (the module docstring; settings: README's losses table)."""
 
     name = "spacy_auc_ner.NegativeSampling.v1"
-    own_schemes = ("softmax", "ova")
+    # per-token columns with an O column (the candidates); the inner loss says which kind
+    needs = requires({SIGMOID, SOFTMAX}, {O_COLUMN})
 
     def __init__(
         self,

@@ -12,10 +12,11 @@ CRF loss (the AUC term is not evaluated).
 """
 import math
 from dataclasses import replace
-from typing import Optional
+from typing import FrozenSet, Optional
 
 from spacy.util import registry
 
+from ..capabilities import CRF, SIGMOID, SOFTMAX, requires
 from .auc import AUCMargin
 from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, weighted_sum
 from .crf import CRFLoss
@@ -23,11 +24,11 @@ from .crf import CRFLoss
 
 @registry.losses("spacy_auc_ner.CRFWithAUC.v1")
 class CRFWithAUC(LossWrapper):
-    """CRF negative log-likelihood + mu * the AUC margin loss (`auc`, any loss that trains scheme
-    ova) of the emissions read as one sigmoid classifier per BIO label; mu = 0 is `crf` alone."""
+    """CRF negative log-likelihood + mu * the AUC margin loss (`auc`, any loss that trains sigmoid
+    columns) of the emissions read as one sigmoid classifier per BIO label; mu = 0 is `crf` alone."""
 
     name = "spacy_auc_ner.CRFWithAUC.v1"
-    own_schemes = ("crf",)
+    needs = requires({CRF})
 
     def __init__(self, crf: Optional[TokenLoss] = None, auc: Optional[TokenLoss] = None, mu: float = 0.1):
         crf = crf if crf is not None else CRFLoss()
@@ -36,26 +37,13 @@ class CRFWithAUC(LossWrapper):
         self.crf = crf
         self.auc = auc
         self.mu = float(mu)
-        # the AUC term reads the emissions as one-vs-all classifiers, so it needs to support
-        # ova, not crf (LossWrapper would ask every inner loss for crf)
-        self.schemes = ("crf",) if "crf" in crf.schemes and "ova" in auc.schemes else ()
 
     def validate_own(self, key: str) -> None:
         check_setting(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
 
-    def check_scheme(self, scheme: str, key: str = "loss") -> None:
-        check_setting(
-            scheme in self.own_schemes,
-            key,
-            f"{self.name} cannot train scheme '{scheme}'; it supports: {', '.join(self.own_schemes)}",
-        )
-        self.crf.check_scheme(scheme, f"{key}.crf")
-        check_setting(
-            "ova" in self.auc.schemes,
-            f"{key}.auc",
-            f"{self.auc.name} cannot score the CRF's emissions as one-vs-all classifiers: it does "
-            f"not train scheme 'ova' (it supports: {', '.join(self.auc.schemes) or 'none'})",
-        )
+    def inner_offers(self, slot: str, offers: FrozenSet[str]) -> FrozenSet[str]:
+        """The AUC term reads the emissions as one-vs-all classifiers: sigmoid columns."""
+        return offers if slot == "crf" else (offers - {CRF, SOFTMAX}) | {SIGMOID}
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         crf_out = self.crf(scores, truth)

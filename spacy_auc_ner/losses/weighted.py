@@ -12,6 +12,7 @@ from typing import Optional
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
+from ..capabilities import ONE_CLASS, SIGMOID, SOFTMAX, requires
 from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import BinaryCE, SoftmaxCE
 
@@ -34,8 +35,8 @@ class WeightedCE(TokenLoss):
     (s / (K s_k)) or "log" (log10((s - s_k)/s_k + beta)); counts from the training data."""
 
     name = "spacy_auc_ner.WeightedCE.v1"
-    # two_task targets are not one class per token (a token can be ENTITY and BEGIN).
-    schemes = ("ova", "softmax")
+    # one class per token: two_task's targets are not (a token can be ENTITY and BEGIN)
+    needs = requires({SIGMOID, SOFTMAX}, {ONE_CLASS})
 
     def __init__(self, form: str = "inverse", beta: float = 1.0):
         self.form = form

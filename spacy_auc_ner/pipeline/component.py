@@ -6,7 +6,7 @@ the loss's learned parameters live on the model's head. Settings: README.md.
 import math
 import warnings
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -18,12 +18,13 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
 
+from ..capabilities import describe
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
 from ..losses.base import check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.decoding import Spans
-from ..schemes import COMPONENT_SCHEMES, DECODERS, Targets, make_scheme
+from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
 from .strategies import UpdateStrategy
 
 DEFAULT_MODEL_CONFIG = """
@@ -74,7 +75,7 @@ def make_auc_ner(
     nlp: Language,
     name: str,
     model: Model[List[Doc], List[Floats2d]],
-    scheme: str,
+    scheme: Union[str, Scheme],
     loss: Optional[TokenLoss],
     strategy: UpdateStrategy,
     two_task_lambda: float,
@@ -106,7 +107,7 @@ class AUCNER(TrainablePipe):
         model: Model,
         name: str = "auc_ner",
         *,
-        scheme: str = "ova",
+        scheme: Union[str, Scheme] = "ova",
         loss: Optional[TokenLoss] = None,
         strategy: Optional[UpdateStrategy] = None,
         two_task_lambda: float = 100.0,
@@ -124,13 +125,13 @@ class AUCNER(TrainablePipe):
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.scheme = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
+        self.scheme = _scheme(key, scheme, two_task_lambda, threshold)
         self.loss = loss if loss is not None else registry.resolve({"loss": dict(self.scheme.default_loss)})["loss"]
         self.loss.validate(f"{key}.loss")
-        self.loss.check_scheme(scheme, f"{key}.loss")
         self.strategy = strategy if strategy is not None else UpdateStrategy()
         self.strategy.validate(f"{key}.strategy")
-        self.strategy.check_scheme(scheme, f"{key}.strategy")
+        check_trains(self.scheme, self.loss, f"{key}.loss", f"{key}.scheme")
+        check_trains(self.scheme, self.strategy, f"{key}.strategy", f"{key}.scheme")
         self.scorer = scorer
         # a setting of the config, not of cfg: cfg is saved with the weights and would win over
         # the config a pipeline is loaded with
@@ -138,10 +139,10 @@ class AUCNER(TrainablePipe):
         self._optimizer: Optional[Optimizer] = None
         self.cfg: Dict = {
             "labels": [],
-            "scheme": scheme,
-            "two_task_lambda": float(two_task_lambda),
+            "scheme": self.scheme.name,
+            "two_task_lambda": float(getattr(self.scheme, "lam", two_task_lambda)),
             "decoder": decoder if decoder is not None else self.scheme.default_decoder,
-            "threshold": float(threshold),
+            "threshold": float(getattr(self.scheme, "threshold", threshold)),
             "entity_bias": float(entity_bias),
             "spans_key": spans_key,
             "n_updates": 0,
@@ -408,12 +409,14 @@ def free_spans(spans: Sequence[Tuple[int, int]], taken: Sequence[bool]) -> List[
     return [i for i, (start, end) in enumerate(spans) if not any(taken[start:end])]
 
 
-def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str) -> None:
-    """The component's own settings; the loss and the strategy check theirs."""
+def _check_settings(
+    key: str, scheme: Union[str, Scheme], two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str
+) -> None:
+    """The component's own settings; the scheme, the loss and the strategy check theirs."""
     check_setting(
-        scheme in COMPONENT_SCHEMES,
+        not isinstance(scheme, str) or scheme in NAMED_SCHEMES,
         f"{key}.scheme",
-        f"unknown scheme {scheme!r}; choose one of {', '.join(COMPONENT_SCHEMES)}",
+        f"unknown scheme {scheme!r}; choose one of {', '.join(NAMED_SCHEMES)}, or a registered scheme block",
     )
     check_setting(
         decoder is None or decoder in DECODERS,
@@ -427,6 +430,48 @@ def _check_settings(key: str, scheme: str, two_task_lambda: float, decoder: Opti
     )
     check_setting(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
     check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
+
+
+# the component's settings that only the string form of a scheme reads, with their defaults
+# (every filled config of a pipeline has them) and the block's setting that replaces them
+STRING_FORM_SETTINGS = {"two_task_lambda": (100.0, "lam"), "threshold": (0.5, "threshold")}
+
+
+def _scheme(key: str, scheme: Union[str, Scheme], two_task_lambda: float, threshold: float) -> Scheme:
+    """The scheme of `scheme`: a string's registered block with the component's two_task_lambda
+    and threshold (configs and pipelines saved before schemes were blocks load as they were), or
+    the block itself, which owns its settings (the component's must then keep their defaults)."""
+    if isinstance(scheme, str):
+        built = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
+    else:
+        check_setting(
+            isinstance(scheme, Scheme),
+            f"{key}.scheme",
+            f"must be a scheme name or a registered scheme block (@misc = \"spacy_auc_ner.TwoTask.v1\"), not {scheme!r}",
+        )
+        for setting, value in (("two_task_lambda", two_task_lambda), ("threshold", threshold)):
+            default, inside = STRING_FORM_SETTINGS[setting]
+            where = f"set {inside} there" if hasattr(scheme, inside) else f"'{scheme.name}' has no {inside}"
+            check_setting(
+                value == default,
+                f"{key}.{setting}",
+                f"is {value!r}, but [{key}.scheme] is a block, which holds its own settings ({where}): leave this at {default}",
+            )
+        built = scheme
+    built.validate(f"{key}.scheme")
+    return built
+
+
+def check_trains(scheme: Scheme, part, key: str, scheme_key: str) -> None:
+    """The one check of a scheme against what trains it (the loss, the strategy): a one-line
+    error naming both config keys when the scheme's columns do not meet a need of `part`'s."""
+    miss = part.unmet_need(scheme.capabilities)
+    if miss is not None:
+        where, who, need = miss
+        raise ValueError(
+            f"[{key}{where}] {who} cannot train scheme '{scheme.name}': it needs {describe(need, ' or ')} "
+            f"columns, and [{scheme_key}] offers {describe(scheme.capabilities)}"
+        )
 
 
 def _is_number(value) -> bool:

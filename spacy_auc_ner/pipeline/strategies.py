@@ -3,12 +3,16 @@ columns into a *plan*, a list of column-weight vectors; the component makes one 
 backward pass per entry and an optimizer step after each but the last (the training loop
 makes that one). Costs per batch: README's strategies table.
 """
-from typing import List, Sequence
+from typing import FrozenSet, List, Optional, Sequence
 
 import numpy
 from spacy.util import registry
 
-from ..losses.base import check_setting
+from ..capabilities import BIO, SIGMOID, Needs, requires, unmet
+from ..losses.base import Unmet, check_setting
+
+# the strategies that pick classifiers need one sigmoid classifier per BIO label (scheme ova)
+OVA_CLASSIFIERS = requires({SIGMOID}, {BIO})
 
 
 @registry.misc("spacy_auc_ner.AllClassifiers.v1")
@@ -16,6 +20,8 @@ class UpdateStrategy:
     """Train every classifier at every step (``all``); the base of the other strategies."""
 
     name = "all"
+    # what the strategy needs of a scheme's columns (spacy_auc_ner.capabilities)
+    needs: Needs = ()
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         return [numpy.ones(len(columns), dtype="f")]
@@ -23,13 +29,10 @@ class UpdateStrategy:
     def validate(self, key: str = "strategy") -> None:
         """Raise a one-line error naming `key` and the setting when a setting is invalid."""
 
-    def check_scheme(self, scheme: str, key: str = "strategy") -> None:
-        check_setting(
-            scheme == "ova" or self.name == "all",
-            key,
-            f"'{self.name}' picks OVA classifiers and only applies to scheme 'ova', not "
-            f"'{scheme}'; use spacy_auc_ner.AllClassifiers.v1",
-        )
+    def unmet_need(self, offers: FrozenSet[str]) -> Optional[Unmet]:
+        """Why the strategy cannot train columns offering `offers`, or None (as a loss's)."""
+        need = unmet(self.needs, offers)
+        return None if need is None else ("", f"'{self.name}' (it picks OVA classifiers)", need)
 
 
 @registry.misc("spacy_auc_ner.GroupedByPrefix.v1")
@@ -37,6 +40,7 @@ class GroupedByPrefix(UpdateStrategy):
     """Algorithm 1: per batch, one optimizer step per B/I/O prefix group (scheme ova)."""
 
     name = "grouped"
+    needs = OVA_CLASSIFIERS
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
         prefixes = numpy.asarray([c.split("-", 1)[0] for c in columns])
@@ -48,6 +52,7 @@ class SampledClassifiers(UpdateStrategy):
     """Algorithm 2: per step, the loss of m randomly sampled classifiers (scheme ova)."""
 
     name = "sampled"
+    needs = OVA_CLASSIFIERS
 
     def __init__(self, m: int = 2, seed: int = 0):
         self.m = m
