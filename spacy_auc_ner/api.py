@@ -23,6 +23,7 @@ Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
   suggest_docs, Suggestion                   the n sentences of a pool most worth annotating, with the model's entities
   sentence_uncertainty, select_sentences     each sentence's mnlp or entropy score; the ranking and diversity guard on them (pure)
   token_set, STRATEGIES                      what the guard compares (lower-cased token sets); the strategies' names
+  DEFAULT_MAX_SIMILARITY                     the guard's default: the Jaccard similarity above which a sentence is skipped
 Corpora:
   read_columns, parse_columns, write_columns, columns_text, Sentence  BIO/IOB1/BIOES column files, errors naming file and line
   read_docs, write_docs, sentences_to_docs, write_sentences            Docs from and to ``.spacy`` or column files
@@ -47,7 +48,7 @@ Files and errors of a command-line tool built on the package:
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
   require                                    import an optional extra, or fail in one line naming the pip command
 """
-from .annotation.selection import STRATEGIES, select_sentences, token_set
+from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES, select_sentences, token_set
 from .annotation.suggestions import Suggestion, suggest_docs
 from .annotation.uncertainty import sentence_uncertainty
 from .cli import main
@@ -93,7 +94,7 @@ __all__ = [
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
     "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
-    "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES",
+    "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",

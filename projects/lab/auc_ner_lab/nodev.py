@@ -32,7 +32,7 @@ def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optiona
     return [x for x, _ in means.values()], [y for _, y in means.values()]
 
 
-def _difference(xs: Sequence[float], ys: Sequence[float]) -> str:
+def difference(xs: Sequence[float], ys: Sequence[float]) -> str:
     """"+1.2 [-0.3, +2.7] points (p=0.120, 15 draws)": xs - ys in F1 points, the 95 % interval of
     the differences (none from one draw) and the paired t-test's p-value."""
     t = paired_t_test(xs, ys)
@@ -63,7 +63,7 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     for method in METHODS:
         xs, ys = pairs(dev, method, nodev, method)
         if xs:
-            bought.append(f"{NAMES[method]} {_difference(xs, ys)}")
+            bought.append(f"{NAMES[method]} {difference(xs, ys)}")
     parts = [head]
     if bought:
         parts.append("what the 200-sentence dev sample buys (dev-selected minus no-dev test F1, the same draws): " + "; ".join(bought))
@@ -79,7 +79,7 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
         shown = {corpus: r for corpus, r in by_corpus.items() if r is not None}
         goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
         parts.append(f"without a dev set on either side the recipe is ×{ratio:.2f} the peer by the ratio of pooled means "
-                     f"({', '.join(f'{c} ×{r:.2f}' for c, r in shown.items())}), {_difference(xs, ys)}; "
+                     f"({', '.join(f'{c} ×{r:.2f}' for c, r in shown.items())}), {difference(xs, ys)}; "
                      f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
     return "; ".join(parts) + ".\n"
 
@@ -95,4 +95,4 @@ def cpu_text(nodev: Results, dev: Results) -> str:
         return head + ".\n"
     kept = _ratio(ys, xs)
     share = "" if kept is None else f", keeping {100 * kept:.0f} % of its dev-selected test F1"
-    return f"{head}; the dev sample buys it {_difference(xs, ys)}{share}.\n"
+    return f"{head}; the dev sample buys it {difference(xs, ys)}{share}.\n"

@@ -53,6 +53,7 @@ from spacy_auc_ner.api import (
 )
 
 from .corpora import SPLITS
+from .selection_loop import SelectionSettings
 from .sets import dev_set_config, training_set_config
 from .training_extras import PRETRAIN_TEXTS, AugmentSettings, augmented_block, config_augment, hashable, resolve_extras
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
@@ -173,7 +174,8 @@ class MethodEntry(Section):
     self-training are config, as in a recipe); plus the augmentation of its draw and what its
     pretraining reads (`training_extras.py`). With ``runner``
     (a 'module:function' cell function) the function trains its cells instead of spacy train,
-    reading their config: by default the spec's base alone. With ``tuned_as`` (another
+    reading their config: by default the spec's base alone; with ``selection`` (the annotation
+    loop's settings, `selection_loop.py`) the method's config as any cell has it. With ``tuned_as`` (another
     method of a tuned spec) it has no tuning trials: its cells train with the grid point the
     other method's trials choose in the same group."""
 
@@ -194,6 +196,8 @@ class MethodEntry(Section):
     pretrain_text: Annotated[str, expect(lambda v: v in PRETRAIN_TEXTS, "{value} is neither 'pool' (the rest of the split) nor 'draw' (the cell's sentences)")] = "pool"
     # the method whose tuning trials choose this one's grid point (it then has no trials of its own)
     tuned_as: Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and v), "{value} is not a method name")] = None
+    # the annotation loop's settings (auc_ner_lab/selection_loop.py), for its runner
+    selection: Annotated[Optional[SelectionSettings], BeforeValidator(SelectionSettings.given)] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -212,8 +216,10 @@ class MethodEntry(Section):
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
         given = [name for name, set_ in (("recipe", self.recipe is not None), ("layers", bool(self.layers)), ("augment", self.augment is not None)) if set_]
-        if self.runner is not None and given:
+        if self.runner is not None and given and self.selection is None:
             raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(given)}: the function trains alone")
+        if self.selection is not None and self.runner is None:
+            raise ValueError("'selection' is the settings of the annotation loop: give its runner (auc_ner_lab.selection_loop:run_cell)")
         if self.layers and (self.recipe is not None or self.config is not None):
             raise ValueError("layers go between a base and a method; a recipe has its own, and a full config needs none")
         return self
@@ -964,7 +970,7 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     try:
         if entry.config is not None:
             config_file, base_config = entry.config, None
-        elif entry.runner is not None and entry.base is None:  # a function reads the base's shared settings
+        elif entry.runner is not None and entry.base is None and entry.selection is None:  # a function reads the base's shared settings
             config_file, base_config = str(configs_dir / ENCODERS[encoder]), None
         elif entry.recipe is not None:
             if encoder != recipe_encoder(entry.recipe):

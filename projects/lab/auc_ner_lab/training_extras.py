@@ -44,7 +44,7 @@ import inspect
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, ClassVar, Dict, Iterator, Optional, Tuple
 
 from pydantic import create_model
 from spacy.util import registry
@@ -97,9 +97,11 @@ PRETRAIN_TEXTS = ("pool", "draw")  # what a cell's pretraining reads: the rest o
 
 def resolve_extras(entry, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """The extras of a validated method entry (`spec.MethodEntry`), as its cells hold them:
-    ``augment`` (the entry's settings; where it says nothing, those of the method's own config,
-    `config_augment`)."""
+    ``selection`` (the annotation loop's settings) and ``augment`` (the entry's settings; where
+    it says nothing, those of the method's own config, `config_augment`)."""
     extras: Dict[str, Any] = {}
+    if entry.selection is not None:  # the annotation loop's (selection_loop.py)
+        extras["selection"] = entry.selection.settings()
     if "augment" in entry.model_fields_set:
         if entry.augment is not None:
             extras["augment"] = entry.augment.settings()
@@ -125,6 +127,14 @@ def augmented_block(draw: Dict[str, Any], settings: Dict[str, Any], seed: int) -
 def drawn_block(block: Dict[str, Any]) -> Dict[str, Any]:
     """The draw inside an augmentation wrapper (the block itself when it is not wrapped)."""
     return block["corpus"] if block.get("@readers") == AUGMENTED else block
+
+
+def file_block(block: Dict[str, Any]) -> Dict[str, Any]:
+    """The ``[corpora.train]`` block that reads ``paths.train``, a .spacy file of the sentences
+    to train on, on their annotated tokens (gold_preproc; one sentence a Doc, so its sentence
+    split changes nothing), inside ``block``'s augmentation wrapper when it has one."""
+    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": True}
+    return {**block, "corpus": corpus} if block.get("@readers") == AUGMENTED else corpus
 
 
 def hashable(extras: Dict[str, Any]) -> Dict[str, Any]:
@@ -216,10 +226,7 @@ def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
 
     gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
     write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
-    train_block = config["corpora"]["train"]
-    # gold_preproc: the annotated tokens (one sentence a Doc here, so its sentence split changes nothing)
-    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": True}
-    overrides = {"corpora.train": {**train_block, "corpus": corpus} if train_block.get("@readers") == AUGMENTED else corpus}
+    overrides = {"corpora.train": file_block(config["corpora"]["train"])}
     if not has_dev(config):  # the cell has only its n sentences: its config's NoDev.v1 stays
         return {"train": gold, "dev": None, "overrides": overrides}
     write_docs(dev, _reader_docs(config, "corpora.dev"))
@@ -227,14 +234,15 @@ def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
     return {"train": gold, "dev": dev, "overrides": overrides}
 
 
+PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for all) -> sentences written
+
+
 def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
     recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
     sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.api import OutputFolder, budgeted, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
-
-    from .experiment import quiet, trained_scores
+    from spacy_auc_ner.api import budgeted
 
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
@@ -243,50 +251,74 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     config["paths"]["train"] = str(cell.train)
     config["paths"]["dev"] = str(cell.dev)
     config, _ = budgeted(config)  # the steps of its [budget] on the draw, and of its dev set (or none)
+    with tempfile.TemporaryDirectory() as tmp:
+        summary, dev_config, info = train_with_extras(cell, config, Path(tmp))
+        train_seconds = time.perf_counter() - start
+        result = extras_scores(summary, dev_config, cell.test_split())
+    result.update(train_seconds=train_seconds, extras=info)
+    return result
+
+
+def extras_scores(summary: Dict[str, Any], dev_config: Config, test: Optional[str]) -> Dict[str, Any]:
+    """The scores of `train_with_extras`' model (`experiment.trained_scores`), its
+    ``dev_score`` that of the self-training round kept (when it self-trained)."""
+    from .experiment import trained_scores
+
+    result = trained_scores(summary["model"], dev_config, test)
+    if summary["rounds"]:
+        chosen = summary["rounds"][summary["chosen_round"]]["dev"]
+        result["dev_score"] = None if chosen is None else chosen["ents_f"]
+    return result
+
+
+def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter] = None) -> Tuple[Dict[str, Any], Config, Dict[str, Any]]:
+    """Train ``config`` (``cell``'s, budgeted, its ``paths.train`` what it trains on) in the
+    folder ``tmp`` with `train_steps`, pretraining and self-training as it says; ``pool``
+    writes each step's pool (default: the rest of the cell's split, `write_pool`). Returns
+    `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's dev
+    scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
+    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
+
+    from .experiment import quiet
+
+    if pool is None:
+        def pool(path: Path, limit: Optional[int]) -> int:
+            return write_pool(cell.train, path, cell.size, cell.seed, limit=limit)
+
     pretrain, self_train = pretrains(config), self_trains(config)
     draw_text = cell.pretrain_text == "draw"
     info: Dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        # each step's pool: the first `limit` sentences of the same order (the smaller within the larger)
-        pools = [("corpora.pool", ".spacy")] if self_train else []
-        pools += [("corpora.pretrain", ".jsonl")] if pretrain and not draw_text else []
-        written = [write_pool(cell.train, tmp / f"pool{suffix}", cell.size, cell.seed, limit=config["corpora"][block.split(".")[1]].get("limit") or None)
-                   for block, suffix in pools]
-        if written:
-            info["pool_sentences"] = max(written)
-        overrides: Dict[str, Any] = {}
-        if pretrain:
-            raw_text = tmp / "pool.jsonl"
-            if draw_text:  # the drawn sentences as they are, not augmented
-                raw_text = tmp / "draw.jsonl"
-                write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
-            config = with_pretraining(config, tmp)
-            config["paths"]["raw_text"] = str(raw_text)
-        if self_train:
-            files = _self_training_files(config, tmp)
-            overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
-            config = with_self_training(config)
-            config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
-        with quiet():
-            summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain=pretrain, self_train=self_train,
-                                  overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
-        train_seconds = time.perf_counter() - start
-        if summary["pretrain_seconds"] is not None:
-            info["pretrain_seconds"] = summary["pretrain_seconds"]
-        if pretrain and draw_text:
-            info["pretrain_sentences"] = summary["pretrain_sentences"]
-        # scored on the dev set early stopping used: the cell's own, or its sample as a file
-        dev_config = load_training_config(config, overrides)
-        result = trained_scores(summary["model"], dev_config, cell.test_split())
+    # each step's pool: the first `limit` sentences of the same order (the smaller within the larger)
+    pools = [("corpora.pool", ".spacy")] if self_train else []
+    pools += [("corpora.pretrain", ".jsonl")] if pretrain and not draw_text else []
+    written = [pool(tmp / f"pool{suffix}", config["corpora"][block.split(".")[1]].get("limit") or None) for block, suffix in pools]
+    if written:
+        info["pool_sentences"] = max(written)
+    overrides: Dict[str, Any] = {}
+    if pretrain:
+        raw_text = tmp / "pool.jsonl"
+        if draw_text:  # the drawn sentences as they are, not augmented
+            raw_text = tmp / "draw.jsonl"
+            write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
+        config = with_pretraining(config, tmp)
+        config["paths"]["raw_text"] = str(raw_text)
+    if self_train:
+        files = _self_training_files(config, tmp)
+        overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
+        config = with_self_training(config)
+        config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+    with quiet():
+        summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain=pretrain, self_train=self_train,
+                              overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
+    if summary["pretrain_seconds"] is not None:
+        info["pretrain_seconds"] = summary["pretrain_seconds"]
+    if pretrain and draw_text:
+        info["pretrain_sentences"] = summary["pretrain_sentences"]
     if summary["rounds"]:
-        rounds = summary["rounds"]
         info["rounds"] = [{"round": r["round"], "dev_f": (r["dev"] or {}).get("ents_f"), "kept_entities": r["kept_entities"],
                            "pseudo_sentences": r["pseudo_sentences"], "label_seconds": r["label_seconds"],
-                           "train_seconds": r["train_seconds"]} for r in rounds]
+                           "train_seconds": r["train_seconds"]} for r in summary["rounds"]]
         info["chosen_round"] = summary["chosen_round"]
         info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (_self_training_files)
-        chosen = rounds[summary["chosen_round"]]["dev"]
-        result["dev_score"] = None if chosen is None else chosen["ents_f"]
-    result.update(train_seconds=train_seconds, extras=info)
-    return result
+    # scored on the dev set early stopping used: the cell's own, or its sample as a file
+    return summary, load_training_config(config, overrides), info

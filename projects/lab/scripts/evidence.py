@@ -844,6 +844,7 @@ def _fragments() -> dict:
         text = readme_text(nodev, _results_by_cell("campaign_trf_recipe"), list(spec.corpora)).rstrip("\n")
         cpu = _results_by_cell("campaign_cpu_nodev") if (ROOT / "results" / "campaign_cpu_nodev").exists() else {}
         out["evidence/readme/nodev.md"] = f"{text} And {cpu_text(cpu, _results_by_cell('lowres_recipe'))}"
+    out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (ROOT / "results" / trf_ablation.STUDY).exists():
         out.update(trf_ablation_texts())
@@ -861,6 +862,18 @@ def _fragments() -> dict:
         out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(ROOT / "results" / "lowres_recipe", recipe_summary) + "\n"
         out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
     return out
+
+
+def selection_text() -> str:
+    """README's sentences on the annotation loop (`selection_evidence.readme_text`): the rows of
+    studies/campaign_selection.yaml against campaign_trf_nodev's random draws of the recipe."""
+    from auc_ner_lab.selection_evidence import readme_text
+    from auc_ner_lab.spec import load_spec
+
+    spec = load_spec(ROOT / "studies" / "campaign_selection.yaml")
+    loop = _results_by_cell(spec.name, spec) if (ROOT / "results" / spec.name).exists() else {}
+    random = _results_by_cell("campaign_trf_nodev") if loop and (ROOT / "results" / "campaign_trf_nodev").exists() else {}
+    return readme_text(loop, random, list(spec.corpora))
 
 
 def _gpu_process_check() -> str:

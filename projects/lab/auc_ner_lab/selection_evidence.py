@@ -1,0 +1,124 @@
+"""The evidence of the annotation loop (studies/campaign_selection.yaml, issue 47): the recipe on
+20 drawn sentences + 30 chosen by a strategy against the recipe on 50 random sentences, and how
+many random sentences reach the same F1.
+
+The random side is campaign_trf_nodev's ``lowres_best_trf`` rows, the same protocol: its n=50
+draw of a partition is the first 50 of the seeded order whose first 20 are the loop's draw, so
+each loop row pairs with the 50-random row of its corpus and partition (the draw is the unit of
+the paired t-test). "How many random sentences reach the same F1": the random recipe's mean F1 at
+each size it has rows for (20, 50, 100, ...), on the draws the strategy has, interpolated
+linearly in log n at the strategy's mean F1.
+
+Pure functions of ``{(method, corpus, size): MethodResult}`` maps (`aggregate.aggregate`), so
+that tests give them hand-made rows.
+"""
+import math
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from .nodev import difference
+from .stats import paired_t_test
+
+Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
+RANDOM_METHOD, DRAW, CHOSEN = "lowres_best_trf", 20, 50  # campaign_trf_nodev's recipe; 20 drawn, 20 + 30 trained on
+TOTAL_CELLS = 90  # campaign_selection's
+GOAL_POINTS = 3.0  # issue 47: the best strategy at least 3 points above 50 random sentences, p < 0.05
+GOAL_SIZE = 100  # ... and at the F1 of 100 random sentences on at least one corpus
+
+
+def methods_of(loop: Results) -> List[str]:
+    """The loop's methods with rows, in the order first met (the spec's, for aggregate's maps)."""
+    return list(dict.fromkeys(method for method, _, _ in loop))
+
+
+def pairs_50(loop: Results, method: str, random: Results, corpus: Optional[str] = None) -> Tuple[List[float], List[float]]:
+    """(loop F1, 50-random F1), one pair per draw (corpus, partition) both have."""
+    xs, ys = [], []
+    for (m, c, size), result in sorted(loop.items(), key=lambda kv: str(kv[0])):
+        other = random.get((RANDOM_METHOD, c, CHOSEN))
+        if m != method or size != DRAW or other is None or (corpus and c != corpus):
+            continue
+        for p in sorted(set(result.scores) & set(other.scores)):
+            xs.append(result.scores[p])
+            ys.append(other.scores[p])
+    return xs, ys
+
+
+def random_curve(random: Results, corpus: str, partitions: Sequence[int]) -> List[Tuple[int, float]]:
+    """(n, mean F1) of the random recipe on ``corpus`` at each size that has every one of
+    ``partitions``, by size."""
+    curve = []
+    for (m, c, size), result in random.items():
+        if m == RANDOM_METHOD and c == corpus and size is not None and partitions and set(partitions) <= set(result.scores):
+            curve.append((size, sum(result.scores[p] for p in partitions) / len(partitions)))
+    return sorted(curve)
+
+
+def equivalent_sentences(f1: float, curve: Sequence[Tuple[int, float]]) -> Tuple[str, Optional[float]]:
+    """How many random sentences reach ``f1`` on ``curve`` ((n, mean F1) by n): ("=", n)
+    interpolated linearly in log n on the first segment that crosses it, ("<", smallest n)
+    below the whole curve, (">", largest n) above it, ("?", None) without a curve."""
+    if not curve:
+        return "?", None
+    if f1 < curve[0][1]:
+        return "<", curve[0][0]
+    for (n0, y0), (n1, y1) in zip(curve, curve[1:]):
+        if y0 <= f1 <= y1 and y1 > y0:
+            return "=", math.exp(math.log(n0) + (f1 - y0) / (y1 - y0) * (math.log(n1) - math.log(n0)))
+    if f1 == curve[-1][1]:
+        return "=", float(curve[-1][0])
+    return (">", curve[-1][0]) if f1 > curve[-1][1] else ("<", curve[0][0])
+
+
+def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
+    how, n = found
+    if how == "=":
+        return f"≈ {n:.0f} random sentences on {corpus}"
+    return f"{'fewer than' if how == '<' else 'more than'} {n} random sentences on {corpus}"
+
+
+def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
+    """README's sentences on the loop, generated from the rows: how many cells have rows; per
+    method (strategy and schedule), the paired difference against 50 random sentences and the
+    random sentences its F1 is worth on each corpus; the issue's goal read on these rows."""
+    cells = sum(len(r.scores) for r in loop.values())
+    if cells == 0:
+        return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml).\n"
+    parts, best = [], None
+    for method in methods_of(loop):
+        xs, ys = pairs_50(loop, method, random)
+        if not xs:
+            parts.append(f"`{method}`: no 50-random row of its draws yet")
+            continue
+        worth = []
+        for corpus in corpora:
+            scores = {p: f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for p, f in r.scores.items()}
+            curve = random_curve(random, corpus, sorted(scores))
+            if scores and curve:
+                worth.append(_sentences_text(corpus, equivalent_sentences(sum(scores.values()) / len(scores), curve)))
+        parts.append(f"`{method}` {difference(xs, ys)}" + (f", as good as {', '.join(worth)}" if worth else ""))
+        test = paired_t_test(xs, ys)
+        if best is None or test.mean_diff > best[1].mean_diff:
+            best = (method, test)
+    head = (f"{cells} of {TOTAL_CELLS} cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe without a dev "
+            f"set, test F1, paired by draw): " + "; ".join(parts))
+    if best is None:
+        return head + ".\n"
+    method, test = best
+    met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
+    goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best, `{method}`: {'met' if met else 'not met'}"
+    return f"{goal}; {reaches_text(loop, random, method, corpora)} on these rows.\n"
+
+
+def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> str:
+    """Whether ``method`` reaches the F1 of `GOAL_SIZE` random sentences on at least one corpus
+    (only corpora whose random curve has that size count)."""
+    judged = []
+    for corpus in corpora:
+        scores = {p: f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for p, f in r.scores.items()}
+        curve = random_curve(random, corpus, sorted(scores))
+        if scores and GOAL_SIZE in dict(curve):
+            how, n = equivalent_sentences(sum(scores.values()) / len(scores), curve)
+            judged.append(how in ("=", ">") and n is not None and n >= GOAL_SIZE)
+    if not judged:
+        return f"the F1 of {GOAL_SIZE} random sentences: no {GOAL_SIZE}-sentence rows of its draws yet"
+    return f"the F1 of {GOAL_SIZE} random sentences on at least one corpus: {'met' if any(judged) else 'not met'}"

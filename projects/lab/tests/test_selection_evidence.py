@@ -1,0 +1,73 @@
+"""The sentences of the annotation loop's evidence (auc_ner_lab/selection_evidence.py), on
+hand-made rows."""
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from auc_ner_lab.selection_evidence import equivalent_sentences, pairs_50, random_curve, readme_text
+
+
+def _results(scores):
+    """{(method, corpus, size): result} from {(method, corpus, size): {partition: F1}}."""
+    return {key: SimpleNamespace(scores=dict(by)) for key, by in scores.items()}
+
+
+def test_no_rows_yet_says_so():
+    assert readme_text({}, _results({("lowres_best_trf", "c", 50): {0: 0.5}}), ["c"]) == (
+        "no rows yet (0 of 90 cells of studies/campaign_selection.yaml).\n")
+
+
+def test_pairs_are_the_draws_both_have_at_50_random_sentences():
+    loop = _results({("mnlp_30", "c", 20): {0: 0.6, 1: 0.7, 2: 0.8}, ("entropy_30", "c", 20): {0: 0.1}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.5, 1: 0.4}, ("lowres_best_trf", "c", 20): {0: 0.3, 1: 0.3, 2: 0.3},
+                       ("crf", "c", 50): {2: 0.9}})
+    assert pairs_50(loop, "mnlp_30", random) == ([0.6, 0.7], [0.5, 0.4])
+    assert pairs_50(loop, "mnlp_30", random, corpus="d") == ([], [])
+
+
+def test_the_random_curve_and_its_log_interpolation():
+    random = _results({("lowres_best_trf", "c", 20): {0: 0.2, 1: 0.4}, ("lowres_best_trf", "c", 50): {0: 0.5, 1: 0.5},
+                       ("lowres_best_trf", "c", 100): {0: 0.6}})
+    assert random_curve(random, "c", [0, 1]) == [(20, pytest.approx(0.3)), (50, 0.5)]  # 100 lacks partition 1
+    assert random_curve(random, "c", [0]) == [(20, 0.2), (50, 0.5), (100, 0.6)]
+    curve = [(20, 0.3), (50, 0.5)]
+    # halfway in F1 is halfway in log n: sqrt(20 * 50)
+    how, n = equivalent_sentences(0.4, curve)
+    assert how == "=" and n == pytest.approx(math.sqrt(20 * 50))
+    assert equivalent_sentences(0.5, curve) == ("=", pytest.approx(50.0))
+    assert equivalent_sentences(0.2, curve) == ("<", 20)
+    assert equivalent_sentences(0.6, curve) == (">", 50)
+    assert equivalent_sentences(0.4, []) == ("?", None)
+
+
+def test_the_sentence_by_hand():
+    """Two draws of corpus c: mnlp_30 0.55 and 0.60 against 50 random 0.50 and 0.50: +7.5 points,
+    differences 0.05 and 0.10, t = 0.075 / (0.025 sqrt 2 / sqrt 2) = 3 on 1 degree of freedom:
+    p = 1 - 2 atan(3) / pi = 0.205; its mean 0.575 on the random curve (20: 0.30, 50: 0.50,
+    100: 0.60 on both draws) is 3/4 of the way from 50 to 100 in log n: 50 * 2 ** 0.75 = 84;
+    random_30's 0.48 is 9/10 of the way from 20 to 50: 20 * 2.5 ** 0.9 = 46."""
+    loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.60}, ("random_30", "c", 20): {0: 0.50, 1: 0.46}})
+    random = _results({("lowres_best_trf", "c", 20): {0: 0.30, 1: 0.30}, ("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50},
+                       ("lowres_best_trf", "c", 100): {0: 0.60, 1: 0.60}})
+    text = readme_text(loop, random, ["c"])
+    assert text.startswith("4 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences")
+    assert "`mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws), as good as ≈ 84 random sentences on c; " in text
+    assert "`random_30` -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws), as good as ≈ 46 random sentences on c." in text
+    assert "Goal (+3 points, p < 0.05) for the best, `mnlp_30`: not met; the F1 of 100 random sentences on at least one corpus: not met" in text
+    assert "nan" not in text.lower() and text.endswith(" on these rows.\n")
+
+
+def test_without_100_sentence_rows_the_second_goal_waits():
+    loop = _results({("mnlp_30", "c", 20): {0: 0.70, 1: 0.72, 2: 0.74}})
+    random = _results({("lowres_best_trf", "c", 20): {0: 0.3, 1: 0.3, 2: 0.3}, ("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.51, 2: 0.52}})
+    text = readme_text(loop, random, ["c"])
+    assert "as good as more than 50 random sentences on c." in text
+    assert "`mnlp_30`: met; the F1 of 100 random sentences: no 100-sentence rows of its draws yet on these rows.\n" in text
+
+
+def test_a_method_without_its_50_random_twin_says_so():
+    loop = _results({("entropy_30", "c", 20): {3: 0.5}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.5}})
+    assert readme_text(loop, random, ["c"]) == ("1 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe "
+                                                "without a dev set, test F1, paired by draw): `entropy_30`: no 50-random row of its draws yet.\n")
