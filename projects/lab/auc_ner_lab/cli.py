@@ -306,13 +306,8 @@ def docs_command(
 ):
     """The documents' figures from the committed rows: every generated file of docs/evidence/
     and every generated block of README.md, projects/lab/README.md, docs/*.md and
-    docs/evidence/*.md (scripts/evidence.py), without the plots."""
-    import sys
-
-    lab = str(Path(__file__).resolve().parents[1])
-    if lab not in sys.path:  # scripts/ sits beside the engine, in projects/lab
-        sys.path.insert(0, lab)
-    from scripts.evidence import docs
+    docs/evidence/*.md (auc_ner_lab.evidence.docs), without the plots (scripts/evidence.py adds them)."""
+    from .evidence.docs import docs
 
     status = docs(check=check, say=typer.echo)
     if check and not status:
