@@ -30,7 +30,7 @@ MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.st
 
 
 def row_problem(*args):
-    from auc_ner_lab.store import row_problem
+    from auc_ner_lab.row_checks import row_problem
 
     return row_problem(*args)
 
