@@ -1,5 +1,5 @@
 """The lab's command line, ``python -m auc_ner_lab`` (run from projects/lab): studies
-(``study run|report|status|import|rekey|verdicts|figure1``), the known corpora (``corpus get|list``), their
+(``study run|report|status|verdicts|figure1``), the known corpora (``corpus get|list``), their
 statistics (``stats``, Table I), low-resource partitions (``partition``) and the documents'
 generated figures (``docs [--check]``). Expected failures
 end a command with one ``Error:`` line, as in the package's own command line."""
@@ -162,7 +162,7 @@ def report_command(
 
 def _spec_and_store(spec: Path, results: Optional[Path]):
     """The study of `spec`, its configs checked, and its results store's folder (default:
-    results/<study name>): what status, import and rekey read."""
+    results/<study name>): what status reads."""
     from .spec import load_spec
 
     study = load_spec(spec)
@@ -236,46 +236,6 @@ def mean_seconds_lines(cells, latest) -> List[str]:
     return lines
 
 
-@study_app.command("import")
-@one_line_errors
-def import_command(
-    jsonl: Path = typer.Argument(..., help="Results file of the old format (JSONL, one row a line), e.g. a campaign's"),
-    spec: Path = typer.Argument(..., help="The study spec whose cells the rows were trained for"),
-    results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
-):
-    """Bring the rows of an old results file into a study's store: each into the folder of the
-    cell whose id it has (as the old files named cells), the others into unmatched/. Rows
-    already in the store are left as they are, so importing a growing file again adds only
-    its new rows."""
-    from .store import ResultsStore, import_jsonl
-
-    study, results = _spec_and_store(spec, results)
-    done = import_jsonl(jsonl, study.cells(), ResultsStore(results), warn=_err)
-    typer.echo(f"{jsonl}: {done.rows} rows, {done.matched} found by a cell of {spec}, {done.unmatched} kept "
-               f"unmatched; {done.new} new in {results}")
-
-
-@study_app.command("rekey")
-@one_line_errors
-def rekey_command(
-    spec: Path = typer.Argument(..., help="The study spec whose cells the store's rows were trained for"),
-    results: Optional[Path] = typer.Option(None, "--results", "-o", help="Results store (default: results/<study name>)"),
-    since: str = typer.Option("assembled", "--from", help="Which keys the rows have: 'assembled' (until 2026-11-24: a method file's content and its base's name) or 'extras' (until 2026-11-26: pretraining and self-training as the cell's extras)"),
-):
-    """Move the rows of a store written under older keys into the folders of the spec's cells
-    today: keys of before cells were keyed by their assembled training config (--from
-    assembled), or before pretraining and self-training were config (--from extras). Nothing is
-    deleted; rows that match no cell stay where they are; running it again moves nothing."""
-    from .store import REKEY_FROM, ResultsStore, rekey
-
-    if since not in REKEY_FROM:
-        raise StoreError(f"--from {since}: expected one of {', '.join(REKEY_FROM)}")
-    study, results = _spec_and_store(spec, results)
-    done = rekey(ResultsStore(results), study.cells(), REKEY_FROM[since], warn=_err)
-    typer.echo(f"{results}: {done.rows} rows of {done.cells} cells moved to their keys of today; "
-               f"{done.kept} rows left where they were (the same row is in the new folder)")
-
-
 @study_app.command("verdicts")
 @one_line_errors
 def verdicts_command(
@@ -346,13 +306,8 @@ def docs_command(
 ):
     """The documents' figures from the committed rows: every generated file of docs/evidence/
     and every generated block of README.md, projects/lab/README.md, docs/*.md and
-    docs/evidence/*.md (scripts/evidence.py), without the plots."""
-    import sys
-
-    lab = str(Path(__file__).resolve().parents[1])
-    if lab not in sys.path:  # scripts/ sits beside the engine, in projects/lab
-        sys.path.insert(0, lab)
-    from scripts.evidence import docs
+    docs/evidence/*.md (auc_ner_lab.evidence.docs), without the plots (scripts/evidence.py adds them)."""
+    from .evidence.docs import docs
 
     status = docs(check=check, say=typer.echo)
     if check and not status:

@@ -31,7 +31,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Dict, List, Optional, Sequence
+from typing import Annotated, Any, ClassVar, Dict, List, Optional, Protocol, Sequence
 
 import srsly
 from confection import ConfigValidationError
@@ -59,8 +59,16 @@ from .training_extras import PRETRAIN_TEXTS, AugmentSettings, augmented_block, c
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, TuneSpec, point_label, value_text
 from .validation import At, Section, expect, key_path, positive, validate, whole
 
-if TYPE_CHECKING:  # aggregate imports this module
-    from .aggregate import MethodResult
+
+class Located(Protocol):
+    """Where a result was measured, what `Baseline` reads of it (`aggregate.MethodResult` has
+    it; aggregate imports this module, not the other way)."""
+
+    corpus: str
+    setting: str
+    size: Optional[int]
+    value: Any
+    method: str
 
 
 # setting -> the spec key holding its values (None: the values are the sizes themselves)
@@ -108,12 +116,12 @@ class Baseline:
         """For report sentences: '`ce`' or 'the same method at resampler=none'."""
         return f"`{self.method}`" if self.method is not None else f"the same method at {self}"
 
-    def is_baseline(self, r: "MethodResult") -> bool:
+    def is_baseline(self, r: Located) -> bool:
         if self.method is not None:
             return r.method == self.method
         return VALUE_NAMES.get(r.setting) == self.value_name and value_text(r.value) == self.value
 
-    def coordinates(self, r: "MethodResult") -> Optional[tuple]:
+    def coordinates(self, r: Located) -> Optional[tuple]:
         """The lookup key (corpus, setting, size, value text, method) of r's baseline; None
         when r is a baseline itself or its setting has no such value."""
         if self.is_baseline(r):

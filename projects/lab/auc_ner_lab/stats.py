@@ -149,3 +149,50 @@ def draw_means(pairs: Iterable[Tuple[Hashable, float, float]]) -> Dict[Hashable,
     for draw, a, b in pairs:
         groups.setdefault(draw, []).append((float(a), float(b)))
     return {d: (sum(a for a, _ in g) / len(g), sum(b for _, b in g) / len(g)) for d, g in groups.items()}
+
+
+# ---- the tests as the documents print them (auc_ner_lab.evidence) ---------------------------------
+METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
+
+
+def p_text(p, missing: str = "–") -> str:
+    """A p-value as the tables print it: p=0.012, p<0.001, or `missing` when there is none."""
+    return missing if p is None else (f"p={p:.3f}" if p >= 0.001 else "p<0.001")
+
+
+def p_words(p) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def paired_difference(xs, ys):
+    """The paired test of xs against ys and its difference in points with the 95 % interval
+    of the differences ("+1.2 [-0.3, +2.7]"; no interval from one pair)."""
+
+    t = paired_t_test(xs, ys)
+    diff = f"{100 * t.mean_diff:+.1f}"
+    interval = summarize([x - y for x, y in zip(xs, ys)])
+    if interval.half_width is not None:
+        diff += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+    return t, diff
+
+
+def tested(a: str, b: str, xs, ys) -> str:
+    """One sentence part that says how a compares with b and cites its paired test:
+    "`a` - `b` = +1.2 [-0.3, +2.7] points (p=0.120, 15 draws; not significant at the 5 % level)";
+    xs and ys hold one pair per draw (`paired_lists`)."""
+    t, diff = paired_difference(xs, ys)
+    level = "significant" if t.p_value is not None and t.p_value < 0.05 else "not significant"
+    return f"`{a}` - `{b}` = {diff} points ({p_text(t.p_value, 'no p-value')}, {t.n} draws; {level} at the 5 % level)"
+
+
+def agreement(diff: float, p: float) -> str:
+    """What a paired dev comparison says of a choice already made (diff: chosen - other):
+    it agrees only when the chosen one leads with p < 0.05."""
+    if diff > 0 and p < 0.05:
+        return "agrees"
+    return "leans the same way without confirming it" if diff > 0 else "disagrees"
+
+
+def span(values) -> str:
+    """"3" or "3-5": the range of some counts."""
+    return str(min(values)) if min(values) == max(values) else f"{min(values)}-{max(values)}"

@@ -11,8 +11,8 @@ cells by ids that hashed names, and three scripts that merged, renamed and archi
   ``key`` field, the key it was written under);
 - a row's file name is a digest of the row itself, and each file is written whole and then
   renamed into place: several processes, or clones of the repository, may write into one
-  store, combining two stores is copying files (``cp -rn a/. b/``; the same row has the same
-  name), and importing a file twice adds nothing;
+  store, and combining two stores is copying files (``cp -rn a/. b/``; the same row has the
+  same name);
 - a file per row, not per cell: a cell may have several rows (a failed run then an ok one, a
   run again after a fix of the code: ``study run --again``), and the compute tables count
   every run;
@@ -23,175 +23,40 @@ cells by ids that hashed names, and three scripts that merged, renamed and archi
 
 Rows keep the JSON of `json`, not srsly's: ``srsly.json_dumps(0.08450704225352114)`` writes
 ``0.0845070423``, so scores would change on the way through the store.
-Rows of the old format (a study's JSONL file, as a campaign still running from an older
-checkout writes it) come in through `import_jsonl`, the one place that knows their ids; rows
-of a store written before keys hashed the assembled config, or before pretraining and
-self-training were config, move to today's keys with `rekey`, this module the one place that
-knows those keys (`previous_cell_key`, `extras_cell_key`).
+Rows of the old format (a study's JSONL file) came in once, with the ``imported`` field that
+orders them; rows of stores written under older keys moved to today's keys, each with the keys
+it had in ``rekeyed_from``. The code that did both (``study import``, ``study rekey``) was
+deleted on 2026-11-27 after a last rekey moved no row; the git tag ``lab-migrations-2026-11-27``
+keeps it.
 
 What is read is checked, as a row is a file anyone can copy, move or edit: a store is a folder
 holding the marker file ``.results-store`` (which the lab writes into every store it creates),
-not any folder whose subfolders look like keys; a row is read only when it is what its folder
-says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method, size and
-partition and the key it was written for; read through a spec, what the key hashes, its draw
-and seed among them, is that of the spec's cell of that key, and so is its method where no
-cell_id vouches for the key, an imported or rekeyed row, unless the spec has no method of the
-row's name: renamed since) and its fields are well formed: every score a finite number in
-[0, 1] (timings and counts in ``scores`` finite and not negative; a boolean, null or a string
-is not a number where the scorer writes one). Any other file is skipped
-with a warning naming it (`row_problem`), so that `study run` trains its cell again and no
-report prints a number from it.
+not any folder whose subfolders look like keys, and a row is read only when `row_checks.row_problem`
+finds nothing wrong with it; any other file is skipped with a warning naming it, so that
+`study run` trains its cell again and no report prints a number from it.
 """
 import hashlib
 import json
-import math
 import os
 import warnings
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.api import METRICS, PathLike, os_error_text
+from spacy_auc_ner.api import PathLike, os_error_text
 
-UNMATCHED = "unmatched"
+from .row_checks import UNMATCHED, is_key, row_problem
+
 # <store>/diffs/<sha256>.patch: the uncommitted changes of the working tree rows were trained
 # from (`ResultsStore.save_diff`), named in their ``versions.git_diff_digest``
 DIFFS = "diffs"
 MARKER = ".results-store"  # what makes a folder a results store: written by the lab into each
 MARKER_TEXT = '{"format": "auc_ner_lab results store", "layout": "<cell key>/<row digest>.json"}\n'
-_KEY_CHARS = set("0123456789abcdef")
-_KEY_LENGTH = 16
 # the fields a row's file name does not hash: what the store adds to the row `study run` wrote
 _STORE_FIELDS = ("key", "imported", "rekeyed_from")
-STATUSES = ("ok", "failed")
-# numbers in `scores` that are timings or counts, not fractions: finite and >= 0
-_UNBOUNDED_SUFFIXES = ("_seconds", "_words", "_per_second")
 
 
 class StoreError(RuntimeError):
     """A results store that cannot be read or written; the message names the path."""
-
-
-def is_key(name: str) -> bool:
-    """Whether `name` is a cell key as `spec.cell_key` writes it (16 hexadecimal digits)."""
-    return len(name) == _KEY_LENGTH and set(name) <= _KEY_CHARS
-
-
-def _number_problem(where: str, value: Any, bounded: bool = True, required: bool = False) -> Optional[str]:
-    if isinstance(value, bool) or (required and not isinstance(value, (int, float))):
-        return f"{where} is {json.dumps(value)}, not a number"
-    if not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value):
-        return f"{where} is {value}, not a finite number"
-    if bounded and not 0.0 <= value <= 1.0:
-        return f"{where} is {value:g}, not a score in [0, 1]"
-    if not bounded and value < 0:
-        return f"{where} is {value:g}, below 0"
-    return None
-
-
-def scores_problem(scores: Any) -> Optional[str]:
-    """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score
-    (a number at its top level or in ``dev_scores``, an ``ents_per_type`` p, r or f) that is
-    not a finite number in [0, 1]; timings and counts (``train_seconds``, ``test_words``) must
-    be finite and not negative. The scorer's scores (`METRICS`, what a study reports), and
-    p, r and f, are numbers where present: the scorer never writes null or a string, so one
-    is read like NaN, not as a row without that score. Other values (a runner's extras) are
-    not scores."""
-    if not isinstance(scores, dict):
-        return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
-    for name in ("dev_scores", "ents_per_type"):
-        if scores.get(name) is not None and not isinstance(scores[name], dict):
-            return f"'scores.{name}' is a {type(scores[name]).__name__}, not a mapping"
-    for name, value in scores.items():
-        if name == "dev_scores" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.dev_scores.{k}'", v, required=k in METRICS) for k, v in value.items()]
-        elif name == "ents_per_type" and isinstance(value, dict):
-            found = [_number_problem(f"'scores.ents_per_type.{t}.{k}'", v, required=True) for t, prf in value.items()
-                     if isinstance(prf, dict) for k, v in prf.items() if k in ("p", "r", "f")]
-        else:
-            found = [_number_problem(f"'scores.{name}'", value, bounded=not str(name).endswith(_UNBOUNDED_SUFFIXES),
-                                     required=name in METRICS)]
-        why = next((w for w in found if w is not None), None)
-        if why is not None:
-            return why
-    return None
-
-
-def _int_or_none(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
-def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iterable[str] = ()) -> Optional[str]:
-    """Why `row` is not a readable results row (None when it is): a field malformed, its
-    ``key`` not its folder's (`folder`: the folder's name, ``UNMATCHED`` for unmatched/), its
-    ``cell_id`` naming another corpus, method, size or partition than its fields or another
-    key than the one it was written for (a row copied, its key edited), what its key hashes (the draw and
-    its seed, a trial's point, runner, scoring, extras) not that of the spec's `cell` of its
-    key (when given), nor its method where no cell_id vouches for its key and the spec has a
-    method of that name (`methods`), or a score that is not a finite number in [0, 1]
-    (`scores_problem`)."""
-    if not isinstance(row, dict):
-        return f"a {type(row).__name__}, not a row"
-    if row.get("status") not in STATUSES:
-        return f"'status' is {json.dumps(row.get('status'))}, not one of {', '.join(STATUSES)}"
-    for name in ("cell_id", "corpus", "method", "setting"):
-        if not isinstance(row.get(name), str) or not row[name]:
-            return f"no '{name}'" if name not in row else f"'{name}' is {json.dumps(row[name])}, not a name"
-    for name in ("size", "partition"):
-        if not _int_or_none(row.get(name)):
-            return f"'{name}' is {json.dumps(row.get(name))}, not a whole number"
-    if row.get("size") == 0:
-        return "'size' is 0"
-    value = row.get("value")
-    if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
-        return f"'value' is {json.dumps(value)}, not a number or a name"
-    for name in ("tuning", "tuned", "imported"):
-        if row.get(name) is not None and not isinstance(row[name], dict):
-            return f"'{name}' is a {type(row[name]).__name__}, not a mapping"
-    rekeyed = row.get("rekeyed_from")
-    if rekeyed is not None and not (isinstance(rekeyed, list) and rekeyed and all(isinstance(k, str) and is_key(k) for k in rekeyed)):
-        return f"'rekeyed_from' is {json.dumps(rekeyed)}, not a list of cell keys"
-    if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
-        return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
-    seconds = row.get("seconds")
-    if seconds is not None and (not isinstance(seconds, (int, float)) or _number_problem("'seconds'", seconds, bounded=False)):
-        return _number_problem("'seconds'", seconds, bounded=False) or f"'seconds' is {json.dumps(seconds)}, not a number"
-    if folder is not None:
-        own = None if folder == UNMATCHED else folder
-        if row.get("key") != own:
-            return (f"its key {json.dumps(row.get('key'))} is not its folder's ({folder}): a row copied or moved "
-                    "into another cell's folder is not read; put it back in its own folder")
-    label, sep, digest = row["cell_id"].partition("#")
-    label = label.split("/")
-    if sep and len(label) > 2:  # an id as the lab writes them (`spec.cell_label`): corpus/method/n=.../p0#...
-        if label[:2] != [row["corpus"], row["method"]]:
-            return f"its cell_id {row['cell_id']!r} names another corpus or method than its fields ({row['corpus']}, {row['method']})"
-        if row["size"] is not None and f"n={row['size']}" not in label:
-            return f"its cell_id {row['cell_id']!r} names another size than its 'size' ({row['size']})"
-        if row["partition"] is not None and label[-1] != f"p{row['partition']}":
-            return f"its cell_id {row['cell_id']!r} names another partition than its 'partition' ({row['partition']})"
-        # the key it was written for, which the digest of an id of the lab's names (`Cell.id`: 10
-        # hexadecimal digits); an imported row's id is of the old format, which hashed names
-        written = (row.get("rekeyed_from") or [row.get("key")])[0]
-        if written and not row.get("imported") and len(digest) == 10 and set(digest) <= _KEY_CHARS and digest != written[:10]:
-            where = "its folder's" if written == row["key"] else "the first it was rekeyed from"
-            return (f"its cell_id {row['cell_id']!r} was written for another key than {where} ({written}): a row copied "
-                    "or moved into another cell's folder is not read; put it back in its own folder")
-    if cell is not None:
-        described = cell.describe()
-        # what the key hashes (not the method's name: a method renamed in a spec keeps its rows)
-        names = ["corpus", "setting", "size", "value", "partition", "seed", "tuning", "runner", "scored_on", "extras"]
-        if (row.get("imported") or row.get("rekeyed_from")) and row["method"] in methods:
-            names.append("method")  # no cell_id vouches for its key: another method of the spec is that method's row
-        for name in names:
-            if row.get(name) != described.get(name):
-                return (f"its {name} ({json.dumps(row.get(name))}) is not that of the cell of its key "
-                        f"({json.dumps(described.get(name))}, {cell.id})")
-    if "scores" in row:  # an ok row without scores has no score to report (aggregate says so)
-        return scores_problem(row["scores"])
-    return None
 
 
 def row_key(row: Dict[str, Any]) -> str:
@@ -315,9 +180,8 @@ class ResultsStore:
             raise StoreError(f"{self.path}: lies in {outer}, which is a results store; give a folder of its own")
         if not self.path.exists():
             return
-        hint = "; bring the rows of an old results file in with 'study import'" if self.path.suffix == ".jsonl" else ""
         if not self.path.is_dir():
-            raise StoreError(f"{self.path}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one{hint}")
+            raise StoreError(f"{self.path}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one")
         entries = [entry for entry in self.path.iterdir() if entry.name != MARKER]
         if not self.marker.is_file():
             if entries:  # an empty folder is a new store; anything else is not the lab's
@@ -476,238 +340,3 @@ class ResultsStore:
         except OSError as err:
             raise StoreError(f"{target}: cannot write the results row ({os_error_text(err)})") from None
         return target
-
-
-# ---- the old format: one JSONL file per study ------------------------------------------------
-# config files renamed after rows were trained from them -> the name the old ids hashed
-# (lowres_spacy_ner.cfg was lowres_best.cfg until the package's head took that name on
-# 2026-11-24; today's lowres_best.cfg hashed another name, so that its cells never matched the
-# spaCy-ner rows)
-OLD_ID_CONFIG_NAMES = {"lowres_spacy_ner.cfg": "lowres_best.cfg", "lowres_best.cfg": "lowres_best.cfg (bilstm_crf, 2026-11-24)"}
-
-
-def old_cell_id(cell) -> str:
-    """The id a cell's rows had in a study's JSONL file: its label and a hash of its method
-    config file's name, base config name, overrides, extras and tune block."""
-    from .spec import cell_label
-    from .training_extras import hashable
-
-    config_name = Path(cell.config).name
-    content: Dict[str, Any] = {
-        "method_config": OLD_ID_CONFIG_NAMES.get(config_name, config_name),
-        # a recipe was a full config file (no base) until 2026-11-24
-        "base_config": Path(cell.base_config).name if cell.base_config and not cell.layers else None,
-        "overrides": cell.overrides,
-    }
-    if cell.extras:
-        content["extras"] = hashable(cell.extras)
-    if cell.selection is not None:
-        content["tune"] = {k: cell.selection[k] for k in ("points", "partitions", "metric")}
-    payload = json.dumps(content, sort_keys=True, default=str)
-    return cell_label(cell) + "#" + hashlib.sha1(payload.encode("utf8")).hexdigest()[:10]
-
-
-class Imported(NamedTuple):
-    rows: int  # complete rows in the file
-    matched: int  # of them, found by a cell of the spec (by the id they had)
-    unmatched: int  # kept under unmatched/
-    new: int  # written now (the others were in the store already)
-
-
-def import_jsonl(path: PathLike, cells: Sequence, store: ResultsStore, warn: Optional[Callable[[str], None]] = None) -> Imported:
-    """Bring the rows of an old results file into `store`: each row whose id is a cell's (as
-    `old_cell_id` computes it) into that cell's folder, the others into ``unmatched/``
-    (a row of unmatched/ that now matches moves to its cell). Each row notes where it came from
-    (``imported``: file name and line), which orders the store's rows as the file did. Only
-    complete lines are read: a campaign may be appending to the file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.reason if isinstance(err, UnicodeDecodeError) else os_error_text(err)
-        raise StoreError(f"{path}: cannot read the results file ({reason})") from None
-    store.check()
-    by_old_id = {old_cell_id(cell): cell for cell in cells}
-    rows = matched = new = 0
-    for lineno, line in enumerate(text[: text.rfind("\n") + 1].split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or "cell_id" not in row or "status" not in row:
-            if warn is not None:
-                warn(f"{path}:{lineno}: skipping a line that is not a results row")
-            continue
-        why = row_problem(row)
-        if why is not None:
-            if warn is not None:
-                warn(f"{path}:{lineno}: skipping a line that is not a readable results row: {why}")
-            continue
-        rows += 1
-        cell = by_old_id.get(row["cell_id"])
-        matched += cell is not None
-        row = {**row, "imported": {"from": path.name, "line": lineno}}
-        name = row_name(row)
-        key = cell.key if cell is not None else None
-        if (store.path / (key or UNMATCHED) / name).exists():
-            continue
-        store.add(row, key or "")
-        stray = store.path / UNMATCHED / name
-        if key is not None and stray.exists():  # kept unmatched before, its cell is known now: moved
-            stray.unlink()
-            continue
-        new += 1
-    return Imported(rows, matched, rows - matched, new)
-
-
-# ---- the store's first keys (until 2026-11-24): a method file's content and its base's name ----
-def previous_cell_key(cell) -> str:
-    """The key a cell had until keys hashed its assembled training config: its method (or full)
-    config file's parsed content and its base config's name, plus what the cell adds. A change
-    to a base was invisible to these keys; a full config rewritten as base + partial lost them
-    (a recipe, a full config file until 2026-11-24: its config as assembled, no base)."""
-    from .spec import cell_additions
-
-    content = {
-        "method_config": _recipe_content(cell) if cell.layers else _file_content(cell.config),
-        "base_config": Path(cell.base_config).name if cell.base_config and not cell.layers else None,
-        **cell_additions(cell),
-    }
-    return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
-
-
-def _recipe_content(cell) -> Any:
-    return _assembled_content(cell.base_config, tuple(cell.layers), cell.config)
-
-
-@lru_cache(maxsize=16)
-def _assembled_content(base_config: str, layers: tuple, config: str) -> Any:
-    from .spec import assembled_config
-
-    return json.loads(json.dumps(assembled_config(base_config, [*layers, config]), sort_keys=True, default=str))
-
-
-def _file_content(path: PathLike) -> Any:
-    path = Path(path)
-    try:
-        stat = path.stat()
-    except OSError:
-        return {"unread": path.name}
-    return _parsed_config(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=256)
-def _parsed_config(path: str, mtime_ns: int, size: int) -> Any:
-    from thinc.api import Config
-
-    text = Path(path).read_text(encoding="utf8")
-    try:
-        return json.loads(json.dumps(Config().from_str(text, interpolate=False), sort_keys=True, default=str))
-    except (ValueError, KeyError):  # a file thinc cannot parse: by its text
-        return {"text": text}
-
-
-# ---- the keys until 2026-11-26: pretraining and self-training as a cell's extras ----------------
-# The procedure's keys a spec sets since, and the blocks the recipes hold since (configs/self_training.cfg)
-PROCEDURE_KEYS = ("pretraining.max_epochs", "corpora.pretrain.limit", "corpora.pool.limit")
-PROCEDURE_LAYERS = ("self_training.cfg", "characters.cfg")  # the second a recipe has always had
-
-
-def extras_cell(cell):
-    """The cell as it was written until 2026-11-26, when a spec gave pretraining and
-    self-training as extras (``pretrain: {objective, epochs, pool | text: draw}``,
-    ``self_train: {rounds, threshold, pool, low_confidence}``) rather than as config: the
-    procedure's overrides and layers taken out and said as those extras."""
-    from .training_extras import OBJECTIVES, pretrains, self_trains
-
-    config = cell.training_config()
-    extras = dict(cell.extras or {})
-    if pretrains(config):
-        block = config["pretraining"]
-        objective = OBJECTIVES[block["objective"]["@architectures"]]
-        source = {"text": "draw"} if cell.pretrain_text == "draw" else {"pool": config["corpora"]["pretrain"]["limit"]}
-        extras["pretrain"] = {"objective": objective, "epochs": block["max_epochs"], **source, "fragment": f"{objective}.cfg"}
-    if self_trains(config):
-        block = config["self_training"]
-        extras["self_train"] = {"rounds": block["rounds"], "threshold": block["threshold"], "pool": config["corpora"]["pool"]["limit"],
-                                "low_confidence": block["low_confidence"]}
-    overrides = {k: v for k, v in cell.overrides.items() if not (k in PROCEDURE_KEYS or k.startswith("self_training."))}
-    recipe = Path(cell.config).parent.name == "recipes"
-    layers = [p for p in cell.layers if Path(p).name != PROCEDURE_LAYERS[0] and (recipe or Path(p).name != PROCEDURE_LAYERS[1])]
-    return cell.redefined(overrides=overrides, extras=extras or None, layers=layers, pretrain_text="pool")
-
-
-def extras_cell_key(cell) -> str:
-    """The key of `extras_cell`: its assembled config's digest without the self-training blocks
-    (they were not in its files), plus what the cell added."""
-    from .spec import CELL_PATHS, cell_additions
-
-    old = extras_cell(cell)
-    config = _assembled_content(old.base_config, tuple(old.layers), old.config) if old.base_config else _file_content(old.config)
-    config = json.loads(json.dumps(config))
-    for name in CELL_PATHS:
-        config.get("paths", {}).pop(name, None)
-    config.pop("self_training", None)
-    config.get("corpora", {}).pop("pool", None)
-    digest = hashlib.sha1(json.dumps(config, sort_keys=True).encode("utf8")).hexdigest()
-    content = {"config": digest, **cell_additions(old)}
-    return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
-
-
-REKEY_FROM = {"assembled": previous_cell_key, "extras": extras_cell_key}  # `study rekey --from`
-
-
-class Rekeyed(NamedTuple):
-    cells: int  # cells whose folder moved (or merged) to today's key
-    rows: int  # row files moved
-    kept: int  # row files left where they were: the same row is in the new folder already
-
-
-def rekey(store: ResultsStore, cells: Sequence, old_key: Callable[[Any], str] = previous_cell_key,
-          warn: Optional[Callable[[str], None]] = None) -> Rekeyed:
-    """Move the rows of each cell of `cells` from the folder of its `old_key` to that of its
-    key today. Nothing is deleted: a row already in the new folder stays in the old one too
-    (its old folder then remains), rows that match no cell stay where they are, and running
-    it again moves nothing. A moved row takes its new folder's key (the keys it had are kept
-    in ``rekeyed_from``), as a row is read only where its key says; a file that is not a
-    readable row of its folder stays, with a warning."""
-    store.check()
-    moves: Dict[str, set] = {}
-    for cell in cells:
-        moves.setdefault(old_key(cell), set()).add(cell.key)
-    split = [old for old, new in moves.items() if len(new) > 1]
-    if split:
-        raise StoreError(f"{store.path}: the rows of {split[0]} belong to {len(moves[split[0]])} cells today; nothing moved")
-    moved_cells = moved_rows = kept = 0
-    for old, (new,) in sorted(moves.items()):
-        source = store.path / old
-        if old == new or not source.is_dir():
-            continue
-        target = store.path / new
-        moved = 0
-        for path in sorted(source.glob("*.json")):
-            if (target / path.name).exists():
-                kept += 1
-                continue
-            try:
-                row = json.loads(path.read_text(encoding="utf8"))
-            except (OSError, ValueError):
-                row = None
-            why = row_problem(row, old)
-            if why is not None:  # not a readable row of this folder: left where it is
-                if warn is not None:
-                    warn(f"{path}: not moved, not a readable results row: {why}")
-                continue
-            # its key becomes its new folder's (a row is read only where its key says), the
-            # keys it had are kept
-            row = {**row, "key": new, "rekeyed_from": [*row.get("rekeyed_from", []), old]}
-            store.add(row, new)
-            path.unlink()
-            moved += 1
-        moved_cells += moved > 0
-        moved_rows += moved
-        if not any(source.iterdir()):
-            source.rmdir()
-    return Rekeyed(moved_cells, moved_rows, kept)

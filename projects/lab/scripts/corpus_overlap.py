@@ -7,7 +7,7 @@ training split can so hold sentences identical to test sentences.
 The corpus is found as `spacy-auc-ner` finds it (`--data-dir`, `$SPACY_AUC_NER_DATA`, `assets/`,
 `data/`, `shared/data` up the tree). With `--out`, a markdown table row per corpus is written
 there (corpora not found are said so in the table) and the counts beside it as JSON
-(`--out x.md` -> `x.json`), which `scripts/evidence.py` reads.
+(`--out x.md` -> `x.json`), which the evidence reads (`auc_ner_lab/evidence/caveats.py`).
 """
 import argparse
 from pathlib import Path

@@ -9,7 +9,7 @@ trained and were scored on dev that way (`auc_ner_lab.training_extras._self_trai
 
 The corpus is found as `scripts/corpus_overlap.py` finds it. With `--out`, a markdown table is
 written there and the counts beside it as JSON (`x.md` -> `x.json`), which
-`scripts/evidence.py` reads.
+the evidence reads (`auc_ner_lab/evidence/caveats.py`).
 """
 from pathlib import Path
 from typing import Dict, Optional, Sequence

@@ -7,8 +7,6 @@
 #   WORKERS=1 nohup projects/lab/scripts/run_campaign_lowres.sh >> campaign.log 2>&1 &
 # then, in this repository, copy its rows (a file each, none overwritten):
 #   cp -rn ../../../campaign/projects/lab/results/campaign_lowres/. results/campaign_lowres/
-# (a clone still on the one-file-per-study format: python -m auc_ner_lab study import
-#  ../../../campaign/projects/lab/results/campaign_lowres.jsonl studies/campaign_lowres.yaml)
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root

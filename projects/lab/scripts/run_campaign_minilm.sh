@@ -11,8 +11,6 @@
 #   WORKERS=1 nohup projects/lab/scripts/run_campaign_minilm.sh >> campaign_minilm.log 2>&1 &
 # then copy its rows here as they come (a file each, none overwritten) and commit them:
 #   cp -rn ../campaign/projects/lab/results/campaign_minilm_20/. projects/lab/results/campaign_minilm_20/
-# (a clone still on the one-file-per-study format: python -m auc_ner_lab study import
-#  ../../../campaign/projects/lab/results/campaign_minilm_20.jsonl studies/campaign_minilm_20.yaml, from projects/lab)
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 PY=${PYTHON:-../../.venv/bin/python}  # the clone's venv, at the repository root

@@ -134,12 +134,6 @@ def rows(store: Path) -> List[Dict[str, Any]]:
     return ResultsStore(store).rows()
 
 
-def written_under(cell, key: str) -> Dict[str, Any]:
-    """The fields a row of `cell` had when `study run` wrote it under `key` (its key then): its
-    cell_id names that key (`Cell.id`)."""
-    return {**cell.describe(), "key": key, "cell_id": cell.id.split("#")[0] + "#" + key[:10]}
-
-
 def write_rows(store: Path, made_up: Sequence[Dict[str, Any]]) -> Path:
     """Made-up rows into a results store: each under its `key`, else under a key made of its
     `cell_id` (the rows of one cell_id are one cell's)."""

@@ -1,5 +1,5 @@
 """What a study cell with training extras hands to spaCy is frozen: ~900 committed rows were
-trained by it and their cell ids must keep meaning the same training.
+trained by it and their cells' keys must keep meaning the same training.
 
 Every cell below runs through the real runner with spaCy's training stood in for: the
 stand-ins record each config handed to ``spacy pretrain`` and to ``spacy train``
@@ -14,7 +14,7 @@ commit c5d57ee, before the cell ran its steps through the package's
 ``spacy_auc_ner.training.recipe.train_steps``, when the methods below gave pretraining and
 self-training as extras (``pretrain: {epochs: 1, pool: 4}``, ``self_train: {threshold: 0.0,
 pool: 3}``, ...; config since 2026-11-26); regenerate it only for a change meant to change
-what cells train, and then their ids with it, or, for a fix of the code they ran, with the rows
+what cells train, and then their keys with it, or, for a fix of the code they ran, with the rows
 it supersedes named in `store.superseded`. Regenerated once so far, for such a fix (2026-11-26):
 the self-training cells' readers gained ``gold_preproc = true`` (their draw, pseudo-labelled
 sentences and dev sample read on the annotated tokens, not re-tokenized) and their rows
@@ -33,7 +33,6 @@ from spacy.tokens import DocBin
 
 from auc_ner_lab.runner import run_cell
 from auc_ner_lab.spec import parse_spec
-from auc_ner_lab.store import extras_cell, old_cell_id
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -140,9 +139,9 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     rounds = [{k: v for k, v in r.items() if "seconds" not in k} for r in extras.pop("rounds", [])]
     kept = {k: v for k, v in scores.items() if "second" not in k}
     return {
-        # the id the rows had when they were trained: the store keys them by content now, and the
-        # spec gave pretraining and self-training as extras then (`extras_cell`)
-        "cell_id": old_cell_id(extras_cell(cell)),
+        # the key its rows are stored under: a hash of what it trains (until 2026-11-27 the id the
+        # rows had when they were trained, computed by the migration code deleted then)
+        "key": cell.key,
         "calls": calls,
         "extras": {**{k: v for k, v in extras.items() if "second" not in k}, "rounds": rounds},
         "scores": json.loads(json.dumps(kept)),
@@ -158,7 +157,7 @@ def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tm
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf8")
     expected = golden[method]
-    assert got["cell_id"] == expected["cell_id"]
+    assert got["key"] == expected["key"]
     assert [list(c)[0] for c in got["calls"]] == [list(c)[0] for c in expected["calls"]]
     for i, (call, old) in enumerate(zip(got["calls"], expected["calls"])):
         assert call == old, f"call {i} ({list(old)[0]})"

@@ -21,9 +21,7 @@ needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reas
 def no_checkout_data(monkeypatch):
     """The search as for an installed package: a shared/data beside this checkout is not read
     (tests/test_corpus_search.py tests that one)."""
-    import spacy_auc_ner.data.corpora as library_corpora
-
-    monkeypatch.setattr(library_corpora, "CHECKOUT_DATA", None)
+    monkeypatch.setattr("spacy_auc_ner.data.corpora.CHECKOUT_DATA", None)
 
 def test_git_blob_id():
     # `printf 'hello\n' | git hash-object --stdin`

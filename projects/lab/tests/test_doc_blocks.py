@@ -1,4 +1,4 @@
-"""scripts/doc_blocks.py by hand (blocks, inline blocks, drift, a missing file), and the one
+"""auc_ner_lab/evidence/blocks.py by hand (blocks, inline blocks, drift, a missing file), and the one
 check `python projects/lab/lab.py docs --check`: it passes on the committed documents and
 fails, naming the place, when one printed figure is changed by hand."""
 import shutil
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from auc_ner_lab.evidence import blocks as doc_blocks
+from auc_ner_lab.evidence import committed
+from auc_ner_lab.evidence import docs as evidence
+
 ROOT = Path(__file__).resolve().parents[1]
 REPO = ROOT.parents[1]
-sys.path.insert(0, str(ROOT))
-from scripts import doc_blocks, evidence  # noqa: E402
 
 
 def test_blocks_take_the_files_text_and_the_rest_stays(tmp_path):
@@ -46,7 +48,7 @@ def test_a_missing_file_is_one_error_and_nothing_written(tmp_path):
 def test_a_folder_stands_for_its_documents(tmp_path):
     (tmp_path / "a.md").write_text("x\n")
     (tmp_path / "b.txt").write_text("y\n")
-    assert doc_blocks.documents([tmp_path]) == [tmp_path / "a.md"]
+    assert doc_blocks.named_documents([tmp_path]) == [tmp_path / "a.md"]
 
 
 def test_docs_names_an_unreadable_row_and_refuses_to_write(tmp_path, monkeypatch):
@@ -60,8 +62,8 @@ def test_docs_names_an_unreadable_row_and_refuses_to_write(tmp_path, monkeypatch
     store = write_rows(tmp_path / "results" / "toy", rows)
     (bad,) = (store / next(k.name for k in store.iterdir() if k.is_dir())).glob("*.json")
     bad.write_text(bad.read_text().replace("0.5", "NaN"))
-    monkeypatch.setattr(evidence, "ROOT", tmp_path)
-    monkeypatch.setattr(evidence, "fragments", lambda: {"evidence/count.md": f"{len(evidence._rows('toy'))} of 3 reported cells so far\n"})
+    monkeypatch.setattr(committed, "ROOT", tmp_path)
+    monkeypatch.setattr(evidence, "fragments", lambda: {"evidence/count.md": f"{len(committed.reported_rows('toy'))} of 3 reported cells so far\n"})
     readme = tmp_path / "README.md"
     before = "<!-- generated: docs/evidence/count.md -->\n3 of 3 reported cells so far\n<!-- /generated -->\n"
     readme.write_text(before)

@@ -285,8 +285,7 @@ def test_study_run_refuses_a_results_file_it_did_not_write(tmp_path, content):
     target = tmp_path / "data.jsonl"
     target.write_text(content)
     line = _one_error_line(_run("study", "run", _spec(tmp_path), "--results", target, "--no-progress"))
-    assert line.startswith(f"Error: {target}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one; "
-                           "bring the rows of an old results file in with 'study import'")
+    assert line == f"Error: {target}: not a results store (a folder 'study run' writes); give a folder it wrote, or a new one"
     assert target.read_text() == content
 
 

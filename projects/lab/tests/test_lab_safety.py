@@ -30,7 +30,7 @@ MARKER = ".results-store"  # what makes a folder a results store (auc_ner_lab.st
 
 
 def row_problem(*args):
-    from auc_ner_lab.store import row_problem
+    from auc_ner_lab.row_checks import row_problem
 
     return row_problem(*args)
 
@@ -539,23 +539,3 @@ def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
     _stop_workers(Pool(workers), grace=0.2)
     assert all(w.terminated and not w.alive for w in workers)
     assert sum(w.waits[0] for w in workers) <= 0.2 + 1e-6  # one grace period shared, not 4 x 0.2
-
-
-def test_rekey_gives_a_moved_row_its_new_folders_key_and_keeps_the_old(tmp_path):
-    """A row moved by `rekey` is read in its new folder (its key is that folder's), the key it
-    had kept in `rekeyed_from`, its file name (a digest of the row `study run` wrote) the same."""
-    from auc_ner_lab.store import rekey
-    from lab_helpers import written_under
-
-    cells = load_spec(_spec(tmp_path)).cells()[:1]
-    store = ResultsStore(tmp_path / "r")
-    old = "0123456789abcdef"
-    path = store.add({**written_under(cells[0], old), "status": "ok", "scores": {"ents_f": 0.5}})
-    (store.path / old / "ffffffffffffffff.json").write_text('{"status": "ok"}')  # not a row: stays, said
-    warnings = []
-    assert rekey(store, cells, old_key=lambda cell: old, warn=warnings.append) == (1, 1, 0)
-    moved = store.path / cells[0].key / path.name
-    row = json.loads(moved.read_text())
-    assert row["key"] == cells[0].key and row["rekeyed_from"] == [old] and not path.exists()
-    assert [r["key"] for r in store.rows()] == [cells[0].key]
-    assert warnings == [f"{store.path / old / 'ffffffffffffffff.json'}: not moved, not a readable results row: no 'cell_id'"]

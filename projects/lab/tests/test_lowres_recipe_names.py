@@ -11,8 +11,9 @@ import pytest
 import srsly
 import yaml
 
+from auc_ner_lab.row_checks import row_problem
 from auc_ner_lab.spec import parse_spec
-from auc_ner_lab.store import ResultsStore, row_problem
+from auc_ner_lab.store import ResultsStore
 
 ROOT = Path(__file__).parents[1]
 SPEC = ROOT / "studies" / "lowres_recipe.yaml"

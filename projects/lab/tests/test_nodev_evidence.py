@@ -1,7 +1,7 @@
-"""The sentences of the protocol "n in all" (auc_ner_lab/nodev.py), on hand-made rows."""
+"""The sentences of the protocol "n in all" (auc_ner_lab/evidence/nodev.py), on hand-made rows."""
 from types import SimpleNamespace
 
-from auc_ner_lab.nodev import cpu_text, pairs, readme_text
+from auc_ner_lab.evidence.nodev import cpu_text, pairs, readme_text
 
 
 def _results(scores):

@@ -1,11 +1,11 @@
-"""The sentences of the annotation loop's evidence (auc_ner_lab/selection_evidence.py), on
+"""The sentences of the annotation loop's evidence (auc_ner_lab/evidence/selection.py), on
 hand-made rows."""
 import math
 from types import SimpleNamespace
 
 import pytest
 
-from auc_ner_lab.selection_evidence import equivalent_sentences, pairs_50, random_curve, readme_text
+from auc_ner_lab.evidence.selection import equivalent_sentences, pairs_50, random_curve, readme_text
 
 
 def _results(scores):

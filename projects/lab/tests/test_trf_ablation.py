@@ -1,10 +1,11 @@
-"""scripts/trf_ablation.py: the rule that chooses lowres_best_trf's parts from the dev
+"""auc_ner_lab/evidence/trf_rule.py: the rule that chooses lowres_best_trf's parts from the dev
 ablation, on hand-computed cases, and its table from hand-made rows."""
 from types import SimpleNamespace as R
 
 import pytest
 
-from scripts.trf_ablation import PARTS, chosen, device_mix, differs, parts_table, repeat_check, round_zero_check, round_zero_pairs, verdict
+from auc_ner_lab.evidence.trf_checks import device_mix, differs, repeat_check, round_zero_check, round_zero_pairs
+from auc_ner_lab.evidence.trf_rule import PARTS, chosen, parts_table, verdict
 
 
 def test_each_rule_by_hand():
@@ -68,7 +69,7 @@ def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
     augmentation's d = +1, +3 points (mean above 0: kept); the bias's +1, +3 (p = 0.295: not
     significant, dropped); partial fine-tuning's 0, 0 (no loss: adopted); word-piece dropout's
     -1, -3 (not adopted)."""
-    from scripts.trf_ablation import readme_sentence
+    from auc_ner_lab.evidence.trf_rule import readme_sentence
 
     recipe = {0: 0.50, 1: 0.60}
     minus = {0: 0.49, 1: 0.57}
@@ -154,7 +155,7 @@ def _placed(method, partition, pid, finished, seconds, dev_f, device="cuda:0 H10
 
 
 def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused_pids():
-    from scripts.trf_ablation import process_positions
+    from auc_ner_lab.evidence.trf_checks import process_positions
 
     rows = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5),  # 10:05-10:10: first of pid 7
             _placed("no_self_train", 0, 7, "12", 100, 0.5),  # 10:10:20-10:12: second
@@ -170,7 +171,7 @@ def test_process_positions_count_the_rows_a_worker_wrote_before_and_split_reused
 
 
 def test_position_check_says_where_the_pairs_trained_and_when_path_and_position_go_together():
-    from scripts.trf_ablation import position_check, process_positions
+    from auc_ner_lab.evidence.trf_checks import position_check, process_positions
 
     ablation = [_placed("lowres_best_trf", 0, 7, "10", 300, 0.5), _placed("no_self_train", 0, 7, "12", 100, 0.47),
                 _placed("lowres_best_trf", 1, 9, "10", 300, 0.6), _placed("no_self_train", 1, 9, "12", 100, 0.6)]
@@ -187,7 +188,7 @@ def test_position_check_says_where_the_pairs_trained_and_when_path_and_position_
 
 
 def test_gpu_repeats_counts_cells_trained_twice_and_which_followed_another_history():
-    from scripts.trf_ablation import gpu_repeats, process_positions
+    from auc_ner_lab.evidence.trf_checks import gpu_repeats, process_positions
 
     # crf p0 twice: after the recipe in pid 7, after nothing in pid 9 (another history), equal;
     # the recipe p1 twice, both first in their processes, apart; a CPU repeat is not counted
@@ -237,7 +238,7 @@ def test_each_part_is_read_from_the_shipped_recipe_and_the_frozen_hypothesis():
 
 
 def test_shipped_check_waits_then_agrees_or_names_each_part_it_disagrees_on():
-    from scripts.trf_ablation import Judged, shipped_check
+    from auc_ner_lab.evidence.trf_rule import Judged, shipped_check
 
     def judged(choices, complete=True):
         return [Judged(p, [0.0], None, "", complete, choices.get(p.variant, "(not a choice)")) for p in PARTS]
@@ -279,7 +280,7 @@ def _check_log(*processes):
 
 
 def test_the_process_check_tells_position_from_path():
-    from scripts.trf_ablation import process_check
+    from auc_ner_lab.evidence.trf_checks import process_check
 
     position = _check_log([(0.011, 10.0, False), (0.043, 12.0, False), (0.043, 12.0, False), (0.043, 12.0, True)],
                           [(0.011, 10.0, False)])
@@ -306,7 +307,7 @@ def test_rule_fixed_counts_the_rows_finished_before_the_rule_and_what_they_leane
     holds 6 and 8 had finished. Rows finished before the commit's time count (tuning trials and
     later rows do not), and each part's d on them is the rule's (recipe - variant, a draw's sizes
     averaged): the bias -1.0 and -3.0 points over 2 draws, -2.0 (toward dropping it)."""
-    from scripts.trf_ablation import RULE_TIME, rule_fixed
+    from auc_ner_lab.evidence.trf_rule import RULE_TIME, rule_fixed
 
     before, after = "2026-11-26T12:00:00+00:00", "2026-11-26T14:00:00+00:00"
     assert RULE_TIME[:13] == "2026-11-26T13"
@@ -341,7 +342,7 @@ def test_the_rule_constants_are_what_git_holds():
 
     import yaml
 
-    from scripts import trf_ablation as ta
+    from auc_ner_lab.evidence import trf_rule as ta
 
     for commit, time in ((ta.RULE_COMMIT, ta.RULE_TIME), (ta.PIECE_COMMIT, ta.PIECE_TIME)):
         assert _git("show", "-s", "--format=%cI", commit).strip() == time
@@ -362,7 +363,8 @@ def test_the_self_training_guard_cannot_fail_on_cpu_pairs_and_says_what_test_sho
     """With no effect, a student replaces its teacher only when better on dev, so d >= 0 in every
     CPU cell and the p < 0.05 rule keeps self-training in most simulated ablations (issue 45: about
     84 % at 9 draws of 2 sizes); the sentence counts the CPU pairs with d >= 0 and carries the test."""
-    from scripts.trf_ablation import null_keep_rate, self_training_guard
+    from auc_ner_lab.evidence.trf_checks import self_training_guard
+    from auc_ner_lab.evidence.trf_rule import null_keep_rate
 
     rate = null_keep_rate(9, 2)
     assert rate == null_keep_rate(9, 2) and 0.80 < rate < 0.88  # seeded; issue 45's simulation gave 84 %
@@ -382,7 +384,7 @@ def test_the_self_training_guard_cannot_fail_on_cpu_pairs_and_says_what_test_sho
 
 
 def test_device_gap_is_the_mean_difference_of_a_cell_trained_on_both_kinds():
-    from scripts.trf_ablation import device_gap
+    from auc_ner_lab.evidence.trf_checks import device_gap
 
     def row(dev, device, partition=0):
         return {"method": "crf", "corpus": "c", "size": 20, "partition": partition, "status": "ok", "device": device,

@@ -9,13 +9,15 @@ A generated block reads, on lines of its own,
 or, inside a sentence, `<!-- generated: evidence/readme/heads.md -->the text<!-- /generated -->`
 (the file's text without its closing newline). The path is relative to the document's folder.
 Between the markers stands the named file's text, or, where `texts` is given, the text the rows
-give for that file now (`scripts/evidence.py`'s `fragments`): `refresh` writes it in, `drift`
+give for that file now (`docs.fragments`): `refresh` writes it in, `drift`
 names every block whose text differs. A marker naming a file that neither exists nor is
 generated is an error (one line), and a document is written whole or not at all.
 """
 import re
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
+
+from . import committed
 
 BLOCK = re.compile(r"(<!-- generated: (?P<path>[^ ]+) -->)(?P<newline>\n?)(?P<body>.*?)(<!-- /generated -->)", re.S)
 Texts = Optional[Mapping[Path, str]]
@@ -68,7 +70,16 @@ def drift(doc: Path, root: Path, texts: Texts = None) -> List[str]:
     return out
 
 
-def documents(args) -> list:
+def documents() -> List[Path]:
+    """The documents whose generated blocks `docs.docs` refreshes and checks: the repository's
+    README, the lab's README and docs/*.md, docs/evidence/*.md."""
+    repo = committed.ROOT.parents[1]
+    docs = ([repo / "README.md", committed.ROOT / "README.md"] + sorted((committed.ROOT / "docs").glob("*.md"))
+            + sorted(committed.evidence_dir().glob("*.md")))
+    return [d for d in docs if d.exists()]
+
+
+def named_documents(args) -> list:
     """The documents named, a folder standing for its *.md files."""
     paths = [Path(a) for a in args] or [Path("docs")]
     return [d for p in paths for d in (sorted(p.glob("*.md")) if p.is_dir() else [p])]

@@ -15,8 +15,8 @@ that tests give them hand-made rows.
 import math
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+from ..stats import paired_t_test
 from .nodev import difference
-from .stats import paired_t_test
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
 RANDOM_METHOD, DRAW, CHOSEN = "lowres_best_trf", 20, 50  # campaign_trf_nodev's recipe; 20 drawn, 20 + 30 trained on

@@ -10,7 +10,7 @@ that tests give them hand-made rows.
 """
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from .stats import draw_means, paired_t_test, summarize
+from ..stats import draw_means, paired_t_test, summarize
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
 RECIPE, PEER, CPU_RECIPE = "lowres_best_trf", "hf_token_classification", "lowres_best"

@@ -1,0 +1,149 @@
+"""Every generated text of the lab's documents from the committed rows (`fragments`: {path
+relative to docs/: text}) and the command that writes or checks them with the documents'
+generated blocks (`docs`: `python projects/lab/lab.py docs [--check]`)."""
+import tempfile
+import warnings
+from pathlib import Path
+
+from ..spec import load_spec
+from ..stats import tested
+from ..store import StoreError, UnreadableRow
+from ..verdicts import load_claims, markdown_table, verdicts
+from . import blocks, committed, heads, trf_rule
+from .blocks import documents
+from .caveats import caveats_text
+from .claims import claim_sentences, subgroup_sentence
+from .committed import results_by_cell
+from .minilm import minilm_budget, minilm_table
+from .nodev import cpu_text, readme_text
+from .pairs import paired_lists
+from .readme import readme_fragments
+from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
+from .reports import OTHER_STUDIES, report_texts
+from .status import spec_counts, status_table
+from .trf_ablation import trf_ablation_texts
+
+
+def fragments() -> dict:
+    """{path relative to docs/: text} of every generated file, computed from the committed
+    rows (`results/`) now: the studies' reports, the tables and sentences of the documents and
+    of the repository's README (`docs/evidence/readme/`). `docs` writes them and the blocks
+    that show them; `docs --check` compares. Computed in the project folder, whatever the
+    caller's: a spec's relative paths (its configs folder, a method's config file) are that
+    folder's, as for `study run`, and a path read from elsewhere would give its cells other keys."""
+    return committed.in_lab(_fragments)
+
+
+def _fragments() -> dict:
+    """`fragments` in the lab folder: each generated file's text by its path, document by
+    document (a new generated file is one more entry here)."""
+    out = {"evidence/campaign_status.md": status_table()}
+    out.update(spec_counts())
+    for spec in sorted((committed.ROOT / "studies").glob("campaign_*.yaml")):
+        if (committed.ROOT / "results" / spec.stem).exists():
+            out.update(report_texts(spec.stem))
+    for name, baseline in OTHER_STUDIES.items():
+        if (committed.ROOT / "results" / name).exists():
+            out.update(report_texts(name, baseline))
+            out[f"evidence/{name}/ablation.md"] = ratio_table(name, baseline)
+    if (committed.ROOT / "results" / "lowres_recipe").exists():
+        out["evidence/lowres_recipe/parts.md"] = contrast_table("lowres_recipe", RECIPE_CONTRASTS)
+        by = results_by_cell("lowres_recipe")
+        out.update(named_contrasts(by))
+        for key, (a, b, sizes) in RECIPE_SENTENCES.items():
+            xs, ys = paired_lists(by, a, b, sizes)
+            at = "" if sizes is None else f" at {', '.join(map(str, sizes))} sentences"
+            out[f"evidence/recipe/{key}.md"] = (tested(a, b, xs, ys) if xs else f"`{a}` against `{b}`: no pairs") + at + "\n"
+        out["evidence/caveats.md"] = caveats_text()
+    if (committed.ROOT / "results" / "lowres_recipe_rerun").exists():
+        out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
+    out["evidence/campaign_minilm.md"] = minilm_table()
+    if (committed.ROOT / "results" / "campaign_trf_recipe").exists():
+        spec = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev.yaml")
+        nodev = results_by_cell("campaign_trf_nodev", spec) if (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
+        text = readme_text(nodev, results_by_cell("campaign_trf_recipe"), list(spec.corpora)).rstrip("\n")
+        cpu = results_by_cell("campaign_cpu_nodev") if (committed.ROOT / "results" / "campaign_cpu_nodev").exists() else {}
+        out["evidence/readme/nodev.md"] = f"{text} And {cpu_text(cpu, results_by_cell('lowres_recipe'))}"
+    out["evidence/readme/selection.md"] = selection_text()
+    out.update(minilm_budget())
+    if (committed.ROOT / "results" / trf_rule.STUDY).exists():
+        out.update(trf_ablation_texts())
+    results = verdicts(load_claims(committed.ROOT / "studies" / "claims.yaml"))
+    out["evidence/verdicts.md"] = markdown_table(results)
+    out.update(claim_sentences(results))
+    if (committed.ROOT / "results" / "campaign_resampling").exists():
+        out["evidence/claims/resampling_subgroups.md"] = subgroup_sentence("campaign_resampling")
+    if (committed.ROOT / "results" / "heads_lowres").exists():
+        heads_summary, recipe_summary = {}, {}
+        out["evidence/heads_lowres/table.md"] = heads.table(committed.ROOT / "results" / "heads_lowres", committed.ROOT / "results" / "lowres_recipe", heads_summary) + "\n"
+        out["evidence/heads_lowres/screen.md"] = heads.screen(committed.ROOT / "results" / "heads_lowres") + "\n"
+        out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(committed.ROOT / "results" / "lowres_recipe", recipe_summary) + "\n"
+        out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
+    return out
+
+
+def docs(check: bool = False, say=print, generated=None, docs_list=None) -> int:
+    """Write every generated file and block from the rows (`fragments`, or `generated` when
+    given), or with `check` only compare: one line per file or block that differs from what
+    the rows give, and 1; 0 when nothing differs. `docs_list`: the documents (`documents()`).
+    A row file the rows are read from that cannot be read is named; then nothing is written
+    (a StoreError), and the check fails."""
+    generated, unreadable = unread_rows(fragments) if generated is None else (generated, [])
+    for line in unreadable:
+        say(line)
+    if unreadable and not check:  # a figure without its row would be written as if it were all
+        raise StoreError(f"{len(unreadable)} unreadable row file(s) in the results stores (named above); nothing "
+                         "written: put them right or train their cells again, then run docs again")
+    texts = {(committed.ROOT / "docs" / rel).resolve(): text for rel, text in generated.items()}
+    problems = []
+    for path, text in texts.items():
+        current = path.read_text(encoding="utf8") if path.exists() else None
+        if current == text:
+            continue
+        if check:
+            problems.append(f"{path.relative_to(committed.ROOT.parents[1].resolve())}: differs from what the rows give")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", encoding="utf8", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+                tmp.write(text)
+            Path(tmp.name).replace(path)
+            say(f"wrote {path}")
+    for doc in documents() if docs_list is None else docs_list:
+        if check:
+            problems += blocks.drift(doc, doc.resolve().parent, texts)
+        else:
+            before = doc.read_text(encoding="utf8")
+            blocks.refresh(doc, doc.resolve().parent, texts)
+            if doc.read_text(encoding="utf8") != before:
+                say(f"{doc}: generated blocks refreshed")
+    repo = f"{committed.ROOT.parents[1].resolve()}/"
+    for line in problems:
+        say(line.replace(repo, ""))
+    if problems:
+        say(f"{len(problems)} generated text(s) differ from the rows: run `python projects/lab/lab.py docs` to rewrite them")
+    if unreadable:
+        say(f"{len(unreadable)} unreadable row file(s) in the results stores (named above)")
+    return 1 if problems or unreadable else 0
+
+
+def unread_rows(compute):
+    """`compute()` and the row files its reads skipped (`store.UnreadableRow`), each named once;
+    any other warning is shown as it would have been."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnreadableRow)
+        result = compute()
+    for w in caught:
+        if not issubclass(w.category, UnreadableRow):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return result, list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnreadableRow)))
+
+
+def selection_text() -> str:
+    """README's sentences on the annotation loop (`selection.readme_text`): the rows of
+    studies/campaign_selection.yaml against campaign_trf_nodev's random draws of the recipe."""
+    from .selection import readme_text as selection_readme
+
+    spec = load_spec(committed.ROOT / "studies" / "campaign_selection.yaml")
+    loop = results_by_cell(spec.name, spec) if (committed.ROOT / "results" / spec.name).exists() else {}
+    random = results_by_cell("campaign_trf_nodev") if loop and (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
+    return selection_readme(loop, random, list(spec.corpora))

@@ -1,0 +1,214 @@
+"""The table of issue 23: the fixed auc_ner heads against spaCy's default ner, per corpus x size.
+
+Reads the heads' rows (results/heads_lowres/) and spaCy's ner and the unfixed heads'
+rows of studies/lowres_recipe.yaml (results/lowres_recipe/: the same cells, so rows pair
+by corpus, size and partition), and prints, for every method, corpus and size: the mean test
+F1 (strict seqeval micro, %), the mean dev F1 early stopping saw, the ratio of the mean test
+F1 to spaCy ner's, the paired t-test p over the partitions both have (scipy ttest_rel), the
+number of pairs, and for a fixed head (name <head>_cal...) the unfixed head's mean test F1 on
+the same partitions with its paired p; then each method's ratio averaged over the corpus x size cells it has,
+and one paired test over the draws (corpus, partition; a partition's 20 sentences are the first
+20 of its 50, so its two sizes are averaged into one pair). Cells with fewer than 5 pairs are
+shown as they are, marked incomplete; a cell with a row that records no library versions (written
+before rows recorded them) is marked †.
+Then the recipe decision (issue 23 point 3): the fixed head with the recipe's extras
+(lowres_best, then called bilstm_crf_cal_wd_extras) against spaCy's ner with the same extras
+(lowres_spacy_ner, then called recipe_rounds2, the recipe until then), dev F1 (what the
+decision reads) and test F1, paired per cell and pooled.
+
+`python lab.py docs` writes them into docs/evidence/heads_lowres.md's generated blocks;
+`python -m scripts.heads_lowres_table` (from projects/lab) prints them.
+"""
+from collections import defaultdict
+
+import numpy
+from scipy.stats import ttest_rel
+
+from ..spec import load_spec
+from ..stats import draw_means
+from ..store import ResultsStore, latest_rows, spec_of, superseded
+
+BASELINE = "spacy_ner"
+REFERENCE = ["crf", "bilstm_crf"]  # the unfixed heads of lowres_recipe
+CORPORA = ["conll2003", "ncbi_disease", "s800"]
+SIZES = [20, 50]
+
+
+def spec_rows(path):
+    """The rows of the results store `path`, read through its spec studies/<store>.yaml, so
+    that a row is named as the spec names its cell now, whatever name it was written under."""
+
+    return ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())
+
+
+def load(path, methods=None, found=None):
+    """{(method, corpus, size): {partition: (test F1 %, dev F1 %, versions recorded)}}, the last
+    ok row of a cell of the results store `path` (`spec_rows`; `found`: those rows when
+    already read)."""
+    out = defaultdict(dict)
+    for r in (spec_rows(path) if found is None else found):
+        if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
+            continue
+        s = r["scores"]
+        out[(r["method"], r["corpus"], r["size"])][r["partition"]] = (100 * s["ents_seqeval_micro_f"], 100 * (s.get("dev_score") or 0.0),
+                                                                   bool(r.get("versions")))
+    return out
+
+
+def stale_rows(found, methods) -> tuple:
+    """(superseded, all): the latest ok rows of `methods` at SIZES among a store's rows `found`
+    (`spec_rows`) that `store.superseded` names (self-trained on re-tokenized text before a
+    fix), and all of them."""
+
+    rows = [r for r in latest_rows(found).values()
+            if r.get("status") == "ok" and not r.get("tuning") and r.get("size") in SIZES and r["method"] in methods]
+    return sum(1 for r in rows if superseded(r)), len(rows)
+
+
+def draws(pairs):
+    """[((corpus, partition), a, b), ...] -> (a's, b's) as arrays, one mean pair per draw."""
+    means = draw_means(pairs)
+    return numpy.asarray([a for a, _ in means.values()]), numpy.asarray([b for _, b in means.values()])
+
+
+def unversioned(*cells, parts) -> str:
+    """'†' when a row of these cells on these partitions records no versions."""
+    return " †" if any(not cell[p][2] for cell in cells for p in parts if p in cell) else ""
+
+
+UNVERSIONED_NOTE = ("† a row of the cell records no library versions or commit (written before rows "
+                    "recorded them; not rerun).")
+
+
+def table(heads_path, recipe_path, summary=None):
+    """The markdown tables; `summary`, a dict, receives per method what the last table prints
+    (mean_ratio, low, cells, ratios per (corpus, size), diff, p, draws, unversioned), for
+    sentences that cite it."""
+    summary = {} if summary is None else summary
+    rows = load(recipe_path, [BASELINE] + REFERENCE)
+    heads = load(heads_path)
+    rows.update(heads)
+    methods = REFERENCE + sorted({m for m, _, _ in heads})
+    lines = ["| method | corpus | n | test F1 | dev F1 | spaCy ner test F1 | ratio | paired p | unfixed head F1 | p vs unfixed | pairs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    averages, pooled = {}, {}
+    for m in methods:
+        ratios = []
+        for c in CORPORA:
+            for n in SIZES:
+                mine, base = rows.get((m, c, n), {}), rows.get((BASELINE, c, n), {})
+                parts = sorted(set(mine) & set(base))
+                if not parts:
+                    continue
+                a = numpy.asarray([mine[p][0] for p in parts])
+                b = numpy.asarray([base[p][0] for p in parts])
+                dev = numpy.mean([mine[p][1] for p in parts])
+                ratio = a.mean() / b.mean() if b.mean() > 0 else None
+                p = f"{ttest_rel(a, b).pvalue:.3f}" if len(parts) > 1 else "–"
+                if ratio is not None:
+                    ratios.append(ratio)
+                    summary.setdefault(m, {"ratios": {}, "unversioned": False})["ratios"][(c, n)] = ratio
+                    summary[m]["unversioned"] |= bool(unversioned(mine, base, parts=parts))
+                pooled.setdefault(m, []).extend(((c, p), x, y) for p, x, y in zip(parts, a, b))
+                unfixed, p_unfixed = "", ""
+                ref = rows.get((m.split("_cal")[0], c, n), {}) if m not in REFERENCE else {}
+                if ref and all(q in ref for q in parts):
+                    u = numpy.asarray([ref[q][0] for q in parts])
+                    unfixed = f"{u.mean():.1f}"
+                    p_unfixed = f"{ttest_rel(a, u).pvalue:.3f}" if len(parts) > 1 else "–"
+                mark = "" if len(parts) >= 5 else " (incomplete)"
+                ratio_text = "–" if ratio is None else f"{ratio:.2f}x"
+                lines.append(f"| {m} | {c} | {n} | {a.mean():.1f} | {dev:.1f} | {b.mean():.1f} | {ratio_text} | {p} | {unfixed} | {p_unfixed} | {len(parts)}{mark}{unversioned(mine, base, parts=parts)} |")
+        if ratios:
+            averages[m] = (float(numpy.mean(ratios)), len(ratios), float(numpy.min(ratios)))
+    # one paired t-test over the draws (corpus, partition) a method shares with spaCy's ner
+    def pooled_text(m):
+        a, b = draws(pooled[m])
+        if len(a) < 2:
+            return "–"
+        p = ttest_rel(a, b).pvalue
+        summary[m].update(diff=a.mean() - b.mean(), p=p, draws=len(a))
+        return f"{a.mean() - b.mean():+.1f} points, p={p:.3g}, {len(a)} draws"
+
+    lines.append("")
+    lines.append("| method | mean ratio to spaCy ner | lowest cell ratio | corpus x size cells | paired difference to spaCy ner over the draws |")
+    lines.append("|---|---|---|---|---|")
+    for m, (mean, k, low) in averages.items():
+        summary[m].update(mean_ratio=mean, cells=k, low=low)
+        lines.append(f"| {m} | {mean:.2f}x | {low:.2f}x | {k} of {len(CORPORA) * len(SIZES)} | {pooled_text(m)} |")
+    return "\n".join(lines + ["", UNVERSIONED_NOTE])
+
+
+def screen(heads_path, methods=("bilstm_crf_cal", "bilstm_crf_cal_wd"), corpora=("s800", "ncbi_disease"), parts=(0, 1)) -> str:
+    """The dev screen that picked the head: mean dev F1 at 20 sentences on partitions 0-1, per
+    method and corpus ("`bilstm_crf_cal` 5.5 and 26.8; ...")."""
+    rows = load(heads_path, list(methods))
+    out = []
+    for m in methods:
+        means = [numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})]) for c in corpora]
+        out.append(f"`{m}` {' and '.join(f'{x:.1f}' for x in means)}")
+    return "; ".join(out)
+
+
+HEAD_EXTRAS, NER_EXTRAS = "lowres_best", "lowres_spacy_ner"
+
+
+def recipe_table(recipe_path, summary=None):
+    """The fixed head with the extras against spaCy's ner with the same extras, dev and test;
+    `summary`, a dict, receives the pooled tests ("dev", "test", and per method against spaCy's
+    ner: (mean a, mean b, p, draws)), the cells {(corpus, size): (dev a, test a, dev b, test b,
+    test of spaCy's ner, unversioned)}, and the mean dev-minus-test gap of each method."""
+    summary = {} if summary is None else summary
+    found = spec_rows(recipe_path)  # read once: the table's cells and the stale count
+    rows = load(recipe_path, [HEAD_EXTRAS, NER_EXTRAS, BASELINE], found)
+    lines = ["| corpus | n | dev F1 head+extras | dev F1 ner+extras | dev p | test F1 head+extras | test F1 ner+extras | ratio | test p | spaCy ner test F1 | pairs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    pooled = {0: [], 1: []}
+    against_ner = {HEAD_EXTRAS: [], NER_EXTRAS: []}  # test F1 pairs with spaCy's default ner
+    for c in CORPORA:
+        for n in SIZES:
+            mine, theirs, plain = (rows.get((m, c, n), {}) for m in (HEAD_EXTRAS, NER_EXTRAS, BASELINE))
+            parts = sorted(set(mine) & set(theirs))
+            if not parts:
+                continue
+            for name, own in ((HEAD_EXTRAS, mine), (NER_EXTRAS, theirs)):
+                against_ner[name].extend(((c, p), own[p][0], plain[p][0]) for p in parts if p in plain)
+            cols = []
+            for i in (1, 0):  # dev, then test
+                a = numpy.asarray([mine[p][i] for p in parts])
+                b = numpy.asarray([theirs[p][i] for p in parts])
+                pooled[i].extend(((c, p), x, y) for p, x, y in zip(parts, a, b))
+                p_text = f"{ttest_rel(a, b).pvalue:.3f}" if len(parts) > 1 else "–"
+                cols.append((a.mean(), b.mean(), p_text))
+            (da, db, dp), (ta, tb, tp) = cols
+            plain_test = numpy.mean([plain[p][0] for p in parts if p in plain]) if any(p in plain for p in parts) else None
+            summary.setdefault("cells", {})[(c, n)] = (da, ta, db, tb, plain_test, bool(unversioned(plain, parts=parts)), bool(unversioned(theirs, parts=parts)))
+            ratio = f"{ta / tb:.2f}x" if tb > 0 else "–"
+            base = f"{numpy.mean([plain[p][0] for p in parts if p in plain]):.1f}" if any(p in plain for p in parts) else "–"
+            mark = "" if len(parts) >= 5 else " (incomplete)"
+            lines.append(f"| {c} | {n} | {da:.1f} | {db:.1f} | {dp} | {ta:.1f} | {tb:.1f} | {ratio} | {tp} | {base}{unversioned(plain, parts=parts)} | {len(parts)}{mark}{unversioned(mine, theirs, parts=parts)} |")
+    lines.append("")
+    for i, name in ((1, "dev"), (0, "test")):
+        if len(pooled[i]) > 1:
+            a, b = draws(pooled[i])
+            summary[name] = (a.mean(), b.mean(), ttest_rel(a, b).pvalue, len(a))
+            lines.append(f"- pooled {name}: head+extras {a.mean():.1f}, ner+extras {b.mean():.1f}, "
+                         f"{a.mean() - b.mean():+.1f} points (x{a.mean() / b.mean():.2f}), paired t-test p={ttest_rel(a, b).pvalue:.3g}, {len(a)} draws")
+    for name, pairs in against_ner.items():
+        if len(pairs) > 1:
+            a, b = draws(pairs)
+            summary[name] = (a.mean(), b.mean(), ttest_rel(a, b).pvalue, len(a))
+            lines.append(f"- pooled test, `{name}` against spaCy's default ner: {a.mean():.1f} vs {b.mean():.1f}, "
+                         f"{a.mean() - b.mean():+.1f} points (x{a.mean() / b.mean():.2f}), paired t-test p={ttest_rel(a, b).pvalue:.3g}, {len(a)} draws")
+    gaps = {}
+    for (m, c, n), by_part in rows.items():
+        if m in (HEAD_EXTRAS, NER_EXTRAS):
+            gaps.setdefault(m, []).extend(test_dev[1] - test_dev[0] for test_dev in by_part.values())
+    summary["optimism"] = {m: float(numpy.mean(g)) for m, g in gaps.items()}
+    summary["stale"] = stale_rows(found, (HEAD_EXTRAS, NER_EXTRAS))
+    if len(gaps) == 2:
+        lines.append(f"- dev minus test, the optimism of a dev score: `{HEAD_EXTRAS}` {summary['optimism'][HEAD_EXTRAS]:+.1f} points, "
+                     f"`{NER_EXTRAS}` {summary['optimism'][NER_EXTRAS]:+.1f} (means over their cells): the head's entity bias is "
+                     "calibrated on the dev sample that scores it")
+    lines += ["", "Pooled: one pair per draw (corpus, partition; the mean of its 20 and 50 sentences, "
+              "the first 20 of one seeded permutation and its first 50). " + UNVERSIONED_NOTE]
+    return "\n".join(lines)
