@@ -73,3 +73,5 @@ def test_a_source_checkout_also_reads_the_shared_data_beside_it(tmp_path, monkey
     monkeypatch.chdir(lab)
     assert locate_corpus("ncbi_disease") == beside
     assert corpora._checkout_data() == Path(corpora.__file__).resolve().parents[3] / "shared" / "data"  # this checkout's
+    monkeypatch.setenv(ENV_VAR, "")  # a given $SPACY_AUC_NER_DATA, even empty, replaces it
+    assert locate_corpus("ncbi_disease") is None

@@ -9,8 +9,9 @@ copy that `CorpusSource.differences` compares a local copy or a download with.
 `data_dirs`: the folders searched for ``<corpus>/{train,dev,test}.tsv``, the places README
 names and no others: the given folder (a project's ``vars.data_dir``, ``assets/`` by default),
 ``$SPACY_AUC_NER_DATA``, ``assets/``, ``data/`` and ``../shared/data`` relative to the working
-folder, then ``shared/data`` beside the package's own checkout (where a source checkout
-keeps its corpora: the lab runs from ``projects/lab``, two levels below the checkout). Not the
+folder, then, unless ``$SPACY_AUC_NER_DATA`` is set (even to nothing), ``shared/data`` beside
+the package's own checkout (where a source checkout keeps its corpora: the lab runs from
+``projects/lab``, two levels below the checkout). Not the
 ancestors of the working folder: a ``shared/`` folder two levels up would change what a test
 or a user gets.
 """
@@ -139,7 +140,7 @@ def data_dirs(data_dir: Optional[PathLike] = None, cwd: Optional[PathLike] = Non
     if os.environ.get(ENV_VAR):
         dirs.append(cwd / os.environ[ENV_VAR])
     dirs += [cwd / "assets", cwd / "data", cwd.parent / "shared" / "data"]
-    if CHECKOUT_DATA is not None:
+    if CHECKOUT_DATA is not None and ENV_VAR not in os.environ:  # a given $SPACY_AUC_NER_DATA, even empty, replaces it
         dirs.append(CHECKOUT_DATA)
     return list(dict.fromkeys(Path(os.path.normpath(d)) for d in dirs))
 
