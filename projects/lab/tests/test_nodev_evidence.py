@@ -31,7 +31,7 @@ def test_the_sentence_by_hand():
     text = readme_text(nodev, dev, ["d"])
     assert text.startswith("4 of 120 no-dev cells have rows so far; ")
     assert "the recipe +5.0 [-58.5, +68.5] points (p = 0.500, 2 draws)" in text
-    assert "keeps 90 % of its dev-selected test F1 (pooled over 2 draws; goal 95 %: not met)" in text
+    assert "keeps 90 % of its dev-selected test F1 (pooled over 2 draws; goal 95 %: not met on these rows)" in text
     assert "×2.00 the peer by the ratio of pooled means (d ×2.00), +22.5 [-9.3, +54.3] points (p = 0.070, 2 draws)" in text
     assert "goal ×1.4 with no corpus below ×1.0: met on these rows" in text
     assert "nan" not in text.lower()

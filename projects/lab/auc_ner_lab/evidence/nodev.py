@@ -70,8 +70,9 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     kept_x, kept_y = pairs(nodev, RECIPE, dev, RECIPE)
     kept = _ratio(kept_x, kept_y)
     if kept is not None:
-        parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {len(kept_x)} draws; goal 95 %: "
-                     f"{'met' if kept >= 0.95 else 'not met'})")
+        draws = f"{len(kept_x)} draw{'s' if len(kept_x) != 1 else ''}"
+        parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {draws}; goal 95 %: "
+                     f"{'met' if kept >= 0.95 else 'not met'} on these rows)")
     xs, ys = pairs(nodev, RECIPE, nodev, PEER)
     ratio = _ratio(xs, ys)
     if ratio is not None:
