@@ -27,6 +27,7 @@ from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.files import PathLike
+from .spacy_training import checked_block
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "budget.cfg"
 BLOCK = "budget"
@@ -62,14 +63,7 @@ class Budget:
     def from_config(cls, config: Mapping[str, Any]) -> "Budget":
         """The block's settings, with configs/budget.cfg's defaults for what it leaves out; a
         wrong one is one line naming its full key."""
-        block = with_budget(config)[BLOCK]
-        unknown = sorted(set(block) - set(CHECKS))
-        if unknown:
-            raise DataError(f"[{BLOCK}.{unknown[0]}] is not a setting of the budget ({', '.join(CHECKS)})")
-        for key, (valid, text) in CHECKS.items():
-            if not valid(block[key]):
-                raise DataError(f"[{BLOCK}.{key}] {text}, not {json.dumps(block[key])}")
-        return cls(**{key: block[key] for key in CHECKS})
+        return cls(**checked_block(with_budget(config)[BLOCK], BLOCK, "the budget", CHECKS))
 
 
 def with_budget(config: Mapping[str, Any]) -> Config:

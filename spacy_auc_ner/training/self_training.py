@@ -27,7 +27,7 @@ from ..pipeline.scoring import dev_scores
 from .budget import has_dev
 from .confidences import find_recognizer, pipe_factories
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
-from .spacy_training import load_training_config, train_config
+from .spacy_training import checked_block, load_training_config, train_config
 from .unlabeled import PoolItem
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "self_training.cfg"
@@ -70,14 +70,7 @@ class SelfTrainingSettings:
     def from_config(cls, config: Config) -> "SelfTrainingSettings":
         """The settings of ``config``'s block (`with_self_training` fills what it leaves out); a
         wrong one is one line naming its full key: ``[self_training.threshold] must be ...``."""
-        block = with_self_training(config)[BLOCK]
-        unknown = sorted(set(block) - set(CHECKS))
-        if unknown:
-            raise DataError(f"[{BLOCK}.{unknown[0]}] is not a setting of self-training ({', '.join(CHECKS)})")
-        for key, (valid, text) in CHECKS.items():
-            if not valid(block[key]):
-                raise DataError(f"[{BLOCK}.{key}] {text}, not {json.dumps(block[key])}")
-        return cls(**{key: block[key] for key in CHECKS})
+        return cls(**checked_block(with_self_training(config)[BLOCK], BLOCK, "self-training", CHECKS))
 
 
 def with_self_training(config: Config) -> Config:

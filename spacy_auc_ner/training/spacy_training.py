@@ -5,7 +5,7 @@ own budget). The study engine of the lab checks its specs' overrides with the sa
 """
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from thinc.api import Config, ConfigValidationError
 
@@ -30,6 +30,21 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
         return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
     except ConfigValidationError as err:
         raise DataError(f"{where}: {config_error_text(err)}") from None
+
+
+def checked_block(block: Mapping[str, Any], name: str, what: str, checks: Mapping[str, Tuple[Callable[[Any], bool], str]]) -> Dict[str, Any]:
+    """The settings of the config block ``[name]`` (defaults already filled in), each checked by
+    its ``checks`` entry (valid, what it must be): a setting that is not one of ``what`` or a
+    wrong value is one line naming its full key, ``[name.key] must be ..., not 2``."""
+    import json
+
+    unknown = sorted(set(block) - set(checks))
+    if unknown:
+        raise DataError(f"[{name}.{unknown[0]}] is not a setting of {what} ({', '.join(checks)})")
+    for key, (valid, text) in checks.items():
+        if not valid(block[key]):
+            raise DataError(f"[{name}.{key}] {text}, not {json.dumps(block[key])}")
+    return {key: block[key] for key in checks}
 
 
 def missing_keys(config: Mapping[str, Any], keys: Sequence[str]) -> List[str]:
