@@ -10,7 +10,7 @@ that tests give them hand-made rows.
 """
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from ..stats import draw_means, paired_t_test, summarize
+from ..stats import draw_means, paired_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
 RECIPE, PEER, CPU_RECIPE = "lowres_best_trf", "hf_token_classification", "lowres_best"
@@ -35,11 +35,7 @@ def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optiona
 def difference(xs: Sequence[float], ys: Sequence[float]) -> str:
     """"+1.2 [-0.3, +2.7] points (p=0.120, 15 draws)": xs - ys in F1 points, the 95 % interval of
     the differences (none from one draw) and the paired t-test's p-value."""
-    t = paired_t_test(xs, ys)
-    text = f"{100 * t.mean_diff:+.1f}"
-    interval = summarize([x - y for x, y in zip(xs, ys)])
-    if interval.half_width is not None:
-        text += f" [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+    t, text = paired_difference(xs, ys)
     p = "no p-value" if t.p_value is None else (f"p = {t.p_value:.3f}" if t.p_value >= 0.001 else "p < 0.001")
     return f"{text} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
 
