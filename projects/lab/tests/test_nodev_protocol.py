@@ -48,3 +48,21 @@ def test_leave_one_corpus_out_by_hand(monkeypatch):
                            tuning_methods=lambda: [SimpleNamespace(name="m")])
     chosen = leave_one_corpus_out(spec, latest)
     assert chosen["m"]["a"].point == {RATE: 2} and chosen["m"]["b"].point == {RATE: 1}
+
+
+
+def test_the_shipped_cpu_recipe_trains_the_budget_its_rows_measured(monkeypatch):
+    """`lowres_best`'s rows trained 600 steps with a dev sample (lowres_recipe: dev scored every
+    50, patience 300) and without one (campaign_cpu_nodev); the shipped recipe trains the same,
+    not the CPU base's 2000 steps."""
+    from spacy_auc_ner.api import recipe_config
+
+    monkeypatch.chdir(LAB)
+    shipped = recipe_config("lowres_best")["training"]
+
+    def measured(spec: str):
+        return next(c for c in load_spec(spec).cells() if c.method == "lowres_best").training_config()["training"]
+
+    with_dev, without_dev = measured("studies/lowres_recipe.yaml"), measured("studies/campaign_cpu_nodev.yaml")
+    assert {k: with_dev[k] for k in ("max_steps", "eval_frequency", "patience")} == {k: shipped[k] for k in ("max_steps", "eval_frequency", "patience")}
+    assert without_dev["max_steps"] == shipped["max_steps"] == 600
