@@ -34,9 +34,7 @@ Corpora:
   data_dirs, locate_corpus                   where a local copy of a corpus is looked for (README's folders), and the one found
   draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
   rareness                                   the type rareness r_t that ``Resampled.v1`` weighs sentences by
-Array maths (numpy or cupy) for a head of your own:
-  crf_nll, posteriors, viterbi, pad, constrain, bio_constraints  the BIO linear-chain CRF: NLL and gradients, marginals, best path
-  lstm_layer                                 thinc's LSTM with a correct result on a GPU (thinc's computes the first sentence only)
+Encoders (the CRF maths and the LSTM are reached as a config reaches them: ``CRFLoss.v1``, ``CRF.v1``, ``BiLSTMEncoder.v1``):
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
@@ -74,9 +72,7 @@ from .methods import (
     recipe_encoder,
     recipe_files,
 )
-from .ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from .ml.encoders import resolve_encoder_name
-from .ml.lstm import lstm_layer
 from .outputs import OutputFolder, check_output_file
 from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
@@ -98,7 +94,7 @@ __all__ = [
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
-    "crf_nll", "posteriors", "viterbi", "pad", "constrain", "bio_constraints", "lstm_layer", "resolve_encoder_name",
+    "resolve_encoder_name",
     "main", "app", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",
 ]
