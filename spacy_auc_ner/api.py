@@ -38,26 +38,22 @@ Encoders (the CRF maths and the LSTM are reached as a config reaches them: ``CRF
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
-  app                                        the typer app of ``spacy-auc-ner``, to mount its commands in your own or list them
-  one_line_errors, fail, EXPECTED            end your commands' expected failures (these errors and yours) as one ``Error:`` line
+  one_line_errors, EXPECTED                  end your commands' expected failures (these errors and yours) as one ``Error:`` line
   DataError, config_error_text, os_error_text  the one-line data error; a config or OS error as one line
   PathLike, atomic_output, write_text, write_json  write a file whole or not at all
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
-  require                                    import an optional extra, or fail in one line naming the pip command
 """
 from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES, select_sentences, token_set
 from .annotation.suggestions import Suggestion, suggest_docs
 from .annotation.uncertainty import sentence_uncertainty
 from .cli import main
-from .cli.app import app
-from .cli.errors import EXPECTED, fail, one_line_errors
+from .cli.errors import EXPECTED, one_line_errors
 from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
 from .data.corpora import CORPORA, CorpusSource, data_dirs, locate_corpus
 from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
 from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
 from .data.toy import TOY_SENTENCES, write_toy_corpus
-from .extras import require
 from .labels import bio_layout, doc_bio_tags
 from .methods import (
     DEFAULT_CONFIGS_DIR,
@@ -95,6 +91,6 @@ __all__ = [
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
     "resolve_encoder_name",
-    "main", "app", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
-    "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",
+    "main", "one_line_errors", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
+    "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file",
 ]
