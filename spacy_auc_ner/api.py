@@ -5,13 +5,13 @@ public through spaCy's registry and its config name; everything else in the pack
 and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab to this list.
 
 Methods and recipes (what ``spacy-auc-ner config`` assembles):
-  DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER  the shipped configs, the base per encoder, the recipes' encoder
-  method_names, method_path, method_config   list, find and assemble a named method onto a base
-  recipe_files, recipe_config, recipe_encoder  the files a recipe assembles from, its config, its encoder
+  DEFAULT_CONFIGS_DIR, ENCODERS              the shipped configs; the base config per encoder family
+  method_path, method_config                 find a named method's file (an unknown name fails with the known ones); assemble it onto a base
+  recipe_files, recipe_config                the base and partial files a recipe assembles from (its base says its encoder); its config
   assemble, MethodError                      merge your own partial configs as methods are merged; its error
 Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
-  missing_keys, unknown_override_keys        dotted keys a config lacks; override keys that name nothing (``recipe`` refuses them)
+  unknown_override_keys                      the override keys that name nothing in a config, filled defaults counted (``recipe`` refuses them)
   budgeted, has_dev                          the step settings of a config's ``[budget]`` (epochs) and dev set; whether it has one
   train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
   with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
@@ -39,7 +39,7 @@ Encoders (the CRF maths and the LSTM are reached as a config reaches them: ``CRF
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
   one_line_errors, EXPECTED                  end your commands' expected failures (these errors and yours) as one ``Error:`` line
-  DataError, config_error_text, os_error_text  the one-line data error; a config or OS error as one line
+  DataError                                  the one-line data error (``one_line_errors`` prints it as ``Error: ...``)
   PathLike, atomic_output, write_text, write_json  write a file whole or not at all
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
@@ -52,20 +52,17 @@ from .cli.errors import EXPECTED, one_line_errors
 from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
 from .data.corpora import CORPORA, CorpusSource, data_dirs, locate_corpus
 from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
-from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
+from .data.files import DataError, PathLike, atomic_output, write_json, write_text
 from .data.toy import TOY_SENTENCES, write_toy_corpus
 from .labels import bio_layout, doc_bio_tags
 from .methods import (
     DEFAULT_CONFIGS_DIR,
     ENCODERS,
-    RECIPE_ENCODER,
     MethodError,
     assemble,
     method_config,
-    method_names,
     method_path,
     recipe_config,
-    recipe_encoder,
     recipe_files,
 )
 from .ml.encoders import resolve_encoder_name
@@ -78,19 +75,18 @@ from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
 from .training.resampling import rareness
 from .training.self_training import SelfTrainingSettings, with_self_training
-from .training.spacy_training import load_training_config, missing_keys, train_config, unknown_override_keys
+from .training.spacy_training import load_training_config, train_config, unknown_override_keys
 from .training.unlabeled import write_pool, write_unlabeled
 
 __all__ = [
-    "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
-    "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
+    "DEFAULT_CONFIGS_DIR", "ENCODERS", "method_path", "method_config", "recipe_files", "recipe_config", "assemble", "MethodError",
+    "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
     "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
     "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
     "resolve_encoder_name",
-    "main", "one_line_errors", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
+    "main", "one_line_errors", "EXPECTED", "DataError", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file",
 ]
