@@ -25,15 +25,12 @@ Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
   token_set, STRATEGIES                      what the guard compares (lower-cased token sets); the strategies' names
   DEFAULT_MAX_SIMILARITY                     the guard's default: the Jaccard similarity above which a sentence is skipped
 Corpora:
-  read_columns, parse_columns, write_columns, columns_text, Sentence  BIO/IOB1/BIOES column files, errors naming file and line
-  read_docs, write_docs, sentences_to_docs, write_sentences            Docs from and to ``.spacy`` or column files
+  read_docs, write_docs                      Docs from a ``.spacy`` or BIO/IOB1/BIOES column file (errors naming file and line); to ``.spacy``
+  parse_columns, Sentence, write_sentences   column text as sentences with BIO labels; them to ``.spacy`` or ``token<TAB>BIO`` by suffix
   doc_bio_tags, bio_layout                   a Doc's entities as IOB2 tags; which label index of a pipe is B/I of which type
-  EntityArrays, PREFIX_O, PREFIX_B, PREFIX_I  a corpus's gold entities as flat arrays, for statistics of your own
-  TOY_SENTENCES, write_toy_corpus            six hand-made sentences, and them as a toy corpus folder, for smoke runs
-  CORPORA, CorpusSource                      the known corpora: sources at pinned commits, checksums of the reference copies
-  data_dirs, locate_corpus                   where a local copy of a corpus is looked for (README's folders), and the one found
+  write_toy_corpus                           six hand-made sentences as a toy corpus folder, for smoke runs
+  CORPORA, locate_corpus                     the known corpora (sources at pinned commits, reference checksums); the local copy README's folders hold
   draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
-  rareness                                   the type rareness r_t that ``Resampled.v1`` weighs sentences by
 Encoders (the CRF maths and the LSTM are reached as a config reaches them: ``CRFLoss.v1``, ``CRF.v1``, ``BiLSTMEncoder.v1``):
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
@@ -49,11 +46,10 @@ from .annotation.suggestions import Suggestion, suggest_docs
 from .annotation.uncertainty import sentence_uncertainty
 from .cli import main
 from .cli.errors import EXPECTED, one_line_errors
-from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
-from .data.corpora import CORPORA, CorpusSource, data_dirs, locate_corpus
-from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
+from .data.columns import Sentence, parse_columns, read_docs, write_docs, write_sentences
+from .data.corpora import CORPORA, locate_corpus
 from .data.files import DataError, PathLike, atomic_output, write_json, write_text
-from .data.toy import TOY_SENTENCES, write_toy_corpus
+from .data.toy import write_toy_corpus
 from .labels import bio_layout, doc_bio_tags
 from .methods import (
     DEFAULT_CONFIGS_DIR,
@@ -73,7 +69,6 @@ from .training.budget import budgeted, has_dev
 from .training.pretraining import pretraining_config
 from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
-from .training.resampling import rareness
 from .training.self_training import SelfTrainingSettings, with_self_training
 from .training.spacy_training import load_training_config, train_config, unknown_override_keys
 from .training.unlabeled import write_pool, write_unlabeled
@@ -83,9 +78,8 @@ __all__ = [
     "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
-    "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
-    "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
-    "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
+    "read_docs", "write_docs", "parse_columns", "Sentence", "write_sentences", "doc_bio_tags", "bio_layout", "write_toy_corpus",
+    "CORPORA", "locate_corpus", "draw_indices", "draw_entity_ratio",
     "resolve_encoder_name",
     "main", "one_line_errors", "EXPECTED", "DataError", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file",
