@@ -18,7 +18,6 @@ Training and scoring in process:
   pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
   write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
-  calibrate_entity_bias                      choose ``entity_bias`` on dev examples outside ``spacy train``
 Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
   suggest_docs, Suggestion                   the n sentences of a pool most worth annotating, with the model's entities
   sentence_uncertainty, select_sentences     each sentence's mnlp or entropy score; the ranking and diversity guard on them (pure)
@@ -63,7 +62,6 @@ from .methods import (
 )
 from .ml.encoders import resolve_encoder_name
 from .outputs import OutputFolder, check_output_file
-from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
 from .training.budget import budgeted, has_dev
 from .training.pretraining import pretraining_config
@@ -76,7 +74,7 @@ from .training.unlabeled import write_pool, write_unlabeled
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "method_path", "method_config", "recipe_files", "recipe_config", "assemble", "MethodError",
     "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
-    "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
+    "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS",
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_docs", "write_docs", "parse_columns", "Sentence", "write_sentences", "doc_bio_tags", "bio_layout", "write_toy_corpus",
     "CORPORA", "locate_corpus", "draw_indices", "draw_entity_ratio",
