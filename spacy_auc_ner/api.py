@@ -19,10 +19,8 @@ Training and scoring in process:
   write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
 Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
-  suggest_docs, Suggestion                   the n sentences of a pool most worth annotating, with the model's entities
-  sentence_uncertainty, select_sentences     each sentence's mnlp or entropy score; the ranking and diversity guard on them (pure)
-  token_set, STRATEGIES                      what the guard compares (lower-cased token sets); the strategies' names
-  DEFAULT_MAX_SIMILARITY                     the guard's default: the Jaccard similarity above which a sentence is skipped
+  suggest_docs                               the n sentences of a pool most worth annotating, with the model's entities (random: no model needed)
+  STRATEGIES, DEFAULT_MAX_SIMILARITY         its strategies' names; its diversity guard's default (the Jaccard similarity above which a sentence is skipped)
 Corpora:
   read_docs, write_docs                      Docs from a ``.spacy`` or BIO/IOB1/BIOES column file (errors naming file and line); to ``.spacy``
   parse_columns, Sentence, write_sentences   column text as sentences with BIO labels; them to ``.spacy`` or ``token<TAB>BIO`` by suffix
@@ -40,9 +38,8 @@ Files and errors of a command-line tool built on the package:
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
 """
-from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES, select_sentences, token_set
-from .annotation.suggestions import Suggestion, suggest_docs
-from .annotation.uncertainty import sentence_uncertainty
+from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES
+from .annotation.suggestions import suggest_docs
 from .cli import main
 from .cli.errors import EXPECTED, one_line_errors
 from .data.columns import Sentence, parse_columns, read_docs, write_docs, write_sentences
@@ -75,7 +72,7 @@ __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "method_path", "method_config", "recipe_files", "recipe_config", "assemble", "MethodError",
     "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS",
-    "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
+    "suggest_docs", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_docs", "write_docs", "parse_columns", "Sentence", "write_sentences", "doc_bio_tags", "bio_layout", "write_toy_corpus",
     "CORPORA", "locate_corpus", "draw_indices", "draw_entity_ratio",
     "resolve_encoder_name",
