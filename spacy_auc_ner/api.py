@@ -1,8 +1,10 @@
 """The package's public Python API: what a tool built on spacy-auc-ner (the lab in
 ``projects/lab`` is one) may import, each name with the reason a user would want it. Everything
-registered (the ``auc_ner`` factory, architectures, losses, readers, callbacks, the scorer) is
-public through spaCy's registry and its config name; everything else in the package is internal
-and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab to this list.
+registered (the ``auc_ner`` factory; architectures such as ``BiLSTMEncoder.v1``; losses such as
+``CRFLoss.v1`` and schemes such as ``CRF.v1``, with the CRF maths; readers; callbacks such as
+``calibrate_entity_bias.v1``; the scorer) is public through spaCy's registry and its config name;
+everything else in the package is internal and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab to this list, and
+the list to fewer than 45 names (issue 46): a new name makes room by another leaving.
 
 Methods and recipes (what ``spacy-auc-ner config`` assembles):
   DEFAULT_CONFIGS_DIR, ENCODERS              the shipped configs; the base config per encoder family
@@ -28,13 +30,14 @@ Corpora:
   write_toy_corpus                           six hand-made sentences as a toy corpus folder, for smoke runs
   CORPORA, locate_corpus                     the known corpora (sources at pinned commits, reference checksums); the local copy README's folders hold
   draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
-Encoders (the CRF maths and the LSTM are reached as a config reaches them: ``CRFLoss.v1``, ``CRF.v1``, ``BiLSTMEncoder.v1``):
+Transformer encoders:
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
   one_line_errors, EXPECTED                  end your commands' expected failures (these errors and yours) as one ``Error:`` line
   DataError                                  the one-line data error (``one_line_errors`` prints it as ``Error: ...``)
-  PathLike, atomic_output, write_text, write_json  write a file whole or not at all
+  PathLike                                   the path type the package's functions take (a str or a Path)
+  atomic_output, write_text, write_json      write a file whole or not at all: any writer's, text, JSON (NaN as null)
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
 """
