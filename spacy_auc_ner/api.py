@@ -1,104 +1,84 @@
 """The package's public Python API: what a tool built on spacy-auc-ner (the lab in
 ``projects/lab`` is one) may import, each name with the reason a user would want it. Everything
-registered (the ``auc_ner`` factory, architectures, losses, readers, callbacks, the scorer) is
-public through spaCy's registry and its config name; everything else in the package is internal
-and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab to this list.
+registered (the ``auc_ner`` factory; architectures such as ``BiLSTMEncoder.v1``; losses such as
+``CRFLoss.v1`` and schemes such as ``CRF.v1``, with the CRF maths; readers; callbacks such as
+``calibrate_entity_bias.v1``; the scorer) is public through spaCy's registry and its config name;
+everything else in the package is internal and may change without notice. ``projects/lab/tests/test_api.py`` holds the lab to this list, and
+the list to fewer than 45 names (issue 46): a new name makes room by another leaving.
 
 Methods and recipes (what ``spacy-auc-ner config`` assembles):
-  DEFAULT_CONFIGS_DIR, ENCODERS, RECIPE_ENCODER  the shipped configs, the base per encoder, the recipes' encoder
-  method_names, method_path, method_config   list, find and assemble a named method onto a base
-  recipe_files, recipe_config, recipe_encoder  the files a recipe assembles from, its config, its encoder
+  DEFAULT_CONFIGS_DIR, ENCODERS              the shipped configs; the base config per encoder family
+  method_path, method_config                 find a named method's file (an unknown name fails with the known ones); assemble it onto a base
+  recipe_files, recipe_config                the base and partial files a recipe assembles from (its base says its encoder); its config
   assemble, MethodError                      merge your own partial configs as methods are merged; its error
 Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
-  missing_keys, unknown_override_keys        dotted keys a config lacks; override keys that name nothing (``recipe`` refuses them)
+  unknown_override_keys                      the override keys that name nothing in a config, filled defaults counted (``recipe`` refuses them)
   budgeted, has_dev                          the step settings of a config's ``[budget]`` (epochs) and dev set; whether it has one
   train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
   with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
   pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
   write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
-  calibrate_entity_bias                      choose ``entity_bias`` on dev examples outside ``spacy train``
 Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
-  suggest_docs, Suggestion                   the n sentences of a pool most worth annotating, with the model's entities
-  sentence_uncertainty, select_sentences     each sentence's mnlp or entropy score; the ranking and diversity guard on them (pure)
-  token_set, STRATEGIES                      what the guard compares (lower-cased token sets); the strategies' names
-  DEFAULT_MAX_SIMILARITY                     the guard's default: the Jaccard similarity above which a sentence is skipped
+  suggest_docs                               the n sentences of a pool most worth annotating, with the model's entities (random: no model needed)
+  STRATEGIES, DEFAULT_MAX_SIMILARITY         its strategies' names; its diversity guard's default (the Jaccard similarity above which a sentence is skipped)
 Corpora:
-  read_columns, parse_columns, write_columns, columns_text, Sentence  BIO/IOB1/BIOES column files, errors naming file and line
-  read_docs, write_docs, sentences_to_docs, write_sentences            Docs from and to ``.spacy`` or column files
+  read_docs, write_docs                      Docs from a ``.spacy`` or BIO/IOB1/BIOES column file (errors naming file and line); to ``.spacy``
+  parse_columns, Sentence, write_sentences   column text as sentences with BIO labels; them to ``.spacy`` or ``token<TAB>BIO`` by suffix
   doc_bio_tags, bio_layout                   a Doc's entities as IOB2 tags; which label index of a pipe is B/I of which type
-  EntityArrays, PREFIX_O, PREFIX_B, PREFIX_I  a corpus's gold entities as flat arrays, for statistics of your own
-  TOY_SENTENCES, write_toy_corpus            six hand-made sentences, and them as a toy corpus folder, for smoke runs
-  CORPORA, CorpusSource                      the known corpora: sources at pinned commits, checksums of the reference copies
-  data_dirs, locate_corpus                   where a local copy of a corpus is looked for (README's folders), and the one found
+  write_toy_corpus                           six hand-made sentences as a toy corpus folder, for smoke runs
+  CORPORA, locate_corpus                     the known corpora (sources at pinned commits, reference checksums); the local copy README's folders hold
   draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
-  rareness                                   the type rareness r_t that ``Resampled.v1`` weighs sentences by
-Array maths (numpy or cupy) for a head of your own:
-  crf_nll, posteriors, viterbi, pad, constrain, bio_constraints  the BIO linear-chain CRF: NLL and gradients, marginals, best path
-  lstm_layer                                 thinc's LSTM with a correct result on a GPU (thinc's computes the first sentence only)
+Transformer encoders:
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
   main                                       run the command line, or your own typer ``app=`` with the same one-line usage errors
-  app                                        the typer app of ``spacy-auc-ner``, to mount its commands in your own or list them
-  one_line_errors, fail, EXPECTED            end your commands' expected failures (these errors and yours) as one ``Error:`` line
-  DataError, config_error_text, os_error_text  the one-line data error; a config or OS error as one line
-  PathLike, atomic_output, write_text, write_json  write a file whole or not at all
+  one_line_errors, EXPECTED                  end your commands' expected failures (these errors and yours) as one ``Error:`` line
+  DataError                                  the one-line data error (``one_line_errors`` prints it as ``Error: ...``)
+  PathLike                                   the path type the package's functions take (a str or a Path)
+  atomic_output, write_text, write_json      write a file whole or not at all: any writer's, text, JSON (NaN as null)
   OutputFolder                               an output folder that records what it wrote, so ``--overwrite`` removes only that
   check_output_file                          a single output file: never one of the inputs, replaced only with ``--overwrite``
-  require                                    import an optional extra, or fail in one line naming the pip command
 """
-from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES, select_sentences, token_set
-from .annotation.suggestions import Suggestion, suggest_docs
-from .annotation.uncertainty import sentence_uncertainty
+from .annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES
+from .annotation.suggestions import suggest_docs
 from .cli import main
-from .cli.app import app
-from .cli.errors import EXPECTED, fail, one_line_errors
-from .data.columns import Sentence, columns_text, parse_columns, read_columns, read_docs, sentences_to_docs, write_columns, write_docs, write_sentences
-from .data.corpora import CORPORA, CorpusSource, data_dirs, locate_corpus
-from .data.entity_arrays import PREFIX_B, PREFIX_I, PREFIX_O, EntityArrays
-from .data.files import DataError, PathLike, atomic_output, config_error_text, os_error_text, write_json, write_text
-from .data.toy import TOY_SENTENCES, write_toy_corpus
-from .extras import require
+from .cli.errors import EXPECTED, one_line_errors
+from .data.columns import Sentence, parse_columns, read_docs, write_docs, write_sentences
+from .data.corpora import CORPORA, locate_corpus
+from .data.files import DataError, PathLike, atomic_output, write_json, write_text
+from .data.toy import write_toy_corpus
 from .labels import bio_layout, doc_bio_tags
 from .methods import (
     DEFAULT_CONFIGS_DIR,
     ENCODERS,
-    RECIPE_ENCODER,
     MethodError,
     assemble,
     method_config,
-    method_names,
     method_path,
     recipe_config,
-    recipe_encoder,
     recipe_files,
 )
-from .ml.crf import bio_constraints, constrain, crf_nll, pad, posteriors, viterbi
 from .ml.encoders import resolve_encoder_name
-from .ml.lstm import lstm_layer
 from .outputs import OutputFolder, check_output_file
-from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
 from .training.budget import budgeted, has_dev
 from .training.pretraining import pretraining_config
 from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
-from .training.resampling import rareness
 from .training.self_training import SelfTrainingSettings, with_self_training
-from .training.spacy_training import load_training_config, missing_keys, train_config, unknown_override_keys
+from .training.spacy_training import load_training_config, train_config, unknown_override_keys
 from .training.unlabeled import write_pool, write_unlabeled
 
 __all__ = [
-    "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
-    "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
-    "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
-    "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
-    "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",
-    "sentences_to_docs", "write_sentences", "doc_bio_tags", "bio_layout", "EntityArrays", "PREFIX_O", "PREFIX_B",
-    "PREFIX_I", "TOY_SENTENCES", "write_toy_corpus", "CORPORA", "CorpusSource", "data_dirs", "locate_corpus", "draw_indices", "draw_entity_ratio", "rareness",
-    "crf_nll", "posteriors", "viterbi", "pad", "constrain", "bio_constraints", "lstm_layer", "resolve_encoder_name",
-    "main", "app", "one_line_errors", "fail", "EXPECTED", "DataError", "config_error_text", "os_error_text", "PathLike",
-    "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file", "require",
+    "DEFAULT_CONFIGS_DIR", "ENCODERS", "method_path", "method_config", "recipe_files", "recipe_config", "assemble", "MethodError",
+    "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
+    "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS",
+    "suggest_docs", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
+    "read_docs", "write_docs", "parse_columns", "Sentence", "write_sentences", "doc_bio_tags", "bio_layout", "write_toy_corpus",
+    "CORPORA", "locate_corpus", "draw_indices", "draw_entity_ratio",
+    "resolve_encoder_name",
+    "main", "one_line_errors", "EXPECTED", "DataError", "PathLike",
+    "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file",
 ]

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from spacy_auc_ner.annotation.suggestions import suggest_docs
 from spacy_auc_ner.annotation.uncertainty import sentence_uncertainty
 from spacy_auc_ner.cli.app import app
+from spacy_auc_ner.data.files import DataError
 from toy_data import fit_toy
 
 runner = CliRunner()
@@ -213,6 +214,20 @@ def test_the_docs_own_entities_are_neither_read_nor_changed(models, name):
         assert not any(a is g for a, g in zip(annotated, gold))
     chosen = suggest_docs(nlp, gold, 2, "random", progress=False)
     assert [[e.text for e in s.doc.ents] for s in chosen] == [[e.text for e in nlp(POOL[s.pool_index]).ents] for s in chosen]
+
+
+def test_random_reads_no_model(models):
+    """Without a model, random chooses what it chooses with one (the ranking never reads the
+    model) and hands the docs back as given; the other strategies need the model."""
+    nlp = spacy.load(models["crf"])
+    docs = [nlp.make_doc(t) for t in POOL]
+    with_model = suggest_docs(nlp, docs, 3, "random", seed=4, progress=False)
+    without = suggest_docs(None, docs, 3, "random", seed=4, progress=False)
+    assert [s.pool_index for s in without] == [s.pool_index for s in with_model] and len(without) == 3
+    assert all(s.doc is docs[s.pool_index] and s.score is None for s in without)
+    for strategy in ("mnlp", "entropy"):
+        with pytest.raises(DataError, match=f"--strategy {strategy} ranks by a model's uncertainty"):
+            suggest_docs(None, docs, 3, strategy, progress=False)
 
 
 def test_the_entity_bias_moves_the_uncertainty_as_it_moves_the_entities(models):

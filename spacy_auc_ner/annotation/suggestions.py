@@ -30,7 +30,7 @@ class Suggestion(NamedTuple):
 
 
 def suggest_docs(
-    nlp: Language,
+    nlp: Optional[Language],
     docs: Sequence[Doc],
     n: int,
     strategy: str,
@@ -42,13 +42,18 @@ def suggest_docs(
     progress: bool = True,
 ) -> List[Suggestion]:
     """The ``n`` docs of the pool most worth annotating by ``strategy``, best first, with the
-    model's entities (random: only the chosen docs go through the model)."""
+    model's entities (random: only the chosen docs go through the model; with ``nlp`` None,
+    none does and they come back as given, since random reads no model)."""
     check_selection(strategy, n, max_similarity)
-    recognizer(nlp, component)  # refused before any scoring
+    if nlp is None and strategy != "random":
+        raise DataError(f"--strategy {strategy} ranks by a model's uncertainty: it needs the model (only random reads none)")
+    if nlp is not None:
+        recognizer(nlp, component)  # refused before any scoring
     sets = [token_set(t.text for t in doc) for doc in docs]
     if strategy == "random":
         chosen = select_sentences(strategy, sets, n, seed=seed, max_similarity=max_similarity)
-        return [Suggestion(i, d, None) for i, d in zip(chosen, annotate(nlp, [docs[i] for i in chosen], component))]
+        picked = [docs[i] for i in chosen]
+        return [Suggestion(i, d, None) for i, d in zip(chosen, picked if nlp is None else annotate(nlp, picked, component))]
     annotated, scores = sentence_uncertainty(nlp, docs, strategy, component, beam_width, progress=progress)
     chosen = select_sentences(strategy, sets, n, scores, seed=seed, max_similarity=max_similarity)
     return [Suggestion(i, annotated[i], float(scores[i])) for i in chosen]

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 
 import typer
 
-from spacy_auc_ner.api import EXPECTED, DataError, fail
+from spacy_auc_ner.api import EXPECTED, DataError
 from spacy_auc_ner.api import main as package_main
 from spacy_auc_ner.api import one_line_errors as _package_errors
 
@@ -67,9 +67,9 @@ def run_command(
     from .store import ResultsStore
 
     if threads_per_worker < 1:
-        fail(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
+        raise DataError(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
     if workers < 0:
-        fail(f"--workers: expected 0 or more, got {workers}")
+        raise DataError(f"--workers: expected 0 or more, got {workers}")
     study = load_spec(
         spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
         set_values=set_values, only_corpora=corpus, only_methods=method,
@@ -110,7 +110,7 @@ def run_command(
         f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
     )
     if outcome.failed and strict:
-        fail(f"{outcome.failed} of {outcome.total} cells failed; their errors are in {results} (--no-strict: exit 0)")
+        raise StudyError(f"{outcome.failed} of {outcome.total} cells failed; their errors are in {results} (--no-strict: exit 0)")
 
 
 @study_app.command("report")
@@ -137,7 +137,7 @@ def report_command(
     from .spec import DEFAULT_BASELINE, DEFAULT_METRIC
 
     if not 0 < confidence < 1:
-        fail(f"--confidence must lie in (0, 1), not {confidence}")
+        raise DataError(f"--confidence must lie in (0, 1), not {confidence}")
     out = out or results.with_name(results.name + "_report")
     cells, value_order = None, ()
     if spec is not None:
@@ -278,10 +278,10 @@ def figure1_command(
     for item in models:
         title, sep, path = item.partition("=")
         if not sep or not title or not path:
-            fail(f"{item!r} is not TITLE=MODEL_PATH")
+            raise DataError(f"{item!r} is not TITLE=MODEL_PATH")
         pairs.append((title, path))
     if not data.exists():
-        fail(f"{data}: no such file")
+        raise DataError(f"{data}: no such file")
     shares = figure1(pairs, data, out, pipe_name)
     for title, s in shares.items():
         typer.echo(f"{title}: " + ", ".join(f"{k} {v:.1%}" for k, v in s.items()))

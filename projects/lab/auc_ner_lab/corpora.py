@@ -10,40 +10,30 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from spacy_auc_ner.api import (
-    CORPORA,
-    CorpusSource,
-    DataError,
-    PathLike,
-    Sentence,
-    data_dirs,  # noqa: F401 (the search order, for the lab's commands and tests)
-    doc_bio_tags,
-    locate_corpus,
-    parse_columns,
-    read_columns,
-    read_docs,
-    sentences_to_docs,
-    write_columns,
-    write_docs,
-)
+from spacy_auc_ner.api import CORPORA, DataError, PathLike, Sentence, doc_bio_tags, locate_corpus, parse_columns, read_docs, write_sentences
 
 # the splits of a corpus folder: <corpus>/{train,dev,test}.{tsv,spacy}
 SPLITS = ("train", "dev", "test")
-locate = locate_corpus  # the first folder of `data_dirs` holding a corpus (the lab's commands and scripts call it so)
+locate = locate_corpus  # the first folder of the library's search holding a corpus (the lab's commands and scripts call it so)
 
 
 def read_sentences(path: PathLike, **column_options) -> List[Sentence]:
-    """Sentences of a column file or of a ``.spacy`` file (one sentence per Doc; tokens with
-    missing entity annotation count as O)."""
-    if Path(path).suffix == ".spacy":
-        from spacy.vocab import Vocab
+    """Sentences of a column file or of a ``.spacy`` file, one per Doc as `read_docs` reads
+    them (what the readers train on; tokens with missing entity annotation count as O)."""
+    from spacy.vocab import Vocab
 
-        docs = read_docs(path, Vocab())
-        return [Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), i + 1) for i, doc in enumerate(docs)]
-    return read_columns(path, **column_options)
+    docs = read_docs(path, Vocab(), **column_options)
+    return [Sentence(tuple(t.text for t in doc), tuple(doc_bio_tags(doc)), i + 1) for i, doc in enumerate(docs)]
 
 
-def get_source(name: str) -> CorpusSource:
+def read_local(path: Path, untyped_type: Optional[str]) -> List[Sentence]:
+    """The sentences of a local copy's ``token<TAB>BIO`` file, parsed as a download is (no Doc
+    in between: its checksum is of this text)."""
+    return parse_columns(path.read_text(encoding="utf-8-sig"), path, scheme="bio", untyped_type=untyped_type)
+
+
+def get_source(name: str):
+    """The `CORPORA` entry of corpus `name`, or one line naming the known corpora."""
     if name not in CORPORA:
         raise DataError(f"unknown corpus {name!r}; known corpora: {', '.join(CORPORA)}")
     return CORPORA[name]
@@ -63,9 +53,9 @@ def fetch_url(url: str, timeout: float = 60.0) -> bytes:
         raise DataError(f"could not download {url}: {getattr(err, 'reason', err)}") from None
 
 
-def convert_original(source: CorpusSource, split: str, content: bytes) -> List[Sentence]:
-    """The sentences of an original file: the token and NER columns, -DOCSTART- lines
-    dropped, bare B/I tags typed, BIO checked."""
+def convert_original(source, split: str, content: bytes) -> List[Sentence]:
+    """The sentences of an original file of `source` (a `CORPORA` entry): the token and NER
+    columns, -DOCSTART- lines dropped, bare B/I tags typed, BIO checked."""
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -73,8 +63,8 @@ def convert_original(source: CorpusSource, split: str, content: bytes) -> List[S
     return parse_columns(text, source.url(split), scheme="bio", untyped_type=source.untyped_type, **source.columns)
 
 
-def download(source: CorpusSource, fetch: Optional[Callable[[str], bytes]] = None) -> Dict[str, List[Sentence]]:
-    """Fetch every split's original file, check its blob id and convert it. Raises DataError
+def download(source, fetch: Optional[Callable[[str], bytes]] = None) -> Dict[str, List[Sentence]]:
+    """Fetch every split's original file of `source` (a `CORPORA` entry), check its blob id and convert it. Raises DataError
     on the first mismatch, before anything is written."""
     fetch = fetch or fetch_url
     out = {}
@@ -102,9 +92,7 @@ def get_corpus(
     one is found, else from the original files (downloaded and checked). Returns a summary.
     Never writes over the local copy it reads, nor over an existing file unless `overwrite`
     (both checked before anything is read or downloaded)."""
-    from spacy.vocab import Vocab
-
-    from spacy_auc_ner.api import check_output_file, read_columns
+    from spacy_auc_ner.api import check_output_file
 
     from .store import check_not_in_store
 
@@ -117,7 +105,7 @@ def get_corpus(
         check_output_file(Path(out_dir) / f"{split}.{fmt}", inputs, overwrite)
     check_not_in_store(out_dir)
     if local is not None:
-        splits = {split: read_columns(local / f"{split}.tsv", scheme="bio", untyped_type=source.untyped_type) for split in SPLITS}
+        splits = {split: read_local(local / f"{split}.tsv", source.untyped_type) for split in SPLITS}
         origin = str(local)
     else:
         splits = download(source, fetch)
@@ -127,10 +115,7 @@ def get_corpus(
     written = {}
     for split, sents in splits.items():
         path = out_dir / f"{split}.{fmt}"
-        if fmt == "tsv":
-            write_columns(path, sents)
-        else:
-            write_docs(path, sentences_to_docs(sents, Vocab()))
+        write_sentences(path, sents)  # by its suffix
         written[split] = {"path": str(path), "sentences": len(sents)}
     for w in warnings:
         print(f"Warning: {w}", file=sys.stderr)

@@ -1,11 +1,13 @@
 """Corpus statistics as in Table I of the papers: size, B/I/O shares, sentences with an
-entity, and each entity type's token share and rareness r_t = -log_b(share)."""
+entity, and each entity type's token share and rareness r_t = -log_b(share), counted from the
+sentences' BIO labels (a token with missing entity annotation reads as O)."""
+from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from spacy_auc_ner.api import PREFIX_B, PREFIX_I, PREFIX_O, DataError, EntityArrays, Sentence, rareness
+from spacy_auc_ner.api import DataError, Sentence
 
 from .corpora import SPLITS, read_sentences
 
@@ -13,39 +15,39 @@ _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
 
 
-def entity_arrays(sentences: Sequence[Sentence]) -> EntityArrays:
-    """The library's gold arrays (`EntityArrays.from_docs`) made from BIO label strings."""
-    labels = [lab for s in sentences for lab in s.labels]
-    types = sorted({lab[2:] for lab in labels if lab != "O"})
-    index = {t: i for i, t in enumerate(types)}
-    codes = {"O": PREFIX_O, "B": PREFIX_B, "I": PREFIX_I}
-    prefix = numpy.fromiter((codes[lab[0]] for lab in labels), dtype="i8", count=len(labels))
-    type_index = numpy.fromiter((index[lab[2:]] if lab != "O" else -1 for lab in labels), dtype="i8", count=len(labels))
+def entity_counts(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(S,) tokens and (S,) entity tokens (B or I, any type) of each sentence: what the
+    entity-share draw counts (`draw_entity_ratio`, as ``EntityRatio.v1`` draws)."""
     lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
-    return EntityArrays(lengths, prefix, type_index, types)
+    entities = numpy.asarray([sum(lab != "O" for lab in s.labels) for s in sentences], dtype="i8")
+    return lengths, entities
 
 
 def split_statistics(sentences: Sequence[Sentence], base: float = 2.0) -> dict:
     """The statistics of one split."""
-    gold = entity_arrays(sentences)
-    prefix, types = gold.prefix, gold.types
-    n_tokens = int(gold.lengths.sum())
-    with_entity = gold.entity_tokens() > 0
-    type_tokens = gold.type_tokens()
-    mentions = numpy.bincount(gold.type_index[prefix == PREFIX_B], minlength=len(types))  # B tokens per type
-    r = rareness(type_tokens, n_tokens, base) if types else numpy.zeros(0)
+    if base <= 0 or base == 1:
+        raise DataError(f"log base must be positive and not 1, got {base}")
+    labels = [lab for s in sentences for lab in s.labels]
+    prefixes = Counter(lab[0] for lab in labels)  # O, B, I
+    counts = Counter(lab[2:] for lab in labels if lab != "O")  # tokens per type
+    types = sorted(counts)
+    type_tokens = numpy.asarray([counts[t] for t in types], dtype="f8")
+    mentions = Counter(lab[2:] for lab in labels if lab[0] == "B")  # B tokens per type
+    n_tokens = len(labels)
+    with_entity = entity_counts(sentences)[1] > 0
+    r = -numpy.log(type_tokens / n_tokens) / numpy.log(base)  # the type's self-information, as Resampled.v1 weighs it
     pct = lambda x: round(100.0 * float(x) / max(n_tokens, 1), 2)  # noqa: E731
     return {
         "sentences": len(sentences),
         "tokens": n_tokens,
-        "entities": int(mentions.sum()),
+        "entities": sum(mentions.values()),
         "types": types,
-        "B%": pct((prefix == PREFIX_B).sum()),
-        "I%": pct((prefix == PREFIX_I).sum()),
-        "O%": pct((prefix == PREFIX_O).sum()),
+        "B%": pct(prefixes["B"]),
+        "I%": pct(prefixes["I"]),
+        "O%": pct(prefixes["O"]),
         "sent_with_entity%": round(100.0 * float(with_entity.mean()), 1) if len(with_entity) else 0.0,
         "per_type": {
-            t: {"tokens": int(type_tokens[i]), "entities": int(mentions[i]), "token%": pct(type_tokens[i]), "r": round(float(r[i]), 3)}
+            t: {"tokens": int(type_tokens[i]), "entities": mentions[t], "token%": pct(type_tokens[i]), "r": round(float(r[i]), 3)}
             for i, t in enumerate(types)
         },
     }

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from spacy_auc_ner.api import DataError, check_output_file, draw_entity_ratio, draw_indices, write_json, write_sentences
 
 from .corpora import read_sentences
-from .corpus_stats import entity_arrays
+from .corpus_stats import entity_counts
 from .sets import training_set_config
 from .store import check_not_in_store
 
@@ -39,8 +39,7 @@ def write_partitions(
     if too_big:
         raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
     if entity_percent is not None:
-        gold = entity_arrays(sentences)
-        lengths, ents = gold.lengths, gold.entity_tokens()
+        lengths, ents = entity_counts(sentences)
     entries: List[dict] = []
     for n in sizes:
         for p in range(partitions):

@@ -91,15 +91,12 @@ def unlabeled(docs: Sequence[Any]) -> List[Any]:
 
 def choose(nlp, docs: Sequence[Any], candidates: Sequence[int], settings: SelectionSettings, seed: int) -> Tuple[List[int], List[Optional[float]]]:
     """The ``batch`` candidates (indices into ``docs``) that ``settings.strategy`` ranks first
-    on the model ``nlp`` (None for random, which reads none), best first, and their scores."""
-    from spacy_auc_ner.api import select_sentences, suggest_docs, token_set
+    on the model ``nlp`` (None for random, which reads none), best first, and their scores
+    (None for random), as ``spacy-auc-ner suggest`` chooses them."""
+    from spacy_auc_ner.api import suggest_docs
 
     shown = unlabeled([docs[i] for i in candidates])
-    n = settings.batch
-    if settings.strategy == "random":
-        picked = select_sentences("random", [token_set(t.text for t in d) for d in shown], n, seed=seed, max_similarity=settings.max_similarity)
-        return [candidates[i] for i in picked], [None] * len(picked)
-    found = suggest_docs(nlp, shown, n, settings.strategy, seed=seed, max_similarity=settings.max_similarity, progress=False)
+    found = suggest_docs(nlp, shown, settings.batch, settings.strategy, seed=seed, max_similarity=settings.max_similarity, progress=False)
     return [candidates[s.pool_index] for s in found], [s.score for s in found]
 
 

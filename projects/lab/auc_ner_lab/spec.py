@@ -34,21 +34,19 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Dict, List, Optional, Protocol, Sequence
 
 import srsly
-from confection import ConfigValidationError
 from pydantic import BeforeValidator, Field, field_validator, model_validator
-from spacy.util import load_config
 from thinc.api import Config
 
 from spacy_auc_ner.api import (
     DEFAULT_CONFIGS_DIR,
     ENCODERS,
     METRICS,
+    DataError,
     MethodError,
     PathLike,
     assemble,
-    config_error_text,
+    load_training_config,
     method_path,
-    recipe_encoder,
     recipe_files,
 )
 
@@ -533,9 +531,9 @@ def assembled_config(base_config: Optional[PathLike], partials: Sequence[PathLik
     if base_config is None:
         (config,) = partials
         try:
-            return load_config(config, overrides=overrides or {}, interpolate=False)
-        except ConfigValidationError as err:
-            raise MethodError(f"{config}: {config_error_text(err)}") from None
+            return load_training_config(config, overrides)
+        except DataError as err:  # the library's one line naming the file
+            raise MethodError(str(err)) from None
     return assemble(base_config, partials, overrides)
 
 
@@ -981,9 +979,9 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
         elif entry.runner is not None and entry.base is None and entry.selection is None:  # a function reads the base's shared settings
             config_file, base_config = str(configs_dir / ENCODERS[encoder]), None
         elif entry.recipe is not None:
-            if encoder != recipe_encoder(entry.recipe):
-                raise MethodError(f"recipe {entry.recipe!r} is built on the {recipe_encoder(entry.recipe)} base; this spec's encoder is {encoder!r}")
             base, partials = recipe_files(entry.recipe, configs_dir)
+            if encoder != encoder_of(str(base)):
+                raise MethodError(f"recipe {entry.recipe!r} is built on the {encoder_of(str(base))} base; this spec's encoder is {encoder!r}")
             base_config, *layers, config_file = map(str, [base, *partials])
         else:
             try:

@@ -42,7 +42,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
-from spacy_auc_ner.api import PathLike, os_error_text
+from spacy_auc_ner.api import PathLike
 
 from .row_checks import UNMATCHED, is_key, row_problem
 
@@ -207,7 +207,7 @@ class ResultsStore:
             self.path.mkdir(parents=True, exist_ok=True)
             self.marker.write_text(MARKER_TEXT, encoding="utf8")
         except OSError as err:
-            raise StoreError(f"{self.marker}: cannot write the marker of a results store ({os_error_text(err)})") from None
+            raise StoreError(f"{self.marker}: cannot write the marker of a results store ({err.strerror or err})") from None
 
     def diff_path(self, digest: str) -> Path:
         """Where the diff of digest `digest` is kept (`save_diff`)."""
@@ -240,7 +240,7 @@ class ResultsStore:
             finally:
                 tmp.unlink()
         except OSError as err:
-            raise StoreError(f"{target}: cannot store the working tree's diff ({os_error_text(err)})") from None
+            raise StoreError(f"{target}: cannot store the working tree's diff ({err.strerror or err})") from None
         return digest
 
     def untraced(self, rows: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -338,5 +338,5 @@ class ResultsStore:
                 os.fsync(f.fileno())
             os.replace(tmp, target)
         except OSError as err:
-            raise StoreError(f"{target}: cannot write the results row ({os_error_text(err)})") from None
+            raise StoreError(f"{target}: cannot write the results row ({err.strerror or err})") from None
         return target

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Dict, List, Mapping, Optional, Sequence, Tupl
 
 from pydantic import BeforeValidator, Field, field_validator
 
-from spacy_auc_ner.api import missing_keys  # the one check of a dotted key, the library's
+from spacy_auc_ner.api import unknown_override_keys  # the one check of a dotted key, the library's (as `spacy-auc-ner recipe` checks its overrides)
 
 from .validation import Section, positive
 
@@ -156,7 +156,7 @@ def grid_key_problems(tune: TuneSpec, method_configs: Mapping[str, Tuple[str, Ma
     problems = []
     for method, (path, config) in method_configs.items():
         pipeline = list((config.get("nlp") or {}).get("pipeline") or [])
-        for key in missing_keys(config, list(tune.grid)):
+        for key in unknown_override_keys(config, {key: values[0] for key, values in tune.grid.items()}):
             problems.append(
                 f"tune.grid.{key}: names nothing in the config of method {method!r} "
                 f"({path}, pipeline {pipeline}); every method gets the grid, so use keys all "

@@ -1,14 +1,22 @@
-"""Speed sanity check of the CRF maths: NLL with gradients, posteriors and Viterbi on a
-batch of 64 sentences x 40 tokens x 9 BIO labels (4 types).
+"""Speed sanity check of the CRF, reached as a config reaches it, through spaCy's registry: the
+loss ``spacy_auc_ner.CRFLoss.v1`` (NLL and its gradients: forward-backward twice) and the scheme
+``spacy_auc_ner.CRF.v1`` (marginals; Viterbi decoding into spans), on a batch of 64 sentences x
+40 tokens x 9 BIO labels (4 types).
 
     OMP_NUM_THREADS=1 python benchmarks/crf_speed.py [--gpu]
+
+(Before 2026-11-27 it timed the array functions themselves, with plain Viterbi where the
+scheme's decoding also computes the marginals and the spans; docs/gpu.md's CRF numbers are
+from then.)
 """
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy
+from spacy.util import registry
 
-from spacy_auc_ner.api import bio_constraints, bio_layout, constrain, crf_nll, pad, posteriors, viterbi
+from spacy_auc_ner.api import bio_layout
 
 B, T, K, REPEATS = 64, 40, 9, 20
 
@@ -20,16 +28,20 @@ def main(gpu: bool = False) -> None:
     rng = numpy.random.default_rng(0)
     lengths = numpy.full(B, T, dtype="i")
     flat = xp.asarray(rng.normal(size=(B * T, K)).astype("f"))
-    c = bio_constraints(*bio_layout(K))
-    params = [xp.asarray(rng.normal(size=s).astype("f")) for s in ((K, K), (K,), (K,))]
-    trans, start, end = constrain(*params, c)
-    gold = xp.asarray(rng.integers(0, K, size=(B, T)).astype("i"))
-    E, mask = pad(flat, lengths)
+    loss = registry.losses.get("spacy_auc_ner.CRFLoss.v1")()
+    scheme = registry.misc.get("spacy_auc_ner.CRF.v1")()
+    # the loss's learned transitions, start and end scores, by the names the pipe's head keeps them under
+    params = {p.name: xp.asarray(rng.normal(size=p.shape(K)).astype("f")) for p in loss.params}
+    # what the loss and the scheme read of a pipe's gold (Truth) and of its label set (LabelSet)
+    gold = rng.integers(0, K, size=B * T)
+    truth = SimpleNamespace(targets=xp.asarray(numpy.eye(K, dtype="f")[gold]), mask=xp.ones(B * T, dtype="f"), lengths=lengths, params=params)
+    bio_type, bio_begin = bio_layout(K)
+    labels = SimpleNamespace(bio_type=bio_type, bio_begin=bio_begin)
     sync = (lambda: xp.cuda.Stream.null.synchronize()) if gpu else (lambda: None)
     for name, fn in (
-        ("crf_nll (forward-backward x2 + grads)", lambda: crf_nll(E, mask, gold, trans, start, end)),
-        ("posteriors", lambda: posteriors(flat, lengths, *params, c)),
-        ("viterbi", lambda: viterbi(E, mask, trans, start, end)),
+        ("CRFLoss.v1 (NLL + grads)", lambda: loss(flat, truth)),
+        ("CRF.v1 label_distribution (marginals)", lambda: scheme.label_distribution(flat, lengths, labels, params)),
+        ("CRF.v1 decode_spans (viterbi)", lambda: scheme.decode_spans(flat, lengths, labels, "viterbi", params)),
     ):
         fn()
         sync()

@@ -1,7 +1,8 @@
-"""Speed of the BiLSTM's LSTM: this package's (spacy_auc_ner.ml.lstm, a correct gradient)
-against thinc's LSTM.v1 (NumpyOps' compiled kernels on the CPU), forward and backward over a
-batch of 64 sentences of 5-44 tokens (96 inputs, 128 units per direction, both directions),
-as in the BiLSTM-CRF. thinc's LSTM is timed on the CPU only: on a GPU it computes only the
+"""Speed of the BiLSTM's LSTM: this package's (spacy_auc_ner.ml.lstm, a correct gradient), as a
+config builds it, the registered ``spacy_auc_ner.BiLSTMEncoder.v1`` over inputs given as they are
+(a no-op tok2vec), against thinc's LSTM.v1 (NumpyOps' compiled kernels on the CPU), forward and
+backward over a batch of 64 sentences of 5-44 tokens (96 inputs, 128 units per direction, both
+directions), as in the BiLSTM-CRF. thinc's LSTM is timed on the CPU only: on a GPU it computes only the
 first sentence of each batch (see spacy_auc_ner/ml/lstm.py).
 
     OMP_NUM_THREADS=1 python benchmarks/lstm_speed.py [--gpu]
@@ -10,9 +11,9 @@ import sys
 import time
 
 import numpy
-from thinc.api import LSTM, CupyOps, NumpyOps, set_current_ops, with_padded
+from spacy.util import registry
+from thinc.api import LSTM, CupyOps, NumpyOps, noop, set_current_ops, with_padded
 
-from spacy_auc_ner.api import lstm_layer
 from speed import synchronize  # benchmarks/speed.py: waits for the GPU before a clock is read
 
 REPEATS, ROUNDS = 5, 3
@@ -24,11 +25,14 @@ def main(gpu: bool = False) -> None:
     rng = numpy.random.default_rng(0)
     Xs = [ops.asarray2f(rng.normal(size=(int(n), 96)).astype("f")) for n in rng.integers(5, 45, size=64)]
     tokens = sum(len(x) for x in Xs)
-    layers = {"spacy_auc_ner.ml.lstm": lstm_layer} if gpu else {"thinc LSTM.v1 (compiled)": LSTM, "spacy_auc_ner.ml.lstm": lstm_layer}
+    encoder = registry.architectures.get("spacy_auc_ner.BiLSTMEncoder.v1")
+    ours = {"spacy_auc_ner.BiLSTMEncoder.v1": lambda: encoder(noop(), hidden_width=128, depth=1)}
+    theirs = {"thinc LSTM.v1 (compiled)": lambda: with_padded(LSTM(nO=256, bi=True, depth=1))}
+    layers = ours if gpu else {**theirs, **ours}
     best = {}
     for _ in range(ROUNDS):  # interleaved rounds, the best of each kept
         for name, make in layers.items():
-            model = with_padded(make(nO=256, bi=True, depth=1))
+            model = make()
             model.initialize(X=Xs)
             Y, backprop = model(Xs, is_train=True)
             backprop(Y)  # warm-up
@@ -42,7 +46,7 @@ def main(gpu: bool = False) -> None:
             best[name] = min(ms, best.get(name, ms))
     print(f"{'GPU' if gpu else 'CPU'}: 64 sentences, {tokens} tokens, forward + backward")
     for name, ms in best.items():
-        print(f"{name:28s} {ms:8.1f} ms/batch  {tokens / ms * 1000:10.0f} tokens/s")
+        print(f"{name:32s} {ms:8.1f} ms/batch  {tokens / ms * 1000:10.0f} tokens/s")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,7 @@ from typing import Dict, Optional, Sequence
 
 import srsly
 
-from auc_ner_lab.corpora import locate
-from spacy_auc_ner.api import read_columns
+from auc_ner_lab.corpora import locate, read_local
 
 
 def overlap(train, test) -> Dict[str, int]:
@@ -42,7 +41,7 @@ def counts(corpora: Sequence[str], data_dir: Optional[Path] = None) -> Dict[str,
     out: Dict[str, Optional[Dict[str, int]]] = {}
     for name in corpora:
         folder = locate(name, data_dir)
-        out[name] = None if folder is None else overlap(read_columns(folder / "train.tsv"), read_columns(folder / "test.tsv"))
+        out[name] = None if folder is None else overlap(read_local(folder / "train.tsv", None), read_local(folder / "test.tsv", None))
     return out
 
 

@@ -14,7 +14,7 @@ partition, the study's dropout/batcher/optimizer) in a plain loop, and at a few 
   |NORM| / |affix|     mean L2 norm over dev tokens of the NORM block and of the
                        prefix+suffix+shape blocks of the embedding (what the encoder is fed)
 
-  bias / F1 cal        the entity bias calibrate_entity_bias picks on dev and the dev ents_f
+  bias / F1 cal        the entity bias spacy_auc_ner.calibrate_entity_bias.v1 picks on dev and the dev ents_f
                        (spaCy's, not seqeval) with it: what a calibrated boundary recovers
 
 margin = max over entity columns (B-*, I-*) of the head's score minus the O column's score
@@ -38,7 +38,7 @@ from thinc.api import fix_random_seed
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from spacy_auc_ner.api import calibrate_entity_bias, method_config, score_entities  # noqa: E402
+from spacy_auc_ner.api import method_config, score_entities  # noqa: E402
 
 
 def build(method, corpus, size, partition, overrides):
@@ -114,7 +114,9 @@ def diagnose(nlp, pipe_name, dev, train_norms):
         unseen = numpy.concatenate([[t.norm_ not in train_norms for t in eg.reference] for eg in dev])
         new = margin[gold_ent & unseen]
         neg = margin[~gold_ent]
-        cal = calibrate_entity_bias(pipe, dev, metric="ents_f")
+        # the callback `spacy train` runs at an evaluation, on the config's corpora.dev (this `dev`)
+        registry.callbacks.get("spacy_auc_ner.calibrate_entity_bias.v1")(component=pipe_name, metric="ents_f")(nlp, {"step": 0})
+        cal = {"entity_bias": pipe.cfg["entity_bias"], "ents_f": score_entities(_predict(nlp, dev))["ents_f"] or 0.0}
         pipe.cfg["entity_bias"] = 0.0
         row.update({
             "bias": cal["entity_bias"], "F1 cal": 100 * cal["ents_f"],

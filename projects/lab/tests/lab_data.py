@@ -1,13 +1,27 @@
-"""The lab tests' data: the package's toy corpus (`TOY_SENTENCES` as `SENTENCES`, and
-`write_toy_corpus`, the one copy the library's tests read too) for end-to-end study tests, and
+"""The lab tests' data: the package's toy corpus (`write_toy_corpus`, the one copy the
+library's tests read too, and its sentences as `SENTENCES`) for end-to-end study tests, and
 the real corpora (`real_data`; a test skips without its corpus)."""
 import os
+import tempfile
 from pathlib import Path
+from typing import List, Tuple
 
 import pytest
 
-from spacy_auc_ner.api import TOY_SENTENCES as SENTENCES  # noqa: F401 (the tests import them from here)
-from spacy_auc_ner.api import write_toy_corpus  # noqa: F401
+from spacy_auc_ner.api import doc_bio_tags, read_docs, write_toy_corpus
+
+
+def toy_sentences() -> List[Tuple[str, List[str]]]:
+    """(text, BIO tags of its whitespace-separated tokens) of each sentence of the toy corpus,
+    read from its test split as `write_toy_corpus` writes it."""
+    from spacy.vocab import Vocab
+
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = read_docs(write_toy_corpus(tmp) / "toy" / "test.spacy", Vocab())
+    return [(" ".join(t.text for t in doc), list(doc_bio_tags(doc))) for doc in docs]
+
+
+SENTENCES = toy_sentences()
 
 LAB = Path(__file__).resolve().parents[1]
 REAL_CORPORA = ("conll2003", "ncbi_disease", "s800")

@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from auc_ner_lab import corpora
 from auc_ner_lab.cli import app
-from auc_ner_lab.corpora import CORPORA, SPLITS, data_dirs, get_corpus, git_blob_id, locate, read_sentences
+from auc_ner_lab.corpora import CORPORA, SPLITS, get_corpus, git_blob_id, locate, read_local, read_sentences
 from lab_data import SHARED_DATA as DATA  # noqa: E402
-from spacy_auc_ner.api import DataError, columns_text, read_columns
+from spacy_auc_ner.api import DataError, write_sentences
 
 ENV_VAR = "SPACY_AUC_NER_DATA"  # README's variable
 needs_data = pytest.mark.skipif(not (DATA / "s800" / "train.tsv").exists(), reason=f"real corpora not found in {DATA} (spacy project run corpora projects/lab)")
@@ -61,8 +61,8 @@ def test_locate_order(tmp_path, monkeypatch):
     other = _fake_copy(tmp_path / "elsewhere", "ncbi_disease")
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "elsewhere"))
     assert locate("ncbi_disease", cwd=work) == other
-    assert data_dirs(tmp_path / "x", cwd=work) == [tmp_path / "x", tmp_path / "elsewhere", work / "assets", work / "data",
-                                                   tmp_path / "project" / "shared" / "data"]
+    given = _fake_copy(tmp_path / "x", "ncbi_disease")  # the --data-dir option comes first
+    assert locate("ncbi_disease", tmp_path / "x", cwd=work) == given
 
 
 def test_a_shared_data_folder_above_the_working_folders_parent_is_not_used(tmp_path, monkeypatch):
@@ -75,7 +75,6 @@ def test_a_shared_data_folder_above_the_working_folders_parent_is_not_used(tmp_p
         _fake_copy(above / "shared" / "data", "s800")
     monkeypatch.chdir(work)
     assert locate("s800") is None and locate("s800", cwd=work) is None
-    assert all(tmp_path / "a" / "b" / "shared" / "data" == d or d.is_relative_to(work) for d in data_dirs())
     s800 = CORPORA["s800"]
     fetch, calls = _serve({s800.url(s): b"tampered\tO\n\n" for s in SPLITS})
     with pytest.raises(DataError, match="checksum mismatch"):  # it went to the download: no local copy read
@@ -147,7 +146,8 @@ def test_download_reproduces_the_reference_files(tmp_path, name):
     source = CORPORA[name]
     files = {}
     for split in SPLITS:
-        text = columns_text(read_columns(DATA / name / f"{split}.tsv"))
+        write_sentences(tmp_path / "copy.tsv", read_local(DATA / name / f"{split}.tsv", None))  # as token<TAB>BIO text
+        text = (tmp_path / "copy.tsv").read_text(encoding="utf-8")
         if name == "s800":
             text = text.replace("\tB-Species\n", "\tB\n").replace("\tI-Species\n", "\tI\n")
         files[source.url(split)] = text.encode("utf-8")

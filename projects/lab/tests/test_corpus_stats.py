@@ -1,10 +1,13 @@
-"""Corpus statistics: the gold arrays made from BIO label strings are the library's, made from
-Docs, and the per-type counts of Table I come from them."""
-import spacy
-from spacy.tokens import Doc
+"""Corpus statistics: Table I's counts from BIO label strings, and the per-sentence entity
+counts that `corpus partition --entity-percent` draws on, which are what ``EntityRatio.v1``
+draws on in the file."""
+import math
 
-from auc_ner_lab.corpus_stats import entity_arrays, split_statistics
-from spacy_auc_ner.api import EntityArrays, Sentence
+import spacy
+from spacy.util import registry
+
+from auc_ner_lab.corpus_stats import entity_counts, split_statistics
+from spacy_auc_ner.api import Sentence, draw_entity_ratio, write_sentences
 
 SENTENCES = [
     Sentence(("A", "B", "c", "d"), ("B-PER", "I-PER", "O", "O")),
@@ -14,15 +17,17 @@ SENTENCES = [
 ]
 
 
-def test_entity_arrays_from_sentences_are_those_from_docs():
-    vocab = spacy.blank("en").vocab
-    gold = entity_arrays(SENTENCES)
-    from_docs = EntityArrays.from_docs(Doc(vocab, words=list(s.tokens), ents=list(s.labels)) for s in SENTENCES)
-    assert gold.types == from_docs.types == ["LOC", "ORG", "PER"]
-    for name in ("lengths", "prefix", "type_index"):
-        assert getattr(gold, name).tolist() == getattr(from_docs, name).tolist()
-    assert gold.prefix.tolist() == [1, 2, 0, 0, 1, 2, 1, 0, 0, 0, 1, 1, 2]
-    assert entity_arrays([]).entity_tokens().tolist() == []
+def test_entity_counts_draw_what_the_reader_draws(tmp_path):
+    lengths, entities = entity_counts(SENTENCES)
+    assert lengths.tolist() == [4, 4, 2, 3] and entities.tolist() == [2, 3, 0, 3]
+    assert [a.tolist() for a in entity_counts([])] == [[], []]
+    path = tmp_path / "train.spacy"
+    write_sentences(path, SENTENCES)
+    reader = registry.readers.get("spacy_auc_ner.EntityRatio.v1")(str(path), n=2, percent=50.0, seed=3, tolerance=0.5)
+    drawn = sorted(eg.reference.text for eg in reader(spacy.blank("en")))
+    ids, reached = draw_entity_ratio(lengths, entities, 2, 50.0, 3, 0.5)
+    assert sorted(ids) == sorted(reader.indices) and reached == reader.reached
+    assert drawn == sorted(" ".join(SENTENCES[i].tokens) for i in ids)
 
 
 def test_split_statistics_hand_counts():
@@ -30,3 +35,7 @@ def test_split_statistics_hand_counts():
     assert (stats["sentences"], stats["tokens"], stats["entities"]) == (4, 13, 5)
     assert {t: (v["tokens"], v["entities"]) for t, v in stats["per_type"].items()} == {"LOC": (2, 1), "ORG": (2, 1), "PER": (4, 3)}
     assert stats["sent_with_entity%"] == 75.0
+    assert (stats["B%"], stats["I%"], stats["O%"]) == (38.46, 23.08, 38.46)
+    assert stats["per_type"]["PER"]["r"] == round(-math.log2(4 / 13), 3) and split_statistics(SENTENCES, math.e)["per_type"]["PER"]["r"] == round(-math.log(4 / 13), 3)
+    empty = split_statistics([])
+    assert (empty["tokens"], empty["types"], empty["per_type"], empty["sent_with_entity%"]) == (0, [], {}, 0.0)

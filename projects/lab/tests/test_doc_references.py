@@ -59,8 +59,12 @@ def test_every_path_a_document_names_exists(doc):
 
 
 def _commands():
+    import inspect
+
     from auc_ner_lab.cli import app as lab_app
-    from spacy_auc_ner.api import app as package_app
+    from spacy_auc_ner.api import main as package_main
+
+    package_app = inspect.signature(package_main).parameters["app"].default  # the app `spacy-auc-ner` runs
 
     def tree(app):
         group = typer.main.get_command(app)

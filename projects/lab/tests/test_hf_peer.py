@@ -39,7 +39,7 @@ def tiny_bert(tmp_path_factory):
     without MiniLM."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    from spacy_auc_ner.api import TOY_SENTENCES as SENTENCES
+    from lab_data import SENTENCES
 
     folder = tmp_path_factory.mktemp("tiny_bert")
     words = sorted({w.lower() for text, _ in SENTENCES for w in text.split()})

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from auc_ner_lab.cli import app
 from auc_ner_lab.corpora import read_sentences
 from lab_helpers import one_error_line as _one_error_line
-from spacy_auc_ner.api import Sentence, columns_text
 from spacy_auc_ner.api import main as package_main
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -40,13 +39,13 @@ def _sentence(draw):
 def _column_file(draw):
     """(text, scheme, sentences) of a valid BIO column file."""
     sentences = draw(st.lists(_sentence(), min_size=1, max_size=6))
-    tagged = []
+    lines = []
     for tokens, spans in sentences:
         tags = ["O"] * len(tokens)
         for start, end, label in spans:
             tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
-        tagged.append(Sentence(tuple(tokens), tuple(tags)))
-    return columns_text(tagged), "bio", sentences
+        lines += [f"{token}\t{tag}" for token, tag in zip(tokens, tags)] + [""]  # token<TAB>BIO, a blank line after each sentence
+    return "\n".join(lines) + "\n", "bio", sentences
 
 runner = CliRunner()
 

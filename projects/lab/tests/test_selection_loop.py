@@ -100,7 +100,8 @@ def _spied(monkeypatch):
         return real_train(cell, config, tmp, pool)
 
     def suggest(nlp, docs, n, strategy, **kwargs):
-        shown.append([(d.text, len(d.ents), d.has_annotation("ENT_IOB")) for d in docs])
+        if nlp is not None:  # random's choice reads no model
+            shown.append([(d.text, len(d.ents), d.has_annotation("ENT_IOB")) for d in docs])
         return suggest_docs(nlp, docs, n, strategy, **kwargs)
 
     monkeypatch.setattr(selection_loop, "train_with_extras", train)

@@ -139,17 +139,18 @@ def test_our_claims_file_reads_and_names_known_methods():
 
     import yaml
 
-    from spacy_auc_ner.api import method_names
+    from spacy_auc_ner.api import method_path
 
     root = Path(__file__).resolve().parents[1]
-    known = set(method_names(root / "configs"))
+    defined = set()
     for spec in (root / "studies").glob("campaign_*.yaml"):  # methods a spec defines itself
-        known |= {m["name"] for m in yaml.safe_load(spec.read_text())["methods"] if isinstance(m, dict)}
+        defined |= {m["name"] for m in yaml.safe_load(spec.read_text())["methods"] if isinstance(m, dict)}
     claims = load_claims(root / "studies" / "claims.yaml")
     assert len(claims) >= 15
     for claim in claims:
         for side in (claim.a, claim.b):
-            assert side["method"] in known, (claim.id, side)
+            if side["method"] not in defined:
+                method_path(side["method"], root / "configs")  # a method of the configs folder, or MethodError naming it
 
 
 def test_invalid_yaml_names_the_line(tmp_path):
