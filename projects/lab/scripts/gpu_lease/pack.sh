@@ -23,8 +23,12 @@
 #   removes what the last one wrote into it (the rows of the H100 lease of 2026-11-26 went so).
 # Usage, from the repository root: bash projects/lab/scripts/gpu_lease/pack.sh
 set -euo pipefail
-HERE=projects/lab/scripts/gpu_lease
+HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# a tree with uncommitted changes is refused now, in one line, before minutes of packing (and
+# again at the end, when the stamp is written: tree_stamp.py)
+python "$HERE/tree_stamp.py" write "$work/stamp"
 PLATFORM=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
 # the versions of this machine's venv, so that GPU rows ran what CPU rows ran
 pins=$(python -m pip freeze | grep -iE '^(spacy|thinc|blis|catalogue|cloudpathlib|confection|cymem|murmurhash|preshed|pydantic|pydantic_core|annotated-types|typing-inspection|smart_open|spacy-alignments|spacy-legacy|spacy-loggers|spacy-transformers|srsly|tokenizers|transformers|huggingface_hub|wasabi|weasel|wrapt)==')
@@ -45,7 +49,6 @@ tail -c +35651585 "$w" > .gpuB/minilm.part1
 (cd "$work/minilm" && sha256sum "$(basename "$w")") > .gpuC/minilm.sha256
 mv "$work/lang.tar.xz" .gpuC/
 rm -f .gpuC/spacy_auc_ner-*.whl && python -m pip wheel -q --no-deps --no-build-isolation . -w .gpuC
-git rev-parse HEAD > .gpuC/commit
-cp $HERE/setup.sh $HERE/run.sh $HERE/run_trf.sh $HERE/gpu_checks.py .gpuC/
-rm -rf "$work"
+python "$HERE/tree_stamp.py" write .gpuC
+cp "$HERE"/{setup.sh,run.sh,run_trf.sh,run_campaigns.sh,gpu_checks.py,tree_stamp.py} .gpuC/
 du -sh .gpuA .gpuB .gpuC

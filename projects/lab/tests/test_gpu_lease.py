@@ -1,0 +1,133 @@
+"""scripts/gpu_lease on a machine without a GPU: the commit its rows name (issue 45: pack.sh
+refuses a tree with uncommitted changes; setup.sh's tree_stamp.py check refuses a copy that is
+not the stamped commit; a row of the copy names what a CPU row of the clean tree names)."""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auc_ner_lab import runner
+from auc_ner_lab.runner import run_study
+from auc_ner_lab.spec import parse_spec
+from lab_helpers import QUIET, rows
+
+LEASE = Path(__file__).resolve().parents[1] / "scripts" / "gpu_lease"
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+
+
+def _stamp():
+    spec = importlib.util.spec_from_file_location("tree_stamp", LEASE / "tree_stamp.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _repo(tmp_path: Path) -> Path:
+    """A checkout with code, an executable, a link, and a results store whose rows change."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "code.py").write_text("x = 1\n")
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    os.symlink("pkg", repo / "link")
+    (repo / "projects" / "lab" / "results" / "s").mkdir(parents=True)
+    (repo / "projects" / "lab" / "results" / "s" / "row.json").write_text("{}\n")
+    subprocess.run(GIT + ["init", "-q", str(repo)], check=True)
+    subprocess.run(GIT + ["-C", str(repo), "add", "."], check=True)
+    subprocess.run(GIT + ["-C", str(repo), "commit", "-qm", "first"], check=True)
+    return repo
+
+
+def _tool(repo: Path, *args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(LEASE / "tree_stamp.py"), *args], cwd=cwd or repo,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _head(repo: Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_its_changes_are_the_runners():
+    """What the stamp refuses is what a CPU row calls "+changes" (`runner.git_commit`)."""
+    assert _stamp().CODE_PATHS == runner._CODE_PATHS
+
+
+def test_a_dirty_tree_is_refused_in_one_line_and_nothing_is_stamped(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "pkg" / "code.py").write_text("x = 2\n")
+    done = _tool(repo, "write", ".gpuC")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "tree_stamp.py: refusing to pack a working tree with uncommitted changes (1 tracked files outside "
+        "projects/lab/results/, first: pkg/code.py): commit them, then pack (GPU rows name the commit only)"]
+    assert not (repo / ".gpuC").exists()
+    # rows a campaign appends (results/) and untracked files are not changes, as for a CPU row
+    (repo / "pkg" / "code.py").write_text("x = 1\n")
+    (repo / "projects" / "lab" / "results" / "s" / "row.json").write_text('{"new": 1}\n')
+    (repo / "projects" / "lab" / "results" / "s" / "new.json").write_text("{}\n")
+    (repo / "notes.txt").write_text("untracked\n")
+    assert _tool(repo, "write", ".gpuC").returncode == 0
+    assert (repo / ".gpuC" / "commit").read_text() == _head(repo) + "\n"
+
+
+def test_the_copy_without_git_checks_against_the_stamp_and_names_the_commit(tmp_path):
+    repo = _repo(tmp_path)
+    assert _tool(repo, "write", ".gpuC").returncode == 0
+    copy = tmp_path / "copy"  # what a call carries: the files, no .git; results moved away
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.rmtree(copy / "projects" / "lab" / "results")
+    done = _tool(copy, "check", ".gpuC")
+    assert done.returncode == 0 and done.stdout == _head(repo) + "\n"
+    for change in (lambda: (copy / "pkg" / "code.py").write_text("x = 2\n"), lambda: (copy / "run.sh").unlink(),
+                   lambda: ((copy / "link").unlink(), os.symlink("elsewhere", copy / "link"))):
+        shutil.rmtree(copy)
+        shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        change()
+        done = _tool(copy, "check", ".gpuC")
+        assert done.returncode == 1 and done.stdout == ""
+        line, = done.stderr.strip().splitlines()
+        assert line.startswith(f"tree_stamp.py: this tree is not commit {_head(repo)[:12]} that .gpuC was packed at (1 files differ")
+
+
+def test_a_blob_id_is_gits(tmp_path):
+    data = b"some bytes\n\x00\xff"
+    (tmp_path / "f").write_bytes(data)
+    expected = subprocess.run(["git", "hash-object", str(tmp_path / "f")], capture_output=True, text=True, check=True).stdout.strip()
+    assert _stamp().blob_id(data) == expected
+
+
+def test_pack_refuses_a_dirty_tree_before_it_packs_anything(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "pkg" / "code.py").write_text("x = 2\n")
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    done = subprocess.run(["bash", str(LEASE / "pack.sh")], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("tree_stamp.py: refusing to pack a working tree with uncommitted changes")
+    assert not any((repo / d).exists() for d in (".gpuA", ".gpuB", ".gpuC"))
+
+
+def test_a_row_of_the_copy_names_what_a_row_of_the_clean_checkout_names(tmp_path, monkeypatch):
+    """setup.sh exports the commit the check printed as AUC_NER_LAB_COMMIT; the runner of a copy
+    without .git writes it into versions as the runner of the checkout writes its commit."""
+    repo = _repo(tmp_path)
+    assert _tool(repo, "write", ".gpuC").returncode == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    commit = _tool(copy, "check", ".gpuC").stdout.strip()
+    cells = parse_spec({"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [5], "partitions": 1}).cells()
+    versions = {}
+    for where, checkout, env in (("cpu", repo, None), ("gpu", copy, commit)):
+        monkeypatch.setattr(runner, "CHECKOUT", checkout)
+        if env is None:
+            monkeypatch.delenv("AUC_NER_LAB_COMMIT", raising=False)
+        else:
+            monkeypatch.setenv("AUC_NER_LAB_COMMIT", env)
+        run_study(cells, tmp_path / where, workers=0, runner="lab_helpers:instant_cell", **QUIET)
+        row, = rows(tmp_path / where)
+        versions[where] = row["versions"]
+    assert versions["gpu"] == versions["cpu"] and versions["gpu"]["git_commit"] == _head(repo)
+    assert "git_diff_digest" not in versions["gpu"]
