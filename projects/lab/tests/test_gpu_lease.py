@@ -131,3 +131,42 @@ def test_a_row_of_the_copy_names_what_a_row_of_the_clean_checkout_names(tmp_path
         versions[where] = row["versions"]
     assert versions["gpu"] == versions["cpu"] and versions["gpu"]["git_commit"] == _head(repo)
     assert "git_diff_digest" not in versions["gpu"]
+
+
+# ---- study run --cell: one cell a process (run_campaigns.sh) ---------------------------------------
+def _cli_spec(tmp_path: Path) -> Path:
+    import yaml
+
+    from lab_data import write_toy_corpus
+
+    corpora = write_toy_corpus(tmp_path / "corpus")
+    spec = {"name": "t", "corpora": ["toy"], "corpora_dir": str(corpora), "methods": ["ce", "ova_auc"],
+            "sizes": [2], "partitions": 2, "runner": "lab_helpers:instant_cell"}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def test_study_run_cell_runs_only_the_cells_it_names(tmp_path):
+    from auc_ner_lab.cli import app
+    from lab_helpers import invoke, one_error_line
+
+    spec, store = _cli_spec(tmp_path), tmp_path / "r"
+    listed = invoke(app, "study", "run", spec, "--results", store, "--dry-run")
+    ids = listed.stdout.split()
+    assert listed.exit_code == 0 and len(ids) == 4 and listed.stderr.strip() == f"4 of 4 cells to run -> {store}"
+    done = invoke(app, "study", "run", spec, "--results", store, "--cell", ids[2], "--workers", "0", "--no-progress")
+    assert done.exit_code == 0, done.stderr
+    assert [r["cell_id"] for r in rows(store)] == [ids[2]]
+    # by key too, and a cell already done is skipped as in any run
+    from auc_ner_lab.spec import load_spec
+
+    key, = [c.key for c in load_spec(spec).cells() if c.id == ids[3]]
+    done = invoke(app, "study", "run", spec, "--results", store, "--cell", key, "--cell", ids[2], "--workers", "0", "--no-progress")
+    assert done.exit_code == 0, done.stderr
+    assert sorted(r["cell_id"] for r in rows(store)) == sorted(ids[2:])
+    listed = invoke(app, "study", "run", spec, "--results", store, "--dry-run", "--cell", ids[0], "--cell", ids[3])
+    assert listed.stdout.split() == [ids[0]] and listed.stderr.strip() == f"1 of 2 cells to run -> {store}"
+    line = one_error_line(invoke(app, "study", "run", spec, "--results", store, "--cell", "toy/ce/n=2/p9#0000000000", "--no-progress"))
+    assert line == "Error: --cell: toy/ce/n=2/p9#0000000000 is no cell of the study (its ids: study run --dry-run)"
+    assert len(rows(store)) == 2
