@@ -170,3 +170,100 @@ def test_study_run_cell_runs_only_the_cells_it_names(tmp_path):
     line = one_error_line(invoke(app, "study", "run", spec, "--results", store, "--cell", "toy/ce/n=2/p9#0000000000", "--no-progress"))
     assert line == "Error: --cell: toy/ce/n=2/p9#0000000000 is no cell of the study (its ids: study run --dry-run)"
     assert len(rows(store)) == 2
+
+
+# ---- run_campaigns.sh: its loop with a stand-in for `study run` ------------------------------------
+FAKE_STUDY = r'''
+import json, os, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+spec, results = Path(args[0]).stem, Path(args[args.index("--results") + 1])
+if "--dry-run" in args:
+    done = {p.stem for p in results.glob("*.json")}
+    todo = [c for c in Path(os.environ["FAKE_PLANS"], spec + ".txt").read_text().split() if c.replace("/", "_") not in done]
+    print("\n".join(todo))
+    print(f"{len(todo)} of 9 cells to run -> {results}", file=sys.stderr)
+    sys.exit(0)
+cell = args[args.index("--cell") + 1]
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(json.dumps({"pid": os.getpid(), "spec": spec, "cell": cell, "start": time.time(), "args": args}) + "\n")
+time.sleep(30 if "slow" in cell else 1)
+if "broken" in cell:
+    print(f"FAILED  {cell}  1 s wall  ValueError", file=sys.stderr)
+else:
+    results.mkdir(parents=True, exist_ok=True)
+    (results / (cell.replace("/", "_") + ".json")).write_text("{}")
+    print(f"ok      {cell}  ents_f=0.500 1 s wall", file=sys.stderr)
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(json.dumps({"pid": os.getpid(), "end": time.time()}) + "\n")
+'''
+NODEV = ["c/hf_token_classification/n=20/p0#a", "c/crf/n=50/p0#b", "c/lowres_best_trf/n=50/p0#c",
+         "c/broken/n=20/p1#e", "c/spacy_ner/n=20/p1#slow"]  # started first: the slow one outlives the limit
+SELECTION = ["c/random_30/n=20/p0#f", "c/mnlp_10x3/n=20/p0#g", "c/entropy_30/n=20/p0#h", "c/random_10x3/n=20/p0#i"]
+
+
+def _lease(tmp_path: Path, **env: str):
+    """The repository root as a call gets it (projects/lab/studies, results), a stand-in study
+    command, and run_campaigns.sh run there without setup.sh; its result, $OUT and the stand-in's log."""
+    root, out, plans = tmp_path / "root", tmp_path / "out", tmp_path / "plans"
+    for folder in (root / "projects" / "lab" / "studies", out, plans):
+        folder.mkdir(parents=True)
+    for spec, cells in (("campaign_trf_nodev", NODEV), ("campaign_selection", SELECTION)):
+        (root / "projects" / "lab" / "studies" / f"{spec}.yaml").write_text("name: x\n")
+        (plans / f"{spec}.txt").write_text("\n".join(cells) + "\n")
+    fake = tmp_path / "fake_study.py"
+    fake.write_text(FAKE_STUDY)
+    variables = dict(os.environ, SETUP="", PY=sys.executable, STUDY=f"{sys.executable} {fake}", OUT=str(out),
+                     FAKE_PLANS=str(plans), FAKE_LOG=str(tmp_path / "fake.log"), **env)
+    done = subprocess.run(["bash", str(LEASE / "run_campaigns.sh")], cwd=root, env=variables, capture_output=True, text=True, timeout=120)
+    return done, out, tmp_path / "fake.log"
+
+
+def test_run_campaigns_dry_run_lists_the_queue_and_trains_nothing(tmp_path):
+    done, out, log = _lease(tmp_path, DRY_RUN="1")
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("campaign_") and "~" in line]
+    assert listed == NODEV[::-1] + SELECTION  # nodev from its last cell backwards, then selection in order
+    assert "9 cells, " in done.stdout and not log.exists() and not (out / "cells.tsv").exists()
+    done, _, _ = _lease(tmp_path / "forward", DRY_RUN="1", NODEV_ORDER="forward", SPECS="campaign_selection campaign_trf_nodev")
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("campaign_") and "~" in line] == SELECTION + NODEV
+
+
+def test_run_campaigns_trains_each_cell_in_its_own_process_and_stops_before_the_limit(tmp_path):
+    import json
+    import tarfile
+    import time
+
+    began = time.time()
+    done, out, log = _lease(tmp_path, LIMIT="12", SLOTS="3", EST_SCALE="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert time.time() - began < 12 + 30
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    starts = [e for e in entries if "cell" in e]
+    # one process a cell, each once, on GPU 0 in a worker process of its own study
+    assert len({e["pid"] for e in starts}) == len(starts) == len({e["cell"] for e in starts})
+    assert all(e["args"][e["args"].index("--gpu-id") + 1] == "0" and e["args"][e["args"].index("--workers") + 1] == "1"
+               and e["args"].count("--cell") == 1 for e in starts)
+    started = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("start ")]  # in launch order
+    assert sorted(started) == sorted(e["cell"] for e in starts)
+    # nodev first, from its last cell, then selection in order; 10x3 (estimate 11 s at EST_SCALE=1)
+    # never fits before the limit, the others as time allows
+    assert started[:len(NODEV)] == NODEV[::-1] and "c/mnlp_10x3/n=20/p0#g" not in started
+    assert started[len(NODEV):] == [c for c in SELECTION if c in started]
+    # never more than SLOTS at once
+    ends = {e["pid"]: e["end"] for e in entries if "end" in e}
+    for e in starts:
+        assert sum(1 for o in starts if o["start"] <= e["start"] < ends.get(o["pid"], float("inf"))) <= 3
+    # cells.tsv: one line a started cell; the slow one was stopped at the limit and left no row
+    table = [line.split("\t") for line in (out / "cells.tsv").read_text().splitlines()[1:]]
+    result = {line[1]: (line[5], line[6]) for line in table}
+    assert set(result) == set(started)
+    assert result["c/spacy_ner/n=20/p1#slow"] == ("124", "none") and result["c/broken/n=20/p1#e"] == ("0", "FAILED")
+    assert all(r == ("0", "ok") for cell, r in result.items() if "slow" not in cell and "broken" not in cell)
+    # the rows come back: every ok cell's, under results/<store>/
+    with tarfile.open(out / "rows.tgz") as tar:
+        names = {n for n in tar.getnames() if n.endswith(".json")}
+    assert names == {f"results/{'campaign_selection' if c in SELECTION else 'campaign_trf_nodev'}/{c.replace('/', '_')}.json"
+                     for c, r in result.items() if r[1] == "ok"}
+    assert (out / "logs.tgz").is_file() and not (out / "logs").exists()
+    assert "== done at" in done.stdout and f"; {len(NODEV + SELECTION) - len(started)} not started" in done.stdout
