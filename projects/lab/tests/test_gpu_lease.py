@@ -93,6 +93,27 @@ def test_the_copy_without_git_checks_against_the_stamp_and_names_the_commit(tmp_
         assert line.startswith(f"tree_stamp.py: this tree is not commit {_head(repo)[:12]} that .gpuC was packed at (1 files differ")
 
 
+def test_setup_refuses_a_copy_that_is_not_the_commit_before_it_unpacks_anything(tmp_path):
+    """setup.sh (sourced by the run scripts from the copy's root) checks the stamp first: a copy
+    that is not the commit ends the call there, in one line; the commit's goes on to unpack
+    (here without .gpuA, so it stops at the unpacking, after naming the commit)."""
+    repo = _repo(tmp_path)
+    assert _tool(repo, "write", ".gpuC").returncode == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    for name in ("setup.sh", "tree_stamp.py"):
+        shutil.copy(LEASE / name, copy / ".gpuC" / name)
+    source = ["bash", "-c", ". .gpuC/setup.sh || exit 7"]
+    done = subprocess.run(source, cwd=copy, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 7 and f"commit {_head(repo)}: every tracked file" in done.stdout
+    (copy / "pkg" / "code.py").write_text("x = 2\n")
+    done = subprocess.run(source, cwd=copy, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 7 and done.stdout.strip().splitlines() == ["== setup at 0s"]
+    assert done.stderr.strip().splitlines() == [
+        f"tree_stamp.py: this tree is not commit {_head(repo)[:12]} that .gpuC was packed at (1 files differ, first: "
+        "pkg/code.py): commit, run pack.sh again, call again (its rows would name code they did not run)"]
+
+
 def test_a_blob_id_is_gits(tmp_path):
     data = b"some bytes\n\x00\xff"
     (tmp_path / "f").write_bytes(data)
