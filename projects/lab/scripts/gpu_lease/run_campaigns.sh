@@ -83,7 +83,9 @@ snapshot() {  # the stores as they are now into $OUT/rows.tgz, replaced in one r
   local stores=() spec
   for spec in $SPECS; do [ -d "results/$spec" ] && stores+=("results/$spec"); done
   [ ${#stores[@]} -gt 0 ] || return 0
-  tar -czf "$OUT/rows.tgz.$BASHPID" --exclude='.*.tmp' "${stores[@]}" && mv "$OUT/rows.tgz.$BASHPID" "$OUT/rows.tgz"
+  # exit 1: a store changed while tar read it (a row renamed into place: whole either way), as on 2026-11-27
+  tar -czf "$OUT/rows.tgz.$BASHPID" --warning=no-file-changed --exclude='.*.tmp' "${stores[@]}"
+  [ $? -le 1 ] && mv "$OUT/rows.tgz.$BASHPID" "$OUT/rows.tgz"
 }
 (while sleep 20; do snapshot; done) &
 SNAPSHOTS=$!
