@@ -288,3 +288,18 @@ def test_run_campaigns_trains_each_cell_in_its_own_process_and_stops_before_the_
                      for c, r in result.items() if r[1] == "ok"}
     assert (out / "logs.tgz").is_file() and not (out / "logs").exists()
     assert "== done at" in done.stdout and f"; {len(NODEV + SELECTION) - len(started)} not started" in done.stdout
+
+
+def test_run_campaigns_refuses_a_setup_that_is_not_the_trees(tmp_path):
+    """A .gpuC packed before issue 45 holds a setup.sh that checks no stamp (its rows would name
+    the commit of that pack): the lease stops in one line before it sources it."""
+    root = tmp_path / "root"
+    (root / ".gpuC").mkdir(parents=True)
+    (root / "projects" / "lab" / "scripts" / "gpu_lease").mkdir(parents=True)
+    shutil.copy(LEASE / "setup.sh", root / "projects" / "lab" / "scripts" / "gpu_lease" / "setup.sh")
+    (root / ".gpuC" / "setup.sh").write_text("export AUC_NER_LAB_COMMIT=$(cat .gpuC/commit)\n")
+    done = subprocess.run(["bash", str(LEASE / "run_campaigns.sh")], cwd=root, env=dict(os.environ, OUT=str(tmp_path / "out")),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stdout.strip().splitlines() == [
+        "run_campaigns.sh: .gpuC/setup.sh is not this tree's scripts/gpu_lease/setup.sh: run pack.sh again"]

@@ -35,7 +35,12 @@ LIMIT=${LIMIT:-500} SLOTS=${SLOTS:-16} EST_SCALE=${EST_SCALE:-100}
 SPECS=${SPECS-campaign_trf_nodev campaign_selection} NODEV_ORDER=${NODEV_ORDER:-reverse}
 SETUP=${SETUP-.gpuC/setup.sh}
 R=$PWD
-if [ -n "$SETUP" ]; then . "$SETUP" || exit 1; fi
+if [ -n "$SETUP" ]; then
+  # a .gpuC packed before issue 45 has a setup.sh that checks no stamp: its rows would name a stale commit
+  cmp -s "$SETUP" projects/lab/scripts/gpu_lease/setup.sh \
+    || { echo "run_campaigns.sh: $SETUP is not this tree's scripts/gpu_lease/setup.sh: run pack.sh again"; exit 1; }
+  . "$SETUP" || exit 1
+fi
 PY=${PY:-python3}
 STUDY=${STUDY:-$PY -m auc_ner_lab study run}
 mkdir -p "$OUT/logs" && OUT=$(cd "$OUT" && pwd) && cd "$R/projects/lab" || exit 1
