@@ -1,7 +1,8 @@
-"""Every repository path and every command that README.md, projects/lab/README.md and
-projects/lab/docs/*.md name exists: a path in backticks or a link resolves (from the document's
-folder, the repository root, projects/lab or the package), and a `spacy-auc-ner ...`,
-`python -m auc_ner_lab ...` or `lab.py ...` command names a subcommand the command line has."""
+"""Every repository path and every command that README.md, projects/lab/README.md,
+projects/lab/docs/*.md and docs/evidence/transformer.md name exists: a path in backticks or a
+link resolves (from the document's folder, the repository root, projects/lab or the package),
+a link to a heading finds it, and a `spacy-auc-ner ...`, `python -m auc_ner_lab ...` or
+`lab.py ...` command names a subcommand the command line has."""
 import re
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import typer
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = ROOT.parents[1]
-DOCS = [REPO / "README.md", ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+# and docs/evidence/transformer.md, which holds the full texts of README's sentences on the transformer
+DOCS = [REPO / "README.md", ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")) + [ROOT / "docs" / "evidence" / "transformer.md"]
 # where a path in the docs may be relative to: the repository, the lab, the package
 BASES = [REPO, ROOT, REPO / "spacy_auc_ner", REPO / "spacy_auc_ner" / "configs"]
 # the first folder of a path that names something in the repository
@@ -56,6 +58,40 @@ def _resolves(doc: Path, token: str) -> bool:
 def test_every_path_a_document_names_exists(doc):
     missing = sorted({t for t in _candidates(_text_without_generated(doc)) if not _resolves(doc, t)})
     assert not missing, f"{doc.relative_to(REPO)} names paths that do not exist: {missing}"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(doc: Path, text: str):
+    """The (link, target file) of every link of `text` to a heading (`#anchor`, or a local
+    .md file and its anchor) that names no heading of its target."""
+    for target, anchor in re.findall(r"\]\(([^)\s#]*)#([^)\s]+)\)", text):
+        if "://" in target:
+            continue
+        path = doc if not target else next((b / target for b in [doc.parent] + BASES if (b / target).is_file()), None)
+        if path is None or path.suffix != ".md":
+            continue
+        headings = {_slug(h) for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf8"), flags=re.M)}
+        if anchor not in headings:
+            yield f"{target}#{anchor}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
+def test_every_link_to_a_heading_finds_it(doc):
+    """README's short sentences link to the sections of the lab's evidence documents that hold
+    the full texts: a renamed heading would leave the link pointing at the top of the page."""
+    missing = sorted(set(_anchors(doc, _text_without_generated(doc))))
+    assert not missing, f"{doc.relative_to(REPO)} links to headings that do not exist: {missing}"
+
+
+def test_a_link_to_a_missing_heading_is_found(tmp_path):
+    (tmp_path / "t.md").write_text("# Top\n\n## Without a dev set (n in all)\n")
+    doc = tmp_path / "d.md"
+    doc.write_text("## Here\n[a](t.md#without-a-dev-set-n-in-all) [b](t.md#without-a-dev-set) [c](#here) [d](#there)\n")
+    assert sorted(_anchors(doc, doc.read_text())) == ["#there", "t.md#without-a-dev-set"]
 
 
 def _commands():

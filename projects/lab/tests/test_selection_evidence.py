@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from auc_ner_lab.evidence.selection import equivalent_sentences, pairs_50, random_curve, readme_text
+from auc_ner_lab.evidence.selection import equivalent_sentences, pairs_50, random_curve, readme_short, readme_text
 
 
 def _results(scores):
@@ -71,3 +71,16 @@ def test_a_method_without_its_50_random_twin_says_so():
     random = _results({("lowres_best_trf", "c", 50): {0: 0.5}})
     assert readme_text(loop, random, ["c"]) == ("1 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe "
                                                 "without a dev set, test F1, paired by draw): `entropy_30`: no 50-random row of its draws yet.\n")
+
+
+def test_the_readmes_short_sentence_names_the_best_with_its_test_and_the_goal():
+    """`readme_short` on `test_the_sentence_by_hand`'s rows: the best, `mnlp_30`, +7.5 points
+    (p = 0.205, 2 draws); goal not met; interim (4 of 90 cells)."""
+    loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.60}, ("random_30", "c", 20): {0: 0.50, 1: 0.46}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
+    assert readme_short(loop, random) == ("interim, 4 of 90 cells so far: the best, `mnlp_30`, +7.5 points (p = 0.205, 2 draws) "
+                                          "against 50 random sentences (test F1, paired by draw); goal +3 points with p < 0.05: "
+                                          "not met so far\n")
+    assert readme_short({}, random) == "no rows yet (0 of 90 cells of studies/campaign_selection.yaml)\n"
+    assert readme_short(_results({("entropy_30", "c", 20): {3: 0.5}}), random) == (
+        "interim, 1 of 90 cells so far; no 50-random row of their draws yet\n")

@@ -15,7 +15,7 @@ from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import results_by_cell
 from .minilm import minilm_budget, minilm_table
-from .nodev import cpu_text, readme_text
+from .nodev import cpu_short, cpu_text, readme_short, readme_text
 from .pairs import paired_lists
 from .readme import readme_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
@@ -61,10 +61,15 @@ def _fragments() -> dict:
     if (committed.ROOT / "results" / "campaign_trf_recipe").exists():
         spec = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev.yaml")
         nodev = results_by_cell("campaign_trf_nodev", spec) if (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
-        text = readme_text(nodev, results_by_cell("campaign_trf_recipe"), list(spec.corpora)).rstrip("\n")
+        dev = results_by_cell("campaign_trf_recipe")
         cpu = results_by_cell("campaign_cpu_nodev") if (committed.ROOT / "results" / "campaign_cpu_nodev").exists() else {}
-        out["evidence/readme/nodev.md"] = f"{text} And {cpu_text(cpu, results_by_cell('lowres_recipe'))}"
-    out["evidence/readme/selection.md"] = selection_text()
+        cpu_dev = results_by_cell("lowres_recipe")
+        text = readme_text(nodev, dev, list(spec.corpora)).rstrip("\n")
+        out["evidence/transformer/nodev.md"] = f"{text} And {cpu_text(cpu, cpu_dev)}"
+        short = readme_short(nodev, dev, list(spec.corpora)).rstrip("\n")
+        cpu_line = cpu_short(cpu, cpu_dev)
+        out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
+    out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():
         out.update(trf_ablation_texts())
@@ -138,12 +143,14 @@ def unread_rows(compute):
     return result, list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnreadableRow)))
 
 
-def selection_text() -> str:
-    """README's sentences on the annotation loop (`selection.readme_text`): the rows of
-    studies/campaign_selection.yaml against campaign_trf_nodev's random draws of the recipe."""
+def selection_text():
+    """The annotation loop's sentences, in full for the lab (`selection.readme_text`) and short
+    for the README (`selection.readme_short`): the rows of studies/campaign_selection.yaml
+    against campaign_trf_nodev's random draws of the recipe."""
+    from .selection import readme_short as selection_short
     from .selection import readme_text as selection_readme
 
     spec = load_spec(committed.ROOT / "studies" / "campaign_selection.yaml")
     loop = results_by_cell(spec.name, spec) if (committed.ROOT / "results" / spec.name).exists() else {}
     random = results_by_cell("campaign_trf_nodev") if loop and (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
-    return selection_readme(loop, random, list(spec.corpora))
+    return selection_readme(loop, random, list(spec.corpora)), selection_short(loop, random)

@@ -47,7 +47,8 @@ def _ratio(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
 
 
 def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
-    """README's sentences on the protocol, generated from the rows: how many cells have rows,
+    """The protocol's full sentences, for docs/evidence/transformer.md (the README has
+    `readme_short`), generated from the rows: how many cells have rows,
     what the dev sample buys each method (dev-selected minus no-dev, paired by draw), the share
     of its dev-selected F1 the recipe keeps, and the recipe's no-dev ratio to the no-dev peer
     (pooled means, overall and per corpus, with the paired test)."""
@@ -80,6 +81,53 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
                      f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
     return "; ".join(parts) + ".\n"
 
+
+
+def short_difference(xs: Sequence[float], ys: Sequence[float]) -> str:
+    """"+1.2 points (p = 0.120, 15 draws)": `difference` without the interval, for the README."""
+    t, _ = paired_difference(xs, ys)
+    p = "no p-value" if t.p_value is None else (f"p = {t.p_value:.3f}" if t.p_value >= 0.001 else "p < 0.001")
+    return f"{100 * t.mean_diff:+.1f} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
+
+
+def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
+    """README's sentence on the protocol (`readme_text` has the intervals and the corpora):
+    interim while cells are missing; what the dev sample buys each of the four methods and the
+    recipe's no-dev ratio to the no-dev peer, paired by draw, with the goals read on them."""
+    cells = sum(len(r.scores) for r in nodev.values())
+    interim = cells < TOTAL_CELLS
+    head = f"interim, {cells} of {TOTAL_CELLS} no-dev cells so far" if interim else f"all {TOTAL_CELLS} no-dev cells"
+    if cells == 0:
+        return head + "; the comparisons follow when they have rows.\n"
+    so_far = " so far" if interim else ""
+    bought = []
+    for method in METHODS:
+        xs, ys = pairs(dev, method, nodev, method)
+        bought.append(f"{NAMES[method]} {short_difference(xs, ys) if xs else 'no pairs yet'}")
+    text = f"{head}, paired by draw: the 200-sentence dev sample buys " + ", ".join(bought[:-1]) + " and " + bought[-1]
+    kept_x, kept_y = pairs(nodev, RECIPE, dev, RECIPE)
+    kept = _ratio(kept_x, kept_y)
+    if kept is not None:
+        text += (f"; without it the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 "
+                 f"(goal 95 %: {'met' if kept >= 0.95 else 'not met'}{so_far})")
+    xs, ys = pairs(nodev, RECIPE, nodev, PEER)
+    ratio = _ratio(xs, ys)
+    if ratio is not None:
+        shown = [r for r in (_ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[c])) for c in corpora) if r is not None]
+        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown) else "not met"
+        text += (f"{',' if kept is not None else ';'} and with neither having a dev set the recipe is ×{ratio:.2f} the peer (the "
+                 f"ratio of pooled means), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below ×1.0: {goal}{so_far})")
+    return text + ".\n"
+
+
+def cpu_short(nodev: Results, dev: Results) -> str:
+    """The CPU recipe's sentence for the README: what the dev sample buys it, paired by draw."""
+    cells = sum(len(r.scores) for (method, _, _), r in nodev.items() if method == CPU_RECIPE)
+    head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease ({cells} of {CPU_CELLS} no-dev cells{'' if cells == CPU_CELLS else ', interim'})"
+    xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
+    if not xs:
+        return head + ": no pairs yet.\n"
+    return f"{head}: the dev sample buys it {short_difference(xs, ys)}.\n"
 
 
 def cpu_text(nodev: Results, dev: Results) -> str:

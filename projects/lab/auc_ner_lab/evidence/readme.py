@@ -1,7 +1,11 @@
 """The README's figures (docs/evidence/readme/): the fixed heads against spaCy's `ner`, the
 recipes' dev and test table, MiniLM's CRF head, and the transformer recipe's sentences
-(`trf_recipe`); README.md's generated blocks name these files."""
+(`trf_recipe`); README.md's generated blocks name these files. Where the README has a short
+sentence, the full text is generated too, for the lab's documents: the recipe decision
+(evidence/recipe/decision.md, docs/recipe.md) and MiniLM (evidence/transformer/minilm.md,
+docs/evidence/transformer.md)."""
 from ..stats import agreement, holm, p_words, paired_difference, span
+from ..verdicts import family_verdict
 from . import committed
 from .committed import results_by_cell
 from .minilm import MINILM
@@ -39,6 +43,11 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
         dev, test, opt = recipe["dev"], recipe["test"], recipe["optimism"]
         best, ner = recipe["lowres_best"], recipe["lowres_spacy_ner"]
         out["evidence/readme/recipe.md"] = (
+            f"the dev comparison, run after the switch on the same draws, {agreement(dev[0] - dev[1], dev[2])}: `lowres_best` "
+            f"{dev[0] - dev[1]:+.1f} points of dev F1 over `lowres_spacy_ner` ({p_words(dev[2])}, {dev[3]} draws; test "
+            f"{test[0] - test[1]:+.1f}, {p_words(test[2])}), and on test it scores ×{best[0] / best[1]:.2f} spaCy's default `ner` "
+            f"({best[0] - best[1]:+.1f} points, {p_words(best[2])}, {best[3]} draws)\n")
+        out["evidence/recipe/decision.md"] = (
             f"the dev comparison, run after the switch on the same draws, {agreement(dev[0] - dev[1], dev[2])}: `lowres_best` {dev[0] - dev[1]:+.1f} points of dev F1 "
             f"over `lowres_spacy_ner` (paired t-test over {dev[3]} draws, {p_words(dev[2])}; test {test[0] - test[1]:+.1f}, {p_words(test[2])}). "
             f"About {opt['lowres_best'] - opt['lowres_spacy_ner']:.1f} points of the dev gap may be the optimism of the entity bias, "
@@ -79,10 +88,16 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             return ", ".join(f"{c} {100 * d:+.1f}" for c, d, _, _ in v.per_corpus)
 
         out["evidence/readme/minilm.md"] = (
+            f"the CRF head scores {scores('conll2003')} entity F1 on CoNLL 2003 at 20 / 50 sentences and {scores('ncbi_disease')} "
+            f"on NCBI-disease; OVA-AUC against it: {100 * crf_vs.mean_diff:+.1f} points ({p_words(crf_vs.p_value)} alone, {crf_vs.n} draws; "
+            f"Holm p {adjusted['minilm_ova_auc_vs_crf']:.2f} over the {len(by_claim)} claims: "
+            f"{family_verdict(crf_vs, adjusted['minilm_ova_auc_vs_crf'])})\n")
+        out["evidence/transformer/minilm.md"] = (
             f"the CRF head on MiniLM scores {scores('conll2003')} entity F1 on CoNLL 2003 at 20 / 50 sentences and "
             f"{scores('ncbi_disease')} on NCBI-disease (learn rate tuned per method){gap_text}. "
             f"OVA-AUC against the CRF: {100 * crf_vs.mean_diff:+.1f} points over {crf_vs.n} draws (a draw's sizes averaged; "
-            f"{p_words(crf_vs.p_value)}, Holm over the {len(by_claim)} claims {adjusted['minilm_ova_auc_vs_crf']:.2f}: not confirmed; "
+            f"{p_words(crf_vs.p_value)}, Holm over the {len(by_claim)} claims {adjusted['minilm_ova_auc_vs_crf']:.2f}: "
+            f"{family_verdict(crf_vs, adjusted['minilm_ova_auc_vs_crf'])}; "
             f"by corpus, exploratory: {corpora(crf_vs)}); against CE: {100 * ce_vs.mean_diff:+.1f} ({p_words(ce_vs.p_value)}, "
             f"{ce_vs.n} draws, Holm {adjusted['minilm_ova_auc_vs_ce']:.2f}), its sign differing by corpus ({corpora(ce_vs)})\n")
     out.update(trf_fragments())

@@ -16,7 +16,7 @@ import math
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from ..stats import paired_t_test
-from .nodev import difference
+from .nodev import difference, short_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
 RANDOM_METHOD, DRAW, CHOSEN = "lowres_best_trf", 20, 50  # campaign_trf_nodev's recipe; 20 drawn, 20 + 30 trained on
@@ -77,7 +77,8 @@ def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
 
 
 def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
-    """README's sentences on the loop, generated from the rows: how many cells have rows; per
+    """The loop's full sentences, for docs/evidence/transformer.md (the README has
+    `readme_short`), generated from the rows: how many cells have rows; per
     method (strategy and schedule), the paired difference against 50 random sentences and the
     random sentences its F1 is worth on each corpus; the issue's goal read on these rows."""
     cells = sum(len(r.scores) for r in loop.values())
@@ -107,6 +108,29 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
     goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best, `{method}`: {'met' if met else 'not met'}"
     return f"{goal}; {reaches_text(loop, random, method, corpora)} on these rows.\n"
+
+
+def readme_short(loop: Results, random: Results) -> str:
+    """README's sentence on the loop (`readme_text` has every method and corpus): interim while
+    cells are missing; the best strategy against 50 random sentences, paired by draw, and the
+    issue's goal read on it."""
+    cells = sum(len(r.scores) for r in loop.values())
+    if cells == 0:
+        return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml)\n"
+    head = f"interim, {cells} of {TOTAL_CELLS} cells so far" if cells < TOTAL_CELLS else f"all {TOTAL_CELLS} cells"
+    best = None
+    for method in methods_of(loop):
+        xs, ys = pairs_50(loop, method, random)
+        if xs:
+            test = paired_t_test(xs, ys)
+            if best is None or test.mean_diff > best[1].mean_diff:
+                best = (method, test, xs, ys)
+    if best is None:
+        return f"{head}; no 50-random row of their draws yet\n"
+    method, test, xs, ys = best
+    met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
+    return (f"{head}: the best, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by draw); "
+            f"goal +{GOAL_POINTS:.0f} points with p < 0.05: {'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}\n")
 
 
 def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> str:

@@ -1,6 +1,8 @@
-"""The README's two sentences on campaign_trf_recipe: the package's heads against the Hugging
-Face peer (`peer_sentence`) and the transformer recipe, lowres_best_trf, against the peer,
-spaCy's `ner` and the CRF head alone (`trf_recipe_sentence`), with issue 31's goal."""
+"""campaign_trf_recipe's sentences: the package's heads against the Hugging Face peer
+(`peer_sentence`) and the transformer recipe, lowres_best_trf, against the peer, spaCy's `ner`
+and the CRF head alone (`trf_recipe_sentence`), with issue 31's goal, in full for the lab's
+docs/evidence/transformer.md (evidence/transformer/), and each in a sentence or two for the
+README (`peer_short`, `trf_recipe_short`; evidence/readme/)."""
 from typing import Optional
 
 from ..spec import load_spec
@@ -42,9 +44,10 @@ def device_counts(rows, methods) -> str:
 
 
 def trf_fragments() -> dict:
-    """The README's two sentences on campaign_trf_recipe, from its rows read once: the
-    package's heads against the Hugging Face peer (`peer_sentence`) and the transformer recipe
-    against the peer, spaCy's ner and the CRF head (`trf_recipe_sentence`)."""
+    """campaign_trf_recipe's sentences, from its rows read once: the package's heads against
+    the Hugging Face peer (`peer_sentence`) and the transformer recipe against the peer, spaCy's
+    ner and the CRF head (`trf_recipe_sentence`), in full (evidence/transformer/, for the lab's
+    docs/evidence/transformer.md) and short (evidence/readme/, for the README)."""
     from collections import Counter
 
     if not (committed.ROOT / "results" / "campaign_trf_recipe").exists():
@@ -64,13 +67,15 @@ def trf_fragments() -> dict:
     untraced = store.untraced(reported)
     provenance = (len(untraced), sum(r["method"] == RECIPE_TRF for r in untraced), len(reported),
                   sum(r["method"] == RECIPE_TRF for r in reported))
-    out = {"evidence/readme/trf_recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n"}
+    out = {"evidence/transformer/recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n",
+           "evidence/readme/trf_recipe.md": trf_recipe_short(by, planned, stale, cost) + "\n"}
     stores = [results_store(d.name) for d in sorted((committed.ROOT / "results").iterdir()) if d.is_dir()]
     gap = trf_checks.device_gap(distinct(r for s in stores if s.marker.exists() for r in s.rows()))
     names = ((PEER, f"`{PEER}`"), ("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"))
     peer = peer_sentence(by, device_counts([r for r in reported if r["method"] in dict(names)], names), gap)
     if peer:
-        out["evidence/readme/peer.md"] = peer + "\n"
+        out["evidence/transformer/peer.md"] = peer + "\n"
+        out["evidence/readme/peer.md"] = peer_short(by) + "\n"
     return out
 
 
@@ -105,7 +110,8 @@ def _times(n: int) -> str:
 
 
 def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[dict] = None, cost=None, provenance=None) -> str:
-    """The README's sentence on lowres_best_trf (`by`: `_results_by_cell` of
+    """The full sentence on lowres_best_trf, for docs/evidence/transformer.md (the README has
+    `trf_recipe_short`) (`by`: `_results_by_cell` of
     campaign_trf_recipe; `planned`: its reported cells in the spec; `stale`: how many of its
     rows are superseded, `store.superseded`; `gpu`: per method, its reported rows trained on a
     GPU; `cost`: (the raw sentences its self-training reads, the trainings of a cell) as its
@@ -178,7 +184,7 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[di
               f". Caveat: {stale} of these rows of `{RECIPE_TRF}` self-trained and were scored on dev on text that spaCy tokenized "
               "again, unlike the methods compared with it, which read the annotated tokens (it matters on CoNLL 2003, whose "
               "hyphenated words spaCy splits); fixed on 2026-11-26, their cells are being trained again: which, and how much "
-              "the others moved, in [caveats.md](projects/lab/docs/evidence/caveats.md)")
+              "the others moved, in [caveats.md](caveats.md)")
     untraced = ""
     if provenance and provenance[0]:
         untraced = (f". Provenance: {provenance[0]} of the {provenance[2]} reported rows of this comparison ({provenance[1]} of "
@@ -187,3 +193,45 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[di
                     "code ran")
     return (f"`{RECIPE_TRF}` ({progress}; {same}): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}"
             + against_first + caveat + untraced)
+
+
+def peer_short(by: dict) -> str:
+    """The README's sentence on the peer: the package's heads against it pooled, one pair per
+    draw (`peer_sentence` has the cells and devices); "" without rows to pair."""
+    parts, partitions = [], ""
+    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
+        v = versus(by, method, PEER)
+        if v is not None:
+            partitions = v.partitions
+            parts.append(f"{name} scores {v.diff} points ({p_words(v.p)}, {v.draws} draws)")
+    if not parts:
+        return ""
+    return (f"against a plain Hugging Face fine-tune of the same MiniLM (`{PEER}`; same draws, budget and tuning, {partitions} "
+            "partitions a cell), " + " and ".join(parts))
+
+
+def trf_recipe_short(by: dict, planned: int, stale: int = 0, cost=None) -> str:
+    """The README's sentences on lowres_best_trf: the ratio of the pooled means to the peer's
+    test F1 with the paired test over the draws, issue 31's goal read on it, what the recipe
+    reads that the methods compared do not (`cost`), and interim or stale rows said
+    (`trf_recipe_sentence` has the rest)."""
+    done = sum(len(r.scores) for (m, _, _), r in by.items() if m == RECIPE_TRF)
+    v = versus(by, RECIPE_TRF, PEER) if done else None
+    if v is None:
+        return f"`{RECIPE_TRF}` has {done} of {planned} reported cells, none paired with the peer yet"
+    pooled = v.pooled if v.pooled is not None else v.mean
+    cells = f"all {planned} cells" if done == planned else f"interim: {done} of {planned} cells so far"
+    ner = versus(by, RECIPE_TRF, "spacy_ner")
+    goals = [f"×{GOAL_PEER_MEAN} the peer, {'met' if pooled >= GOAL_PEER_MEAN else 'not met'}",
+             f"no cell below ×{GOAL_PEER_CELL}, {'met' if v.low >= GOAL_PEER_CELL else 'not met'}"]
+    if ner is not None:
+        goals.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell, {'met' if ner.low >= GOAL_NER_CELL else 'not met'}")
+    text = (f"`{RECIPE_TRF}` scores ×{pooled:.2f} the peer's test F1 (the ratio of the pooled means), {v.diff} points "
+            f"({p_words(v.p)}, {v.draws} draws; {cells}); the goals set before its rows: " + "; ".join(goals)
+            + ("" if done == planned else " so far") + ".")
+    if cost:
+        text += f" Unlike the methods compared, it also reads {cost[0]:,} raw sentences, its self-training pool."
+    if stale:
+        text += (f" {stale} of its rows self-trained on re-tokenized text and are being trained again "
+                 "([caveats.md](projects/lab/docs/evidence/caveats.md)).")
+    return text.rstrip(".")
