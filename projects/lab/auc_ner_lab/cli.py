@@ -134,7 +134,7 @@ def report_command(
 
     Never writes into a results store, nor over an existing file without --overwrite."""
     from .report import write_report
-    from .spec import DEFAULT_BASELINE, DEFAULT_METRIC
+    from .settings import DEFAULT_BASELINE, DEFAULT_METRIC
 
     if not 0 < confidence < 1:
         fail(f"--confidence must lie in (0, 1), not {confidence}")

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from spacy_auc_ner.api import METRICS, PathLike, atomic_output, check_output_file, write_json, write_text
 
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute, row_score, row_scores
-from .spec import Baseline
+from .baseline import Baseline
 from .stats import summarize
 from .store import ResultsStore, check_not_in_store, latest_rows
 from .tuning import value_text
@@ -255,7 +255,7 @@ def plot_paired_differences(
     results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
 ) -> List[Path]:
     """One figure, one panel per corpus (and size, outside lowres): each method's paired
-    difference to `baseline` (a method, or AXIS=VALUE: see spec.Baseline) in points of F1
+    difference to `baseline` (a method, or AXIS=VALUE: see baseline.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
     from the zero line. Nothing when no method pairs with the baseline."""
     from .requirements import require

@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from spacy_auc_ner.api import PathLike
 
-from .spec import Cell
+from .cells import Cell
 from .store import ResultsStore, StoreError, diff_digest, latest_rows, superseded
 from .tuning import TuningError, resolve, trial_keys
 

@@ -44,7 +44,7 @@ from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tup
 import srsly
 from pydantic import BeforeValidator, model_validator
 
-from .spec import DEFAULT_METRIC
+from .settings import DEFAULT_METRIC
 from .stats import draw_means, holm, paired_t_test, summarize, trend_test
 from .store import ResultsStore, latest_rows, spec_of
 from .validation import At, Section, validate

@@ -186,7 +186,7 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
 def test_a_value_baseline_reads_numbers_as_cells_write_them():
     """mask_p=0.70 names the cells of 0.7; a baseline of another setting's values pairs nothing."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.spec import Baseline
+    from auc_ner_lab.baseline import Baseline
 
     rows = [_row("ce", p, f, setting="missing", value=v, size=500)
             for v, scores in ((0.7, (0.3, 0.4)), (0.9, (0.2, 0.2))) for p, f in enumerate(scores)]
