@@ -59,7 +59,7 @@ class Cell:
     extras: Optional[Dict[str, Any]] = None
     # partials merged between the base and `config` (a recipe's shared ones, `methods.RECIPE_LAYERS`)
     layers: List[str] = field(default_factory=list)
-    # the method's own cell function ('module:function'; None: spacy train, `runner.run_cell`)
+    # the method's own cell function ('module:function'; None: spacy train, `execution.run_cell`)
     runner: Optional[str] = None
     # "dev": a reported cell scored on the dev sample only (spec key score_on)
     score_on: str = "test"

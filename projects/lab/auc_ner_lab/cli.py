@@ -14,8 +14,8 @@ from spacy_auc_ner.api import EXPECTED, DataError, fail
 from spacy_auc_ner.api import main as package_main
 from spacy_auc_ner.api import one_line_errors as _package_errors
 
+from .execution import StudyError
 from .requirements import MissingRequirement
-from .runner import StudyError
 from .store import StoreError
 
 # the package's expected errors plus the study's, its results store's and a missing lab requirement's

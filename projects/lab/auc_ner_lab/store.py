@@ -90,7 +90,7 @@ def superseded(row: Dict[str, Any]) -> Optional[str]:
 
 
 def device_kind(row: Dict[str, Any]) -> str:
-    """"GPU" for a row trained on a CUDA device (its ``device``, `runner.device_name`, says
+    """"GPU" for a row trained on a CUDA device (its ``device``, `execution.device_name`, says
     ``cuda:N ...``), else "CPU" (rows from before rows recorded a device trained on the CPU)."""
     return "GPU" if str(row.get("device") or "").startswith("cuda") else "CPU"
 
