@@ -6,10 +6,10 @@ import yaml
 from typer.testing import CliRunner
 
 import lab_helpers
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
+from auc_ner_lab.study_cli import study_app
 from lab_helpers import write_rows as _write
 
 

@@ -305,8 +305,8 @@ def test_device_name_marks_gpu_rows(monkeypatch):
 def test_every_cell_prints_its_wall_seconds_and_status_gives_each_methods_mean(tmp_path):
     """Issue 31 point 6: `study run` says what each cell cost as it finishes; `study status`
     averages the rows' seconds per method, reported cells and tuning trials apart."""
-    from auc_ner_lab.cli import mean_seconds_lines
     from auc_ner_lab.store import latest_rows
+    from auc_ner_lab.study_cli import mean_seconds_lines
 
     cells = _cells(methods=("ce", "ova_auc"), sizes=(10,), partitions=2)
     said = []

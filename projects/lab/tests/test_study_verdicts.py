@@ -1,6 +1,8 @@
 import pytest
 
-from auc_ner_lab.verdicts import Claim, ClaimsError, family_verdict, judge, load_claims, markdown_table, paired_scores, verdicts
+from auc_ner_lab.claims_file import Claim, ClaimsError, load_claims
+from auc_ner_lab.verdict_table import family_verdict, markdown_table
+from auc_ner_lab.verdicts import judge, paired_scores, verdicts
 from lab_helpers import write_rows
 
 
