@@ -132,7 +132,7 @@ def test_paired_interval_by_hand(tmp_path):
     """ova_auc - ce at 50 sentences: differences 0.10, 0.15, 0.05 -> mean 0.10, sd 0.05,
     half width t(0.975, 2) 4.302653 * 0.05 / sqrt 3 = 0.12421; one pair: no width."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.report import paired_interval
+    from auc_ner_lab.plots import paired_interval
 
     by = {(r.method, r.corpus, r.size): r for r in aggregate(LOWRES)}
     mean, low, high = paired_interval(by[("ova_auc", "ncbi", 50)], by[("ce", "ncbi", 50)])
