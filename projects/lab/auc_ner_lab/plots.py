@@ -4,7 +4,7 @@ SVG, the same figure giving the same bytes."""
 import math
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from spacy_auc_ner.api import PathLike, atomic_output
 
@@ -54,11 +54,7 @@ def plot_results(
             ax.set_title(panel_title(key))
         for ax in list(axes.flat)[n:]:
             ax.set_visible(False)
-        legend: "OrderedDict[str, Any]" = OrderedDict()
-        for ax in axes.flat:
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                legend.setdefault(label, handle)
-        handles, labels = list(legend.values()), list(legend)
+        handles, labels = _legend(axes)
         # as many legend columns as fit under the panels, the rest wraps onto more rows
         ncol = max(1, min(len(labels), 3 * cols))
         legend_rows = math.ceil(len(labels) / ncol) if labels else 0
@@ -70,6 +66,15 @@ def plot_results(
             written.append(path)
         plt.close(fig)
     return written
+
+
+def _legend(axes) -> Tuple[List[Any], List[str]]:
+    """The handles and labels of every panel's lines, each label once: one legend for the figure."""
+    legend: "OrderedDict[str, Any]" = OrderedDict()
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    return list(legend.values()), list(legend)
 
 
 def paired_interval(r: MethodResult, base: MethodResult, confidence: float = 0.95):
@@ -133,12 +138,8 @@ def plot_paired_differences(
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    legend: "OrderedDict[str, Any]" = OrderedDict()
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=len(legend), frameon=False,
-               bbox_to_anchor=(0.5, 1.0))
+    handles, labels = _legend(axes)
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     written = []
     for fmt in formats:

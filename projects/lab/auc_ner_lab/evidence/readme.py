@@ -2,9 +2,7 @@
 recipes' dev and test table, MiniLM's CRF head, and the transformer recipe's sentences
 (`trf_recipe`); README.md's generated blocks name these files."""
 from ..stats import agreement, holm, p_words, paired_difference, span
-from . import committed
-from .committed import results_by_cell
-from .minilm import MINILM
+from .minilm import minilm_cells
 from .trf_recipe import trf_fragments
 
 
@@ -48,11 +46,7 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"({ner[0] - ner[1]:+.1f}, {p_words(ner[2])})\n")
     crf_vs = by_claim.get("minilm_ova_auc_vs_crf")
     ce_vs = by_claim.get("minilm_ova_auc_vs_ce")
-    by = {}
-    for name in MINILM:
-        if (committed.ROOT / "results" / name).exists():
-            by.update(results_by_cell(name))
-    recipe_cells = results_by_cell("lowres_recipe") if (committed.ROOT / "results" / "lowres_recipe").exists() else {}
+    by, recipe_cells = minilm_cells()
     crf = {(c, n): r for (m, c, n), r in by.items() if m == "crf"}
     if crf and crf_vs and ce_vs and crf_vs.n and ce_vs.n:
         adjusted = dict(zip(by_claim, holm([v.p_value for v in by_claim.values()])))
