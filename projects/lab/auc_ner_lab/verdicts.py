@@ -86,16 +86,9 @@ def _matches(row: Dict[str, Any], where: Dict[str, Tuple[Any, ...]]) -> bool:
     return all(row.get(key) in values for key, values in where.items())
 
 
-def paired_scores(rows: Sequence[Dict[str, Any]], claim: Claim) -> List[Tuple[float, float]]:
-    """(score of a, score of b) for every cell coordinate and partition both finished."""
-    return list(paired_cells(rows, claim).values())
-
-
-def paired_cells(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]]:
-    """{coordinates: (score of a, score of b)} for every cell coordinate and partition both
-    finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
-    fixing the value pairs across values)."""
-    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in paired_rows(rows, claim).items()}
+def paired_scores(pairs: Dict[Any, Tuple[Dict[str, Any], Dict[str, Any]]], claim: Claim) -> Dict[Any, Tuple[float, float]]:
+    """{coordinates: (score of a, score of b)} of the row pairs of `paired_rows`."""
+    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
 
 
 def _score(row: Dict[str, Any], claim: Claim) -> float:
@@ -103,7 +96,9 @@ def _score(row: Dict[str, Any], claim: Claim) -> float:
 
 
 def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[Dict[str, Any], Dict[str, Any]]]:
-    """{coordinates: (row of a, row of b)} behind `paired_cells`."""
+    """{coordinates: (row of a, row of b)} for every cell coordinate and partition both sides
+    finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
+    fixing the value pairs across values)."""
     fixed = set(claim.a) | set(claim.b)
     coord_keys = [k for k in _COORDS if k not in fixed]
     found: Tuple[Dict[tuple, Dict[str, Any]], Dict[tuple, Dict[str, Any]]] = ({}, {})
@@ -261,7 +256,7 @@ def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = No
                 cache[path] = named_rows(path, warn)
             rows.extend(cache[path])
         pairs = paired_rows(rows, claim)
-        cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
+        cells = paired_scores(pairs, claim)
         if claim.trend:
             verdict = dataclasses.replace(judge_trend(claim, cells), by_cell=judge_trend(claim, cells, unit=None))
         else:
