@@ -12,7 +12,8 @@ included.
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .spec import DEFAULT_METRIC, Baseline
+from .baseline import Baseline
+from .settings import DEFAULT_METRIC
 from .stats import PairedTest, Summary, paired_t_test, summarize
 from .store import device_kind, latest_rows
 from .tuning import value_text

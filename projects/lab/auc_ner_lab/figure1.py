@@ -12,7 +12,7 @@ import numpy
 
 from spacy_auc_ner.api import PathLike, bio_layout
 
-from .report import save_figure
+from .plots import save_figure
 
 
 def label_prefix(index) -> numpy.ndarray:

@@ -24,7 +24,7 @@ _UNBOUNDED_SUFFIXES = ("_seconds", "_words", "_per_second")
 
 
 def is_key(name: str) -> bool:
-    """Whether `name` is a cell key as `spec.cell_key` writes it (16 hexadecimal digits)."""
+    """Whether `name` is a cell key as `cells.cell_key` writes it (16 hexadecimal digits)."""
     return len(name) == _KEY_LENGTH and set(name) <= _KEY_CHARS
 
 
@@ -116,7 +116,7 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iter
                     "into another cell's folder is not read; put it back in its own folder")
     label, sep, digest = row["cell_id"].partition("#")
     label = label.split("/")
-    if sep and len(label) > 2:  # an id as the lab writes them (`spec.cell_label`): corpus/method/n=.../p0#...
+    if sep and len(label) > 2:  # an id as the lab writes them (`cells.cell_label`): corpus/method/n=.../p0#...
         if label[:2] != [row["corpus"], row["method"]]:
             return f"its cell_id {row['cell_id']!r} names another corpus or method than its fields ({row['corpus']}, {row['method']})"
         if row["size"] is not None and f"n={row['size']}" not in label:

@@ -9,195 +9,30 @@ traceback, and the study goes on; failed cells are retried on the next run unles
 otherwise. In a tuned study the reported cells of a group wait until its tuning trials have
 rows; the runner then merges the chosen grid point (`tuning.py`).
 
-A killed study leaves no training folder behind: each run's workers keep their temporary
-files in one scratch folder of the study's (their ``TMPDIR``), removed when the study ends,
-however it ends; a worker asked to stop (SIGTERM: `kill`, the study's end or death) unwinds
-its cell first, so that the cell's own temporary folders are removed as they are on an error;
-``study run`` itself stops on SIGTERM as on Ctrl-C, its workers stopped and its scratch folder
-removed. SIGKILL of the study with its cell (its process group, the kernel's OOM killer) leaves
-the scratch folder and what the cell had in it: the next study on the machine removes it, as
-the folder's name says which process made it, no longer alive (`_remove_abandoned_scratch`).
+A killed study leaves no training folder behind: its workers keep their temporary files in
+the study's scratch folder (`scratch.py`), removed when the study ends, however it ends; a
+worker asked to stop unwinds its cell first (`execution.py`); ``study run`` itself stops on
+SIGTERM as on Ctrl-C, its workers stopped (`workers.py`) and its scratch folder removed.
 """
-import importlib
-import json
-import os
-import shutil
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import lru_cache
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from spacy_auc_ner.api import PathLike
 
-from .spec import Cell
-from .store import ResultsStore, StoreError, diff_digest, latest_rows, superseded
+from . import provenance
+from .cells import Cell
+from .execution import CellFunction, StudyError, execute_cell, resolve_runner, row_identity
+from .scratch import scratch_folder
+from .store import ResultsStore, StoreError, latest_rows, superseded
 from .tuning import TuningError, resolve, trial_keys
-
-CellFunction = Callable[[Cell], Dict[str, Any]]
-DEFAULT_RUNNER = "auc_ner_lab.runner:run_cell"
-_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
-_TRACEBACK_LINES = 30
-
-
-SCRATCH_PREFIX = "auc-ner-study-"
-
-
-class StudyError(RuntimeError):
-    """A study that cannot start (bad runner, missing extra)."""
-
-
-class CellKilled(BaseException):
-    """Raised in a worker by SIGTERM: unwinds the cell (its `finally` blocks and temporary
-    folders run and are removed), then the worker exits. Not an Exception, so that no
-    `except Exception` of a cell swallows it."""
-
-
-_IN_WORKER = False  # set in the study's worker processes (`_init_worker`)
-
-
-def _stop_cell(signum, frame):
-    raise CellKilled(signum)
-
-
-def run_cell(cell: Cell) -> Dict[str, Any]:
-    """The real cell: train the cell's config on its training set, score it on the test split
-    (a tuning trial: on the dev split only; it is never scored on test). A method with its own
-    cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
-    from .experiment import train_and_evaluate
-    from .training_extras import run_cell_with_extras, steps
-
-    if cell.runner is not None:
-        return resolve_runner(cell.runner)(cell)
-    if steps(cell):  # pretraining or self-training, which spacy train cannot do
-        return run_cell_with_extras(cell)
-    return train_and_evaluate(
-        cell.training_config(),
-        train=cell.train,
-        dev=cell.dev,
-        test=cell.test_split(),
-        gpu_id=cell.gpu_id,
-    )
-
-
-def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
-    """A cell function from a 'module:function' path (None: `run_cell`)."""
-    if runner is None:
-        return run_cell
-    if callable(runner):
-        return runner
-    module_name, _, func_name = runner.partition(":")
-    if not module_name or not func_name:
-        raise StudyError(f"runner {runner!r} is not a 'module:function' path")
-    try:
-        func = getattr(importlib.import_module(module_name), func_name)
-    except (ImportError, AttributeError) as err:
-        raise StudyError(f"runner {runner!r} cannot be imported: {err}") from None
-    if not callable(func):
-        raise StudyError(f"runner {runner!r} is not callable")
-    return func
-
-
-def row_identity(cell: Cell) -> Dict[str, Any]:
-    """The fields of a results row that say which cell it is: the cell's description, its
-    config file's name and its overrides (every row of the cell, finished, failed or lost)."""
-    return {**cell.describe(), "config": Path(cell.config).name, "overrides": _jsonable(cell.overrides)}
-
-
-def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> Dict[str, Any]:
-    """Run one cell and return its results row; never raises for an error of the cell."""
-    start = time.perf_counter()
-    row: Dict[str, Any] = row_identity(cell)
-    versions = environment()  # what the cell starts from (the tree may change while it trains)
-    try:
-        scores = resolve_runner(runner)(cell)
-        row.update(status="ok", scores=_jsonable(scores))
-    except CellKilled:
-        if not _IN_WORKER:
-            raise
-        # the cell has unwound, its temporary folders are gone: the worker ends as asked
-        # (the study records the cell as lost); the study's scratch folder goes with its last worker
-        try:
-            os.rmdir(tempfile.gettempdir()) if Path(tempfile.gettempdir()).name.startswith(SCRATCH_PREFIX) else None
-        except OSError:
-            pass
-        os._exit(128 + signal.SIGTERM)
-    except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
-        tb = traceback.format_exc().rstrip().splitlines()
-        error = f"{type(err).__name__}: {err}".strip()
-        if isinstance(err, SystemExit):  # spaCy's msg.fail(..., exits=1): its message went to the quiet log
-            error += " (spaCy stopped on an error; train the cell's config with `python -m spacy train` to see it)"
-        row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
-    row.update(
-        seconds=round(time.perf_counter() - start, 3),
-        finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-        host=socket.gethostname(),
-        device=device_name(cell.gpu_id),
-        pid=os.getpid(),
-        versions=versions,
-    )
-    return row
-
-
-def device_name(gpu_id: int) -> str:
-    """Where a cell trained, for its row: "cpu", or "cuda:N" and the GPU's name (GPU rows are
-    marked as such in the tables; they pair with CPU rows of the same draw all the same)."""
-    if gpu_id < 0:
-        return "cpu"
-    try:
-        import torch
-
-        return f"cuda:{gpu_id} {torch.cuda.get_device_name(gpu_id)}"
-    except Exception:  # no torch, or no such GPU: the row still says it asked for one
-        return f"cuda:{gpu_id}"
-
-
-# the checkout the lab runs from: projects/lab/auc_ner_lab/../../.. (tests point it elsewhere)
-CHECKOUT = Path(__file__).resolve().parents[3]
-# what "+changes" and the stored diff look at: tracked files outside the results a campaign appends to
-_CODE_PATHS = ["--", ".", ":(exclude)projects/lab/results"]
-
-
-def git_commit(checkout: Path) -> Optional[str]:
-    """The checkout's commit, with "+changes" when tracked files other than projects/lab/results/ differ
-    from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
-    not say what ran); None outside a git checkout."""
-    if not (checkout / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", *_CODE_PATHS],
-                               capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode != 0:
-        return None
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
-
-def tree_diff(checkout: Path) -> Optional[bytes]:
-    """The uncommitted changes of the checkout's tracked files outside projects/lab/results/
-    (what "+changes" in `git_commit` stands for), as `git diff HEAD --binary` prints them; None
-    for a clean tree or outside a git checkout."""
-    if not (checkout / ".git").exists():
-        return None
-    try:
-        diff = subprocess.run(["git", "-C", str(checkout), "diff", "HEAD", "--binary", *_CODE_PATHS], capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return diff.stdout if diff.returncode == 0 and diff.stdout else None
+from .workers import make_executor, stop_on_sigterm, stop_workers, thread_env
 
 
 def store_tree_diff(store: ResultsStore, checkout: Optional[Path] = None) -> Optional[str]:
@@ -206,11 +41,11 @@ def store_tree_diff(store: ResultsStore, checkout: Optional[Path] = None) -> Opt
     "+changes" commit traces to code; the digest, None for a clean tree. A dirty tree whose diff
     cannot be read (StudyError) or stored (StoreError) refuses the study: no cell starts from
     changes that nothing records."""
-    checkout = CHECKOUT if checkout is None else checkout
-    commit = git_commit(checkout)
+    checkout = provenance.CHECKOUT if checkout is None else checkout
+    commit = provenance.git_commit(checkout)
     if not commit or not commit.endswith("+changes"):
         return None
-    diff = tree_diff(checkout)
+    diff = provenance.tree_diff(checkout)
     if not diff:
         raise StudyError(f"{checkout}: the working tree has uncommitted changes and `git diff HEAD` gives none to store; "
                          "refusing to train from it (commit the changes)")
@@ -220,239 +55,6 @@ def store_tree_diff(store: ResultsStore, checkout: Optional[Path] = None) -> Opt
         raise StoreError(f"refusing to train from a working tree with uncommitted changes whose diff cannot be stored: {err}") from None
 
 
-def environment() -> Dict[str, Optional[str]]:
-    """What a cell's numbers depend on besides its config: the versions of the libraries that
-    train it, the package's git commit (None outside a checkout) and, for a commit with
-    "+changes", the sha256 of the tree's diff (`git_diff_digest`; the diff is kept in the
-    results store, `store_tree_diff`). Rerunning a cell under other versions need not give the
-    same F1, so rows say what ran them. The tree is read again for each cell; the libraries once."""
-    found: Dict[str, Optional[str]] = dict(_library_versions())
-    # a copy without .git (a GPU machine's) names the commit it was copied from in AUC_NER_LAB_COMMIT
-    found["git_commit"] = git_commit(CHECKOUT) or os.environ.get("AUC_NER_LAB_COMMIT")
-    diff = tree_diff(CHECKOUT) if str(found["git_commit"] or "").endswith("+changes") else None
-    if diff:
-        found["git_diff_digest"] = diff_digest(diff)
-    return found
-
-
-@lru_cache(maxsize=1)
-def _library_versions() -> Dict[str, Optional[str]]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found: Dict[str, Optional[str]] = {}
-    for name in ("spacy_auc_ner", "spacy", "thinc", "numpy", "torch", "spacy-transformers", "transformers"):
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
-
-
-def _jsonable(value: Any) -> Any:
-    def default(obj):
-        if hasattr(obj, "item"):  # numpy / cupy / torch scalars
-            return obj.item()
-        if hasattr(obj, "tolist"):
-            return obj.tolist()
-        return str(obj)
-
-    return json.loads(json.dumps(value, default=default))
-
-
-# ---- executors ----------------------------------------------------------------------------
-class _InlineExecutor:
-    """Runs each cell in this process when submitted (``--workers 0``, for debugging)."""
-
-    def submit(self, fn, *args) -> Future:
-        future: Future = Future()
-        future.set_result(fn(*args))
-        return future
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        pass
-
-
-def _init_worker(threads: int) -> None:
-    global _IN_WORKER
-    _IN_WORKER = True
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    signal.signal(signal.SIGTERM, _stop_cell)  # before asking for SIGTERM at the parent's death
-    _die_with_parent()
-    try:
-        import torch
-
-        torch.set_num_threads(threads)
-    except ImportError:
-        pass
-
-
-def _die_with_parent() -> None:
-    """On Linux, ask the kernel to end this worker when the study process dies, however it
-    dies (kill -9 included): otherwise a killed study leaves its workers training cells whose
-    rows nobody will write, on the cores its rerun needs. Elsewhere: nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        if os.getppid() == 1:  # the parent died before the request was made
-            os._exit(1)
-    except (OSError, AttributeError):
-        pass
-
-
-def _remove_abandoned_scratch(folder: Path) -> None:
-    """Remove the scratch folders in `folder` (the temporary folder) of studies killed outright:
-    those whose name (`_scratch_folder`) names a process of this host that is no longer alive.
-    A live study's folder stays, and so does one of another host or that names no process."""
-    host = socket.gethostname()[:64]
-    for scratch in folder.glob(f"{SCRATCH_PREFIX}*+*+*"):
-        pid, owner_host, _ = scratch.name[len(SCRATCH_PREFIX):].split("+", 2)
-        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
-
-
-@contextmanager
-def _scratch_folder(inline: bool, use_ray: bool) -> Iterator[Optional[Path]]:
-    """A scratch folder for the study's temporary files: the workers' TMPDIR (spawned while it
-    is set), this process's temporary folder when cells run here (`inline`); removed at the
-    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up), and by the
-    next study when this one is killed outright. None on Ray, whose workers live on other
-    nodes and whose own session files follow TMPDIR."""
-    if use_ray:
-        yield None
-        return
-    _remove_abandoned_scratch(Path(tempfile.gettempdir()))
-    # its name says whose it is (process, host), so that the next study can tell it was abandoned;
-    # not a file in it, which would keep the last worker out from removing it (`execute_cell`)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}+{socket.gethostname()[:64]}+"))
-    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
-    os.environ["TMPDIR"] = str(scratch)
-    if inline:
-        tempfile.tempdir = str(scratch)
-    try:
-        yield scratch
-    finally:
-        tempfile.tempdir = saved_dir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-@contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM stops the study as Ctrl-C does (KeyboardInterrupt), so that it stops its
-    workers and removes its scratch folder; only in the main thread, where Python runs
-    signal handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _stop_workers(executor, grace: float = 30.0) -> None:
-    """Shut a pool down now and stop its worker processes (SIGTERM: each unwinds its cell),
-    waiting for them, so that nothing writes into the scratch folder once it is removed; those
-    still running `grace` seconds after the SIGTERM (together, not each: a worker stuck in a
-    GPU call would otherwise cost that much once per worker) get SIGKILL."""
-    processes = list((getattr(executor, "_processes", None) or {}).values())  # shutdown forgets them
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    deadline = time.monotonic() + grace
-    for process in processes:
-        process.join(timeout=max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
-@contextmanager
-def _thread_env(threads: int) -> Iterator[None]:
-    """Thread-count variables for spawned workers, set before they import numpy or torch."""
-    saved = {k: os.environ.get(k) for k in (*_THREAD_VARS, "TOKENIZERS_PARALLELISM")}
-    os.environ.update({k: str(threads) for k in _THREAD_VARS})
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=get_context("spawn"),  # no fork of a process that may hold torch threads
-        initializer=_init_worker,
-        initargs=(threads,),
-    )
-
-
-class _RayExecutor:
-    """Ships cells to a Ray cluster: the one this process already joined (``ray.init``), else
-    the one at ``address`` (``auto``, ``HOST:6379``, ``ray://HOST:10001``), else Ray's own
-    choice (``RAY_ADDRESS``, a cluster ``ray start`` began on this machine, else a new local
-    one, stopped at the end; a joined cluster is only left). Each cell gets
-    ``threads`` CPUs and the thread variables; a cell whose worker dies is recorded as failed
-    and not retried by Ray (rerun it by resuming), as in the process pool. The package, the
-    corpora and the configs must be at the same paths on every node."""
-
-    def __init__(self, address: Optional[str], threads: int, gpus_per_cell: float):
-        try:
-            import ray
-        except ImportError:
-            from .requirements import INSTALL
-
-            raise StudyError(f"--ray needs Ray, which is not installed: {INSTALL}") from None
-        self._ray = ray
-        self._started = not ray.is_initialized()
-        if self._started:
-            ray.init(address=address or None, log_to_driver=False)
-        env = {k: str(threads) for k in _THREAD_VARS}
-        env["TOKENIZERS_PARALLELISM"] = "false"
-        self._remote = ray.remote(execute_cell).options(
-            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
-        )
-
-    def submit(self, fn, cell: Cell, runner) -> Future:
-        return self._remote.remote(cell, runner).future()
-
-    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        if self._started:
-            self._ray.shutdown()
-            self._started = False
-
-
-# ---- the study loop -----------------------------------------------------------------------
 @dataclass
 class StudyOutcome:
     total: int
@@ -528,14 +130,6 @@ def _say_on_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _make_executor(workers, threads, use_ray, ray_address, gpu):
-    if use_ray:
-        return _RayExecutor(ray_address, threads, 1.0 if gpu else 0.0)
-    if workers == 0:
-        return _InlineExecutor()
-    return _process_pool(workers, threads)
-
-
 def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log, again=False):
     """Run `todo`, recording each row in `store`; (ok, failed, found done by another study)."""
     from tqdm.auto import tqdm
@@ -582,8 +176,8 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
         bar.update(1)
         status()
 
-    with _stop_on_sigterm(), _thread_env(threads), _scratch_folder(inline=workers == 0, use_ray=use_ray):
-        executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+    with stop_on_sigterm(), thread_env(threads), scratch_folder(inline=workers == 0, use_ray=use_ray):
+        executor = make_executor(workers, threads, use_ray, ray_address, gpu)
         try:
             while pending or running:
                 while len(running) < capacity:
@@ -629,9 +223,9 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                         record(_lost_row(cell, "the worker pool broke while this cell was running"))
                     running.clear()
                     executor.shutdown(wait=False, cancel_futures=True)
-                    executor = _make_executor(workers, threads, use_ray, ray_address, gpu)
+                    executor = make_executor(workers, threads, use_ray, ray_address, gpu)
         except BaseException:
-            _stop_workers(executor)
+            stop_workers(executor)
             raise
         else:
             executor.shutdown(wait=True)

@@ -57,7 +57,7 @@ class SelectionSettings(Extra):
 
 
 def cell_settings(cell) -> SelectionSettings:
-    """The loop's settings of ``cell`` (a `spec.Cell`), refused in one line when it has none."""
+    """The loop's settings of ``cell`` (a `cells.Cell`), refused in one line when it has none."""
     settings = (cell.extras or {}).get(SELECTION)
     if settings is None:
         raise ValueError(f"{cell.id}: the selection loop needs the method's selection: block (strategy, batch, rounds, pool)")

@@ -3,7 +3,7 @@
 Why this shape (it replaced one append-only JSONL file per study, whose rows were matched to
 cells by ids that hashed names, and three scripts that merged, renamed and archived rows):
 
-- a row's folder is its cell's key, which hashes what the cell trains (`spec.cell_key`: the
+- a row's folder is its cell's key, which hashes what the cell trains (`cells.cell_key`: the
   training config as assembled, overrides, extras, draw; not the method's or a file's name),
   so a method or config file renamed in a spec, or a config rewritten that trains the same,
   keeps its rows, and rows are read through the spec: a report shows the spec's names
@@ -90,7 +90,7 @@ def superseded(row: Dict[str, Any]) -> Optional[str]:
 
 
 def device_kind(row: Dict[str, Any]) -> str:
-    """"GPU" for a row trained on a CUDA device (its ``device``, `runner.device_name`, says
+    """"GPU" for a row trained on a CUDA device (its ``device``, `execution.device_name`, says
     ``cuda:N ...``), else "CPU" (rows from before rows recorded a device trained on the CPU)."""
     return "GPU" if str(row.get("device") or "").startswith("cuda") else "CPU"
 

@@ -39,7 +39,7 @@ from spacy_auc_ner.api import unknown_override_keys  # the one check of a dotted
 from .validation import Section, positive
 
 TUNE_SEED_OFFSET = 10_000
-# the dev score a tuned cell selects its grid point by (spec.DEFAULT_METRIC is the reported
+# the dev score a tuned cell selects its grid point by (settings.DEFAULT_METRIC is the reported
 # test score: another job, another name), and the one used when a run lacks the chosen score
 DEFAULT_SELECTION_METRIC = "ents_f"
 FALLBACK_METRIC = "ents_f"

@@ -1,6 +1,6 @@
 """A verdict for each claim of the papers, from study results.
 
-A claim names two sides, each a method (``a: ova_auc``) or a method at a setting value
+A claim (`claims_file.py`) names two sides, each a method (``a: ova_auc``) or a method at a setting value
 (``a: {method: ce, value: sCRD}``: resampling against none), and the cells where the papers compare them (corpus, setting, sizes
 or setting values) and what the paper found: ``better`` (method a beats b), ``similar`` (no
 difference that matters) or ``worse``. Its evidence is the paired comparison of a and b over
@@ -25,10 +25,8 @@ Verdicts, at the 5 % level:
   contradicted / not confirmed as for ``better``;
 - *not measured*: no pair of finished cells yet.
 
-The table (`markdown_table`) then corrects for testing many claims at once: a verdict that
-rests on p < 0.05 (a confirmed difference or trend, any contradiction) stands only when its
-Holm-adjusted p is below 0.05 too; otherwise it reads *not confirmed after Holm*, with what
-the claim's own test said (`family_verdict`).
+The table (`verdict_table.markdown_table`) then corrects for testing many claims at once
+(Holm's method, `verdict_table.family_verdict`).
 
 Each row says which corpora, sizes and values its pairs cover, so that a claim's name cannot
 promise more than its rows hold; a claim over several corpora also shows each corpus's
@@ -39,45 +37,17 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import srsly
-from pydantic import BeforeValidator, model_validator
+from spacy_auc_ner.api import PathLike
 
-from .spec import DEFAULT_METRIC
-from .stats import draw_means, holm, paired_t_test, summarize, trend_test
+from .claims_file import Claim
+from .stats import draw_means, paired_t_test, summarize, trend_test
 from .store import ResultsStore, latest_rows, spec_of
-from .validation import At, Section, validate
-from .validation import expect as check
 
-PathLike = Union[str, Path]
-EXPECTATIONS = ("better", "similar", "worse", "rising", "falling")
-TREND_EXPECTATIONS = ("rising", "falling")
 _COORDS = ("corpus", "setting", "size", "value", "partition")
 # the unit of a claim's test: one training draw (its sizes, values share the seed, dev and test)
 DRAW = ("corpus", "setting", "partition")
-DEFAULT_MARGIN = 0.02
-
-
-class ClaimsError(ValueError):
-    """A claims file that cannot be read; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    claim: str
-    paper: str
-    results: Tuple[str, ...]
-    a: Dict[str, Any]
-    b: Dict[str, Any]
-    where: Dict[str, Tuple[Any, ...]]
-    expect: str = "better"
-    metric: str = DEFAULT_METRIC
-    margin: float = DEFAULT_MARGIN
-    trend: Optional[str] = None  # the axis a rising/falling claim reads ("value")
-    note: str = ""  # a caveat printed under the table
-    repeats: Optional[str] = None  # the id of the claim this one repeats on another encoder
 
 
 @dataclass(frozen=True)
@@ -107,97 +77,6 @@ class Verdict:
         return self.mean_a / self.mean_b - 1.0
 
 
-def _side(value: Any) -> Any:
-    if isinstance(value, str):
-        return {"method": value}
-    if isinstance(value, dict) and "method" in value and set(value) <= {"method", "value"}:
-        return dict(value)
-    raise ValueError(f"expected a method name or {{method: NAME, value: VALUE}}, not {value!r}")
-
-
-def _listed(value: Any) -> Any:
-    return value if isinstance(value, list) else [value]
-
-
-class Where(Section):
-    """The cells a claim compares its sides on; a list for several values."""
-
-    corpus: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    setting: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    size: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    value: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-
-
-class ClaimEntry(Section):
-    """A claim of `studies/claims.yaml` (see the module's docstring)."""
-
-    id: str
-    claim: str
-    paper: str = ""
-    results: Annotated[List[str], BeforeValidator(_listed)]
-    a: Annotated[Dict[str, Any], BeforeValidator(_side)]
-    b: Annotated[Dict[str, Any], BeforeValidator(_side)]
-    where: Annotated[Where, BeforeValidator(lambda v: v or {})] = Where()
-    expect: Annotated[str, check(lambda v: v in EXPECTATIONS, "{value} is not one of " + ", ".join(EXPECTATIONS))] = "better"
-    metric: str = DEFAULT_METRIC
-    margin: Annotated[float, check(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0,
-                                    "must be a positive number, not {value}")] = DEFAULT_MARGIN
-    trend: Annotated[Optional[str], check(lambda v: v in (None, "value", "size"), "{value} is not an axis (value or size)")] = None
-    note: str = ""
-    repeats: Optional[str] = None
-
-    @model_validator(mode="after")
-    def _trend_with_its_expectations(self) -> "ClaimEntry":
-        if (self.trend is None) != (self.expect not in TREND_EXPECTATIONS):
-            raise ValueError(f"expect {', '.join(TREND_EXPECTATIONS)} goes with a trend axis and only with one")
-        return self
-
-
-class ClaimsFile(Section):
-    claims: Annotated[List[ClaimEntry], check(lambda v: isinstance(v, list) and v, "a non-empty list of claims is expected, not {value}")]
-
-    @model_validator(mode="after")
-    def _ids_once(self) -> "ClaimsFile":
-
-        seen = set()
-        for i, claim in enumerate(self.claims):
-            if claim.id in seen:
-                raise At(("claims", i, "id"), f"{claim.id!r} is used twice")
-            seen.add(claim.id)
-        for i, claim in enumerate(self.claims):
-            if claim.repeats is not None and claim.repeats not in seen:
-                raise At(("claims", i, "repeats"), f"{claim.repeats!r} is not the id of a claim of this file")
-        return self
-
-
-def load_claims(path: PathLike) -> List[Claim]:
-    """The claims of a claims file; its results stores' paths are relative to it."""
-    path = Path(path)
-    try:
-        data = srsly.read_yaml(path)
-    except OSError as err:
-        raise ClaimsError(f"{path}: cannot read: {err.strerror or err}") from None
-    except ValueError as err:  # srsly's "Invalid YAML" names the line and column
-        raise ClaimsError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
-    if not isinstance(data, dict):
-        raise ClaimsError(f"{path}: expected a mapping with a non-empty list under 'claims'")
-    parsed = validate(ClaimsFile, data, source=str(path), error=ClaimsError)
-    return [
-        Claim(
-            id=c.id, claim=c.claim, paper=c.paper,
-            results=tuple(str(path.parent / r) if not Path(r).is_absolute() else r for r in c.results),
-            a=c.a, b=c.b, where={k: tuple(v) for k, v in c.where.model_dump(exclude_none=True).items()},
-            expect=c.expect, metric=c.metric, margin=float(c.margin), trend=c.trend, note=c.note,
-            repeats=c.repeats,
-        )
-        for c in parsed.claims
-    ]
-
-
-def side_name(side: Dict[str, Any]) -> str:
-    return side["method"] if "value" not in side else f"{side['method']} ({side['value']})"
-
-
 def _is_reported(row: Dict[str, Any]) -> bool:
     """Rows of reported cells only: tuning trials are selection data, not evidence."""
     return row.get("status") == "ok" and not row.get("tuning")
@@ -207,16 +86,9 @@ def _matches(row: Dict[str, Any], where: Dict[str, Tuple[Any, ...]]) -> bool:
     return all(row.get(key) in values for key, values in where.items())
 
 
-def paired_scores(rows: Sequence[Dict[str, Any]], claim: Claim) -> List[Tuple[float, float]]:
-    """(score of a, score of b) for every cell coordinate and partition both finished."""
-    return list(paired_cells(rows, claim).values())
-
-
-def paired_cells(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[float, float]]:
-    """{coordinates: (score of a, score of b)} for every cell coordinate and partition both
-    finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
-    fixing the value pairs across values)."""
-    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in paired_rows(rows, claim).items()}
+def paired_scores(pairs: Dict[Any, Tuple[Dict[str, Any], Dict[str, Any]]], claim: Claim) -> Dict[Any, Tuple[float, float]]:
+    """{coordinates: (score of a, score of b)} of the row pairs of `paired_rows`."""
+    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
 
 
 def _score(row: Dict[str, Any], claim: Claim) -> float:
@@ -224,7 +96,9 @@ def _score(row: Dict[str, Any], claim: Claim) -> float:
 
 
 def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[Dict[str, Any], Dict[str, Any]]]:
-    """{coordinates: (row of a, row of b)} behind `paired_cells`."""
+    """{coordinates: (row of a, row of b)} for every cell coordinate and partition both sides
+    finished, coordinates as ((key, value), ...); they leave out what the sides fix (a side
+    fixing the value pairs across values)."""
     fixed = set(claim.a) | set(claim.b)
     coord_keys = [k for k in _COORDS if k not in fixed]
     found: Tuple[Dict[tuple, Dict[str, Any]], Dict[tuple, Dict[str, Any]]] = ({}, {})
@@ -382,7 +256,7 @@ def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = No
                 cache[path] = named_rows(path, warn)
             rows.extend(cache[path])
         pairs = paired_rows(rows, claim)
-        cells = {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
+        cells = paired_scores(pairs, claim)
         if claim.trend:
             verdict = dataclasses.replace(judge_trend(claim, cells), by_cell=judge_trend(claim, cells, unit=None))
         else:
@@ -390,111 +264,3 @@ def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = No
                                           by_cell=judge(claim, list(cells.values())))
         out.append(dataclasses.replace(verdict, covers=coverage(list(cells)), cells=len(cells), unversioned=unversioned(pairs)))
     return out
-
-
-def _pct(x: Optional[float], signed: bool = False) -> str:
-    if x is None:
-        return "–"
-    return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
-
-
-def _p(p: Optional[float]) -> str:
-    if p is None:
-        return "–"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
-
-
-def family_verdict(verdict: Verdict, p_holm: Optional[float], alpha: float = 0.05) -> str:
-    """`verdict`'s verdict among all the claims of a table: one that rests on p < `alpha`
-    (confirmed better/worse/trend, contradicted) but whose Holm-adjusted p is not below
-    `alpha` is one of the findings that many tests make by chance, so it is not confirmed;
-    a ``similar`` claim confirmed by its interval needs no correction."""
-    rests_on_p = verdict.verdict == "contradicted" or (verdict.verdict == "confirmed" and verdict.claim.expect != "similar")
-    if rests_on_p and (p_holm is None or p_holm >= alpha):
-        return f"not confirmed after Holm ({verdict.verdict} at p < {alpha} alone)"
-    return verdict.verdict
-
-
-UNIT_NOTE = (
-    "Unit: the training draw (a corpus's partition in a setting). The cells of one draw (its sizes, masking "
-    "rates or entity shares: one seed, one dev sample, one test set, a smaller draw a subset of a larger one) "
-    "are averaged into one pair, then a two-sided paired t-test over the draws (a trend: one slope of the gap "
-    "per draw, t-test over the draws); Holm's adjustment over every claim of the table. Means and differences "
-    "are over the draws. Per corpus: each corpus's draws alone, uncorrected, exploratory (a subgroup is read "
-    "beside its claim, not as a finding). Counted by cell: the same test with every cell a pair, as the table "
-    "counted before, with its Holm p and verdict where the verdict differs. \"k without versions\": cell pairs "
-    "with a row that records no library versions or commit (written before rows recorded them, not rerun)."
-)
-
-
-def _per_corpus_text(v: Verdict) -> str:
-    if not v.per_corpus:
-        return "–"
-    return "; ".join(f"{c} {_pct(d, True)} ({_p(p)}, n={n})" for c, d, p, n in v.per_corpus)
-
-
-def markdown_table(results: Sequence[Verdict]) -> str:
-    """`UNIT_NOTE`, then one row per claim: the claim, the paper's figure, ours (a vs b, F1 in
-    %, means over draws), the paired difference in points with its 95 % interval (for a trend
-    claim: the mean slope of the gap per doubling of its axis, with the interval of the
-    slopes), p-value with its draws and the cells averaged into them, what the pairs cover, the
-    p-value adjusted by Holm's method over every claim of the table with a test (many claims
-    tested at 0.05 find some by chance), the verdict after that correction (`family_verdict`),
-    each corpus's difference (exploratory), and the verdict counted by cell where it differs;
-    then the claims' notes."""
-    lines = [
-        UNIT_NOTE, "",
-        "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (draws; cells) | pairs cover | Holm p | verdict | per corpus (exploratory, uncorrected) | counted by cell: Holm p, verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    adjusted = holm([v.p_value for v in results])
-    cell_adjusted = holm([v.by_cell.p_value if v.by_cell else None for v in results])
-    notes = []
-    for v, p_holm, p_cell in zip(results, adjusted, cell_adjusted):
-        c = v.claim
-        if v.n == 0:
-            ours = f"`{side_name(c.a)}` vs `{side_name(c.b)}`: no finished pairs yet"
-            diff = "–"
-        else:
-            rel = v.relative
-            ours = f"`{side_name(c.a)}` {_pct(v.mean_a)} vs `{side_name(c.b)}` {_pct(v.mean_b)}" + (
-                f" ({rel * 100:+.0f} %)" if rel is not None else ""
-            )
-            ci = f" [{_pct(v.diff_low, True)}, {_pct(v.diff_high, True)}]" if v.diff_low is not None else ""
-            diff = f"{_pct(v.mean_diff, True)}{ci}"
-            if c.trend:
-                diff = f"slope of the gap {diff} per doubling of {c.trend}"
-        pairs = f"n={v.n} draws; {v.cells} cells" + (f", {v.unversioned} without versions" if v.unversioned else "")
-        if c.note:
-            notes.append(f"- {c.claim}: {c.note}")
-        verdict = family_verdict(v, p_holm)
-        before = "–"
-        if v.by_cell is not None and v.by_cell.n:
-            was = family_verdict(v.by_cell, p_cell)
-            before = "same verdict" if was == verdict else f"{_p(p_cell).replace('p=', '')}, {was}"
-        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | "
-                     f"{_p(p_holm).replace('p=', '')} | {verdict} | {_per_corpus_text(v)} | {before} |")
-    if notes:
-        lines += ["", "Notes:", ""] + notes
-    return "\n".join(lines + encoder_columns(results, adjusted)) + "\n"
-
-
-def encoder_columns(results: Sequence[Verdict], adjusted: Sequence[Optional[float]]) -> List[str]:
-    """The claims that another claim repeats on a second encoder (``repeats``), side by side:
-    each encoder's paired difference, p-value (pairs) and verdict after Holm, from the rows of
-    the table above (so the same Holm correction)."""
-    by_id = {v.claim.id: (v, p) for v, p in zip(results, adjusted)}
-    repeats = [(by_id[v.claim.repeats], (v, p)) for v, p in zip(results, adjusted) if v.claim.repeats in by_id]
-    if not repeats:
-        return []
-
-    def cell(v: Verdict, p_holm: Optional[float]) -> str:
-        if v.n == 0:
-            return "not measured"
-        return f"{_pct(v.mean_diff, True)} points, {_p(v.p_value)} (n={v.n} draws): {family_verdict(v, p_holm)}"
-
-    lines = ["", "The claims measured on both encoders (the repeat's name and pairs in the table above):", "",
-             "| claim | CPU tok2vec | repeated on |", "|---|---|---|"]
-    for (first, p_first), (again, p_again) in repeats:
-        lines.append(f"| {first.claim.claim} | {cell(first, p_first)} | {again.claim.claim.split(':')[0]}: {cell(again, p_again)} |")
-    return lines

@@ -19,8 +19,9 @@ from typing import Any, Dict, List, Sequence, Tuple
 from typer.testing import CliRunner
 
 from auc_ner_lab.runner import StudyOutcome, run_study
-from auc_ner_lab.spec import StudySpec, parse_spec
+from auc_ner_lab.spec import parse_spec
 from auc_ner_lab.store import ResultsStore
+from auc_ner_lab.study_spec import StudySpec
 
 LAB = Path(__file__).resolve().parents[1]
 QUIET = dict(progress=False, log=lambda msg: None)  # run_study without a progress bar or log

@@ -31,7 +31,7 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 
-from auc_ner_lab.runner import run_cell
+from auc_ner_lab.execution import run_cell
 from auc_ner_lab.spec import parse_spec
 
 ROOT = Path(__file__).parents[1]

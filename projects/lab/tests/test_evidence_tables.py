@@ -153,7 +153,8 @@ def test_one_command_regenerates_the_committed_evidence(tmp_path):
 def test_a_claims_sentence_cites_its_draws_and_holm():
     import dataclasses
 
-    from auc_ner_lab.verdicts import Claim, judge
+    from auc_ner_lab.claims_file import Claim
+    from auc_ner_lab.verdicts import judge
 
     claim = Claim(id="x", claim="a > b", paper="", results=(), a={"method": "a"}, b={"method": "b"}, where={})
     # differences 0.1, 0.2, 0.3: +20.0 points, t(0.975, 2) 4.3027 * 0.1 / sqrt 3 = 24.8 points

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from auc_ner_lab import runner
+from auc_ner_lab import provenance
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
 from lab_helpers import QUIET, rows
@@ -52,8 +52,8 @@ def _head(repo: Path) -> str:
 
 
 def test_its_changes_are_the_runners():
-    """What the stamp refuses is what a CPU row calls "+changes" (`runner.git_commit`)."""
-    assert _stamp().CODE_PATHS == runner._CODE_PATHS
+    """What the stamp refuses is what a CPU row calls "+changes" (`provenance.git_commit`)."""
+    assert _stamp().CODE_PATHS == provenance._CODE_PATHS
 
 
 def test_a_dirty_tree_is_refused_in_one_line_and_nothing_is_stamped(tmp_path):
@@ -142,7 +142,7 @@ def test_a_row_of_the_copy_names_what_a_row_of_the_clean_checkout_names(tmp_path
     cells = parse_spec({"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [5], "partitions": 1}).cells()
     versions = {}
     for where, checkout, env in (("cpu", repo, None), ("gpu", copy, commit)):
-        monkeypatch.setattr(runner, "CHECKOUT", checkout)
+        monkeypatch.setattr(provenance, "CHECKOUT", checkout)
         if env is None:
             monkeypatch.delenv("AUC_NER_LAB_COMMIT", raising=False)
         else:

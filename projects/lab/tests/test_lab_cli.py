@@ -262,7 +262,7 @@ def test_the_entry_point_returns_the_commands_status(capsys):
 
 
 def test_study_report_without_matplotlib_is_one_line(monkeypatch, tmp_path):
-    from auc_ner_lab.cli import study_app
+    from auc_ner_lab.study_cli import study_app
 
     store = write_rows(tmp_path / "r", [{"cell_id": "c/ce/n=10/p0#x", "status": "ok", "corpus": "c", "method": "ce", "setting": "lowres",
                                          "size": 10, "value": None, "partition": 0, "scores": {"ents_seqeval_micro_f": 0.5}}])

@@ -508,7 +508,7 @@ def test_the_next_study_removes_what_a_study_killed_outright_left_but_not_a_live
 def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
     """A study that stops waits `grace` seconds in all for workers that ignore SIGTERM (one stuck
     in a GPU call, say), then kills them: not `grace` once per worker."""
-    from auc_ner_lab.runner import _stop_workers
+    from auc_ner_lab.workers import stop_workers
 
     class Deaf:  # a worker process that ignores SIGTERM
         def __init__(self):
@@ -536,6 +536,6 @@ def test_workers_deaf_to_sigterm_share_one_grace_period_then_get_sigkill():
             self._processes = None
 
     workers = [Deaf() for _ in range(4)]
-    _stop_workers(Pool(workers), grace=0.2)
+    stop_workers(Pool(workers), grace=0.2)
     assert all(w.terminated and not w.alive for w in workers)
     assert sum(w.waits[0] for w in workers) <= 0.2 + 1e-6  # one grace period shared, not 4 x 0.2

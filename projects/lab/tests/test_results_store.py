@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 import lab_helpers
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import load_spec, parse_spec
 from auc_ner_lab.store import ResultsStore, spec_of
+from auc_ner_lab.study_cli import study_app
 from lab_helpers import QUIET, invoke, rows
 from spacy_auc_ner.api import method_config
 

@@ -7,8 +7,8 @@ import pytest
 from spacy.training.initialize import init_nlp
 from typer.testing import CliRunner
 
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.figure1 import confusion_shares, gold_vs_best_other, label_prefix, ova_token_probabilities, plot_figure1
+from auc_ner_lab.study_cli import study_app
 from spacy_auc_ner.api import method_config
 
 ROOT = Path(__file__).parents[1]

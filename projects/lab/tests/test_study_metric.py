@@ -6,9 +6,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
-from auc_ner_lab.spec import DEFAULT_METRIC, SpecError, load_spec, parse_spec
+from auc_ner_lab.settings import DEFAULT_METRIC
+from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.study_cli import study_app
 from lab_helpers import rows as read_results
 from lab_helpers import write_rows
 

@@ -6,10 +6,10 @@ import yaml
 from typer.testing import CliRunner
 
 import lab_helpers
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec
+from auc_ner_lab.study_cli import study_app
 from lab_helpers import write_rows as _write
 
 
@@ -132,7 +132,7 @@ def test_paired_interval_by_hand(tmp_path):
     """ova_auc - ce at 50 sentences: differences 0.10, 0.15, 0.05 -> mean 0.10, sd 0.05,
     half width t(0.975, 2) 4.302653 * 0.05 / sqrt 3 = 0.12421; one pair: no width."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.report import paired_interval
+    from auc_ner_lab.plots import paired_interval
 
     by = {(r.method, r.corpus, r.size): r for r in aggregate(LOWRES)}
     mean, low, high = paired_interval(by[("ova_auc", "ncbi", 50)], by[("ce", "ncbi", 50)])
@@ -186,7 +186,7 @@ def test_a_value_baseline_pairs_each_method_with_itself(tmp_path):
 def test_a_value_baseline_reads_numbers_as_cells_write_them():
     """mask_p=0.70 names the cells of 0.7; a baseline of another setting's values pairs nothing."""
     from auc_ner_lab.aggregate import aggregate
-    from auc_ner_lab.spec import Baseline
+    from auc_ner_lab.baseline import Baseline
 
     rows = [_row("ce", p, f, setting="missing", value=v, size=500)
             for v, scores in ((0.7, (0.3, 0.4)), (0.9, (0.2, 0.2))) for p, f in enumerate(scores)]

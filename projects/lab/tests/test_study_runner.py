@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 import lab_helpers
-from auc_ner_lab.runner import StudyError, execute_cell, plan, run_study
+from auc_ner_lab.execution import StudyError, execute_cell
+from auc_ner_lab.runner import plan, run_study
 from auc_ner_lab.spec import parse_spec
 from auc_ner_lab.store import ResultsStore, StoreError
 from lab_helpers import QUIET, run_killed_midway, study_command, study_env
@@ -96,7 +97,7 @@ def test_every_row_says_what_ran_it():
     the same F1, so a row must say what produced it."""
     import spacy
 
-    from auc_ner_lab.runner import environment
+    from auc_ner_lab.provenance import environment
 
     cell = _cells(sizes=(10,), partitions=1)[0]
     for row in (execute_cell(cell, lab_helpers.instant_cell), execute_cell(cell, lambda c: 1 / 0)):
@@ -113,7 +114,7 @@ def test_every_row_says_what_ran_it():
 def test_the_commit_is_marked_changed_by_code_but_not_by_results(tmp_path):
     import subprocess
 
-    from auc_ner_lab.runner import git_commit
+    from auc_ner_lab.provenance import git_commit
 
     assert git_commit(tmp_path) is None
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -291,7 +292,7 @@ def test_a_cell_that_exits_is_a_failure_not_the_end(tmp_path):
 
 
 def test_device_name_marks_gpu_rows(monkeypatch):
-    from auc_ner_lab.runner import device_name
+    from auc_ner_lab.execution import device_name
 
     assert device_name(-1) == "cpu"
     torch = pytest.importorskip("torch")
@@ -304,8 +305,8 @@ def test_device_name_marks_gpu_rows(monkeypatch):
 def test_every_cell_prints_its_wall_seconds_and_status_gives_each_methods_mean(tmp_path):
     """Issue 31 point 6: `study run` says what each cell cost as it finishes; `study status`
     averages the rows' seconds per method, reported cells and tuning trials apart."""
-    from auc_ner_lab.cli import mean_seconds_lines
     from auc_ner_lab.store import latest_rows
+    from auc_ner_lab.study_cli import mean_seconds_lines
 
     cells = _cells(methods=("ce", "ova_auc"), sizes=(10,), partitions=2)
     said = []
@@ -361,10 +362,10 @@ def test_a_dirty_tree_has_its_diff_stored_before_its_cells_and_their_rows_name_i
     each row records its digest (versions.git_diff_digest); a clean tree records none."""
     import hashlib
 
-    from auc_ner_lab import runner
+    from auc_ner_lab import provenance
 
     repo, git = _dirty_checkout(tmp_path)
-    monkeypatch.setattr(runner, "CHECKOUT", repo)
+    monkeypatch.setattr(provenance, "CHECKOUT", repo)
     diff = subprocess.run(git + ["diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
     digest = hashlib.sha256(diff).hexdigest()
     cells = _cells(sizes=(10,), partitions=1)
@@ -391,10 +392,10 @@ def test_a_dirty_tree_has_its_diff_stored_before_its_cells_and_their_rows_name_i
 
 
 def test_a_dirty_tree_whose_diff_cannot_be_stored_trains_nothing(tmp_path, monkeypatch):
-    from auc_ner_lab import runner
+    from auc_ner_lab import provenance
 
     repo, git = _dirty_checkout(tmp_path)
-    monkeypatch.setattr(runner, "CHECKOUT", repo)
+    monkeypatch.setattr(provenance, "CHECKOUT", repo)
     diff = subprocess.run(git + ["diff", "HEAD", "--binary"], capture_output=True, check=True).stdout
     import hashlib
 

@@ -193,7 +193,7 @@ def test_every_preset_cell_loads_as_a_spacy_config():
 def test_cli_dry_run_and_spec_errors(tmp_path):
     from typer.testing import CliRunner
 
-    from auc_ner_lab.cli import study_app
+    from auc_ner_lab.study_cli import study_app
 
     runner = CliRunner()
     out = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--dry-run", "--results", str(tmp_path / "r.jsonl")])

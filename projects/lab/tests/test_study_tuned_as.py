@@ -6,10 +6,10 @@ from collections import Counter
 import pytest
 
 import lab_helpers
-from auc_ner_lab.cli import mean_seconds_lines
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.study_cli import mean_seconds_lines
 from lab_helpers import QUIET
 from lab_helpers import rows as read_results
 

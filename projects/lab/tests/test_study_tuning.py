@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 import lab_helpers
 from auc_ner_lab.aggregate import aggregate, compute
-from auc_ner_lab.cli import study_app
 from auc_ner_lab.report import write_report
 from auc_ner_lab.runner import plan, run_study
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
+from auc_ner_lab.study_cli import study_app
 from auc_ner_lab.tuning import TUNE_SEED_OFFSET, TuningError, choose, known_metrics
 from lab_helpers import QUIET, run_killed_midway, study_command, study_env, train_tiny
 from lab_helpers import rows as read_results

@@ -1,6 +1,8 @@
 import pytest
 
-from auc_ner_lab.verdicts import Claim, ClaimsError, family_verdict, judge, load_claims, markdown_table, paired_scores, verdicts
+from auc_ner_lab.claims_file import Claim, ClaimsError, load_claims
+from auc_ner_lab.verdict_table import family_verdict, markdown_table
+from auc_ner_lab.verdicts import judge, paired_rows, paired_scores, verdicts
 from lab_helpers import write_rows
 
 
@@ -16,11 +18,15 @@ def _claim(**kw):
     return Claim(**base)
 
 
+def _scores(rows, claim):
+    return list(paired_scores(paired_rows(rows, claim), claim).values())
+
+
 def test_pairs_only_cells_both_finished_and_skip_tuning_rows():
     rows = [_row("a", 0, 0.5), _row("b", 0, 0.4), _row("a", 1, 0.6), _row("b", 1, 0.1, status="failed"),
             _row("a", 2, 0.9, tuning=True), _row("b", 2, 0.1, tuning=True), _row("a", 3, 0.7, size=50), _row("b", 3, 0.2, size=50)]
-    assert paired_scores(rows, _claim(where={"size": (20,)})) == [(0.5, 0.4)]
-    assert sorted(paired_scores(rows, _claim())) == [(0.5, 0.4), (0.7, 0.2)]
+    assert _scores(rows, _claim(where={"size": (20,)})) == [(0.5, 0.4)]
+    assert sorted(_scores(rows, _claim())) == [(0.5, 0.4), (0.7, 0.2)]
 
 
 def test_better_confirmed_with_hand_computed_interval():
@@ -131,7 +137,7 @@ def test_a_side_can_fix_a_setting_value():
     rows = [dict(_row("ce", p, 0.3 + 0.1 * p), setting="resampling", value="sCRD", cell_id=f"s{p}") for p in range(2)]
     rows += [dict(_row("ce", p, 0.3), setting="resampling", value="none", cell_id=f"n{p}") for p in range(2)]
     claim = _claim(a={"method": "ce", "value": "sCRD"}, b={"method": "ce", "value": "none"})
-    assert sorted(paired_scores(rows, claim)) == [(0.3, 0.3), (pytest.approx(0.4), 0.3)]
+    assert sorted(_scores(rows, claim)) == [(0.3, 0.3), (pytest.approx(0.4), 0.3)]
 
 
 def test_our_claims_file_reads_and_names_known_methods():

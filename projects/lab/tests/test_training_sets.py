@@ -11,7 +11,8 @@ from thinc.api import Config
 
 from auc_ner_lab.partitions import write_partitions
 from auc_ner_lab.sets import dev_set_config, sample_config, training_set_config
-from auc_ner_lab.spec import SETTINGS, load_spec, parse_spec
+from auc_ner_lab.settings import SETTINGS
+from auc_ner_lab.spec import load_spec, parse_spec
 from lab_data import shared_corpus
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -225,7 +225,7 @@ def test_in_config_reads_each_part_as_its_variant_changes_it():
 def test_each_part_is_read_from_the_shipped_recipe_and_the_frozen_hypothesis():
     """recipes/lowres_best_trf.cfg as the ablation chose (one self-training round, no bias, no
     augmentation) and the hypothesis the ablation trains (bias, augmentation, one round)."""
-    from auc_ner_lab.spec import assembled_config
+    from auc_ner_lab.cells import assembled_config
     from lab_helpers import LAB
     from spacy_auc_ner.api import recipe_config
 

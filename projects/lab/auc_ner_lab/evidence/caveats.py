@@ -4,10 +4,11 @@ behind sentences that once said more than their tests)."""
 import json
 
 from ..aggregate import row_score
+from ..claims_file import load_claims
 from ..spec import load_spec
 from ..stats import METRIC_NAME, p_text, paired_difference, tested
 from ..store import device_kind, superseded
-from ..verdicts import load_claims, verdicts
+from ..verdicts import verdicts
 from . import committed
 from .committed import distinct, distinct_rows, named_rows, reported_rows, results_by_cell, results_store
 from .pairs import dev_pairs, paired_lists, per_draw

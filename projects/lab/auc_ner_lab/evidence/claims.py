@@ -1,9 +1,10 @@
 """The claims' sentences for the documents' prose (evidence/claims/<id>.md: a claim's paired
 difference, its draws and its Holm-adjusted p) and how exploratory a study's subgroups are."""
 from ..aggregate import aggregate
+from ..claims_file import side_name
 from ..spec import load_spec
 from ..stats import holm, p_words
-from ..verdicts import family_verdict, side_name
+from ..verdict_table import family_verdict
 from . import committed
 from .committed import results_store
 

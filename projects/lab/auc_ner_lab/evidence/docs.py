@@ -5,10 +5,12 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ..claims_file import load_claims
 from ..spec import load_spec
 from ..stats import tested
 from ..store import StoreError, UnreadableRow
-from ..verdicts import load_claims, markdown_table, verdicts
+from ..verdict_table import markdown_table
+from ..verdicts import verdicts
 from . import blocks, committed, heads, trf_rule
 from .blocks import documents
 from .caveats import caveats_text

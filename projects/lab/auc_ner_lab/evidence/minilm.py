@@ -10,6 +10,17 @@ MINILM = ("campaign_minilm_20", "campaign_minilm_50")
 MINILM_METHODS = ["spacy_ner", "ce", "ova_auc", "ova_auc_all", "ova_bce", "two_task_auc", "ce_2t", "crf"]
 
 
+def minilm_cells():
+    """The committed MiniLM campaign's results by cell, and those of lowres_recipe (the shipped
+    tok2vec recipes on the same draws); empty where a store is not committed."""
+    by = {}
+    for name in MINILM:
+        if (committed.ROOT / "results" / name).exists():
+            by.update(results_by_cell(name))
+    recipe = results_by_cell("lowres_recipe") if (committed.ROOT / "results" / "lowres_recipe").exists() else {}
+    return by, recipe
+
+
 def minilm_table() -> str:
     """The MiniLM campaign (issue 26): per method, corpus and size the mean test F1 over the
     reported partitions, and paired differences (same draws) against CE on MiniLM, spaCy's
@@ -17,11 +28,7 @@ def minilm_table() -> str:
     `lowres_best` and `lowres_spacy_ner`), whose partitions 0-2 are the same draws (LowResource.v1
     with the same n and seed)."""
 
-    by = {}
-    for name in MINILM:
-        if (committed.ROOT / "results" / name).exists():
-            by.update(results_by_cell(name))
-    recipe = results_by_cell("lowres_recipe") if (committed.ROOT / "results" / "lowres_recipe").exists() else {}
+    by, recipe = minilm_cells()
     keys = sorted({(corpus, size) for (_, corpus, size) in by})
     lines = [
         "# MiniLM: every method on a fully fine-tuned all-MiniLM-L6-v2 (CPU)",

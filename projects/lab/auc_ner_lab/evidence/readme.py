@@ -5,10 +5,8 @@ sentence, the full text is generated too, for the lab's documents: the recipe de
 (evidence/recipe/decision.md, docs/recipe.md) and MiniLM (evidence/transformer/minilm.md,
 docs/evidence/transformer.md)."""
 from ..stats import agreement, holm, p_words, paired_difference, span
-from ..verdicts import family_verdict
-from . import committed
-from .committed import results_by_cell
-from .minilm import MINILM
+from ..verdict_table import family_verdict
+from .minilm import minilm_cells
 from .trf_recipe import trf_fragments
 
 
@@ -57,11 +55,7 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"({ner[0] - ner[1]:+.1f}, {p_words(ner[2])})\n")
     crf_vs = by_claim.get("minilm_ova_auc_vs_crf")
     ce_vs = by_claim.get("minilm_ova_auc_vs_ce")
-    by = {}
-    for name in MINILM:
-        if (committed.ROOT / "results" / name).exists():
-            by.update(results_by_cell(name))
-    recipe_cells = results_by_cell("lowres_recipe") if (committed.ROOT / "results" / "lowres_recipe").exists() else {}
+    by, recipe_cells = minilm_cells()
     crf = {(c, n): r for (m, c, n), r in by.items() if m == "crf"}
     if crf and crf_vs and ce_vs and crf_vs.n and ce_vs.n:
         adjusted = dict(zip(by_claim, holm([v.p_value for v in by_claim.values()])))

@@ -1,9 +1,9 @@
 """The commit a lent GPU machine's rows name (issue 45: every row traceable to a commit).
 
-That machine gets a copy of the working tree without .git, so `runner.environment` finds no
+That machine gets a copy of the working tree without .git, so `provenance.environment` finds no
 commit there and takes the one AUC_NER_LAB_COMMIT names, which setup.sh sets from what this
 script stamped. A CPU row of a clean tree names its commit; of a tree with uncommitted changes
-(tracked files outside projects/lab/results/, `runner.git_commit`) "<commit>+changes" and the
+(tracked files outside projects/lab/results/, `provenance.git_commit`) "<commit>+changes" and the
 digest of the diff kept in its store. A GPU row names the commit only, so the copy it ran from
 must be exactly that commit's:
 
@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# what runner.git_commit counts as changes (its _CODE_PATHS; a lab test keeps them equal)
+# what provenance.git_commit counts as changes (its _CODE_PATHS; a lab test keeps them equal)
 CODE_PATHS = ["--", ".", ":(exclude)projects/lab/results"]
 SUBMODULE, SYMLINK = "160000", "120000"
 
