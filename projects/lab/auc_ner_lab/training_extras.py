@@ -277,7 +277,7 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     writes each step's pool (default: the rest of the cell's split, `write_pool`). Returns
     `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's dev
     scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
-    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
+    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, write_pool, write_unlabeled
 
     from .experiment import quiet
 
@@ -305,11 +305,12 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     if self_train:
         files = _self_training_files(config, tmp)
         overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
-        config = with_self_training(config)
         config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+    else:  # the library gives a config without the block configs/self_training.cfg's rounds
+        config["self_training"] = {"rounds": 0}
     with quiet():
-        summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain=pretrain, self_train=self_train,
-                              overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
+        summary = train_steps(config, OutputFolder(tmp / "steps", "study cell"), overrides=overrides or None, gpu_id=cell.gpu_id,
+                              log=lambda text: None, progress=False)
     if summary["pretrain_seconds"] is not None:
         info["pretrain_seconds"] = summary["pretrain_seconds"]
     if pretrain and draw_text:
