@@ -16,7 +16,7 @@ Training and scoring in process:
   train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
   with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
   pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
-  write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
+  write_unlabeled                            Docs as unlabeled text (.spacy, .jsonl, .txt) for self-training or pretraining
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
   calibrate_entity_bias                      choose ``entity_bias`` on dev examples outside ``spacy train``
 Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
@@ -87,12 +87,12 @@ from .training.recipe import train_steps
 from .training.resampling import rareness
 from .training.self_training import SelfTrainingSettings, with_self_training
 from .training.spacy_training import load_training_config, missing_keys, train_config, unknown_override_keys
-from .training.unlabeled import write_pool, write_unlabeled
+from .training.unlabeled import write_unlabeled
 
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
+    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",

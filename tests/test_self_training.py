@@ -116,6 +116,25 @@ def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
     assert not (tmp_path / "none.txt").exists()
 
 
+def test_the_pool_reader_is_the_rest_of_the_split_as_write_pool_writes_it(tmp_path):
+    """Issue 46: [corpora.pool] and [corpora.pretrain] read the pool from the split itself
+    (spacy_auc_ner.Pool.v1), the sentences write_pool would write, in the same order."""
+    from spacy.util import registry
+
+    nlp = spacy.blank("en")
+    source = tmp_path / "numbered.spacy"
+    DocBin(docs=[Doc(nlp.vocab, words=[f"s{i}", "has", "Flu"], ents=["O", "O", "B-D"]) for i in range(20)]).to_disk(source)
+    make = registry.readers.get("spacy_auc_ner.Pool.v1")
+    for limit in (0, 4):
+        write_pool(source, tmp_path / f"pool{limit}.spacy", size=5, seed=3, limit=limit or None)
+        written = [[t.text for t in d] for d in read_docs(tmp_path / f"pool{limit}.spacy", nlp.vocab)]
+        examples = list(make(path=str(source), n=5, seed=3, limit=limit)(nlp))
+        assert [[t.text for t in eg.reference] for eg in examples] == written
+        assert all(t.ent_iob_ == "" for eg in examples for t in eg.reference)
+    with pytest.raises(DataError, match=r"numbered.spacy: a draw of 20 sentences leaves none of its 20 for the pool"):
+        list(make(path=str(source), n=20)(nlp))
+
+
 def test_pool_command(tmp_path, corpus):
     result = runner.invoke(app, ["pool", str(corpus / "train.spacy"), str(tmp_path / "p.jsonl"), "--size", "5", "--seed", "1"])
     assert result.exit_code == 0, result.output

@@ -11,7 +11,7 @@ method's plain cells train:
 1. round 0 trains the config on the cell's draw (``LowResource.v1``: the draw and the training
    of the plain cell of the same method, corpus, size and partition);
 2. the candidates are the rest of the split, the first ``pool`` of them in the draw's seeded
-   order (the order of `write_pool`'s pools; 0: all), their gold hidden: the model sees new Docs
+   order (the order of a cell's pool, spacy_auc_ner.Pool.v1; 0: all), their gold hidden: the model sees new Docs
    of their tokens only;
 3. each round ranks the candidates not yet chosen by ``strategy`` with the last model (the
    library's `suggest_docs`; ``random``: `select_sentences`' seeded shuffle, seed + round) and
@@ -76,7 +76,7 @@ def rest_order(n_sentences: int, size: int, seed: int) -> List[int]:
 
 def pool_indices(rest: Sequence[int], exclude: Sequence[int] = (), limit: Optional[int] = None) -> List[int]:
     """The first ``limit`` (None: all) of ``rest`` not in ``exclude``, in corpus order (as
-    `write_pool` writes its pool: with nothing excluded, the same sentences)."""
+    ``spacy_auc_ner.Pool.v1`` reads a cell's pool: with nothing excluded, the same sentences)."""
     left = set(exclude)
     kept = [i for i in rest if i not in left]
     return sorted(kept if limit is None else kept[:limit])

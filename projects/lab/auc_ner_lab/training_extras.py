@@ -22,9 +22,10 @@ A cell with a step runs in a temporary folder with the package's orchestrator, t
 what only a cell has (its pools, its draw and its dev sample as files):
 
 1. the pools: the sentences of the training split that the cell's draw leaves out, without
-   their annotation, the first ``limit`` of them in the draw's seeded order (`write_pool`, the
-   same pool as ``spacy-auc-ner pool``): ``[corpora.pretrain] limit`` for pretraining (a
-   .jsonl file), ``[corpora.pool] limit`` for self-training (0: all of them);
+   their annotation, the first ``limit`` of them in the draw's seeded order (`pool_block`, the
+   library's reader ``spacy_auc_ner.Pool.v1``, the pool of ``spacy-auc-ner pool``):
+   ``[corpora.pool] limit`` for self-training, which reads it through the reader (0: all of
+   them), ``[corpora.pretrain] limit`` for pretraining, which reads it as a .jsonl file;
 2. pretraining: ``spacy pretrain`` of the config's encoder on its pool for ``max_epochs``
    epochs, the objective's fragment merged and the component named as ``spacy-auc-ner
    pretrain-config`` does (`with_pretraining`); training then starts from the weights. With
@@ -53,6 +54,7 @@ from thinc.api import Config
 from .validation import Section
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
+POOL_READER = "spacy_auc_ner.Pool.v1"  # the rest of a draw's split, entities removed
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
 AUGMENT_KEYS = tuple(p for p in inspect.signature(registry.readers.get(AUGMENTED)).parameters if p not in ("corpus", "seed"))
 
@@ -271,29 +273,40 @@ def extras_scores(summary: Dict[str, Any], dev_config: Config, test: Optional[st
     return result
 
 
+def pool_block(cell, limit: Optional[int]) -> Dict[str, Any]:
+    """The reader of ``cell``'s pool: the rest of its training split, entities removed, the first
+    ``limit`` sentences in the draw's seeded order (None: all; the smaller within the larger)."""
+    return {"@readers": POOL_READER, "path": str(cell.train), "n": cell.size, "seed": cell.seed, "limit": limit or 0}
+
+
 def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter] = None) -> Tuple[Dict[str, Any], Config, Dict[str, Any]]:
     """Train ``config`` (``cell``'s, budgeted, its ``paths.train`` what it trains on) in the
-    folder ``tmp`` with `train_steps`, pretraining and self-training as it says; ``pool``
-    writes each step's pool (default: the rest of the cell's split, `write_pool`). Returns
-    `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's dev
-    scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
-    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, write_pool, write_unlabeled
+    folder ``tmp`` with `train_steps`, pretraining and self-training as it says. The pools are
+    the rest of the cell's split (`pool_block`: self-training reads it, pretraining the .jsonl
+    of it that its reader reads), or what ``pool`` writes for each step (the selection loop's).
+    Returns `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's
+    dev scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
+    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, write_unlabeled
 
     from .experiment import quiet
 
+    written_pool = pool is not None
     if pool is None:
         def pool(path: Path, limit: Optional[int]) -> int:
-            return write_pool(cell.train, path, cell.size, cell.seed, limit=limit)
+            import spacy
+
+            settings = {k: v for k, v in pool_block(cell, limit).items() if k != "@readers"}
+            examples = registry.readers.get(POOL_READER)(**settings)(spacy.blank(config["nlp"]["lang"]))
+            return write_unlabeled(path, (eg.reference for eg in examples))
 
     pretrain, self_train = pretrains(config), self_trains(config)
     draw_text = cell.pretrain_text == "draw"
     info: Dict[str, Any] = {}
+    limits = {block: config["corpora"][block].get("limit") or None for block in ("pool", "pretrain") if block in config["corpora"]}
     # each step's pool: the first `limit` sentences of the same order (the smaller within the larger)
-    pools = [("corpora.pool", ".spacy")] if self_train else []
-    pools += [("corpora.pretrain", ".jsonl")] if pretrain and not draw_text else []
-    written = [pool(tmp / f"pool{suffix}", config["corpora"][block.split(".")[1]].get("limit") or None) for block, suffix in pools]
-    if written:
-        info["pool_sentences"] = max(written)
+    pools = [("pool", ".spacy")] if self_train and written_pool else []
+    pools += [("pretrain", ".jsonl")] if pretrain and not draw_text else []
+    written = [pool(tmp / f"pool{suffix}", limits[block]) for block, suffix in pools]
     overrides: Dict[str, Any] = {}
     if pretrain:
         raw_text = tmp / "pool.jsonl"
@@ -305,12 +318,19 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     if self_train:
         files = _self_training_files(config, tmp)
         overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
-        config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+        if written_pool:
+            config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+        else:
+            config["corpora"]["pool"] = pool_block(cell, limits["pool"])
     else:  # the library gives a config without the block configs/self_training.cfg's rounds
         config["self_training"] = {"rounds": 0}
     with quiet():
         summary = train_steps(config, OutputFolder(tmp / "steps", "study cell"), overrides=overrides or None, gpu_id=cell.gpu_id,
                               log=lambda text: None, progress=False)
+    if self_train and not written_pool:
+        written.append(summary["pool_sentences"])
+    if written:
+        info["pool_sentences"] = max(written)
     if summary["pretrain_seconds"] is not None:
         info["pretrain_seconds"] = summary["pretrain_seconds"]
     if pretrain and draw_text:

@@ -7,10 +7,10 @@ import pytest
 import spacy
 
 from auc_ner_lab.spec import SpecError, parse_spec
-from auc_ner_lab.training_extras import AUGMENTED, config_augment, steps, with_pretraining
+from auc_ner_lab.training_extras import AUGMENTED, config_augment, pool_block, steps, with_pretraining
 from lab_data import SENTENCES, write_toy_corpus
 from lab_helpers import train_tiny
-from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config, with_self_training, write_pool
+from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config, with_self_training
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -103,12 +103,15 @@ def test_a_self_training_key_on_a_config_without_the_block_is_refused():
 def test_the_pool_is_the_rest_of_the_draw(tmp_path):
     corpora = write_toy_corpus(tmp_path / "corpus")
     train = corpora / "toy" / "train.spacy"
-    n = write_pool(train, tmp_path / "pool.spacy", 5, 3)
+    from spacy.util import registry
+
+    cell = type("Cell", (), {"train": train, "size": 5, "seed": 3})()
+    block = pool_block(cell, None)
+    pool = [eg.reference for eg in registry.resolve({"pool": block})["pool"](spacy.blank("en"))]
     docs = read_docs(train, spacy.blank("en").vocab)
     drawn = set(draw_indices(len(docs), 5, 3))
     rest = [d.text for i, d in enumerate(docs) if i not in drawn]
-    pool = read_docs(tmp_path / "pool.spacy", spacy.blank("en").vocab)
-    assert n == len(docs) - 5 == len(pool)
+    assert len(docs) - 5 == len(pool)
     assert sorted(d.text for d in pool) == sorted(rest)
     assert all(not d.ents for d in pool)
 
