@@ -176,6 +176,12 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     }
 
 
+def _kind(call: dict) -> str:
+    """"pretrain" or "train": which of spaCy's functions a recorded call is (the record is
+    read back with sorted keys, so not necessarily its first)."""
+    return "pretrain" if "pretrain" in call else "train"
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tmp_path, recorded):
     got = _run(method, tmp_path, recorded)
@@ -186,8 +192,8 @@ def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tm
         GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf8")
     expected = golden[method]
     assert got["key"] == expected["key"]
-    assert [list(c)[0] for c in got["calls"]] == [list(c)[0] for c in expected["calls"]]
+    assert [_kind(c) for c in got["calls"]] == [_kind(c) for c in expected["calls"]]
     for i, (call, old) in enumerate(zip(got["calls"], expected["calls"])):
-        assert call == old, f"call {i} ({list(old)[0]})"
+        assert call == old, f"call {i} ({_kind(old)})"
     assert got["extras"] == expected["extras"]
     assert got["scores"] == expected["scores"]
