@@ -1,6 +1,8 @@
 """Registered corpus readers for low-resource and imbalance studies, composed in configs like
 ``spacy.Corpus.v1``: sources (``LowResource.v1``, ``EntityRatio.v1``) read a ``path`` or wrap a
-``corpus``, ``Pool.v1`` the rest of a draw's split without entities (unlabeled text); wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
+``corpus``, ``Pool.v1`` the rest of a draw's split without entities (unlabeled text);
+``PseudoLabelled.v1`` adds a self-training round's pseudo-labelled sentences to a corpus;
+wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
 sentence (one Doc, as ``convert`` writes them) is one Example. Draws use
 ``random.Random(seed)``, whose streams are the same on every platform, so a seed gives the same
 sentences in the same order anywhere.
@@ -140,6 +142,23 @@ class PoolCorpus:
         for i in pool_indices(len(references), self.n, self.seed, self.limit, where=self.path):
             doc = tokens_only(references[i], nlp.vocab)
             yield Example(doc, doc)
+
+
+@registry.readers("spacy_auc_ner.PseudoLabelled.v1")
+def create_pseudo_labelled(corpus: Reader, path: str, gold_preproc: bool = True) -> Reader:
+    """The examples of ``corpus`` (the gold sentences), then the pseudo-labelled sentences of
+    ``path`` (the .spacy file a self-training round writes), read as spaCy's ``Corpus.v1``
+    reads a file with ``gold_preproc`` (true: on their own tokens): a round's training corpus,
+    the config's own plus the round's pseudo-labels, without writing the gold sentences out."""
+    from spacy.training import Corpus
+
+    pseudo = Corpus(path, gold_preproc=gold_preproc)
+
+    def read(nlp: Language) -> Iterator[Example]:
+        yield from corpus(nlp)
+        yield from pseudo(nlp)
+
+    return read
 
 
 @registry.readers("spacy_auc_ner.EntityRatio.v1")

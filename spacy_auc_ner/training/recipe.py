@@ -210,6 +210,15 @@ def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, ov
     return load_training_config(config, settings, where), derived
 
 
+def _corpus_size(interpolated: Config, key: str) -> int:
+    """The examples that the reader block ``key`` (a dot name) of an interpolated config yields."""
+    import spacy
+    from spacy.util import dot_to_object, registry
+
+    reader = registry.resolve({"reader": dot_to_object(interpolated, key)})["reader"]
+    return sum(1 for _ in reader(spacy.blank(interpolated["nlp"]["lang"])))
+
+
 def _with_raw_text(config: Config, raw: Optional[PathLike], train: PathLike) -> Config:
     """The config whose ``paths.raw_text`` is the raw text, or the training file without one:
     what spacy pretrain reads."""
@@ -328,9 +337,10 @@ def _train_steps(
         p = config["pretraining"]
         log(f"pretraining the encoder ({p['component']}) on {raw_text}, {p['max_epochs']} epoch(s)")
         start = time.perf_counter()
-        spacy_pretrain(_with_raw_text(config, paths.get("raw_text"), train).interpolate(), weights_dir, use_gpu=gpu_id, silent=not progress)
+        pretrained = _with_raw_text(config, paths.get("raw_text"), train).interpolate()
+        spacy_pretrain(pretrained, weights_dir, use_gpu=gpu_id, silent=not progress)
         summary["pretrain_seconds"] = time.perf_counter() - start
-        summary["pretrain_sentences"] = len(read_pool(raw_text))
+        summary["pretrain_sentences"] = _corpus_size(pretrained, pretrained["pretraining"]["corpus"])
         summary["weights"] = str(weights_dir / "model-last.bin")
         config["paths"]["init_tok2vec"] = summary["weights"]
     if steps.self_training is None:
@@ -339,8 +349,7 @@ def _train_steps(
         train_config(config, out.folder, overrides, gpu_id)
         return summary
     items = read_pool_config(config, where)
-    gold = read_docs(train, Vocab())
-    records = run_rounds(out, config, where, steps.self_training, train=train, dev=dev, teacher=teacher, overrides=overrides,
-                         gpu_id=gpu_id, log=log, progress=progress, gold=gold, items=items, first_teacher=teacher_nlp)
+    records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, overrides=overrides,
+                         gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
     summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
     return summary
