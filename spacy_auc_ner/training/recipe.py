@@ -289,7 +289,6 @@ def train_steps(
     out: OutputFolder,
     *,
     where: PathLike = "the config",
-    overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
     progress: bool = True,
@@ -298,9 +297,8 @@ def train_steps(
     ``out`` claimed by the caller for ``Steps.from_config(config).names()`` once every input
     was checked. Returns ``weights``, ``pretrain_seconds``, ``pretrain_sentences``,
     ``pool_sentences``, ``rounds`` (rounds.jsonl), ``chosen_round`` and ``model``; None
-    (``[]``) for what did not run. ``overrides`` apply to every training, not to pretraining."""
-    return _train_steps(out, config, Steps.from_config(config, where), where=where, overrides=overrides, gpu_id=gpu_id,
-                        log=log, progress=progress)
+    (``[]``) for what did not run."""
+    return _train_steps(out, config, Steps.from_config(config, where), where=where, gpu_id=gpu_id, log=log, progress=progress)
 
 
 def _train_steps(
@@ -309,7 +307,6 @@ def _train_steps(
     steps: Steps,
     *,
     where: PathLike,
-    overrides: Optional[Dict[str, Any]] = None,
     teacher: Optional[PathLike] = None,
     teacher_nlp: Optional[Language] = None,
     gpu_id: int = -1,
@@ -324,7 +321,7 @@ def _train_steps(
     from spacy.training.pretrain import pretrain as spacy_pretrain
 
     config = config.copy()
-    paths = load_training_config(config, overrides).interpolate()["paths"]  # what every training reads
+    paths = config.interpolate()["paths"]  # what every training reads
     train, dev = Path(paths["train"]), paths["dev"]
     out.folder.mkdir(parents=True, exist_ok=True)
     summary: Dict[str, Any] = {"weights": None, "pretrain_seconds": None, "pretrain_sentences": None, "pool_sentences": None,
@@ -346,10 +343,9 @@ def _train_steps(
     if steps.self_training is None:
         log(f"training {where} on {train}")
         out.record(*TRAIN_DIRS)
-        train_config(config, out.folder, overrides, gpu_id)
+        train_config(config, out.folder, None, gpu_id)
         return summary
     items = read_pool_config(config, where)
-    records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, overrides=overrides,
-                         gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
+    records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
     summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
     return summary

@@ -18,8 +18,9 @@ training corpus by its draw, so a method whose config wraps its corpus in ``Augm
 (the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
 
 A cell with a step runs in a temporary folder with the package's orchestrator, the one of
-``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), once it has written
-what only a cell has (its pools, its draw and its dev sample as files):
+``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), handed the cell's
+config, once with what only a cell has (its pools) in it; the draw and the dev sample are read
+by the cell's own readers, on their annotated tokens (`on_annotated_tokens`):
 
 1. the pools: the sentences of the training split that the cell's draw leaves out, without
    their annotation, the first ``limit`` of them in the draw's seeded order (`pool_block`, the
@@ -32,7 +33,8 @@ what only a cell has (its pools, its draw and its dev sample as files):
    ``pretrain_text: draw`` (a method key) it reads the cell's drawn sentences instead: what
    ``spacy-auc-ner recipe`` does for a user who has no raw text;
 3. self-training: round 0 trains on the draw, each round labels the pool with the previous
-   round's model and retrains on draw + pseudo-labels (`run_rounds`). The round with the best
+   round's model and retrains on draw + pseudo-labels (the library's `run_rounds`: the cell's
+   ``[corpora.train]`` wrapped by ``PseudoLabelled.v1``). The round with the best
    dev F1 (on the cell's dev sample, the set early stopping uses) is the cell's model: chosen
    on dev, never on test.
 
@@ -215,25 +217,22 @@ def with_pretraining(config: Config, workdir: Path) -> Config:
     return config
 
 
-def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
-    """Self-training reads files: the cell's draw (as drawn, not augmented) and its dev sample
-    written to ``tmp``, and the overrides by which every round reads them through
-    ``paths.train`` (the round's file, still inside the augmentation wrapper when the cell
-    augments) and ``paths.dev``, on their annotated tokens as every other cell reads its draw
-    and dev sample (`LowResource.v1`). spaCy's Corpus.v1 without gold_preproc re-tokenizes each
-    sentence's text with the language's tokenizer instead: until 2026-11-26 the self-training
-    cells trained, stopped early and were scored on dev that way (29 % of CoNLL 2003's dev
-    sentences tokenize differently, 1-2 % of NCBI-disease's and S800's), the other cells not."""
-    from spacy_auc_ner.api import has_dev, write_docs
-
-    gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
-    write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
-    overrides = {"corpora.train": file_block(config["corpora"]["train"])}
-    if not has_dev(config):  # the cell has only its n sentences: its config's NoDev.v1 stays
-        return {"train": gold, "dev": None, "overrides": overrides}
-    write_docs(dev, _reader_docs(config, "corpora.dev"))
-    overrides["corpora.dev"] = {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": True}
-    return {"train": gold, "dev": dev, "overrides": overrides}
+def on_annotated_tokens(config: Config) -> Config:
+    """``config`` whose dev corpus, when it is spaCy's ``Corpus.v1``, reads the dev sentences on
+    their annotated tokens (``gold_preproc``), as LowResource.v1 gives every cell its draw and
+    dev sample and as the self-training rounds read their draw (the cell's own reader) and
+    pseudo-labels (`PseudoLabelled.v1`, on the gold reader's tokens). Corpus.v1 without
+    gold_preproc re-tokenizes each sentence's text with the language's tokenizer: until
+    2026-11-26 the self-training cells trained, stopped early and were scored on dev that way
+    (29 % of CoNLL 2003's dev sentences tokenize differently, 1-2 % of NCBI-disease's and
+    S800's); until 2026-11-27 the draw and dev sample were written to files read with
+    gold_preproc (`_self_training_files`), the same examples."""
+    config = config.copy()
+    section, _, key = str(config["training"].get("dev_corpus", "corpora.dev")).rpartition(".")
+    block = config[section][key]
+    if block.get("@readers") == "spacy.Corpus.v1":
+        config[section][key] = {**block, "gold_preproc": True}
+    return config
 
 
 PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for all) -> sentences written
@@ -286,7 +285,7 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     of it that its reader reads), or what ``pool`` writes for each step (the selection loop's).
     Returns `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's
     dev scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
-    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, write_unlabeled
+    from spacy_auc_ner.api import OutputFolder, train_steps, write_unlabeled
 
     from .experiment import quiet
 
@@ -307,7 +306,6 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     pools = [("pool", ".spacy")] if self_train and written_pool else []
     pools += [("pretrain", ".jsonl")] if pretrain and not draw_text else []
     written = [pool(tmp / f"pool{suffix}", limits[block]) for block, suffix in pools]
-    overrides: Dict[str, Any] = {}
     if pretrain:
         raw_text = tmp / "pool.jsonl"
         if draw_text:  # the drawn sentences as they are, not augmented
@@ -316,8 +314,7 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
         config = with_pretraining(config, tmp)
         config["paths"]["raw_text"] = str(raw_text)
     if self_train:
-        files = _self_training_files(config, tmp)
-        overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
+        config = on_annotated_tokens(config)
         if written_pool:
             config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
         else:
@@ -325,8 +322,7 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
     else:  # the library gives a config without the block configs/self_training.cfg's rounds
         config["self_training"] = {"rounds": 0}
     with quiet():
-        summary = train_steps(config, OutputFolder(tmp / "steps", "study cell"), overrides=overrides or None, gpu_id=cell.gpu_id,
-                              log=lambda text: None, progress=False)
+        summary = train_steps(config, OutputFolder(tmp / "steps", "study cell"), gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
     if self_train and not written_pool:
         written.append(summary["pool_sentences"])
     if written:
@@ -340,6 +336,6 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
                            "pseudo_sentences": r["pseudo_sentences"], "label_seconds": r["label_seconds"],
                            "train_seconds": r["train_seconds"]} for r in summary["rounds"]]
         info["chosen_round"] = summary["chosen_round"]
-        info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (_self_training_files)
-    # scored on the dev set early stopping used: the cell's own, or its sample as a file
-    return summary, load_training_config(config, overrides), info
+        info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (on_annotated_tokens)
+    # scored on the dev set early stopping used
+    return summary, config, info

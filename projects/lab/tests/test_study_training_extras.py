@@ -246,14 +246,14 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
 
 
 def test_self_training_reads_the_draw_and_dev_sample_on_their_annotated_tokens(tmp_path):
-    """The rounds read the files `_self_training_files` writes with the tokens the corpus
-    annotates, as LowResource.v1 gives every other cell: spaCy's tokenizer would split
-    "AL-AIN" and "1996-12-06" (29 % of CoNLL 2003's dev sentences), which it did until
-    2026-11-26."""
+    """The rounds read the cell's draw (its own reader) and its dev set (spaCy's Corpus.v1
+    with gold_preproc, `on_annotated_tokens`) with the tokens the corpus annotates, as
+    LowResource.v1 gives every other cell: spaCy's tokenizer would split "AL-AIN" and
+    "1996-12-06" (29 % of CoNLL 2003's dev sentences), which it did until 2026-11-26."""
     from spacy.tokens import Doc, Span
     from spacy.util import registry
 
-    from auc_ner_lab.training_extras import _self_training_files
+    from auc_ner_lab.training_extras import on_annotated_tokens
     from spacy_auc_ner.api import write_docs
 
     nlp = spacy.blank("en")
@@ -261,12 +261,11 @@ def test_self_training_reads_the_draw_and_dev_sample_on_their_annotated_tokens(t
     doc.ents = [Span(doc, 0, 1, "LOC"), Span(doc, 2, 5, "LOC")]
     assert len(nlp.make_doc(doc.text)) == 12  # what re-tokenizing the text gives: AL - AIN, 1996 - 12 - 06
     write_docs(tmp_path / "corpus.spacy", [doc])
-    reader = {"@readers": "spacy_auc_ner.LowResource.v1", "path": str(tmp_path / "corpus.spacy"), "n": 1, "seed": 0}
-    config = spacy.util.load_config_from_str("[nlp]\nlang = \"en\"\n[paths]\ntrain = null\ndev = null\n[corpora]\n", interpolate=False)
-    config["corpora"] = {"train": dict(reader), "dev": dict(reader)}
-    files = _self_training_files(config, tmp_path)
-    for name, path in (("corpora.train", files["train"]), ("corpora.dev", files["dev"])):
-        block = {k: (str(path) if v in ("${paths.train}", "${paths.dev}") else v) for k, v in files["overrides"][name].items()}
-        (example,) = list(registry.resolve({"reader": block})["reader"](nlp))
+    config = spacy.util.load_config_from_str("[nlp]\nlang = \"en\"\n[training]\ndev_corpus = \"corpora.dev\"\n[corpora]\n", interpolate=False)
+    config["corpora"] = {"train": {"@readers": "spacy_auc_ner.LowResource.v1", "path": str(tmp_path / "corpus.spacy"), "n": 1, "seed": 0},
+                         "dev": {"@readers": "spacy.Corpus.v1", "path": str(tmp_path / "corpus.spacy"), "gold_preproc": False}}
+    config = on_annotated_tokens(config)
+    for name in ("train", "dev"):
+        (example,) = list(registry.resolve({"reader": config["corpora"][name]})["reader"](nlp))
         assert [t.text for t in example.predicted] == [t.text for t in doc], name
         assert [(e.text, e.label_) for e in example.reference.ents] == [("AL-AIN", "LOC"), ("United Arab Emirates", "LOC")]
