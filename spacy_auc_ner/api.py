@@ -13,9 +13,7 @@ Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
   missing_keys, unknown_override_keys        dotted keys a config lacks; override keys that name nothing (``recipe`` refuses them)
   budgeted, has_dev                          the step settings of a config's ``[budget]`` (epochs) and dev set; whether it has one
-  train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
-  with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
-  pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
+  train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config alone says
   write_unlabeled                            Docs as unlabeled text (.spacy, .jsonl, .txt) for self-training or pretraining
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
   calibrate_entity_bias                      choose ``entity_bias`` on dev examples outside ``spacy train``
@@ -81,18 +79,16 @@ from .outputs import OutputFolder, check_output_file
 from .pipeline.calibration import calibrate_entity_bias
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
 from .training.budget import budgeted, has_dev
-from .training.pretraining import pretraining_config
 from .training.readers import draw_entity_ratio, draw_indices
 from .training.recipe import train_steps
 from .training.resampling import rareness
-from .training.self_training import SelfTrainingSettings, with_self_training
 from .training.spacy_training import load_training_config, missing_keys, train_config, unknown_override_keys
 from .training.unlabeled import write_unlabeled
 
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "RECIPE_ENCODER", "method_names", "method_path", "method_config", "recipe_files",
     "recipe_config", "recipe_encoder", "assemble", "MethodError",
-    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config",
+    "load_training_config", "train_config", "missing_keys", "unknown_override_keys", "budgeted", "has_dev", "train_steps",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS", "calibrate_entity_bias",
     "suggest_docs", "Suggestion", "sentence_uncertainty", "select_sentences", "token_set", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_columns", "parse_columns", "write_columns", "columns_text", "Sentence", "read_docs", "write_docs",

@@ -28,8 +28,9 @@ by the cell's own readers, on their annotated tokens (`on_annotated_tokens`):
    ``[corpora.pool] limit`` for self-training, which reads it through the reader (0: all of
    them), ``[corpora.pretrain] limit`` for pretraining, which reads it as a .jsonl file;
 2. pretraining: ``spacy pretrain`` of the config's encoder on its pool for ``max_epochs``
-   epochs, the objective's fragment merged and the component named as ``spacy-auc-ner
-   pretrain-config`` does (`with_pretraining`); training then starts from the weights. With
+   epochs, the objective's fragment merged (`with_pretraining`) and the component named by the
+   orchestrator, as ``spacy-auc-ner pretrain-config`` names it; training then starts from the
+   weights. With
    ``pretrain_text: draw`` (a method key) it reads the cell's drawn sentences instead: what
    ``spacy-auc-ner recipe`` does for a user who has no raw text;
 3. self-training: round 0 trains on the draw, each round labels the pool with the previous
@@ -170,7 +171,8 @@ def _drawn(config: Config) -> Config:
 
 def pretrains(config: Config) -> bool:
     """Whether a cell's config pretrains: an objective in ``[pretraining]`` and 1 or more epochs
-    (its component may still be unnamed: `with_pretraining` names it)."""
+    (its component may still be unnamed: the orchestrator names it), the library's rule
+    (`spacy_auc_ner.training.pretraining.pretrains`), read here to route the cell."""
     block = config.get("pretraining") or {}
     return bool(block.get("objective")) and (block.get("max_epochs") or 0) > 0
 
@@ -198,23 +200,23 @@ def steps(cell) -> list:
 OBJECTIVES = {"spacy.PretrainCharacters.v1": "characters", "spacy.PretrainVectors.v1": "vectors"}  # -> configs/pretrain/<name>.cfg
 
 
-def with_pretraining(config: Config, workdir: Path) -> Config:
-    """``config`` (a cell's training config) as `spacy pretrain` and then `spacy train` read it,
-    as ``spacy-auc-ner pretrain-config`` writes it: its objective's fragment
-    (``configs/pretrain/``) merged, spaCy's defaults filled, the component and layer named (a
-    model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe), and its own
-    ``max_epochs`` kept."""
-    from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, pretraining_config
+def with_pretraining(config: Config) -> Config:
+    """``config`` (a cell's training config) with its objective's fragment (``configs/pretrain/``)
+    merged in and its own ``max_epochs`` kept, as the cells whose rows stand were pretrained
+    (the fragment's [corpora.pretrain] reads the cell's .jsonl pool). The orchestrator fills
+    spaCy's defaults and names the component and layer (a model whose encoder sits inside its
+    head gets it as a shared ``tok2vec`` pipe), as ``spacy-auc-ner pretrain-config`` does."""
+    from spacy.util import load_config
+
+    from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR
 
     block = config["pretraining"]
     objective = OBJECTIVES.get(block["objective"].get("@architectures"))
     if objective is None:
         raise ValueError(f"[pretraining.objective] {block['objective'].get('@architectures')!r} has no fragment in configs/pretrain ({', '.join(OBJECTIVES)})")
-    epochs = block["max_epochs"]
-    config.to_disk(workdir / "cell.cfg")
-    config = pretraining_config(workdir / "cell.cfg", DEFAULT_CONFIGS_DIR / "pretrain" / f"{objective}.cfg")
-    config["pretraining"]["max_epochs"] = epochs
-    return config
+    merged = config.merge(load_config(DEFAULT_CONFIGS_DIR / "pretrain" / f"{objective}.cfg", interpolate=False))
+    merged["pretraining"]["max_epochs"] = block["max_epochs"]
+    return merged
 
 
 def on_annotated_tokens(config: Config) -> Config:
@@ -311,7 +313,7 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
         if draw_text:  # the drawn sentences as they are, not augmented
             raw_text = tmp / "draw.jsonl"
             write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
-        config = with_pretraining(config, tmp)
+        config = with_pretraining(config)
         config["paths"]["raw_text"] = str(raw_text)
     if self_train:
         config = on_annotated_tokens(config)

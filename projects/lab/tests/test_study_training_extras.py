@@ -10,7 +10,7 @@ from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, config_augment, pool_block, steps, with_pretraining
 from lab_data import SENTENCES, write_toy_corpus
 from lab_helpers import train_tiny
-from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config, with_self_training
+from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -134,14 +134,28 @@ def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
     assert recipe["pretraining"]["component"] == "auc_ner" and recipe["pretraining"]["layer"] == "tok2vec"
 
 
+def _named(config, folder: Path):
+    """``config`` with its pretraining component and layer named as the orchestrator names
+    them, read through the command that does the same (`spacy-auc-ner pretrain-config`, its
+    fragment the config's own [pretraining] block)."""
+    from thinc.api import Config
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.api import app
+
+    folder.mkdir()
+    config.to_disk(folder / "cell.cfg")
+    Config({"pretraining": config["pretraining"]}).to_disk(folder / "fragment.cfg")
+    result = CliRunner().invoke(app, ["pretrain-config", *(str(folder / f) for f in ("cell.cfg", "fragment.cfg", "named.cfg"))])
+    assert result.exit_code == 0, result.output
+    return spacy.util.load_config(folder / "named.cfg", interpolate=False)
+
+
 def _trained_alike(spec, tmp_path):
     """The configs `spacy pretrain` and `spacy train` get for the spec's two methods (partition
     1), asserted equal (augmentation is in the configs)."""
     a, b = [c for c in spec.cells() if c.partition == 1]
-    configs = []
-    for cell in (a, b):
-        (tmp_path / cell.method).mkdir()
-        configs.append(with_self_training(with_pretraining(cell.training_config(), tmp_path / cell.method)))
+    configs = [_named(with_pretraining(cell.training_config()), tmp_path / cell.method) for cell in (a, b)]
     assert configs[0] == configs[1]
     return configs
 
