@@ -158,6 +158,20 @@ def test_prepare_reads_the_steps_once_into_a_frozen_run(toy_corpus, raw, monkeyp
     assert no_raw.steps.self_training is None and no_raw.steps.names() == ["pretrain", "model-best", "model-last"]
 
 
+def test_train_steps_takes_the_config_alone_and_writes_its_budget(toy_corpus, recorded, tmp_path):
+    """Issue 46: the lab hands train_steps a cell's config and nothing else; the steps of its
+    [budget] (epochs of its training corpus) are written by train_steps, not by the caller."""
+    from spacy_auc_ner.outputs import OutputFolder
+    from spacy_auc_ner.training.budget import budgeted, with_budget
+
+    config = recipe_module.load_training_config(with_budget(recipe_config(RECIPE)), {**_files(toy_corpus), "pretraining.max_epochs": 0,
+                                                                         "self_training.rounds": 0, "budget.epochs": 3})
+    expected = budgeted(config)[0]["training"]["max_steps"]
+    assert expected != config["training"]["max_steps"]
+    summary = recipe_module.train_steps(config, OutputFolder(tmp_path / "out", "test"), log=lambda m: None, progress=False)
+    assert [(step, c["training"]["max_steps"]) for step, c in recorded] == [("train", expected)] and summary["rounds"] == []
+
+
 def test_self_train_is_the_same_run_without_pretraining(toy_corpus, raw, recorded):
     result = runner.invoke(app, ["self-train", RECIPE, str(toy_corpus / "out"), *_args(_files(toy_corpus, raw)),
                                  "--self_training.rounds", "1"])

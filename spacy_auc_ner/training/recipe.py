@@ -14,6 +14,8 @@ corpus is ``NoDev.v1``, each training keeps its last step, self-training its las
     OUTPUT/round-K/model-best        with raw text: round 0 trains on the gold sentences from
                                      the pretrained encoder, each round K retrains on gold +
                                      the entities round K-1 labels with confidence >= threshold
+    OUTPUT/round-K/pseudo.spacy      those pseudo-labels, which round K's [corpora.train] reads
+                                     after the gold sentences (PseudoLabelled.v1)
     OUTPUT/rounds.jsonl              each round's pseudo-label counts and dev scores
     OUTPUT/model-best                the round with the best dev F1, or without a dev set the
                                      last round, each round's last step (without self-training:
@@ -293,11 +295,13 @@ def train_steps(
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """Pretrain -> train -> self-train ``config`` into ``out`` as the config says (`Steps`),
-    ``out`` claimed by the caller for ``Steps.from_config(config).names()`` once every input
-    was checked. Returns ``weights``, ``pretrain_seconds``, ``pretrain_sentences``,
+    """Pretrain -> train -> self-train ``config`` into ``out`` as the config says: its step
+    settings from its ``[budget]`` and dev set (`budgeted`), its steps (`Steps`). ``out`` is
+    claimed by the caller for ``Steps.from_config(config).names()`` once every input was
+    checked. Returns ``weights``, ``pretrain_seconds``, ``pretrain_sentences``,
     ``pool_sentences``, ``rounds`` (rounds.jsonl), ``chosen_round`` and ``model``; None
     (``[]``) for what did not run."""
+    config, _ = budgeted(config, where=where)
     return _train_steps(out, config, Steps.from_config(config, where), where=where, gpu_id=gpu_id, log=log, progress=progress)
 
 

@@ -106,7 +106,7 @@ def choose(nlp, docs: Sequence[Any], candidates: Sequence[int], settings: Select
 def config_on(config: Config, folder: Path, docs: Sequence[Any], indices: Sequence[int], draw: int) -> Config:
     """``config`` (the cell's) training on ``docs[indices]``: the cell's own when they are its
     draw (the first ``draw`` of them and no more), else a .spacy file of them in ``folder``."""
-    from spacy_auc_ner.api import budgeted, write_docs
+    from spacy_auc_ner.api import write_docs
 
     config = config.copy()
     if len(indices) > draw:
@@ -114,7 +114,7 @@ def config_on(config: Config, folder: Path, docs: Sequence[Any], indices: Sequen
         write_docs(path, [docs[i] for i in indices])
         config["corpora"]["train"] = file_block(config["corpora"]["train"])
         config["paths"]["train"] = str(path)
-    return budgeted(config)[0]  # the steps of its [budget] on these sentences
+    return config  # train_steps writes the steps of its [budget] on these sentences
 
 
 def rest_writer(docs: Sequence[Any], rest: Sequence[int], exclude: Sequence[int]):

@@ -243,17 +243,14 @@ PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for al
 def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
-    recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
-    sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.api import budgeted
-
+    recipe``, then score it like any cell. What the cell adds: its pools and the row's
+    ``extras``."""
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
     start = time.perf_counter()
     config = cell.training_config()
     config["paths"]["train"] = str(cell.train)
-    config["paths"]["dev"] = str(cell.dev)
-    config, _ = budgeted(config)  # the steps of its [budget] on the draw, and of its dev set (or none)
+    config["paths"]["dev"] = str(cell.dev)  # train_steps writes the steps of its [budget] on the draw and dev set
     with tempfile.TemporaryDirectory() as tmp:
         summary, dev_config, info = train_with_extras(cell, config, Path(tmp))
         train_seconds = time.perf_counter() - start
