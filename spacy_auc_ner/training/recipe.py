@@ -96,9 +96,10 @@ class Steps:
 
     @classmethod
     def from_config(cls, config: Config, where: PathLike = "the config", *, pretrain: bool = True, self_train: Optional[bool] = None) -> "Steps":
-        """The steps of ``config``: it pretrains by `pretrains` (unless not ``pretrain``) and
+        """The steps of ``config``: it pretrains by `pretrains` (never without ``pretrain``) and
         self-trains when its ``[self_training] rounds`` is 1 or more and its ``[corpora.pool]``
-        reads a file (by default ``paths.raw_text``), or whatever they say with ``self_train``."""
+        reads a file (by default ``paths.raw_text``); ``self_train`` True or False decides that
+        instead (``self-train`` always self-trains, round 0 alone with ``rounds = 0``)."""
         settings = SelfTrainingSettings.from_config(config)
         if self_train is None:
             self_train = settings.rounds >= 1 and with_self_training(config).interpolate()["corpora"]["pool"].get("path") is not None
