@@ -118,7 +118,7 @@ class Run:
     config: Config  # what `train_steps` trains: overrides, budget and dev set written in
     where: str  # how messages name the config
     steps: Steps
-    inputs: Tuple[Path, ...]  # every file the run reads, which its output folder may not hold
+    inputs: Tuple[Any, ...]  # every file the run reads (a path, or (config key, path)), which its output folder may not hold
     columns: Mapping[str, List[Doc]]  # column files given as paths.train / paths.dev, to write as OUTPUT/data/<role>.spacy
     raw_text: str  # what pretraining reads: paths.raw_text, or the training file
     notes: Tuple[str, ...]  # what the log says before the steps

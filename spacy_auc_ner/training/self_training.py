@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.language import Language
-from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Config
 
