@@ -138,10 +138,11 @@ def run_cell(cell) -> Dict[str, Any]:
 
     from spacy_auc_ner.api import draw_indices, read_docs
 
+    from .experiment import cell_config
+
     settings = cell_settings(cell)
     start = time.perf_counter()
-    config = cell.training_config()
-    config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
+    config = cell_config(cell)
     docs = read_docs(cell.train, Vocab())
     draw = draw_indices(len(docs), cell.size, cell.seed)
     rest = rest_order(len(docs), cell.size, cell.seed)

@@ -245,14 +245,13 @@ def run_cell_with_extras(cell) -> Dict[str, Any]:
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
     recipe``, then score it like any cell. What the cell adds: its pools and the row's
     ``extras``."""
+    from .experiment import cell_config
+
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
     start = time.perf_counter()
-    config = cell.training_config()
-    config["paths"]["train"] = str(cell.train)
-    config["paths"]["dev"] = str(cell.dev)  # train_steps writes the steps of its [budget] on the draw and dev set
-    with tempfile.TemporaryDirectory() as tmp:
-        summary, dev_config, info = train_with_extras(cell, config, Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp:  # train_steps writes the steps of its [budget] on the draw and dev set
+        summary, dev_config, info = train_with_extras(cell, cell_config(cell), Path(tmp))
         train_seconds = time.perf_counter() - start
         result = extras_scores(summary, dev_config, cell.test_split())
     result.update(train_seconds=train_seconds, extras=info)
