@@ -324,6 +324,7 @@ def _train_steps(
     weights; without ``steps.self_training``, one training; with it, round 0 (``teacher``, or
     the config trained) then the rounds on the pool (`run_rounds`), the best on dev kept."""
     from spacy.training.pretrain import pretrain as spacy_pretrain
+    from spacy.util import dot_to_object
 
     config = config.copy()
     paths = config.interpolate()["paths"]  # what every training reads
@@ -333,13 +334,13 @@ def _train_steps(
                                "rounds": [], "chosen_round": None, "model": str(out.folder / "model-best")}
     if steps.pretrain:
         config = named_pretraining(config)  # a null component and layer named; spaCy's defaults filled in
-        raw_text = paths.get("raw_text") or str(train)
         weights_dir = out.record(PRETRAIN_DIR)
         weights_dir.mkdir()
-        p = config["pretraining"]
-        log(f"pretraining the encoder ({p['component']}) on {raw_text}, {p['max_epochs']} epoch(s)")
-        start = time.perf_counter()
         pretrained = _with_raw_text(config, paths.get("raw_text"), train).interpolate()
+        p = pretrained["pretraining"]
+        corpus = dot_to_object(pretrained, p["corpus"])
+        log(f"pretraining the encoder ({p['component']}) on [{p['corpus']}] ({corpus.get('@readers')}, {corpus.get('path')}), {p['max_epochs']} epoch(s)")
+        start = time.perf_counter()
         spacy_pretrain(pretrained, weights_dir, use_gpu=gpu_id, silent=not progress)
         summary["pretrain_seconds"] = time.perf_counter() - start
         summary["pretrain_sentences"] = _corpus_size(pretrained, pretrained["pretraining"]["corpus"])
