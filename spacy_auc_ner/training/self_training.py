@@ -1,6 +1,8 @@
 """Self-training rounds: round 0 is the teacher (a given pipeline, or the config trained on
 gold); round k labels the pool with round k - 1's best pipeline (:mod:`.pseudo_labels`) and
-trains the same config on gold plus pseudo-labels (spaCy's loop). The settings are the
+trains the same config on gold plus pseudo-labels (spaCy's loop): its own training corpus
+with the round's pseudo-labels added by a reader (`with_pseudo_labels`), so the gold sentences
+are never written out. The settings are the
 config's ``[self_training]`` block and the pool its ``[corpora.pool]`` reader
 (``configs/self_training.cfg`` holds both, with the defaults). Rounds are built in hidden
 ``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
