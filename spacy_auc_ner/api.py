@@ -15,10 +15,8 @@ Training and scoring in process:
   load_training_config, train_config         a config with overrides read as ``spacy train`` reads it; ``spacy train`` in process
   unknown_override_keys                      the override keys that name nothing in a config, filled defaults counted (``recipe`` refuses them)
   budgeted, has_dev                          the step settings of a config's ``[budget]`` (epochs) and dev set; whether it has one
-  train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config says
-  with_self_training, SelfTrainingSettings   a config with ``[self_training]`` and ``[corpora.pool]`` filled in; the block checked
-  pretraining_config                         one config for ``spacy pretrain`` and ``spacy train`` (``pretrain-config``)
-  write_pool, write_unlabeled                an unlabeled pool for self-training or pretraining (``pool``)
+  train_steps                                pretrain -> train -> self-train (``spacy-auc-ner recipe``), as its config alone says
+  write_unlabeled                            Docs as unlabeled text (.spacy, .jsonl, .txt) for self-training or pretraining
   predict, score_entities, dev_scores, METRICS  the package's scorer on any pipeline, and what each score means
 Choosing the sentences to annotate next (``spacy-auc-ner suggest``):
   suggest_docs                               the n sentences of a pool most worth annotating, with the model's entities (random: no model needed)
@@ -29,7 +27,7 @@ Corpora:
   doc_bio_tags, bio_layout                   a Doc's entities as IOB2 tags; which label index of a pipe is B/I of which type
   write_toy_corpus                           six hand-made sentences as a toy corpus folder, for smoke runs
   CORPORA, locate_corpus                     the known corpora (sources at pinned commits, reference checksums); the local copy README's folders hold
-  draw_indices, draw_entity_ratio            the sentences ``LowResource.v1`` / ``EntityRatio.v1`` draw, to write them to a file
+  draw_indices                               the sentences ``LowResource.v1`` draws, to write them to a file (``EntityRatio.v1``: its ``indices``)
 Transformer encoders:
   resolve_encoder_name                       the transformer folder or Hub id a configured name loads (``minilm``, the env variable)
 Files and errors of a command-line tool built on the package:
@@ -64,20 +62,18 @@ from .ml.encoders import resolve_encoder_name
 from .outputs import OutputFolder, check_output_file
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
 from .training.budget import budgeted, has_dev
-from .training.pretraining import pretraining_config
-from .training.readers import draw_entity_ratio, draw_indices
+from .training.readers import draw_indices
 from .training.recipe import train_steps
-from .training.self_training import SelfTrainingSettings, with_self_training
 from .training.spacy_training import load_training_config, train_config, unknown_override_keys
-from .training.unlabeled import write_pool, write_unlabeled
+from .training.unlabeled import write_unlabeled
 
 __all__ = [
     "DEFAULT_CONFIGS_DIR", "ENCODERS", "method_path", "method_config", "recipe_files", "recipe_config", "assemble", "MethodError",
-    "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps", "with_self_training", "SelfTrainingSettings", "pretraining_config", "write_pool",
+    "load_training_config", "train_config", "unknown_override_keys", "budgeted", "has_dev", "train_steps",
     "write_unlabeled", "predict", "score_entities", "dev_scores", "METRICS",
     "suggest_docs", "STRATEGIES", "DEFAULT_MAX_SIMILARITY",
     "read_docs", "write_docs", "parse_columns", "Sentence", "write_sentences", "doc_bio_tags", "bio_layout", "write_toy_corpus",
-    "CORPORA", "locate_corpus", "draw_indices", "draw_entity_ratio",
+    "CORPORA", "locate_corpus", "draw_indices",
     "resolve_encoder_name",
     "main", "one_line_errors", "EXPECTED", "DataError", "PathLike",
     "atomic_output", "write_text", "write_json", "OutputFolder", "check_output_file",

@@ -167,7 +167,7 @@ def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):
     del config["corpora"]["dev"]
     config.to_disk(tmp_path / "no_dev.cfg")
     train = _train_file(tmp_path, 20)
-    plan = prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train)})
-    assert plan["config"]["corpora"]["dev"] == {"@readers": NO_DEV} and plan["config"]["training"]["max_steps"] == 90
+    run = prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train)})
+    assert run.config["corpora"]["dev"] == {"@readers": NO_DEV} and run.config["training"]["max_steps"] == 90
     with pytest.raises(DataError, match=r"no \[corpora.dev\] block"):
         prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train), "paths.dev": str(train)})

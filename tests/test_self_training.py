@@ -116,6 +116,49 @@ def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
     assert not (tmp_path / "none.txt").exists()
 
 
+def test_the_pool_reader_is_the_rest_of_the_split_as_write_pool_writes_it(tmp_path):
+    """Issue 46: [corpora.pool] and [corpora.pretrain] read the pool from the split itself
+    (spacy_auc_ner.Pool.v1), the sentences write_pool would write, in the same order."""
+    from spacy.util import registry
+
+    nlp = spacy.blank("en")
+    source = tmp_path / "numbered.spacy"
+    DocBin(docs=[Doc(nlp.vocab, words=[f"s{i}", "has", "Flu"], ents=["O", "O", "B-D"]) for i in range(20)]).to_disk(source)
+    make = registry.readers.get("spacy_auc_ner.Pool.v1")
+    for limit in (0, 4):
+        write_pool(source, tmp_path / f"pool{limit}.spacy", size=5, seed=3, limit=limit or None)
+        written = [[t.text for t in d] for d in read_docs(tmp_path / f"pool{limit}.spacy", nlp.vocab)]
+        examples = list(make(path=str(source), n=5, seed=3, limit=limit)(nlp))
+        assert [[t.text for t in eg.reference] for eg in examples] == written
+        assert all(t.ent_iob_ == "" for eg in examples for t in eg.reference)
+    with pytest.raises(DataError, match=r"numbered.spacy: a draw of 20 sentences leaves none of its 20 for the pool"):
+        list(make(path=str(source), n=20)(nlp))
+
+
+def test_a_rounds_corpus_is_the_configs_own_plus_its_pseudo_labels(tmp_path):
+    """Issue 46: round k trains on [corpora.train] wrapped (PseudoLabelled.v1), beneath the
+    wrappers that transform examples (augmented as when gold and pseudo-labels were one file),
+    read on the gold reader's tokens; the gold sentences first, then the pseudo-labelled."""
+    from spacy.util import registry
+
+    from spacy_auc_ner.training.self_training import with_pseudo_labels
+
+    draw = {"@readers": "spacy_auc_ner.LowResource.v1", "path": "${paths.train}", "n": 5, "seed": 0}
+    corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": False}
+    augmented = {"@readers": "spacy_auc_ner.Augmented.v1", "copies": 3, "corpus": corpus}
+    pseudo = {"@readers": "spacy_auc_ner.PseudoLabelled.v1", "path": "p.spacy"}
+    assert with_pseudo_labels(draw, "p.spacy") == {**pseudo, "corpus": draw, "gold_preproc": True}
+    assert with_pseudo_labels(augmented, "p.spacy") == {**augmented, "corpus": {**pseudo, "corpus": corpus, "gold_preproc": False}}
+    nlp = spacy.blank("en")
+    DocBin(docs=[Doc(nlp.vocab, words=["gold", "Flu"], ents=["O", "B-D"])]).to_disk(tmp_path / "gold.spacy")
+    DocBin(docs=[Doc(nlp.vocab, words=["pseudo", "Flu"], ents=["O", "B-D"]),
+                 Doc(nlp.vocab, words=["no", "label"])]).to_disk(tmp_path / "p.spacy")
+    gold = registry.readers.get("spacy.Corpus.v1")(str(tmp_path / "gold.spacy"), gold_preproc=True)
+    read = registry.readers.get("spacy_auc_ner.PseudoLabelled.v1")(gold, str(tmp_path / "p.spacy"))
+    assert [[(t.text, t.ent_iob_) for t in eg.reference] for eg in read(nlp)] == [
+        [("gold", "O"), ("Flu", "B")], [("pseudo", "O"), ("Flu", "B")], [("no", ""), ("label", "")]]
+
+
 def test_pool_command(tmp_path, corpus):
     result = runner.invoke(app, ["pool", str(corpus / "train.spacy"), str(tmp_path / "p.jsonl"), "--size", "5", "--seed", "1"])
     assert result.exit_code == 0, result.output
@@ -243,6 +286,10 @@ def test_best_round_is_the_best_dev_f1_earliest_first():
         best_round([])
 
 
+def full_configs_train_block(path):
+    return dict(spacy.util.load_config(path, interpolate=False)["corpora"]["train"])
+
+
 @pytest.mark.slow
 def test_self_train_rounds_end_to_end(corpus, full_configs):
     out = corpus / "st"
@@ -259,11 +306,13 @@ def test_self_train_rounds_end_to_end(corpus, full_configs):
     assert records[1]["teacher"] == records[0]["model"] and records[2]["teacher"] == records[1]["model"]
     r1 = records[1]
     assert r1["pool_sentences"] == 3 and r1["train_sentences"] == 20 + r1["pseudo_sentences"]
-    train_docs = read_docs(out / "round-1" / "train.spacy", spacy.blank("en").vocab)
-    assert len(train_docs) == r1["train_sentences"]
-    # the saved config names the round's training file where it now is
+    # the round's corpus is the config's own plus its pseudo-labels: the gold sentences are
+    # never written out, and the saved config names the pseudo-labels where they now are
+    assert len(DocBin().from_disk(out / "round-1" / "pseudo.spacy")) == r1["pseudo_sentences"]  # 0 here: DocBin reads an empty one
+    assert not (out / "round-1" / "train.spacy").exists()
     saved = spacy.util.load_config(out / "round-1" / "model-best" / "config.cfg", interpolate=False)
-    assert saved["paths"]["train"] == str(out / "round-1" / "train.spacy")
+    assert saved["corpora"]["train"] == {"@readers": "spacy_auc_ner.PseudoLabelled.v1", "path": str(out / "round-1" / "pseudo.spacy"),
+                                         "gold_preproc": False, "corpus": full_configs_train_block(full_configs["spacy_ner"])}
 
 
 def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkeypatch, trained, full_configs):

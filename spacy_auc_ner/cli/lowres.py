@@ -164,7 +164,7 @@ def recipe_command(
 ):
     """Train a recipe on your files: pretraining, training, self-training, as its config says.
 
-    Pretrains the encoder when the config's pretraining block names a component (its max_epochs epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
+    Pretrains the encoder when the config's pretraining block has an objective and max_epochs >= 1 (that many epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
 
     The budget block gives the training in epochs of --paths.train: the steps, warm-up, evaluation rhythm and patience are counted from its size (a recipe's own; --budget.epochs 0: the training block's steps).
 

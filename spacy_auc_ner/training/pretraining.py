@@ -1,7 +1,9 @@
 """A ``[pretraining]`` block for any training config. spaCy loads ``[initialize] init_tok2vec``
 only when that block is filled (the empty one of ``configs/base_cpu.cfg`` would silently
-ignore the weights), so :func:`pretraining_config` merges a fragment into a base config, fills
-in spaCy's defaults and names the component and layer; spaCy's ``ner`` projects its encoder
+ignore the weights), so :func:`named_pretraining` fills in spaCy's defaults and names the
+component and layer (`pretraining_config` after merging a fragment into a base config, the
+orchestrator when a config's component is null; one rule, `pretrains`, says when a config
+pretrains); spaCy's ``ner`` projects its encoder
 inside one layer, where no objective fits, so its encoder moves to a ``tok2vec`` pipe it
 listens to (the same network). One config then serves ``spacy pretrain`` and ``spacy train``.
 ``RawText.v1`` reads ``.txt``, ``.jsonl`` or ``.spacy`` (so raw text can default to the
@@ -93,17 +95,23 @@ def _share_encoder(config: Config, nlp: Language, name: str) -> Config:
     return config
 
 
-def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
-    """The base config with spaCy's defaults filled in, the fragment merged in, and ``[pretraining]
-    component`` and ``layer`` set (unless the fragment sets the component)."""
-    for path in (base, fragment):
-        if not Path(path).is_file():
-            raise DataError(f"{path}: no such config file")
-    config = load_config(base, interpolate=False)
-    extra = load_config(fragment, interpolate=False)
-    if not extra.get("pretraining"):
-        raise DataError(f"{fragment}: has no [pretraining] block")
-    nlp = load_model_from_config(config.merge(extra), auto_fill=True, validate=True)
+def pretrains(config: Config, where: PathLike = "the config") -> bool:
+    """The one rule for "this config pretrains", for ``recipe`` and the lab's cells alike: its
+    ``[pretraining]`` has an objective and ``max_epochs`` >= 1 (0: no pretraining). The component
+    and layer may be null: `named_pretraining` names them."""
+    block = config.get("pretraining") or {}
+    epochs = block.get("max_epochs", 0)
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 0:
+        raise DataError(f"{where}: [pretraining.max_epochs] must be a whole number >= 0 (0: no pretraining), not {epochs!r}")
+    return bool(block.get("objective")) and epochs >= 1
+
+
+def named_pretraining(config: Config, component: Optional[str] = None) -> Config:
+    """``config`` as ``spacy pretrain`` and then ``spacy train`` read it: spaCy's defaults filled
+    in (spacy pretrain reads only a filled config) and ``[pretraining] component`` and ``layer``
+    named when the component is null (or set to ``component``): the first encoder of its own in
+    the pipeline; a transition-based pipe's encoder moves into a shared ``tok2vec`` pipe first."""
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
     filled = nlp.config
     if component is None and filled["pretraining"].get("component"):
         return filled
@@ -114,6 +122,19 @@ def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[s
     filled["pretraining"]["component"] = name
     filled["pretraining"]["layer"] = layer
     return filled
+
+
+def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
+    """The base config with the fragment merged in, as `named_pretraining` fills and names it
+    (``spacy-auc-ner pretrain-config``)."""
+    for path in (base, fragment):
+        if not Path(path).is_file():
+            raise DataError(f"{path}: no such config file")
+    config = load_config(base, interpolate=False)
+    extra = load_config(fragment, interpolate=False)
+    if not extra.get("pretraining"):
+        raise DataError(f"{fragment}: has no [pretraining] block")
+    return named_pretraining(config.merge(extra), component)
 
 
 def check_pretraining_text(config: Config, where: PathLike) -> None:

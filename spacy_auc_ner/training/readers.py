@@ -1,6 +1,8 @@
 """Registered corpus readers for low-resource and imbalance studies, composed in configs like
 ``spacy.Corpus.v1``: sources (``LowResource.v1``, ``EntityRatio.v1``) read a ``path`` or wrap a
-``corpus``; wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
+``corpus``, ``Pool.v1`` the rest of a draw's split without entities (unlabeled text);
+``PseudoLabelled.v1`` adds a self-training round's pseudo-labelled sentences to a corpus;
+wrappers (``MaskedEntities.v1``, ``Resampled.v1``) wrap a nested reader block. A
 sentence (one Doc, as ``convert`` writes them) is one Example. Draws use
 ``random.Random(seed)``, whose streams are the same on every platform, so a seed gives the same
 sentences in the same order anywhere.
@@ -108,6 +110,55 @@ def draw_indices(n_total: int, n: int, seed: int, shuffle: bool = True, where="c
     random.Random(seed).shuffle(order)
     chosen = order[:n]
     return chosen if shuffle else sorted(chosen)
+
+
+def pool_indices(n_total: int, n: int, seed: int, limit: int = 0, where="corpus") -> List[int]:
+    """The sentence indices that the draw of ``n`` with ``seed`` leaves out, the first ``limit``
+    of them in the draw's seeded order (0: all; a smaller pool is within a larger), in corpus
+    order: the experiments' unlabeled pool (`PoolCorpus`, ``spacy-auc-ner pool``)."""
+    if n < 0:
+        raise DataError(f"{where}: a draw of {n} sentences: expected 0 or more")
+    if limit < 0:
+        raise DataError(f"{where}: a pool limit of {limit} sentences: expected 0 (all) or more")
+    if n >= n_total:
+        raise DataError(f"{where}: a draw of {n} sentences leaves none of its {n_total} for the pool")
+    order = draw_indices(n_total, n_total, seed, where=where)
+    return sorted(order[n : n + limit] if limit else order[n:])
+
+
+@registry.readers("spacy_auc_ner.Pool.v1")
+class PoolCorpus:
+    """The rest of the split: the sentences of ``path`` that ``LowResource.v1``'s draw of ``n``
+    with ``seed`` leaves out, entities removed, ``limit`` of them (`pool_indices`), tokens and
+    spaces kept: an experiment's unlabeled text for ``[corpora.pool]`` (self-training) and
+    ``[corpora.pretrain]`` (spacy pretrain), read from the split itself, never written out."""
+
+    def __init__(self, path: str, n: int, seed: int = 0, limit: int = 0):
+        self.path, self.n, self.seed, self.limit = path, n, seed, limit
+        self._docs = FileDocs(path)
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        references = self._docs(nlp)
+        for i in pool_indices(len(references), self.n, self.seed, self.limit, where=self.path):
+            doc = tokens_only(references[i], nlp.vocab)
+            yield Example(doc, doc)
+
+
+@registry.readers("spacy_auc_ner.PseudoLabelled.v1")
+def create_pseudo_labelled(corpus: Reader, path: str, gold_preproc: bool = True) -> Reader:
+    """The examples of ``corpus`` (the gold sentences), then the pseudo-labelled sentences of
+    ``path`` (the .spacy file a self-training round writes), read as spaCy's ``Corpus.v1``
+    reads a file with ``gold_preproc`` (true: on their own tokens): a round's training corpus,
+    the config's own plus the round's pseudo-labels, without writing the gold sentences out."""
+    from spacy.training import Corpus
+
+    pseudo = Corpus(path, gold_preproc=gold_preproc)
+
+    def read(nlp: Language) -> Iterator[Example]:
+        yield from corpus(nlp)
+        yield from pseudo(nlp)
+
+    return read
 
 
 @registry.readers("spacy_auc_ner.EntityRatio.v1")

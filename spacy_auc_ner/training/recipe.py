@@ -1,9 +1,10 @@
 """The low-resource recipe end to end on your own files, ``spacy-auc-ner recipe CONFIG OUT``
 and ``self-train``: the one orchestrator of the steps that ``spacy train`` cannot do alone.
-The procedure is the config: pretraining when ``[pretraining]`` names a component (its
-``max_epochs`` epochs, 0: none, of ``spacy pretrain`` on ``[corpora.pretrain]``), training, then
-self-training when ``[self_training] rounds`` is 1 or more and there is raw text
-(``paths.raw_text``, read through ``[corpora.pool]``). Its budget is ``[budget]``, in epochs of the
+The procedure is the config (`Steps`): pretraining when ``[pretraining]`` has an objective and
+``max_epochs`` >= 1 (that many epochs of ``spacy pretrain`` on ``[corpora.pretrain]``; a null
+component and layer are named, `named_pretraining`), training, then self-training when
+``[self_training] rounds`` is 1 or more and ``[corpora.pool]`` reads a file (by default
+``paths.raw_text``). Its budget is ``[budget]``, in epochs of the
 training file (:mod:`.budget`); without ``paths.dev`` nothing is chosen on a dev set (the dev
 corpus is ``NoDev.v1``, each training keeps its last step, self-training its last round).
 `run_recipe` writes::
@@ -13,6 +14,8 @@ corpus is ``NoDev.v1``, each training keeps its last step, self-training its las
     OUTPUT/round-K/model-best        with raw text: round 0 trains on the gold sentences from
                                      the pretrained encoder, each round K retrains on gold +
                                      the entities round K-1 labels with confidence >= threshold
+    OUTPUT/round-K/pseudo.spacy      those pseudo-labels, which round K's [corpora.train] reads
+                                     after the gold sentences (PseudoLabelled.v1)
     OUTPUT/rounds.jsonl              each round's pseudo-label counts and dev scores
     OUTPUT/model-best                the round with the best dev F1, or without a dev set the
                                      last round, each round's last step (without self-training:
@@ -20,16 +23,18 @@ corpus is ``NoDev.v1``, each training keeps its last step, self-training its las
     OUTPUT/data/{train,dev}.spacy    column files given as paths.train / paths.dev, converted
     OUTPUT/.spacy-auc-ner-outputs.json  the record of the above: all that --overwrite removes
 
-`train_steps` runs the steps into a claimed folder, for `run_recipe` and the lab's study
-cells alike.
+`prepare` reads and checks a run's inputs into a `Run`; `train_steps` runs a config's steps
+into a claimed folder, for `run_recipe` and the lab's study cells alike.
 """
 import json
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from thinc.api import Config
@@ -39,10 +44,10 @@ from ..data.files import PathLike
 from ..methods import assemble, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs
 from .budget import budget_text, budgeted, with_budget, without_dev
-from .pretraining import check_pretraining_text
+from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config
-from .unlabeled import PoolItem, read_pool
+from .unlabeled import read_pool
 
 PRETRAIN_DIR = "pretrain"
 DATA_DIR = "data"  # column files given as paths.train / paths.dev, converted to .spacy for spacy train
@@ -70,32 +75,55 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
     return load_training_config(assemble(base, partials), where=where), [base, *partials], where
 
 
-def pretrains(config: Config, where: PathLike = "the config") -> bool:
-    """Whether the config's ``[pretraining]`` names a component to pretrain for 1 or more
-    epochs (``max_epochs = 0``: no pretraining; spaCy's schema wants a component named)."""
-    block = config.get("pretraining") or {}
-    epochs = block.get("max_epochs", 0)
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 0:
-        raise DataError(f"{where}: [pretraining.max_epochs] must be a whole number >= 0 (0: no pretraining), not {epochs!r}")
-    return bool(block.get("component")) and epochs > 0
-
-
 def _pretraining_config(config: Config, where: PathLike) -> Config:
-    """The config with spaCy's defaults filled in (spacy pretrain reads only a filled config)
-    and its [pretraining] block checked."""
-    from spacy.util import load_model_from_config
-
-    filled = load_model_from_config(config, auto_fill=True, validate=True).config
-    reader = filled.get("corpora", {}).get("pretrain", {}).get("@readers")
-    raw_text = str(filled.interpolate()["paths"]["raw_text"])
+    """The config as spacy pretrain reads it (`named_pretraining`), its raw-text reader checked."""
+    named = named_pretraining(config)
+    reader = named.get("corpora", {}).get("pretrain", {}).get("@readers")
+    raw_text = str(named.interpolate()["paths"]["raw_text"])
     if reader == "spacy.JsonlCorpus.v1" and not raw_text.endswith(".jsonl"):
         raise DataError(f"{where}: [corpora.pretrain] is spacy.JsonlCorpus.v1, which reads .jsonl only, not {raw_text}; use spacy_auc_ner.RawText.v1")
-    return filled
+    return named
 
 
-def step_names(pretrain: bool, self_train: bool, rounds: int) -> List[str]:
-    """The entries `train_steps` writes in its output folder."""
-    return ([PRETRAIN_DIR] if pretrain else []) + (run_names(rounds) if self_train else list(TRAIN_DIRS))
+@dataclass(frozen=True)
+class Steps:
+    """What a config asks beyond ``spacy train``, read from it once (`from_config`): pretraining
+    (`pretrains`) and self-training (``[self_training]``, `SelfTrainingSettings`; None: one
+    training)."""
+
+    pretrain: bool
+    self_training: Optional[SelfTrainingSettings]
+
+    @classmethod
+    def from_config(cls, config: Config, where: PathLike = "the config", *, pretrain: bool = True, self_train: Optional[bool] = None) -> "Steps":
+        """The steps of ``config``: it pretrains by `pretrains` (never without ``pretrain``) and
+        self-trains when its ``[self_training] rounds`` is 1 or more and its ``[corpora.pool]``
+        reads a file (by default ``paths.raw_text``); ``self_train`` True or False decides that
+        instead (``self-train`` always self-trains, round 0 alone with ``rounds = 0``)."""
+        settings = SelfTrainingSettings.from_config(config)
+        if self_train is None:
+            self_train = settings.rounds >= 1 and with_self_training(config).interpolate()["corpora"]["pool"].get("path") is not None
+        return cls(pretrains(config, where) and pretrain, settings if self_train else None)
+
+    def names(self) -> List[str]:
+        """The entries `train_steps` writes in its output folder."""
+        trained = list(TRAIN_DIRS) if self.self_training is None else run_names(self.self_training.rounds)
+        return ([PRETRAIN_DIR] if self.pretrain else []) + trained
+
+
+@dataclass(frozen=True)
+class Run:
+    """Every input of a run, read and checked by `prepare` before anything is written."""
+
+    config: Config  # what `train_steps` trains: overrides, budget and dev set written in
+    where: str  # how messages name the config
+    steps: Steps
+    inputs: Tuple[Any, ...]  # every file the run reads (a path, or (config key, path)), which its output folder may not hold
+    columns: Mapping[str, List[Doc]]  # column files given as paths.train / paths.dev, to write as OUTPUT/data/<role>.spacy
+    raw_text: str  # what pretraining reads: paths.raw_text, or the training file
+    notes: Tuple[str, ...]  # what the log says before the steps
+    teacher: Optional[Path] = None  # a trained pipeline as round 0 (``self-train --model``)
+    teacher_nlp: Optional[Language] = None  # it, loaded to be checked
 
 
 def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
@@ -117,18 +145,18 @@ def prepare(
     pretrain: bool = True,
     self_train: Optional[bool] = None,
     teacher: Optional[PathLike] = None,
-) -> Dict[str, Any]:
+) -> Run:
     """Read and check every input of a run, writing nothing: the config with the self-training
     defaults and ``overrides`` (a key naming nothing is refused), its train, dev and raw-text
-    files, the column files to convert, the pool, the teacher. ``self_train`` None: when the
-    config asks for rounds and has raw text (``recipe``); True: always (``self-train``)."""
+    files, the column files to convert, the pool, the teacher. The steps are the config's
+    (`Steps`), less pretraining without ``pretrain``; ``self_train`` True: self-training
+    whatever the rounds, and raw text is required (``self-train``)."""
     output_dir = Path(output_dir)
     overrides = dict(overrides or {})
     config, config_files, where = recipe_source(recipe)
     config = with_budget(with_self_training(config))
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
-    settings = SelfTrainingSettings.from_config(config)
     paths = config.interpolate()["paths"]
     if paths.get("train") is None:
         raise DataError(f"[paths.train] of {where} is null: give the file with --paths.train")
@@ -139,11 +167,9 @@ def prepare(
         config, dropped = without_dev(config)
         notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
     check_training_blocks(config, where)  # without a dev file, the dev corpus is NoDev.v1's
-    if self_train is None:
-        self_train = settings.rounds >= 1 and raw is not None
-    elif raw is None:
+    if self_train and raw is None:
         raise DataError(f"[paths.raw_text] of {where} is null: give the unlabeled text to self-train on with --paths.raw_text")
-    pretrain = pretrains(config, where) and pretrain
+    steps = Steps.from_config(config, where, pretrain=pretrain, self_train=self_train)  # the one reading of both blocks
     # every input is read now, so that a bad file or line fails before anything is removed,
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
     given = {role: path for role, path in (("train", train), ("dev", dev)) if path is not None}
@@ -157,20 +183,19 @@ def prepare(
         notes.append(f"the budget: {budget_text(derived)}")
     for role in columns:
         config["paths"][role] = str(output_dir / DATA_DIR / f"{role}.spacy")
-    if pretrain:
+    if steps.pretrain:
         if raw is not None:
             read_pool(raw)  # a bad line fails now, named
         config = _pretraining_config(_with_raw_text(config, raw, config["paths"]["train"]), where)
         check_pretraining_text(config, where)  # bounds that leave no text fail now, with the count
         config["paths"]["raw_text"] = None if raw is None else str(raw)
-    plan: Dict[str, Any] = {"config": config, "where": where, "inputs": inputs, "columns": columns, "pretrain": pretrain,
-                            "self_train": self_train, "settings": settings, "gold": docs["train"], "items": None,
-                            "first_teacher": None, "teacher": teacher, "raw_text": raw if raw is not None else config["paths"]["train"],
-                            "notes": notes}
-    if self_train:
-        plan["items"] = read_pool_config(config, where)
-        plan["first_teacher"] = check_teacher(config, where, settings, teacher)
-    return plan
+    teacher_nlp = None
+    if steps.self_training is not None:
+        read_pool_config(config, where)
+        teacher_nlp = check_teacher(config, where, steps.self_training, teacher)
+    return Run(config=config, where=where, steps=steps, inputs=tuple(p for p in inputs if p is not None), columns=columns,
+               raw_text=str(raw if raw is not None else config["paths"]["train"]), notes=tuple(notes),
+               teacher=None if teacher is None else Path(teacher), teacher_nlp=teacher_nlp)
 
 
 def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, overrides: Dict[str, Any]) -> Tuple[Config, Dict[str, Any]]:
@@ -186,6 +211,15 @@ def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, ov
         _, derived = budgeted(counted, where=where, overrides=overrides)
     settings = {key: value for key, value in derived.items() if key.startswith("training.")}
     return load_training_config(config, settings, where), derived
+
+
+def _corpus_size(interpolated: Config, key: str) -> int:
+    """The examples that the reader block ``key`` (a dot name) of an interpolated config yields."""
+    import spacy
+    from spacy.util import dot_to_object, registry
+
+    reader = registry.resolve({"reader": dot_to_object(interpolated, key)})["reader"]
+    return sum(1 for _ in reader(spacy.blank(interpolated["nlp"]["lang"])))
 
 
 def _with_raw_text(config: Config, raw: Optional[PathLike], train: PathLike) -> Config:
@@ -211,31 +245,28 @@ def run_recipe(
     progress: bool = True,
 ) -> Dict[str, Any]:
     """Pretrain, train and self-train ``recipe`` (a recipe's name or a config file,
-    `recipe_source`) with ``overrides`` into ``output_dir`` (`prepare`, then `train_steps`);
-    returns its summary, plus the config's name and the raw text. Every input is read and
-    checked before anything is written, removed or trained; a previous run in ``output_dir``
-    is refused, or with ``overwrite`` removed as far as its record in the folder goes
-    (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
-    plan = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher)
+    `recipe_source`) with ``overrides`` into ``output_dir`` (`prepare`, then the steps of
+    `train_steps`); returns its summary, plus the config's name and the raw text. Every input
+    is read and checked before anything is written, removed or trained; a previous run in
+    ``output_dir`` is refused, or with ``overwrite`` removed as far as its record in the
+    folder goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
+    run = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher)
     out = OutputFolder(output_dir, command)
-    names = [f"{DATA_DIR}/{role}.spacy" for role in plan["columns"]]
+    names = [f"{DATA_DIR}/{role}.spacy" for role in run.columns]
     what = "a self-training run" if command == "self-train" else f"a {command} run"
-    out.claim(names + step_names(plan["pretrain"], plan["self_train"], plan["settings"].rounds), plan["inputs"], overwrite, what)
+    out.claim(names + run.steps.names(), list(run.inputs), overwrite, what)
     try:  # the folder is this run's until it ends, failed or not
         out.clear()
-        for note in plan["notes"]:
+        for note in run.notes:
             log(note)
-        for role, role_docs in plan["columns"].items():
+        for role, role_docs in run.columns.items():
             write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
             log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
-        summary = train_steps(
-            out, plan["config"], where=plan["where"], pretrain=plan["pretrain"], self_train=plan["self_train"],
-            gold=plan["gold"], items=plan["items"], teacher=teacher, first_teacher=plan["first_teacher"],
-            gpu_id=gpu_id, log=log, progress=progress,
-        )
+        summary = _train_steps(out, run.config, run.steps, where=run.where, teacher=run.teacher, teacher_nlp=run.teacher_nlp,
+                               gpu_id=gpu_id, log=log, progress=progress)
     finally:
         out.release()
-    return {"config": plan["where"], "raw_text": str(plan["raw_text"]), **summary}
+    return {"config": run.where, "raw_text": run.raw_text, **summary}
 
 
 def self_train(
@@ -257,61 +288,70 @@ def self_train(
 
 
 def train_steps(
-    out: OutputFolder,
     config: Config,
+    out: OutputFolder,
     *,
     where: PathLike = "the config",
-    pretrain: bool,
-    self_train: bool,
-    gold: Optional[List[Doc]] = None,
-    items: Optional[List[PoolItem]] = None,
-    teacher: Optional[PathLike] = None,
-    first_teacher: Any = None,
-    overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """Pretrain -> train -> self-train ``config`` into ``out``, claimed by the caller for
-    `step_names` once every input was checked: with ``pretrain``, spacy pretrain of the
-    (filled) config on its ``[corpora.pretrain]`` into ``out/pretrain`` (``paths.raw_text``,
-    or the training file when that is null) and every training from its weights; without
-    ``self_train``, one training; with it, round 0 then the config's ``[self_training]``
-    rounds on the pool ``items`` (`run_rounds`), the best on dev kept. Every training reads
-    ``paths.train``/``paths.dev`` with ``overrides``. Returns ``weights``,
-    ``pretrain_seconds``, ``pretrain_sentences``, ``pool_sentences``, ``rounds``
-    (rounds.jsonl), ``chosen_round`` and ``model``; None (``[]``) for what did not run."""
+    """Pretrain -> train -> self-train ``config`` into ``out`` as the config says: its step
+    settings from its ``[budget]`` and dev set (`budgeted`), its steps (`Steps`). ``out`` is
+    claimed by the caller for ``Steps.from_config(config).names()`` once every input was
+    checked. Returns ``weights``, ``pretrain_seconds``, ``pretrain_sentences``,
+    ``pool_sentences``, ``rounds`` (rounds.jsonl), ``chosen_round`` and ``model``; None
+    (``[]``) for what did not run."""
+    config, _ = budgeted(config, where=where)
+    return _train_steps(out, config, Steps.from_config(config, where), where=where, gpu_id=gpu_id, log=log, progress=progress)
+
+
+def _train_steps(
+    out: OutputFolder,
+    config: Config,
+    steps: Steps,
+    *,
+    where: PathLike,
+    teacher: Optional[PathLike] = None,
+    teacher_nlp: Optional[Language] = None,
+    gpu_id: int = -1,
+    log: Callable[[str], None] = _log,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """`train_steps` with its ``steps`` read: with ``steps.pretrain``, spacy pretrain of the
+    config (`named_pretraining`) on its ``[corpora.pretrain]`` into ``out/pretrain``
+    (``paths.raw_text``, or the training file when that is null) and every training from its
+    weights; without ``steps.self_training``, one training; with it, round 0 (``teacher``, or
+    the config trained) then the rounds on the pool (`run_rounds`), the best on dev kept."""
     from spacy.training.pretrain import pretrain as spacy_pretrain
+    from spacy.util import dot_to_object
 
     config = config.copy()
-    paths = load_training_config(config, overrides).interpolate()["paths"]  # what every training reads
+    paths = config.interpolate()["paths"]  # what every training reads
     train, dev = Path(paths["train"]), paths["dev"]
     out.folder.mkdir(parents=True, exist_ok=True)
     summary: Dict[str, Any] = {"weights": None, "pretrain_seconds": None, "pretrain_sentences": None, "pool_sentences": None,
                                "rounds": [], "chosen_round": None, "model": str(out.folder / "model-best")}
-    if pretrain:
-        raw_text = paths.get("raw_text") or str(train)
+    if steps.pretrain:
+        config = named_pretraining(config)  # a null component and layer named; spaCy's defaults filled in
         weights_dir = out.record(PRETRAIN_DIR)
         weights_dir.mkdir()
-        p = config["pretraining"]
-        log(f"pretraining the encoder ({p['component']}) on {raw_text}, {p['max_epochs']} epoch(s)")
+        pretrained = _with_raw_text(config, paths.get("raw_text"), train).interpolate()
+        p = pretrained["pretraining"]
+        corpus = dot_to_object(pretrained, p["corpus"])
+        log(f"pretraining the encoder ({p['component']}) on [{p['corpus']}] ({corpus.get('@readers')}, {corpus.get('path')}), {p['max_epochs']} epoch(s)")
         start = time.perf_counter()
-        spacy_pretrain(_with_raw_text(config, paths.get("raw_text"), train).interpolate(), weights_dir, use_gpu=gpu_id, silent=not progress)
+        spacy_pretrain(pretrained, weights_dir, use_gpu=gpu_id, silent=not progress)
         summary["pretrain_seconds"] = time.perf_counter() - start
-        summary["pretrain_sentences"] = len(read_pool(raw_text))
+        summary["pretrain_sentences"] = _corpus_size(pretrained, pretrained["pretraining"]["corpus"])
         summary["weights"] = str(weights_dir / "model-last.bin")
         config["paths"]["init_tok2vec"] = summary["weights"]
-    if not self_train:
+    if steps.self_training is None:
         log(f"training {where} on {train}")
         out.record(*TRAIN_DIRS)
-        train_config(config, out.folder, overrides, gpu_id)
+        train_config(config, out.folder, None, gpu_id)
         return summary
-    settings = SelfTrainingSettings.from_config(config)
-    if items is None:
-        items = read_pool_config(config, where)
-    if gold is None:
-        gold = read_docs(train, Vocab())
-    records = run_rounds(out, config, where, settings, train=train, dev=dev, teacher=teacher, overrides=overrides, gpu_id=gpu_id,
-                         log=log, progress=progress, gold=gold, items=items, first_teacher=first_teacher)
+    items = read_pool_config(config, where)
+    records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
     summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
     return summary

@@ -1,6 +1,8 @@
 """Self-training rounds: round 0 is the teacher (a given pipeline, or the config trained on
 gold); round k labels the pool with round k - 1's best pipeline (:mod:`.pseudo_labels`) and
-trains the same config on gold plus pseudo-labels (spaCy's loop). The settings are the
+trains the same config on gold plus pseudo-labels (spaCy's loop): its own training corpus
+with the round's pseudo-labels added by a reader (`with_pseudo_labels`), so the gold sentences
+are never written out. The settings are the
 config's ``[self_training]`` block and the pool its ``[corpora.pool]`` reader
 (``configs/self_training.cfg`` holds both, with the defaults). Rounds are built in hidden
 ``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
@@ -13,10 +15,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.language import Language
-from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Config
 
@@ -123,13 +124,58 @@ def _dev_scores(nlp: Language, config: Config, overrides: Dict[str, Any]) -> Dic
     return dev_scores(nlp, dev_examples(nlp, config, overrides))
 
 
-def _set_train_path(config_file: Path, train_path: Path) -> None:
+# the readers that transform the examples of the corpus they wrap: a round's pseudo-labelled
+# sentences go beneath them, so that they are augmented, resampled or masked as the gold ones,
+# as when a round's training file held both
+WRAPPERS = ("spacy_auc_ner.Augmented.v1", "spacy_auc_ner.Resampled.v1", "spacy_auc_ner.MaskedEntities.v1")
+PSEUDO_LABELLED = "spacy_auc_ner.PseudoLabelled.v1"
+
+
+def _gold_block(block: Dict[str, Any]) -> Dict[str, Any]:
+    """The reader block beneath the `WRAPPERS` of a training corpus block: the one that reads
+    the gold sentences."""
+    return _gold_block(block["corpus"]) if block.get("@readers") in WRAPPERS else block
+
+
+def with_pseudo_labels(block: Dict[str, Any], path: PathLike) -> Dict[str, Any]:
+    """The training corpus block ``block`` with the pseudo-labelled sentences of ``path`` added
+    after its gold sentences (``PseudoLabelled.v1``, beneath its `WRAPPERS`), read on their
+    own tokens unless the gold reader is spaCy's ``Corpus.v1`` without ``gold_preproc``."""
+    if block.get("@readers") in WRAPPERS:
+        return {**block, "corpus": with_pseudo_labels(block["corpus"], path)}
+    gold_preproc = bool(block.get("gold_preproc", False)) if block.get("@readers") == "spacy.Corpus.v1" else True
+    return {"@readers": PSEUDO_LABELLED, "corpus": block, "path": str(path), "gold_preproc": gold_preproc}
+
+
+def _train_corpus_key(config: Config) -> Tuple[str, str]:
+    """(section, key) of the block that ``[training] train_corpus`` names (corpora, train)."""
+    section, _, key = str(config["training"].get("train_corpus", "corpora.train")).rpartition(".")
+    return section, key
+
+
+def gold_sentences(config: Config) -> int:
+    """The sentences that the gold reader of the config's training corpus yields (`_gold_block`)."""
+    import spacy
+    from spacy.util import registry
+
+    interpolated = config.interpolate()
+    section, key = _train_corpus_key(interpolated)
+    reader = registry.resolve({"reader": _gold_block(interpolated[section][key])})["reader"]
+    return sum(1 for _ in reader(spacy.blank(interpolated["nlp"]["lang"])))
+
+
+def _moved(config_file: Path, old: Path, new: Path) -> None:
+    """Rewrite a saved config's settings that name ``old`` (a file of a round's hidden folder)
+    to name ``new``, where the file is once the round is complete."""
     from spacy.util import load_config
 
+    def swap(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: swap(v) for k, v in node.items()}
+        return str(new) if node == str(old) else node
+
     if config_file.exists():
-        config = load_config(config_file, interpolate=False)
-        config["paths"]["train"] = str(train_path)
-        config.to_disk(config_file)
+        Config(swap(load_config(config_file, interpolate=False))).to_disk(config_file)
 
 
 def best_round(records: Sequence[Dict[str, Any]]) -> int:
@@ -179,27 +225,29 @@ def run_rounds(
     where: PathLike,
     settings: SelfTrainingSettings,
     *,
-    train: Path,
     dev: PathLike,
     teacher: Optional[PathLike] = None,
     overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
     progress: bool = True,
-    gold: List[Doc],
     items: List[PoolItem],
     first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
     """Round 0 and the self-training rounds into ``out`` (inputs checked, ``out`` claimed), each
-    entry recorded before it is written; every round trains ``config`` with ``overrides`` and
-    its own ``paths.train`` (round 0: ``train``, the gold sentences ``gold``), the rounds after
-    it with ``[self_training] max_steps`` as their step budget when it is set."""
+    entry recorded before it is written; every round trains ``config`` with ``overrides``:
+    round 0 on its own training corpus, round k on it plus round k's pseudo-labels (written to
+    ``round-K/pseudo.spacy`` and read through `with_pseudo_labels`) with ``[self_training]
+    max_steps`` as its step budget when it is set."""
     import spacy
 
     output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
     overrides = {**(overrides or {}), **({"paths.dev": str(dev)} if dev is not None else {})}
-    scored = has_dev(load_training_config(config, overrides))  # without a dev set: no scores, the last round kept
+    loaded = load_training_config(config, overrides)  # what every round reads
+    scored = has_dev(loaded)  # without a dev set: no scores, the last round kept
+    gold = gold_sentences(loaded)
+    section, key = _train_corpus_key(loaded)
     records: List[Dict[str, Any]] = []
 
     def scores(nlp: Language) -> Optional[Dict[str, float]]:
@@ -232,15 +280,15 @@ def run_rounds(
             log(f"round 0: the teacher is {teacher}")
             model, trained = str(teacher), None
         else:
-            log(f"round 0: training {where} on the {len(gold)} gold sentences of {train}")
-            train_config(config, partial, {**overrides, "paths.train": str(train)}, gpu_id)
+            log(f"round 0: training {where} on its {gold} gold sentences")
+            train_config(config, partial, overrides, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
-        nlp = first_teacher if first_teacher is not None else spacy.load(partial / "model-best")
+        nlp = first_teacher if first_teacher is not None else spacy.load(teacher if teacher is not None else partial / "model-best")
         find_recognizer(pipe_factories(nlp), settings.component)
         return {
-            "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": len(gold),
+            "round": 0, "model": model, "teacher": None, "threshold": settings.threshold, "gold_sentences": gold,
             "pool_sentences": 0, "pseudo_sentences": 0, "predicted_entities": 0, "kept_entities": 0, "dropped_entities": 0,
-            "train_sentences": len(gold), "dev": scores(nlp), "label_seconds": 0.0, "train_seconds": trained,
+            "train_sentences": gold, "dev": scores(nlp), "label_seconds": 0.0, "train_seconds": trained,
         }
 
     run_round(0, round_zero)
@@ -258,25 +306,23 @@ def run_rounds(
             label_seconds = time.perf_counter() - start
             log(
                 f"round {k}/{rounds}: kept {counts['kept_entities']} of {counts['predicted_entities']} predicted entities "
-                f"in {counts['pseudo_sentences']} sentences; training on {len(gold)} gold + {len(pseudo)} pseudo-labelled sentences"
+                f"in {counts['pseudo_sentences']} sentences; training on {gold} gold + {len(pseudo)} pseudo-labelled sentences"
             )
-            if pseudo:
-                write_docs(partial / "pseudo.spacy", pseudo)
-            train_path = partial / "train.spacy"
-            write_docs(train_path, gold + pseudo)
+            write_docs(partial / "pseudo.spacy", pseudo)  # read after the gold sentences by the round's training corpus
             start = time.perf_counter()
             budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
-            train_config(config, partial, {**overrides, **budget, "paths.train": str(train_path)}, gpu_id)
+            corpus = with_pseudo_labels(loaded[section][key], partial / "pseudo.spacy")
+            train_config(config, partial, {**overrides, **budget, f"{section}.{key}": corpus}, gpu_id)
             train_seconds = time.perf_counter() - start
-            # the saved configs name the training file where it will be once the round is complete
-            final_train = output_dir / f"round-{k}" / "train.spacy"
+            # the saved configs name the pseudo-labels where they will be once the round is complete
+            final_pseudo = output_dir / f"round-{k}" / "pseudo.spacy"
             for saved in ("model-best", "model-last"):
-                _set_train_path(partial / saved / "config.cfg", final_train)
+                _moved(partial / saved / "config.cfg", partial / "pseudo.spacy", final_pseudo)
             best = spacy.load(partial / "model-best")
             return {
                 "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
-                "threshold": threshold, "gold_sentences": len(gold), **counts, "train_sentences": len(gold) + len(pseudo),
-                "train_file": str(final_train), "dev": scores(best), "label_seconds": label_seconds, "train_seconds": train_seconds,
+                "threshold": threshold, "gold_sentences": gold, **counts, "train_sentences": gold + len(pseudo),
+                "pseudo_file": str(final_pseudo), "dev": scores(best), "label_seconds": label_seconds, "train_seconds": train_seconds,
             }
 
         run_round(k, round_k)

@@ -1,7 +1,7 @@
 """Unlabeled text: the pool of self-training and the raw text of pretraining. Read from
 ``.txt`` (a text a line), ``.jsonl`` (``{"text": ...}`` a line, what ``spacy.JsonlCorpus.v1``
 reads) or ``.spacy`` (tokens and spaces kept); written as the sentences of a corpus that a
-low-resource draw leaves out (`write_pool`, the experiments' pool), without their entities.
+low-resource draw leaves out (`write_pool`, the file of ``spacy_auc_ner.Pool.v1``), without their entities.
 """
 import json
 from pathlib import Path
@@ -14,7 +14,7 @@ from spacy.vocab import Vocab
 from ..data.columns import DataError, read_docs, tokens_only, write_docs
 from ..data.files import PathLike, read_text, write_text
 from ..outputs import check_output_file
-from .readers import draw_indices
+from .readers import pool_indices
 
 PoolItem = Union[str, Tuple[List[str], List[bool]]]  # a text, or a sentence's tokens and spaces
 POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
@@ -58,9 +58,10 @@ def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
 
 
 def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int, limit: Optional[int] = None, overwrite: bool = False) -> int:
-    """Write the sentences of a corpus that the ``LowResource.v1`` draw of ``size`` with ``seed``
-    leaves out, without entities (the experiments' pool; ``limit``: the first of them in the
-    draw's order), in the format of the suffix. Returns the number written."""
+    """Write the pool that ``spacy_auc_ner.Pool.v1`` reads (the sentences of a corpus that the
+    ``LowResource.v1`` draw of ``size`` with ``seed`` leaves out, without entities; ``limit``:
+    the first of them in the draw's order) to a file, in the format of the suffix, for tools
+    that read a file (``spacy-auc-ner pool``). Returns the number written."""
     input_path, output_path = Path(input_path), Path(output_path)
     if output_path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{output_path}: the pool is written as .spacy, .jsonl or .txt")
@@ -68,12 +69,8 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
         raise DataError(f"--size: expected 0 or more sentences, got {size}")
     if limit is not None and limit < 1:
         raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
-    vocab = Vocab()
-    docs = read_docs(input_path, vocab)
-    order = draw_indices(len(docs), len(docs), seed, where=input_path)
-    if size >= len(docs):
-        raise DataError(f"{input_path}: a draw of {size} sentences leaves none of its {len(docs)} for the pool")
-    rest = sorted(order[size:] if limit is None else order[size : size + limit])
+    docs = read_docs(input_path, Vocab())
+    rest = pool_indices(len(docs), size, seed, limit or 0, where=input_path)
     check_output_file(output_path, [input_path], overwrite)
     return write_unlabeled(output_path, [docs[i] for i in rest])
 

@@ -16,8 +16,7 @@ _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
 
 def entity_counts(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """(S,) tokens and (S,) entity tokens (B or I, any type) of each sentence: what the
-    entity-share draw counts (`draw_entity_ratio`, as ``EntityRatio.v1`` draws)."""
+    """(S,) tokens and (S,) entity tokens (B or I, any type) of each sentence."""
     lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
     entities = numpy.asarray([sum(lab != "O" for lab in s.labels) for s in sentences], dtype="i8")
     return lengths, entities

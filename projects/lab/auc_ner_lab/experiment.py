@@ -28,6 +28,16 @@ def quiet() -> Iterator[None]:
         yield
 
 
+def cell_config(cell) -> Config:
+    """The training config of ``cell`` (a `spec.Cell`) on its own files: ``paths.train`` and
+    ``paths.dev`` its training and dev splits, which its readers draw from (the step settings
+    of its ``[budget]`` are left to whoever trains it: `train_and_evaluate`, the library's
+    ``train_steps``)."""
+    config = cell.training_config()
+    config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
+    return config
+
+
 def train_and_evaluate(config: Config, *, train: PathLike, dev: PathLike, test: Optional[PathLike], gpu_id: int = -1) -> Dict[str, Any]:
     """Train `config` on `train` quietly, early-stop on `dev`, score the best model
     (`trained_scores`; on `test` unless it is None, for tuning), plus the training time."""

@@ -320,9 +320,9 @@ def run_cell(cell) -> Dict[str, Any]:
 
     from spacy_auc_ner.api import budgeted
 
-    config = cell.training_config()
-    config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
-    config = budgeted(config)[0].interpolate()
+    from .experiment import cell_config
+
+    config = budgeted(cell_config(cell))[0].interpolate()
     settings = PeerSettings.from_config(config)
     device = _device(cell.gpu_id)
     train_examples, dev_examples = _examples(config, "corpora.train"), _examples(config, "corpora.dev")

@@ -3,14 +3,13 @@ manifest. Partition p of size n holds exactly what its manifest entry's ``reader
 ``[corpora.train]`` block of `training_set_config`: ``LowResource.v1``, or ``EntityRatio.v1``)
 yields, so files and readers are interchangeable."""
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
-from spacy_auc_ner.api import DataError, check_output_file, draw_entity_ratio, draw_indices, write_json, write_sentences
+from spacy_auc_ner.api import DataError, check_output_file, draw_indices, write_json, write_sentences
 
 from .corpora import read_sentences
-from .corpus_stats import entity_counts
 from .sets import training_set_config
 from .store import check_not_in_store
 
@@ -38,8 +37,6 @@ def write_partitions(
     too_big = [n for n in sizes if n > len(sentences)]
     if too_big:
         raise DataError(f"{input_path}: partition size {max(too_big)} is larger than the corpus ({len(sentences)} sentences)")
-    if entity_percent is not None:
-        lengths, ents = entity_counts(sentences)
     entries: List[dict] = []
     for n in sizes:
         for p in range(partitions):
@@ -48,10 +45,9 @@ def write_partitions(
                 entry["sentence_ids"] = draw_indices(len(sentences), n, seed + p, where=input_path)
                 entry["reader"] = training_set_config("lowres", n, None, seed + p, path=str(input_path))
             else:
-                ids, reached = draw_entity_ratio(lengths, ents, n, entity_percent, seed + p, tolerance, where=input_path)
-                entry["sentence_ids"], entry["entity_percent"] = ids, round(reached, 4)
-                share = entity_percent / 100.0
-                entry["reader"] = {**training_set_config("imbalance", n, share, seed + p, path=str(input_path)), "tolerance": tolerance}
+                reader = {**training_set_config("imbalance", n, entity_percent / 100.0, seed + p, path=str(input_path)), "tolerance": tolerance}
+                ids, reached = entity_ratio_draw(reader)
+                entry["sentence_ids"], entry["entity_percent"], entry["reader"] = ids, round(reached, 4), reader
             entries.append(entry)
     for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
         write_sentences(output_dir / entry["path"], [sentences[i] for i in entry["sentence_ids"]])
@@ -66,3 +62,15 @@ def write_partitions(
     }
     write_json(output_dir / "manifest.json", manifest, indent=1)
     return manifest
+
+
+def entity_ratio_draw(block: dict) -> Tuple[List[int], float]:
+    """The sentences an ``EntityRatio.v1`` block draws and the entity share they reach (%): the
+    registered reader draws them itself (its ``indices`` and ``reached``, set by its first
+    read), so a partition's file holds what its manifest's ``reader`` block yields."""
+    import spacy
+    from spacy.util import registry
+
+    reader = registry.resolve({"reader": block})["reader"]
+    next(iter(reader(spacy.blank("xx"))), None)
+    return list(reader.indices), float(reader.reached)

@@ -11,7 +11,7 @@ method's plain cells train:
 1. round 0 trains the config on the cell's draw (``LowResource.v1``: the draw and the training
    of the plain cell of the same method, corpus, size and partition);
 2. the candidates are the rest of the split, the first ``pool`` of them in the draw's seeded
-   order (the order of `write_pool`'s pools; 0: all), their gold hidden: the model sees new Docs
+   order (the order of a cell's pool, spacy_auc_ner.Pool.v1; 0: all), their gold hidden: the model sees new Docs
    of their tokens only;
 3. each round ranks the candidates not yet chosen by ``strategy`` with the last model (the
    library's `suggest_docs`; ``random``: `select_sentences`' seeded shuffle, seed + round) and
@@ -76,7 +76,7 @@ def rest_order(n_sentences: int, size: int, seed: int) -> List[int]:
 
 def pool_indices(rest: Sequence[int], exclude: Sequence[int] = (), limit: Optional[int] = None) -> List[int]:
     """The first ``limit`` (None: all) of ``rest`` not in ``exclude``, in corpus order (as
-    `write_pool` writes its pool: with nothing excluded, the same sentences)."""
+    ``spacy_auc_ner.Pool.v1`` reads a cell's pool: with nothing excluded, the same sentences)."""
     left = set(exclude)
     kept = [i for i in rest if i not in left]
     return sorted(kept if limit is None else kept[:limit])
@@ -103,7 +103,7 @@ def choose(nlp, docs: Sequence[Any], candidates: Sequence[int], settings: Select
 def config_on(config: Config, folder: Path, docs: Sequence[Any], indices: Sequence[int], draw: int) -> Config:
     """``config`` (the cell's) training on ``docs[indices]``: the cell's own when they are its
     draw (the first ``draw`` of them and no more), else a .spacy file of them in ``folder``."""
-    from spacy_auc_ner.api import budgeted, write_docs
+    from spacy_auc_ner.api import write_docs
 
     config = config.copy()
     if len(indices) > draw:
@@ -111,7 +111,7 @@ def config_on(config: Config, folder: Path, docs: Sequence[Any], indices: Sequen
         write_docs(path, [docs[i] for i in indices])
         config["corpora"]["train"] = file_block(config["corpora"]["train"])
         config["paths"]["train"] = str(path)
-    return budgeted(config)[0]  # the steps of its [budget] on these sentences
+    return config  # train_steps writes the steps of its [budget] on these sentences
 
 
 def rest_writer(docs: Sequence[Any], rest: Sequence[int], exclude: Sequence[int]):
@@ -135,10 +135,11 @@ def run_cell(cell) -> Dict[str, Any]:
 
     from spacy_auc_ner.api import draw_indices, read_docs
 
+    from .experiment import cell_config
+
     settings = cell_settings(cell)
     start = time.perf_counter()
-    config = cell.training_config()
-    config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
+    config = cell_config(cell)
     docs = read_docs(cell.train, Vocab())
     draw = draw_indices(len(docs), cell.size, cell.seed)
     rest = rest_order(len(docs), cell.size, cell.seed)

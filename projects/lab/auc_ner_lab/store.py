@@ -81,7 +81,7 @@ def superseded(row: Dict[str, Any]) -> Optional[str]:
     Reports read such a row until its cell is trained again; `study run` trains it again. One
     case so far: a self-training row without ``extras.tokens`` read its draw and dev sample
     re-tokenized by spaCy, unlike every other cell (fixed on 2026-11-26,
-    `training_extras._self_training_files`). Tuning trials stand: the reported cells trained
+    `training_extras.on_annotated_tokens`). Tuning trials stand: the reported cells trained
     with the point they chose (each row records it), which training them again could change."""
     extras = (row.get("scores") or {}).get("extras") or {}
     if not row.get("tuning") and extras.get("rounds") and extras.get("tokens") != "annotated":

@@ -18,20 +18,24 @@ training corpus by its draw, so a method whose config wraps its corpus in ``Augm
 (the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
 
 A cell with a step runs in a temporary folder with the package's orchestrator, the one of
-``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), once it has written
-what only a cell has (its pools, its draw and its dev sample as files):
+``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), handed the cell's
+config, once with what only a cell has (its pools) in it; the draw and the dev sample are read
+by the cell's own readers, on their annotated tokens (`on_annotated_tokens`):
 
 1. the pools: the sentences of the training split that the cell's draw leaves out, without
-   their annotation, the first ``limit`` of them in the draw's seeded order (`write_pool`, the
-   same pool as ``spacy-auc-ner pool``): ``[corpora.pretrain] limit`` for pretraining (a
-   .jsonl file), ``[corpora.pool] limit`` for self-training (0: all of them);
+   their annotation, the first ``limit`` of them in the draw's seeded order (`pool_block`, the
+   library's reader ``spacy_auc_ner.Pool.v1``, the pool of ``spacy-auc-ner pool``):
+   ``[corpora.pool] limit`` for self-training, which reads it through the reader (0: all of
+   them), ``[corpora.pretrain] limit`` for pretraining, which reads it as a .jsonl file;
 2. pretraining: ``spacy pretrain`` of the config's encoder on its pool for ``max_epochs``
-   epochs, the objective's fragment merged and the component named as ``spacy-auc-ner
-   pretrain-config`` does (`with_pretraining`); training then starts from the weights. With
+   epochs, the objective's fragment merged (`with_pretraining`) and the component named by the
+   orchestrator, as ``spacy-auc-ner pretrain-config`` names it; training then starts from the
+   weights. With
    ``pretrain_text: draw`` (a method key) it reads the cell's drawn sentences instead: what
    ``spacy-auc-ner recipe`` does for a user who has no raw text;
 3. self-training: round 0 trains on the draw, each round labels the pool with the previous
-   round's model and retrains on draw + pseudo-labels (`run_rounds`). The round with the best
+   round's model and retrains on draw + pseudo-labels (the library's `run_rounds`: the cell's
+   ``[corpora.train]`` wrapped by ``PseudoLabelled.v1``). The round with the best
    dev F1 (on the cell's dev sample, the set early stopping uses) is the cell's model: chosen
    on dev, never on test.
 
@@ -53,6 +57,7 @@ from thinc.api import Config
 from .validation import Section
 
 AUGMENTED = "spacy_auc_ner.Augmented.v1"
+POOL_READER = "spacy_auc_ner.Pool.v1"  # the rest of a draw's split, entities removed
 # the settings of Augmented.v1 a spec may give (the wrapped corpus and the seed are the cell's)
 AUGMENT_KEYS = tuple(p for p in inspect.signature(registry.readers.get(AUGMENTED)).parameters if p not in ("corpus", "seed"))
 
@@ -166,7 +171,8 @@ def _drawn(config: Config) -> Config:
 
 def pretrains(config: Config) -> bool:
     """Whether a cell's config pretrains: an objective in ``[pretraining]`` and 1 or more epochs
-    (its component may still be unnamed: `with_pretraining` names it)."""
+    (its component may still be unnamed: the orchestrator names it), the library's rule
+    (`spacy_auc_ner.training.pretraining.pretrains`), read here to route the cell."""
     block = config.get("pretraining") or {}
     return bool(block.get("objective")) and (block.get("max_epochs") or 0) > 0
 
@@ -194,44 +200,41 @@ def steps(cell) -> list:
 OBJECTIVES = {"spacy.PretrainCharacters.v1": "characters", "spacy.PretrainVectors.v1": "vectors"}  # -> configs/pretrain/<name>.cfg
 
 
-def with_pretraining(config: Config, workdir: Path) -> Config:
-    """``config`` (a cell's training config) as `spacy pretrain` and then `spacy train` read it,
-    as ``spacy-auc-ner pretrain-config`` writes it: its objective's fragment
-    (``configs/pretrain/``) merged, spaCy's defaults filled, the component and layer named (a
-    model whose encoder sits inside its head gets it as a shared ``tok2vec`` pipe), and its own
-    ``max_epochs`` kept."""
-    from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR, pretraining_config
+def with_pretraining(config: Config) -> Config:
+    """``config`` (a cell's training config) with its objective's fragment (``configs/pretrain/``)
+    merged in and its own ``max_epochs`` kept, as the cells whose rows stand were pretrained
+    (the fragment's [corpora.pretrain] reads the cell's .jsonl pool). The orchestrator fills
+    spaCy's defaults and names the component and layer (a model whose encoder sits inside its
+    head gets it as a shared ``tok2vec`` pipe), as ``spacy-auc-ner pretrain-config`` does."""
+    from spacy.util import load_config
+
+    from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR
 
     block = config["pretraining"]
     objective = OBJECTIVES.get(block["objective"].get("@architectures"))
     if objective is None:
         raise ValueError(f"[pretraining.objective] {block['objective'].get('@architectures')!r} has no fragment in configs/pretrain ({', '.join(OBJECTIVES)})")
-    epochs = block["max_epochs"]
-    config.to_disk(workdir / "cell.cfg")
-    config = pretraining_config(workdir / "cell.cfg", DEFAULT_CONFIGS_DIR / "pretrain" / f"{objective}.cfg")
-    config["pretraining"]["max_epochs"] = epochs
+    merged = config.merge(load_config(DEFAULT_CONFIGS_DIR / "pretrain" / f"{objective}.cfg", interpolate=False))
+    merged["pretraining"]["max_epochs"] = block["max_epochs"]
+    return merged
+
+
+def on_annotated_tokens(config: Config) -> Config:
+    """``config`` whose dev corpus, when it is spaCy's ``Corpus.v1``, reads the dev sentences on
+    their annotated tokens (``gold_preproc``), as LowResource.v1 gives every cell its draw and
+    dev sample and as the self-training rounds read their draw (the cell's own reader) and
+    pseudo-labels (`PseudoLabelled.v1`, on the gold reader's tokens). Corpus.v1 without
+    gold_preproc re-tokenizes each sentence's text with the language's tokenizer: until
+    2026-11-26 the self-training cells trained, stopped early and were scored on dev that way
+    (29 % of CoNLL 2003's dev sentences tokenize differently, 1-2 % of NCBI-disease's and
+    S800's); until 2026-11-27 the draw and dev sample were written to files read with
+    gold_preproc (`_self_training_files`), the same examples."""
+    config = config.copy()
+    section, _, key = str(config["training"].get("dev_corpus", "corpora.dev")).rpartition(".")
+    block = config[section][key]
+    if block.get("@readers") == "spacy.Corpus.v1":
+        config[section][key] = {**block, "gold_preproc": True}
     return config
-
-
-def _self_training_files(config: Config, tmp: Path) -> Dict[str, Any]:
-    """Self-training reads files: the cell's draw (as drawn, not augmented) and its dev sample
-    written to ``tmp``, and the overrides by which every round reads them through
-    ``paths.train`` (the round's file, still inside the augmentation wrapper when the cell
-    augments) and ``paths.dev``, on their annotated tokens as every other cell reads its draw
-    and dev sample (`LowResource.v1`). spaCy's Corpus.v1 without gold_preproc re-tokenizes each
-    sentence's text with the language's tokenizer instead: until 2026-11-26 the self-training
-    cells trained, stopped early and were scored on dev that way (29 % of CoNLL 2003's dev
-    sentences tokenize differently, 1-2 % of NCBI-disease's and S800's), the other cells not."""
-    from spacy_auc_ner.api import has_dev, write_docs
-
-    gold, dev = tmp / "draw.spacy", tmp / "dev.spacy"
-    write_docs(gold, _reader_docs(_drawn(config), "corpora.train"))
-    overrides = {"corpora.train": file_block(config["corpora"]["train"])}
-    if not has_dev(config):  # the cell has only its n sentences: its config's NoDev.v1 stays
-        return {"train": gold, "dev": None, "overrides": overrides}
-    write_docs(dev, _reader_docs(config, "corpora.dev"))
-    overrides["corpora.dev"] = {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": True}
-    return {"train": gold, "dev": dev, "overrides": overrides}
 
 
 PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for all) -> sentences written
@@ -240,19 +243,15 @@ PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for al
 def run_cell_with_extras(cell) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
-    recipe``, then score it like any cell. What the cell adds: its pools, the draw and dev
-    sample as files, and the row's ``extras``."""
-    from spacy_auc_ner.api import budgeted
+    recipe``, then score it like any cell. What the cell adds: its pools and the row's
+    ``extras``."""
+    from .experiment import cell_config
 
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
     start = time.perf_counter()
-    config = cell.training_config()
-    config["paths"]["train"] = str(cell.train)
-    config["paths"]["dev"] = str(cell.dev)
-    config, _ = budgeted(config)  # the steps of its [budget] on the draw, and of its dev set (or none)
-    with tempfile.TemporaryDirectory() as tmp:
-        summary, dev_config, info = train_with_extras(cell, config, Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp:  # train_steps writes the steps of its [budget] on the draw and dev set
+        summary, dev_config, info = train_with_extras(cell, cell_config(cell), Path(tmp))
         train_seconds = time.perf_counter() - start
         result = extras_scores(summary, dev_config, cell.test_split())
     result.update(train_seconds=train_seconds, extras=info)
@@ -271,45 +270,61 @@ def extras_scores(summary: Dict[str, Any], dev_config: Config, test: Optional[st
     return result
 
 
+def pool_block(cell, limit: Optional[int]) -> Dict[str, Any]:
+    """The reader of ``cell``'s pool: the rest of its training split, entities removed, the first
+    ``limit`` sentences in the draw's seeded order (None: all; the smaller within the larger)."""
+    return {"@readers": POOL_READER, "path": str(cell.train), "n": cell.size, "seed": cell.seed, "limit": limit or 0}
+
+
 def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter] = None) -> Tuple[Dict[str, Any], Config, Dict[str, Any]]:
     """Train ``config`` (``cell``'s, budgeted, its ``paths.train`` what it trains on) in the
-    folder ``tmp`` with `train_steps`, pretraining and self-training as it says; ``pool``
-    writes each step's pool (default: the rest of the cell's split, `write_pool`). Returns
-    `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's dev
-    scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
-    from spacy_auc_ner.api import OutputFolder, load_training_config, train_steps, with_self_training, write_pool, write_unlabeled
+    folder ``tmp`` with `train_steps`, pretraining and self-training as it says. The pools are
+    the rest of the cell's split (`pool_block`: self-training reads it, pretraining the .jsonl
+    of it that its reader reads), or what ``pool`` writes for each step (the selection loop's).
+    Returns `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's
+    dev scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
+    from spacy_auc_ner.api import OutputFolder, train_steps, write_unlabeled
 
     from .experiment import quiet
 
+    written_pool = pool is not None
     if pool is None:
         def pool(path: Path, limit: Optional[int]) -> int:
-            return write_pool(cell.train, path, cell.size, cell.seed, limit=limit)
+            import spacy
+
+            settings = {k: v for k, v in pool_block(cell, limit).items() if k != "@readers"}
+            examples = registry.readers.get(POOL_READER)(**settings)(spacy.blank(config["nlp"]["lang"]))
+            return write_unlabeled(path, (eg.reference for eg in examples))
 
     pretrain, self_train = pretrains(config), self_trains(config)
     draw_text = cell.pretrain_text == "draw"
     info: Dict[str, Any] = {}
+    limits = {block: config["corpora"][block].get("limit") or None for block in ("pool", "pretrain") if block in config["corpora"]}
     # each step's pool: the first `limit` sentences of the same order (the smaller within the larger)
-    pools = [("corpora.pool", ".spacy")] if self_train else []
-    pools += [("corpora.pretrain", ".jsonl")] if pretrain and not draw_text else []
-    written = [pool(tmp / f"pool{suffix}", config["corpora"][block.split(".")[1]].get("limit") or None) for block, suffix in pools]
-    if written:
-        info["pool_sentences"] = max(written)
-    overrides: Dict[str, Any] = {}
+    pools = [("pool", ".spacy")] if self_train and written_pool else []
+    pools += [("pretrain", ".jsonl")] if pretrain and not draw_text else []
+    written = [pool(tmp / f"pool{suffix}", limits[block]) for block, suffix in pools]
     if pretrain:
         raw_text = tmp / "pool.jsonl"
         if draw_text:  # the drawn sentences as they are, not augmented
             raw_text = tmp / "draw.jsonl"
             write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
-        config = with_pretraining(config, tmp)
+        config = with_pretraining(config)
         config["paths"]["raw_text"] = str(raw_text)
     if self_train:
-        files = _self_training_files(config, tmp)
-        overrides = {**files["overrides"], "paths.train": str(files["train"]), **({"paths.dev": str(files["dev"])} if files["dev"] else {})}
-        config = with_self_training(config)
-        config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+        config = on_annotated_tokens(config)
+        if written_pool:
+            config["corpora"]["pool"]["path"] = str(tmp / "pool.spacy")
+        else:
+            config["corpora"]["pool"] = pool_block(cell, limits["pool"])
+    else:  # the library gives a config without the block configs/self_training.cfg's rounds
+        config["self_training"] = {"rounds": 0}
     with quiet():
-        summary = train_steps(OutputFolder(tmp / "steps", "study cell"), config, pretrain=pretrain, self_train=self_train,
-                              overrides=overrides or None, gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
+        summary = train_steps(config, OutputFolder(tmp / "steps", "study cell"), gpu_id=cell.gpu_id, log=lambda text: None, progress=False)
+    if self_train and not written_pool:
+        written.append(summary["pool_sentences"])
+    if written:
+        info["pool_sentences"] = max(written)
     if summary["pretrain_seconds"] is not None:
         info["pretrain_seconds"] = summary["pretrain_seconds"]
     if pretrain and draw_text:
@@ -319,6 +334,6 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
                            "pseudo_sentences": r["pseudo_sentences"], "label_seconds": r["label_seconds"],
                            "train_seconds": r["train_seconds"]} for r in summary["rounds"]]
         info["chosen_round"] = summary["chosen_round"]
-        info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (_self_training_files)
-    # scored on the dev set early stopping used: the cell's own, or its sample as a file
-    return summary, load_training_config(config, overrides), info
+        info["tokens"] = "annotated"  # rows without it re-tokenized their draw and dev sample (on_annotated_tokens)
+    # scored on the dev set early stopping used
+    return summary, config, info

@@ -3,7 +3,7 @@
 sentence by tokenizing its text again, so a pipeline trained on the annotated tokens meets
 other tokens there: the lab scores every cell's test split that way (the same input for every
 method, the Hugging Face peer included), and until 2026-11-26 its self-training cells also
-trained and were scored on dev that way (`auc_ner_lab.training_extras._self_training_files`).
+trained and were scored on dev that way (`auc_ner_lab.training_extras.on_annotated_tokens`).
 
     python scripts/corpus_tokens.py conll2003 ncbi_disease s800 [--data-dir DIR] [--out docs/evidence/corpus_tokens.md]
 

@@ -19,7 +19,10 @@ it supersedes named in `store.superseded`. Regenerated once so far, for such a f
 the self-training cells' readers gained ``gold_preproc = true`` (their draw, pseudo-labelled
 sentences and dev sample read on the annotated tokens, not re-tokenized) and their rows
 ``extras.tokens``; nothing else differed. The blocks spaCy never reads are left out of the
-recorded configs (`_read_by_spacy`).
+recorded configs (`_read_by_spacy`). Since 2026-11-27 each call also records what its corpora
+yield (``reads``: every example's tokens and tags, hashed; `_reads`), added to the record
+without changing any other entry, so that a change of readers (a file replaced by the reader
+that yields its sentences) shows whether spaCy still gets the same examples.
 """
 import hashlib
 import json
@@ -97,6 +100,27 @@ def _read_by_spacy(config) -> dict:
     return config
 
 
+def _tags(doc) -> list:
+    return [[t.text, t.whitespace_, t.ent_iob_ and f"{t.ent_iob_}-{t.ent_type_}" or "-"] for t in doc]
+
+
+def _reads(config, keys, nlp) -> dict:
+    """What each corpus of ``config`` named by ``keys`` (dot names) yields, hashed: every
+    example's predicted tokens and reference tokens and entity tags, in order. The configs
+    record how a corpus is read (which reader, which file); this, what it gives spaCy, so
+    that a change of readers that hands spaCy the same examples shows as such."""
+    from spacy.util import dot_to_object, registry
+    from thinc.api import Config
+
+    interpolated = Config(config).interpolate()
+    out = {}
+    for key in keys:
+        reader = registry.resolve({"reader": dot_to_object(interpolated, key)})["reader"]
+        rows = [[_tags(eg.predicted), _tags(eg.reference)] for eg in reader(nlp)]
+        out[key] = f"<{len(rows)} examples {hashlib.sha1(json.dumps(rows).encode('utf8')).hexdigest()[:16]}>"
+    return out
+
+
 @pytest.fixture
 def recorded(monkeypatch):
     """Stand-ins for spacy pretrain, init_nlp and the training loop; the list of calls."""
@@ -106,14 +130,18 @@ def recorded(monkeypatch):
     real_init = initialize.init_nlp
 
     def fake_pretrain(config, output_dir, resume_path=None, epoch_resume=None, use_gpu=-1, silent=True, skip_last=False):
-        calls.append({"pretrain": _normal(_read_by_spacy(config)), "use_gpu": use_gpu})
+        calls.append({"pretrain": _normal(_read_by_spacy(config)), "use_gpu": use_gpu,
+                      "reads": _reads(config, [config["pretraining"]["corpus"]], spacy.blank(config["nlp"]["lang"]))})
         (Path(output_dir) / "model-last.bin").write_bytes(b"pretrained weights")
 
     def fake_init(config, *, use_gpu=-1):
-        calls.append({"train": _normal(_read_by_spacy(config)), "use_gpu": use_gpu})
+        call = {"train": _normal(_read_by_spacy(config)), "use_gpu": use_gpu}
+        calls.append(call)
         untrained = config.copy()
         untrained["paths"]["init_tok2vec"] = None
-        return real_init(untrained, use_gpu=use_gpu)
+        nlp = real_init(untrained, use_gpu=use_gpu)
+        call["reads"] = _reads(config, [config["training"]["train_corpus"], config["training"]["dev_corpus"]], nlp)
+        return nlp
 
     def fake_loop(nlp, output_path=None, *, use_gpu=-1, stdout=None, stderr=None):
         for name in ("model-best", "model-last"):
@@ -148,6 +176,12 @@ def _run(method: str, tmp_path: Path, calls: list) -> dict:
     }
 
 
+def _kind(call: dict) -> str:
+    """"pretrain" or "train": which of spaCy's functions a recorded call is (the record is
+    read back with sorted keys, so not necessarily its first)."""
+    return "pretrain" if "pretrain" in call else "train"
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tmp_path, recorded):
     got = _run(method, tmp_path, recorded)
@@ -158,8 +192,8 @@ def test_a_cell_hands_spacy_what_it_handed_when_its_rows_were_trained(method, tm
         GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n", encoding="utf8")
     expected = golden[method]
     assert got["key"] == expected["key"]
-    assert [list(c)[0] for c in got["calls"]] == [list(c)[0] for c in expected["calls"]]
+    assert [_kind(c) for c in got["calls"]] == [_kind(c) for c in expected["calls"]]
     for i, (call, old) in enumerate(zip(got["calls"], expected["calls"])):
-        assert call == old, f"call {i} ({list(old)[0]})"
+        assert call == old, f"call {i} ({_kind(old)})"
     assert got["extras"] == expected["extras"]
     assert got["scores"] == expected["scores"]

@@ -1,13 +1,13 @@
-"""Corpus statistics: Table I's counts from BIO label strings, and the per-sentence entity
-counts that `corpus partition --entity-percent` draws on, which are what ``EntityRatio.v1``
-draws on in the file."""
+"""Corpus statistics: Table I's counts from BIO label strings and the per-sentence entity
+counts; `corpus partition --entity-percent` draws what ``EntityRatio.v1`` draws in the file."""
 import math
 
 import spacy
 from spacy.util import registry
 
 from auc_ner_lab.corpus_stats import entity_counts, split_statistics
-from spacy_auc_ner.api import Sentence, draw_entity_ratio, write_sentences
+from auc_ner_lab.partitions import entity_ratio_draw
+from spacy_auc_ner.api import Sentence, write_sentences
 
 SENTENCES = [
     Sentence(("A", "B", "c", "d"), ("B-PER", "I-PER", "O", "O")),
@@ -17,17 +17,19 @@ SENTENCES = [
 ]
 
 
-def test_entity_counts_draw_what_the_reader_draws(tmp_path):
+def test_entity_counts_and_the_partition_draw_are_the_readers(tmp_path):
     lengths, entities = entity_counts(SENTENCES)
     assert lengths.tolist() == [4, 4, 2, 3] and entities.tolist() == [2, 3, 0, 3]
     assert [a.tolist() for a in entity_counts([])] == [[], []]
     path = tmp_path / "train.spacy"
     write_sentences(path, SENTENCES)
-    reader = registry.readers.get("spacy_auc_ner.EntityRatio.v1")(str(path), n=2, percent=50.0, seed=3, tolerance=0.5)
+    block = {"@readers": "spacy_auc_ner.EntityRatio.v1", "path": str(path), "n": 2, "percent": 50.0, "seed": 3, "tolerance": 0.5}
+    ids, reached = entity_ratio_draw(block)
+    reader = registry.resolve({"r": block})["r"]
     drawn = sorted(eg.reference.text for eg in reader(spacy.blank("en")))
-    ids, reached = draw_entity_ratio(lengths, entities, 2, 50.0, 3, 0.5)
-    assert sorted(ids) == sorted(reader.indices) and reached == reader.reached
-    assert drawn == sorted(" ".join(SENTENCES[i].tokens) for i in ids)
+    assert drawn == sorted(" ".join(SENTENCES[i].tokens) for i in ids) and len(ids) == 2
+    # the share reached, by hand from the chosen sentences' counts
+    assert reached == 100.0 * entities[ids].sum() / lengths[ids].sum()
 
 
 def test_split_statistics_hand_counts():

@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from auc_ner_lab import provenance
 from auc_ner_lab.runner import run_study
 from auc_ner_lab.spec import parse_spec

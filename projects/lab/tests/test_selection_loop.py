@@ -11,7 +11,7 @@ from auc_ner_lab.selection_loop import pool_indices, rest_order, rest_writer
 from auc_ner_lab.spec import SpecError, load_spec, parse_spec
 from lab_data import write_toy_corpus
 from lab_helpers import train_tiny
-from spacy_auc_ner.api import DEFAULT_MAX_SIMILARITY, draw_indices, read_docs, suggest_docs, write_pool
+from spacy_auc_ner.api import DEFAULT_MAX_SIMILARITY, draw_indices, read_docs, suggest_docs
 
 LAB = Path(__file__).resolve().parents[1]
 RUNNER = "auc_ner_lab.selection_loop:run_cell"
@@ -70,17 +70,19 @@ def test_bad_settings_are_one_line_errors(entry, message):
 
 
 def test_the_candidates_are_the_rest_in_the_draws_order(tmp_path):
-    """With nothing chosen, the candidates of a limit are write_pool's sentences of that limit;
-    the chosen ones leave the pool and the next of the order come in; the draw is never one."""
+    """With nothing chosen, the candidates of a limit are the pool reader's sentences of that
+    limit (spacy_auc_ner.Pool.v1, what a cell's self-training reads); the chosen ones leave the
+    pool and the next of the order come in; the draw is never one."""
+    from spacy.util import registry
+
     train = write_toy_corpus(tmp_path / "corpus") / "toy" / "train.spacy"
     docs = read_docs(train, spacy.blank("en").vocab)
     rest = rest_order(len(docs), 5, 3)
     draw = draw_indices(len(docs), 5, 3)
     assert sorted(rest + draw) == list(range(len(docs)))
     for limit in (None, 4):
-        written = tmp_path / f"pool{limit}.spacy"
-        write_pool(train, written, 5, 3, limit=limit)
-        assert [d.text for d in read_docs(written, spacy.blank("en").vocab)] == [docs[i].text for i in pool_indices(rest, limit=limit)]
+        pooled = registry.readers.get("spacy_auc_ner.Pool.v1")(path=str(train), n=5, seed=3, limit=limit or 0)(spacy.blank("en"))
+        assert [eg.reference.text for eg in pooled] == [docs[i].text for i in pool_indices(rest, limit=limit)]
     assert pool_indices(rest, [rest[0], rest[2]], 3) == sorted([rest[1], rest[3], rest[4]])
     n = rest_writer(docs, rest, [rest[1]])(tmp_path / "st.spacy", 2)
     pooled = read_docs(tmp_path / "st.spacy", spacy.blank("en").vocab)

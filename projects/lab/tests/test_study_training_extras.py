@@ -7,10 +7,10 @@ import pytest
 import spacy
 
 from auc_ner_lab.spec import SpecError, parse_spec
-from auc_ner_lab.training_extras import AUGMENTED, config_augment, steps, with_pretraining
+from auc_ner_lab.training_extras import AUGMENTED, config_augment, pool_block, steps, with_pretraining
 from lab_data import SENTENCES, write_toy_corpus
 from lab_helpers import train_tiny
-from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config, with_self_training, write_pool
+from spacy_auc_ner.api import assemble, draw_indices, read_docs, recipe_config
 
 ROOT = Path(__file__).parents[1]
 CONFIGS = ROOT / "configs"
@@ -103,12 +103,15 @@ def test_a_self_training_key_on_a_config_without_the_block_is_refused():
 def test_the_pool_is_the_rest_of_the_draw(tmp_path):
     corpora = write_toy_corpus(tmp_path / "corpus")
     train = corpora / "toy" / "train.spacy"
-    n = write_pool(train, tmp_path / "pool.spacy", 5, 3)
+    from spacy.util import registry
+
+    cell = type("Cell", (), {"train": train, "size": 5, "seed": 3})()
+    block = pool_block(cell, None)
+    pool = [eg.reference for eg in registry.resolve({"pool": block})["pool"](spacy.blank("en"))]
     docs = read_docs(train, spacy.blank("en").vocab)
     drawn = set(draw_indices(len(docs), 5, 3))
     rest = [d.text for i, d in enumerate(docs) if i not in drawn]
-    pool = read_docs(tmp_path / "pool.spacy", spacy.blank("en").vocab)
-    assert n == len(docs) - 5 == len(pool)
+    assert len(docs) - 5 == len(pool)
     assert sorted(d.text for d in pool) == sorted(rest)
     assert all(not d.ents for d in pool)
 
@@ -131,14 +134,32 @@ def test_crf_auc_recipe_config_is_the_crf_auc_method_plus_its_own_blocks():
     assert recipe["pretraining"]["component"] == "auc_ner" and recipe["pretraining"]["layer"] == "tok2vec"
 
 
+def _named(config, folder: Path):
+    """``config`` with its pretraining component and layer named as the orchestrator names
+    them, read through the command that does the same (`spacy-auc-ner pretrain-config`, its
+    fragment the config's own [pretraining] block)."""
+    from thinc.api import Config
+    from typer.testing import CliRunner
+
+    import inspect
+
+    from spacy_auc_ner.api import main
+
+    app = inspect.signature(main).parameters["app"].default  # the app `spacy-auc-ner` runs
+
+    folder.mkdir()
+    config.to_disk(folder / "cell.cfg")
+    Config({"pretraining": config["pretraining"]}).to_disk(folder / "fragment.cfg")
+    result = CliRunner().invoke(app, ["pretrain-config", *(str(folder / f) for f in ("cell.cfg", "fragment.cfg", "named.cfg"))])
+    assert result.exit_code == 0, result.output
+    return spacy.util.load_config(folder / "named.cfg", interpolate=False)
+
+
 def _trained_alike(spec, tmp_path):
     """The configs `spacy pretrain` and `spacy train` get for the spec's two methods (partition
     1), asserted equal (augmentation is in the configs)."""
     a, b = [c for c in spec.cells() if c.partition == 1]
-    configs = []
-    for cell in (a, b):
-        (tmp_path / cell.method).mkdir()
-        configs.append(with_self_training(with_pretraining(cell.training_config(), tmp_path / cell.method)))
+    configs = [_named(with_pretraining(cell.training_config()), tmp_path / cell.method) for cell in (a, b)]
     assert configs[0] == configs[1]
     return configs
 
@@ -243,14 +264,14 @@ def test_a_cell_that_pretrains_on_its_draw_reads_the_drawn_sentences(tmp_path, m
 
 
 def test_self_training_reads_the_draw_and_dev_sample_on_their_annotated_tokens(tmp_path):
-    """The rounds read the files `_self_training_files` writes with the tokens the corpus
-    annotates, as LowResource.v1 gives every other cell: spaCy's tokenizer would split
-    "AL-AIN" and "1996-12-06" (29 % of CoNLL 2003's dev sentences), which it did until
-    2026-11-26."""
+    """The rounds read the cell's draw (its own reader) and its dev set (spaCy's Corpus.v1
+    with gold_preproc, `on_annotated_tokens`) with the tokens the corpus annotates, as
+    LowResource.v1 gives every other cell: spaCy's tokenizer would split "AL-AIN" and
+    "1996-12-06" (29 % of CoNLL 2003's dev sentences), which it did until 2026-11-26."""
     from spacy.tokens import Doc, Span
     from spacy.util import registry
 
-    from auc_ner_lab.training_extras import _self_training_files
+    from auc_ner_lab.training_extras import on_annotated_tokens
     from spacy_auc_ner.api import write_docs
 
     nlp = spacy.blank("en")
@@ -258,12 +279,11 @@ def test_self_training_reads_the_draw_and_dev_sample_on_their_annotated_tokens(t
     doc.ents = [Span(doc, 0, 1, "LOC"), Span(doc, 2, 5, "LOC")]
     assert len(nlp.make_doc(doc.text)) == 12  # what re-tokenizing the text gives: AL - AIN, 1996 - 12 - 06
     write_docs(tmp_path / "corpus.spacy", [doc])
-    reader = {"@readers": "spacy_auc_ner.LowResource.v1", "path": str(tmp_path / "corpus.spacy"), "n": 1, "seed": 0}
-    config = spacy.util.load_config_from_str("[nlp]\nlang = \"en\"\n[paths]\ntrain = null\ndev = null\n[corpora]\n", interpolate=False)
-    config["corpora"] = {"train": dict(reader), "dev": dict(reader)}
-    files = _self_training_files(config, tmp_path)
-    for name, path in (("corpora.train", files["train"]), ("corpora.dev", files["dev"])):
-        block = {k: (str(path) if v in ("${paths.train}", "${paths.dev}") else v) for k, v in files["overrides"][name].items()}
-        (example,) = list(registry.resolve({"reader": block})["reader"](nlp))
+    config = spacy.util.load_config_from_str("[nlp]\nlang = \"en\"\n[training]\ndev_corpus = \"corpora.dev\"\n[corpora]\n", interpolate=False)
+    config["corpora"] = {"train": {"@readers": "spacy_auc_ner.LowResource.v1", "path": str(tmp_path / "corpus.spacy"), "n": 1, "seed": 0},
+                         "dev": {"@readers": "spacy.Corpus.v1", "path": str(tmp_path / "corpus.spacy"), "gold_preproc": False}}
+    config = on_annotated_tokens(config)
+    for name in ("train", "dev"):
+        (example,) = list(registry.resolve({"reader": config["corpora"][name]})["reader"](nlp))
         assert [t.text for t in example.predicted] == [t.text for t in doc], name
         assert [(e.text, e.label_) for e in example.reference.ents] == [("AL-AIN", "LOC"), ("United Arab Emirates", "LOC")]
