@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+import srsly
 
 from auc_ner_lab.spec import SpecError, parse_spec
 from auc_ner_lab.training_extras import AUGMENTED, config_augment, pool_block, steps, with_pretraining
@@ -138,10 +139,10 @@ def _named(config, folder: Path):
     """``config`` with its pretraining component and layer named as the orchestrator names
     them, read through the command that does the same (`spacy-auc-ner pretrain-config`, its
     fragment the config's own [pretraining] block)."""
+    import inspect
+
     from thinc.api import Config
     from typer.testing import CliRunner
-
-    import inspect
 
     from spacy_auc_ner.api import main
 
@@ -181,8 +182,11 @@ def test_the_recipe_trains_what_spacy_ner_with_the_extras_trains(tmp_path):
 def test_the_recipe_trains_what_its_study_method_trained(tmp_path):
     """The recipe lowres_best (the package's head with the extras) restates its head; a study
     cell of it must train exactly what studies/lowres_recipe.yaml's method `lowres_best` (then
-    called `bilstm_crf_cal_wd_extras`) trained, the rows that chose it on dev."""
+    called `bilstm_crf_cal_wd_extras`) trained, the rows that chose it on dev, under that
+    spec's budget (its top-level overrides: 600 steps, which the shipped recipe carries)."""
+    budget = srsly.read_yaml(Path(__file__).parents[1] / "studies" / "lowres_recipe.yaml")["overrides"]
     overrides = {
+        **budget,
         "training.before_update": {"@callbacks": "spacy_auc_ner.calibrate_entity_bias.v1"},
         "components.auc_ner.model.tok2vec.embed.@architectures": "spacy_auc_ner.MultiHashEmbed.v1",
         "components.auc_ner.model.tok2vec.embed.word_dropout_rate": 0.3,
