@@ -205,10 +205,11 @@ def test_a_recipe_assembles_to_the_full_config_it_was(name):
 def test_recipe_files_hold_their_head_and_share_the_extras(name):
     """What every recipe adds (augmentation, the raw text, the pretraining block) is written
     once, in lowres_extras.cfg and pretrain/characters.cfg; a recipe's file holds its head and
-    the pipe to pretrain."""
+    the pipe to pretrain, and at most the step budget its rows measured (lowres_best's 600 steps)."""
     cfg = load_config(CONFIGS / "recipes" / f"{name}.cfg", interpolate=False)
     assert set(cfg) <= {"nlp", "components", "training", "pretraining"}
-    assert set(cfg["pretraining"]) == {"component", "layer"} and set(cfg.get("training", {})) <= {"before_update"}
+    budget = {"max_steps", "eval_frequency", "patience"}
+    assert set(cfg["pretraining"]) == {"component", "layer"} and set(cfg.get("training", {})) <= {"before_update"} | budget
     n_lines = sum(1 for line in (CONFIGS / "recipes" / f"{name}.cfg").read_text().splitlines() if line and not line.startswith("#"))
     assert n_lines <= 25
 
