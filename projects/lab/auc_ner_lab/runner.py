@@ -83,6 +83,15 @@ def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed:
     return todo
 
 
+def untraced_cells(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], store: ResultsStore) -> List[Cell]:
+    """Of `cells`, those whose latest row is ok and untraced (`ResultsStore.untraced`: trained
+    from a working tree with uncommitted changes that no stored diff records), the cells
+    `study run --untraced` trains again so that the row a report reads traces to a commit."""
+    latest = latest_rows(rows)
+    marked = {r["key"] for r in store.untraced([r for r in latest.values() if r["status"] == "ok"])}
+    return [cell for cell in cells if cell.key in marked]
+
+
 def run_study(
     cells: Sequence[Cell],
     results: PathLike,

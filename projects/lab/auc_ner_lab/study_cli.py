@@ -41,6 +41,7 @@ def run_command(
     runner: Optional[str] = typer.Option(None, "--runner", help="Cell function 'module:function' (default: train and evaluate)"),
     retry_failed: bool = typer.Option(True, "--retry-failed/--no-retry-failed", help="Rerun cells whose last run failed"),
     again: bool = typer.Option(False, "--again", help="Train the cells again even where they have an ok row (after a fix of the code they ran); reports read each cell's latest ok row, the old rows stay"),
+    untraced: bool = typer.Option(False, "--untraced", help="Train again only the cells whose latest ok row came from a working tree with uncommitted changes that no stored diff records (study status counts them), so that every row a report reads traces to a commit"),
     ray: bool = typer.Option(False, "--ray", help="Dispatch cells to a Ray cluster (needs Ray: projects/lab/requirements.txt)"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local or RAY_ADDRESS)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells still to run and stop"),
@@ -52,7 +53,7 @@ def run_command(
     The store must be new or a folder 'study run' wrote: anything else is refused before
     anything is written. Exits with status 1 when a cell failed (see --no-strict)."""
     from .execution import StudyError
-    from .runner import plan, run_study
+    from .runner import plan, run_study, untraced_cells
     from .spec import load_spec, only_cells
     from .store import ResultsStore
 
@@ -72,6 +73,9 @@ def run_command(
     results = results or Path("results") / study.name
     store = ResultsStore(results)
     store.check()
+    if untraced:
+        cells = untraced_cells(cells, store.rows(warn=_err, cells=cells), store)
+        again = True
     if dry_run:
         todo = plan(cells, store.rows(warn=_err, cells=cells), retry_failed=retry_failed, again=again)
         for cell in todo:

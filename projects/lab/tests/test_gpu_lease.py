@@ -191,6 +191,36 @@ def test_study_run_cell_runs_only_the_cells_it_names(tmp_path):
     assert len(rows(store)) == 2
 
 
+def test_study_run_untraced_trains_again_only_the_cells_whose_row_no_commit_traces(tmp_path, monkeypatch):
+    """--untraced: the cells whose latest ok row came from an uncommitted tree that no stored
+    diff records are listed and trained again; their new rows stand and trace, the old stay."""
+    import json
+
+    from auc_ner_lab import provenance
+    from auc_ner_lab.cli import app
+    from lab_helpers import invoke
+
+    monkeypatch.setattr(provenance, "CHECKOUT", tmp_path)  # no .git: the commit comes from the environment,
+    monkeypatch.setenv("AUC_NER_LAB_COMMIT", "b" * 40)  # as on a lent GPU machine
+    spec, store = _cli_spec(tmp_path), tmp_path / "r"
+    assert invoke(app, "study", "run", spec, "--results", store, "--workers", "0", "--no-progress").exit_code == 0
+    files = sorted(store.glob("*/*.json"))
+    marked = []
+    for path in files[:2]:  # two rows as rows were before they stored their diff
+        row = json.loads(path.read_text())
+        row["versions"]["git_commit"] = "a" * 40 + "+changes"
+        path.write_text(json.dumps(row))
+        marked.append(row["cell_id"])
+    listed = invoke(app, "study", "run", spec, "--results", store, "--untraced", "--dry-run")
+    assert sorted(listed.stdout.split()) == sorted(marked) and listed.stderr.strip() == f"2 of 2 cells to run -> {store}"
+    done = invoke(app, "study", "run", spec, "--results", store, "--untraced", "--workers", "0", "--no-progress")
+    assert done.exit_code == 0, done.stderr
+    found = rows(store)
+    assert len(found) == 6 and sorted(r["cell_id"] for r in found[4:]) == sorted(marked)
+    assert all(r["versions"]["git_commit"] == "b" * 40 for r in found[4:])
+    assert invoke(app, "study", "run", spec, "--results", store, "--untraced", "--dry-run").stdout.split() == []
+
+
 # ---- run_campaigns.sh: its loop with a stand-in for `study run` ------------------------------------
 FAKE_STUDY = r'''
 import json, os, sys, time
