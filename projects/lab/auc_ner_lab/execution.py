@@ -45,20 +45,14 @@ def run_cell(cell: Cell) -> Dict[str, Any]:
     """The real cell: train the cell's config on its training set, score it on the test split
     (a tuning trial: on the dev split only; it is never scored on test). A method with its own
     cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
-    from .experiment import train_and_evaluate
+    from .experiment import cell_config, train_and_evaluate
     from .training_extras import run_cell_with_extras, steps
 
     if cell.runner is not None:
         return resolve_runner(cell.runner)(cell)
     if steps(cell):  # pretraining or self-training, which spacy train cannot do
         return run_cell_with_extras(cell)
-    return train_and_evaluate(
-        cell.training_config(),
-        train=cell.train,
-        dev=cell.dev,
-        test=cell.test_split(),
-        gpu_id=cell.gpu_id,
-    )
+    return train_and_evaluate(cell_config(cell), test=cell.test_split(), gpu_id=cell.gpu_id)
 
 
 def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:

@@ -17,7 +17,7 @@ import spacy
 from spacy.training import Corpus
 from thinc.api import Config
 
-from spacy_auc_ner.api import PathLike, budgeted, has_dev, load_training_config, predict, score_entities, train_config
+from spacy_auc_ner.api import PathLike, budgeted, has_dev, predict, score_entities, train_config
 from spacy_auc_ner.api import dev_scores as package_dev_scores
 
 
@@ -32,16 +32,16 @@ def cell_config(cell) -> Config:
     """The training config of ``cell`` (a `spec.Cell`) on its own files: ``paths.train`` and
     ``paths.dev`` its training and dev splits, which its readers draw from (the step settings
     of its ``[budget]`` are left to whoever trains it: `train_and_evaluate`, the library's
-    ``train_steps``)."""
+    ``train_steps``). Every cell function trains from it."""
     config = cell.training_config()
     config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
     return config
 
 
-def train_and_evaluate(config: Config, *, train: PathLike, dev: PathLike, test: Optional[PathLike], gpu_id: int = -1) -> Dict[str, Any]:
-    """Train `config` on `train` quietly, early-stop on `dev`, score the best model
-    (`trained_scores`; on `test` unless it is None, for tuning), plus the training time."""
-    config = load_training_config(config, {"paths.train": str(train), "paths.dev": str(dev)})
+def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int = -1) -> Dict[str, Any]:
+    """Train `config` (a cell's: `cell_config`, on its own files) quietly with the step settings
+    of its ``[budget]``, early-stop on its dev corpus, score the best model (`trained_scores`;
+    on `test` unless it is None, for tuning), plus the training time."""
     config, _ = budgeted(config)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
