@@ -38,31 +38,33 @@ def cell_config(cell) -> Config:
     return config
 
 
-def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int = -1) -> Dict[str, Any]:
+def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int = -1, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Train `config` (a cell's: `cell_config`, on its own files) quietly with the step settings
     of its ``[budget]``, early-stop on its dev corpus, score the best model (`trained_scores`;
-    on `test` unless it is None, for tuning), plus the training time."""
+    on `test` unless it is None, for tuning; on `dev_sample` too, a reader block, when the
+    config has no dev set), plus the training time."""
     config, _ = budgeted(config)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         with quiet():  # the package's one in-process `spacy train`
             train_config(config, Path(tmp), {}, gpu_id)
         train_seconds = time.perf_counter() - start
-        result = trained_scores(Path(tmp) / "model-best", config, test)
+        result = trained_scores(Path(tmp) / "model-best", config, test, dev_sample)
     result["train_seconds"] = train_seconds
     return result
 
 
-def trained_scores(model: PathLike, config: Config, test: Optional[PathLike]) -> Dict[str, Any]:
+def trained_scores(model: PathLike, config: Config, test: Optional[PathLike], dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The scores of a trained pipeline: on `test` (None: none), the best dev score of its
     early stopping (``dev_score``: ents_f, from its meta) and ``dev_scores``, every score of
-    the same scorer on the config's dev corpus, to select runs on (None and {} for a config
-    trained without a dev set)."""
+    the same scorer on the config's dev corpus, to select runs on. A config trained without a
+    dev set has no ``dev_score``; its ``dev_scores`` are those on `dev_sample` (a reader block
+    of sentences its training never saw, for a choice the lab makes afterwards) or {}."""
     meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf8"))
     best = spacy.load(model)
     result = evaluate(best, test) if test is not None else {}
-    if not has_dev(config):  # nothing was chosen on dev, and there is no dev set to score
-        result.update(dev_score=None, dev_scores={})
+    if not has_dev(config):  # nothing was chosen on dev
+        result.update(dev_score=None, dev_scores={} if dev_sample is None else sample_scores(best, dev_sample))
         return result
     result.update(dev_score=meta.get("performance", {}).get("ents_f"), dev_scores=dev_scores(best, config))
     return result
@@ -76,6 +78,14 @@ def dev_scores(nlp, config) -> Dict[str, float]:
 
     interpolated = config.interpolate()
     (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["dev_corpus"]])
+    return package_dev_scores(nlp, corpus(nlp))
+
+
+def sample_scores(nlp, block: Dict[str, Any]) -> Dict[str, float]:
+    """The package's dev scores of `nlp` on the examples of the reader block `block`."""
+    from spacy.util import registry
+
+    corpus = registry.resolve({"corpus": block})["corpus"]
     return package_dev_scores(nlp, corpus(nlp))
 
 

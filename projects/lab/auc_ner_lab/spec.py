@@ -35,7 +35,7 @@ from spacy_auc_ner.api import (
 from .baseline import Baseline
 from .cells import Cell, assembled_config, config_files, encoder_of
 from .corpora import SPLITS
-from .settings import DEFAULT_BASELINE, DEFAULT_METRIC
+from .settings import CONFIG_RUNNERS, DEFAULT_BASELINE, DEFAULT_METRIC
 from .spec_file import MethodEntry, SpecError, SpecFile
 from .study_spec import MethodSpec, StudySpec
 from .training_extras import config_augment, resolve_extras
@@ -160,7 +160,7 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
     try:
         if entry.config is not None:
             config_file, base_config = entry.config, None
-        elif entry.runner is not None and entry.base is None and entry.selection is None:  # a function reads the base's shared settings
+        elif entry.runner is not None and entry.base is None and entry.runner not in CONFIG_RUNNERS:  # a function reads the base's shared settings
             config_file, base_config = str(configs_dir / ENCODERS[encoder]), None
         elif entry.recipe is not None:
             base, partials = recipe_files(entry.recipe, configs_dir)

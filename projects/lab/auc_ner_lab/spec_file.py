@@ -9,7 +9,7 @@ from spacy_auc_ner.api import ENCODERS, METRICS
 
 from .baseline import Baseline
 from .selection_loop import SelectionSettings
-from .settings import SETTINGS, VALUE_NAMES
+from .settings import CONFIG_RUNNERS, SELECTION_RUNNER, SETTINGS, VALUE_NAMES
 from .training_extras import PRETRAIN_TEXTS, AugmentSettings
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, value_text
 from .validation import At, Section, expect, positive, whole
@@ -105,8 +105,11 @@ class MethodEntry(Section):
         if len(given) > 1:
             raise ValueError("give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not " + " and ".join(given))
         given = [name for name, set_ in (("recipe", self.recipe is not None), ("layers", bool(self.layers)), ("augment", self.augment is not None)) if set_]
-        if self.runner is not None and given and self.selection is None:
-            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(given)}: the function trains alone")
+        if self.runner is not None and given and self.runner not in CONFIG_RUNNERS:
+            raise ValueError(f"a method trained by its own function ('runner') takes no {' or '.join(given)}: the function trains alone "
+                             f"(only {' and '.join(CONFIG_RUNNERS)} train the method's config)")
+        if self.runner == SELECTION_RUNNER and self.selection is None:
+            raise ValueError(f"the annotation loop ({self.runner}) needs its settings: give 'selection' (strategy, batch, rounds, pool)")
         if self.selection is not None and self.runner is None:
             raise ValueError("'selection' is the settings of the annotation loop: give its runner (auc_ner_lab.selection_loop:run_cell)")
         if self.layers and (self.recipe is not None or self.config is not None):

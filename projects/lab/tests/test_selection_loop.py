@@ -62,7 +62,9 @@ def test_the_settings_are_in_the_key():
     (_loop("m", {"strategy": "mnlp", "size": 3}), r"methods\[0\] \(m\)\.selection: unknown setting\(s\) size; allowed: strategy, batch"),
     (_loop("m", {}), r"methods\[0\] \(m\)\.selection\.strategy: missing"),
     ({"name": "m", "base": "crf", "selection": {"strategy": "mnlp"}}, r"methods\[0\] \(m\): 'selection' is the settings of the annotation loop: give its runner"),
-    ({"name": "m", "recipe": "lowres_best_trf", "runner": RUNNER}, r"methods\[0\] \(m\): a method trained by its own function \('runner'\) takes no recipe"),
+    ({"name": "m", "recipe": "lowres_best_trf", "runner": RUNNER}, r"methods\[0\] \(m\): the annotation loop \(auc_ner_lab.selection_loop:run_cell\) needs its settings: give 'selection'"),
+    ({"name": "m", "recipe": "lowres_best_trf", "runner": "auc_ner_lab.hf_peer:run_cell"},
+     r"methods\[0\] \(m\): a method trained by its own function \('runner'\) takes no recipe: the function trains alone"),
 ])
 def test_bad_settings_are_one_line_errors(entry, message):
     with pytest.raises(SpecError, match=message):

@@ -1,0 +1,77 @@
+"""The no-dev recipe's settings chosen leaving one corpus out (auc_ner_lab/nodev_choice.py):
+the cells train without a dev set and are scored afterwards on a dev sample; the choice per
+corpus reads the other corpora's dev scores only."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from auc_ner_lab import nodev_choice
+from auc_ner_lab.nodev_choice import leave_one_corpus_out
+from auc_ner_lab.spec import load_spec
+from lab_helpers import train_tiny
+
+LAB = Path(__file__).resolve().parents[1]
+NO_DEV = {"@readers": "spacy_auc_ner.NoDev.v1"}
+
+
+def _row(method, corpus, dev, test, size=20, partition=0):
+    return {"method": method, "corpus": corpus, "size": size, "partition": partition, "status": "ok",
+            "scores": {"dev_scores": {"ents_seqeval_micro_f": dev}, "ents_seqeval_micro_f": test}}
+
+
+def test_each_corpus_gets_the_setting_best_on_the_others_by_hand():
+    """Three corpora, two settings. Mean dev scores on the other two corpora:
+    held out a: e10 (0.2 + 0.6) / 2 = 0.4, e30 (0.3 + 0.7) / 2 = 0.5 -> e30;
+    held out b: e10 (0.9 + 0.6) / 2 = 0.75, e30 (0.1 + 0.7) / 2 = 0.4 -> e10;
+    held out c: e10 (0.9 + 0.2) / 2 = 0.55, e30 (0.1 + 0.3) / 2 = 0.2 -> e10.
+    The test scores (the other way round everywhere) are never read."""
+    dev = {("e10", "a"): 0.9, ("e30", "a"): 0.1, ("e10", "b"): 0.2, ("e30", "b"): 0.3, ("e10", "c"): 0.6, ("e30", "c"): 0.7}
+    rows = [_row(m, c, score, 1 - score) for (m, c), score in dev.items()]
+    chosen = leave_one_corpus_out(rows, ["e10", "e30"], ["a", "b", "c"], "ents_seqeval_micro_f")
+    assert {c: choice.point["method"] for c, choice in chosen.items()} == {"a": "e30", "b": "e10", "c": "e10"}
+    assert chosen["a"].dev_score == pytest.approx(0.5) and chosen["b"].dev_score == pytest.approx(0.75)
+    assert chosen["a"].trials == 4 and chosen["a"].candidates == 2
+
+
+def test_a_setting_missing_a_row_on_the_other_corpora_is_no_candidate():
+    rows = [_row("e10", "a", 0.1, 0), _row("e30", "a", 0.9, 0), _row("e10", "b", 0.5, 0), _row("e30", "b", 0.5, 0, partition=1)]
+    chosen = leave_one_corpus_out(rows, ["e10", "e30"], ["b"], "ents_seqeval_micro_f")
+    # held out b: cells (a, 20, 0) have both; held out a: cells (b, 20, 0) and (b, 20, 1), each setting misses one
+    assert chosen["b"].point == {"method": "e30"} and chosen["b"].candidates == 2
+    with pytest.raises(Exception, match="no grid point has a dev"):
+        leave_one_corpus_out(rows, ["e10", "e30"], ["a"], "ents_seqeval_micro_f")
+
+
+@pytest.mark.slow
+def test_a_cell_trains_without_dev_and_is_scored_on_the_dev_sample_after(tmp_path, monkeypatch):
+    monkeypatch.setattr(nodev_choice, "DEV_SAMPLE", 3)  # the toy dev split has fewer than 200
+    method = {"name": "crf_nodev", "base": "crf", "runner": "auc_ner_lab.nodev_choice:run_cell", "overrides": {"corpora.dev": NO_DEV}}
+    _, outcome, (row,) = train_tiny(tmp_path, [method], steps=4)
+    scores = row["scores"]
+    assert outcome.ok == 1 and scores["dev_score"] is None  # nothing chose on dev
+    assert 0.0 <= scores["dev_scores"]["ents_seqeval_micro_f"] <= 1.0 and 0.0 <= scores["ents_seqeval_micro_f"] <= 1.0
+    # a config with a dev set is refused in one line: its cells would choose on dev
+    with pytest.raises(AssertionError, match="train without a dev set"):
+        train_tiny(tmp_path / "with_dev", [{**method, "overrides": {}}], steps=4)
+
+
+def test_the_campaign_trains_as_campaign_trf_nodev_on_the_tuning_draws():
+    """campaign_trf_budget's cells: the recipe with no self-training round and no dev set, its
+    epochs per method, the learn rates of campaign_trf_nodev's recipe, the tuning draws (seed
+    10000 + partition), never a reported partition's."""
+    spec = load_spec(LAB / "studies" / "campaign_trf_budget.yaml", configs_dir=LAB / "configs")
+    nodev = load_spec(LAB / "studies" / "campaign_trf_nodev.yaml", configs_dir=LAB / "configs")
+    recipe = next(m for m in nodev.methods if m.name == "lowres_best_trf")
+    cells = spec.cells()
+    assert len(cells) == 60 and {c.seed for c in cells} == {10000, 10001}
+    assert {c.seed for c in nodev.cells()}.isdisjoint({c.seed for c in cells})
+    epochs = {m.name: m.overrides["budget.epochs"] for m in spec.methods}
+    assert epochs == {"stage_e10": 10, "stage_e20": 20, "stage_e30": 30, "stage_e60": 60, "stage_e30_averaged": 30}
+    for cell in cells:
+        assert cell.overrides["corpora.dev"] == NO_DEV and cell.overrides["self_training.rounds"] == 0
+        rate = cell.overrides["training.optimizer.learn_rate.initial_rate"]
+        assert rate == {**recipe.overrides, **recipe.corpus_overrides.get(cell.corpus, {})}["training.optimizer.learn_rate.initial_rate"]
+        assert cell.overrides.get("training.optimizer.use_averages", False) == (cell.method == "stage_e30_averaged")
+    raw = yaml.safe_load((LAB / "studies" / "campaign_trf_budget.yaml").read_text())
+    assert {m["runner"] for m in raw["methods"]} == {"auc_ner_lab.nodev_choice:run_cell"}
