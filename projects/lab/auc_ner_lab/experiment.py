@@ -41,8 +41,8 @@ def cell_config(cell) -> Config:
 def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int = -1, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Train `config` (a cell's: `cell_config`, on its own files) quietly with the step settings
     of its ``[budget]``, early-stop on its dev corpus, score the best model (`trained_scores`;
-    on `test` unless it is None, for tuning; on `dev_sample` too, a reader block, when the
-    config has no dev set), plus the training time."""
+    on `test` unless it is None, for tuning; on `dev_sample`, a reader block, instead of its
+    dev corpus when given), plus the training time."""
     config, _ = budgeted(config)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -56,17 +56,19 @@ def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int 
 
 def trained_scores(model: PathLike, config: Config, test: Optional[PathLike], dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The scores of a trained pipeline: on `test` (None: none), the best dev score of its
-    early stopping (``dev_score``: ents_f, from its meta) and ``dev_scores``, every score of
-    the same scorer on the config's dev corpus, to select runs on. A config trained without a
-    dev set has no ``dev_score``; its ``dev_scores`` are those on `dev_sample` (a reader block
-    of sentences its training never saw, for a choice the lab makes afterwards) or {}."""
+    early stopping (``dev_score``: ents_f, from its meta; None for a config trained without a
+    dev set) and ``dev_scores``, every score of the same scorer on the config's dev corpus, to
+    select runs on, or on `dev_sample` when given (a reader block of sentences its training
+    never saw, for a choice the lab makes afterwards; {} without a dev set or sample)."""
     meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf8"))
     best = spacy.load(model)
     result = evaluate(best, test) if test is not None else {}
-    if not has_dev(config):  # nothing was chosen on dev
-        result.update(dev_score=None, dev_scores={} if dev_sample is None else sample_scores(best, dev_sample))
-        return result
-    result.update(dev_score=meta.get("performance", {}).get("ents_f"), dev_scores=dev_scores(best, config))
+    chose = has_dev(config)  # without a dev set nothing was chosen on dev
+    if dev_sample is not None:
+        scores = sample_scores(best, dev_sample)
+    else:
+        scores = dev_scores(best, config) if chose else {}
+    result.update(dev_score=meta.get("performance", {}).get("ents_f") if chose else None, dev_scores=scores)
     return result
 
 

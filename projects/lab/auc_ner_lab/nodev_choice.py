@@ -6,10 +6,15 @@ corpora that are not the user's. The cells of ``studies/campaign_trf_budget.yaml
 that user does (``corpora.dev`` is NoDev.v1: the whole budget, the last step kept), one method
 per setting. `run_cell` then scores the kept model on a sample of the dev split its training
 never saw (200 sentences, seed 0: the sample campaign_trf_recipe selects on) and on test.
+`run_held_out_cell` is the other way a user without a dev file can go: set a share of their own
+sentences aside (`HELD_OUT_SHARE`, the last of the draw's seeded order), train on the rest and
+keep the checkpoint best on that share (the [budget]'s evaluation rhythm and patience).
 `leave_one_corpus_out` chooses, for each corpus, the setting whose cells on the other corpora
-have the best mean dev score; test scores are never read to choose.
+have the best mean dev score on the lab's sample; test scores are never read to choose.
 """
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, Iterator, Mapping, Sequence
+
+from spacy.util import registry
 
 from spacy_auc_ner.api import has_dev
 
@@ -19,6 +24,27 @@ from .tuning import Choice, choose
 
 DEV_SAMPLE = 200  # sentences of the dev split, as campaign_trf_recipe's dev_size
 DEV_SEED = 0  # its draw
+HELD_OUT_SHARE = 0.25  # of the user's n sentences, set aside to choose the checkpoint on
+PARTS = ("train", "held_out")
+
+
+@registry.readers("auc_ner_lab.Share.v1")
+class Share:
+    """One part of the examples of the reader ``corpus``, in its order: ``held_out`` the last
+    ``share`` of them (at least one), ``train`` the others. Over a LowResource.v1 draw, whose
+    order is seeded, the held-out sentences are a random share of the draw."""
+
+    def __init__(self, corpus, share: float, part: str):
+        if not 0 < share < 1 or part not in PARTS:
+            raise ValueError(f"[auc_ner_lab.Share.v1] share {share!r} must be in (0, 1) and part {part!r} one of {PARTS}")
+        self.corpus, self.share, self.part = corpus, share, part
+
+    def __call__(self, nlp) -> Iterator:
+        examples = list(self.corpus(nlp))
+        cut = len(examples) - max(1, round(self.share * len(examples)))
+        if cut < 1:
+            raise ValueError(f"[auc_ner_lab.Share.v1] {len(examples)} sentences leave none to train on beside a held-out share")
+        yield from examples[:cut] if self.part == "train" else examples[cut:]
 
 
 def run_cell(cell) -> Dict[str, Any]:
@@ -30,6 +56,19 @@ def run_cell(cell) -> Dict[str, Any]:
     if has_dev(config):
         raise StudyError(f"{cell.id}: nodev_choice cells train without a dev set; give the spec overrides "
                          "corpora.dev: {'@readers': 'spacy_auc_ner.NoDev.v1'}")
+    sample = sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED)
+    return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
+
+
+def run_held_out_cell(cell) -> Dict[str, Any]:
+    """Train the cell's config on its draw less a held-out share, choosing the checkpoint on that
+    share (its [budget]'s evaluation and patience), then score as `run_cell` does."""
+    from .experiment import cell_config, train_and_evaluate
+
+    config = cell_config(cell)
+    draw = config["corpora"]["train"]
+    for role, part in (("train", "train"), ("dev", "held_out")):
+        config["corpora"][role] = {"@readers": "auc_ner_lab.Share.v1", "corpus": dict(draw), "share": HELD_OUT_SHARE, "part": part}
     sample = sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED)
     return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
 

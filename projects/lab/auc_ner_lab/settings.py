@@ -20,4 +20,4 @@ DEFAULT_BASELINE = "ce"
 # the cell functions that train the method's own config (its recipe, layers, augmentation), as a
 # plain cell does, and add a step around it; any other runner (the Hugging Face peer) trains alone
 SELECTION_RUNNER = "auc_ner_lab.selection_loop:run_cell"  # the annotation loop, with its `selection:` settings
-CONFIG_RUNNERS = (SELECTION_RUNNER, "auc_ner_lab.nodev_choice:run_cell")
+CONFIG_RUNNERS = (SELECTION_RUNNER, "auc_ner_lab.nodev_choice:run_cell", "auc_ner_lab.nodev_choice:run_held_out_cell")

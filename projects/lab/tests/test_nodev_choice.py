@@ -56,6 +56,50 @@ def test_a_cell_trains_without_dev_and_is_scored_on_the_dev_sample_after(tmp_pat
         train_tiny(tmp_path / "with_dev", [{**method, "overrides": {}}], steps=4)
 
 
+def test_the_held_out_share_is_the_last_of_the_draw_by_hand():
+    from types import SimpleNamespace
+
+    from auc_ner_lab.nodev_choice import Share
+
+    eight, five = (lambda nlp: iter(range(8))), (lambda nlp: iter(range(5)))
+    assert list(Share(eight, 0.25, "train")(None)) == [0, 1, 2, 3, 4, 5]
+    assert list(Share(eight, 0.25, "held_out")(None)) == [6, 7]
+    assert list(Share(five, 0.05, "held_out")(None)) == [4]  # at least one
+    with pytest.raises(ValueError, match="leave none to train on"):
+        list(Share(lambda nlp: iter([SimpleNamespace()]), 0.25, "train")(None))
+    with pytest.raises(ValueError, match=r"share 1.5 must be in \(0, 1\) and part 'dev' one of"):
+        Share(eight, 1.5, "dev")
+
+
+@pytest.mark.slow
+def test_a_held_out_cell_trains_on_the_rest_and_chooses_on_the_share(tmp_path, monkeypatch):
+    """The toy draw of 5: 4 trained on, 1 held out for the checkpoint; the row's dev scores are
+    the lab's dev sample's, its dev_score the held-out sentence's (the checkpoint's)."""
+    from auc_ner_lab import experiment
+
+    monkeypatch.setattr(nodev_choice, "DEV_SAMPLE", 3)
+    seen = {}
+    train = experiment.train_config
+
+    def spy(config, *args, **kwargs):
+        import spacy
+        from spacy.util import resolve_dot_names
+
+        interpolated = config.interpolate()
+        nlp = spacy.blank("en")
+        for role in ("train", "dev"):
+            (reader,) = resolve_dot_names(interpolated, [f"corpora.{role}"])
+            seen[role] = len(list(reader(nlp)))
+        return train(config, *args, **kwargs)
+
+    monkeypatch.setattr(experiment, "train_config", spy)
+    method = {"name": "crf_held_out", "base": "crf", "runner": "auc_ner_lab.nodev_choice:run_held_out_cell",
+              "overrides": {"corpora.dev": NO_DEV}}
+    _, outcome, (row,) = train_tiny(tmp_path, [method], steps=4)
+    assert outcome.ok == 1 and seen == {"train": 4, "dev": 1}
+    assert row["scores"]["dev_score"] is not None and 0.0 <= row["scores"]["dev_scores"]["ents_seqeval_micro_f"] <= 1.0
+
+
 def test_the_campaign_trains_as_campaign_trf_nodev_on_the_tuning_draws():
     """campaign_trf_budget's cells: the recipe with no self-training round and no dev set, its
     epochs per method, the learn rates of campaign_trf_nodev's recipe, the tuning draws (seed
@@ -64,14 +108,14 @@ def test_the_campaign_trains_as_campaign_trf_nodev_on_the_tuning_draws():
     nodev = load_spec(LAB / "studies" / "campaign_trf_nodev.yaml", configs_dir=LAB / "configs")
     recipe = next(m for m in nodev.methods if m.name == "lowres_best_trf")
     cells = spec.cells()
-    assert len(cells) == 60 and {c.seed for c in cells} == {10000, 10001}
+    assert len(cells) == 72 and {c.seed for c in cells} == {10000, 10001}
     assert {c.seed for c in nodev.cells()}.isdisjoint({c.seed for c in cells})
     epochs = {m.name: m.overrides["budget.epochs"] for m in spec.methods}
-    assert epochs == {"stage_e10": 10, "stage_e20": 20, "stage_e30": 30, "stage_e60": 60, "stage_e30_averaged": 30}
+    assert epochs == {"stage_e10": 10, "stage_e20": 20, "stage_e30": 30, "stage_e60": 60, "stage_e30_averaged": 30, "stage_held_out": 30}
     for cell in cells:
         assert cell.overrides["corpora.dev"] == NO_DEV and cell.overrides["self_training.rounds"] == 0
         rate = cell.overrides["training.optimizer.learn_rate.initial_rate"]
         assert rate == {**recipe.overrides, **recipe.corpus_overrides.get(cell.corpus, {})}["training.optimizer.learn_rate.initial_rate"]
         assert cell.overrides.get("training.optimizer.use_averages", False) == (cell.method == "stage_e30_averaged")
     raw = yaml.safe_load((LAB / "studies" / "campaign_trf_budget.yaml").read_text())
-    assert {m["runner"] for m in raw["methods"]} == {"auc_ner_lab.nodev_choice:run_cell"}
+    assert {m["name"]: m["runner"].split(":")[1] for m in raw["methods"] if m["runner"] != "auc_ner_lab.nodev_choice:run_cell"} == {"stage_held_out": "run_held_out_cell"}
