@@ -119,3 +119,27 @@ def test_the_campaign_trains_as_campaign_trf_nodev_on_the_tuning_draws():
         assert cell.overrides.get("training.optimizer.use_averages", False) == (cell.method == "stage_e30_averaged")
     raw = yaml.safe_load((LAB / "studies" / "campaign_trf_budget.yaml").read_text())
     assert {m["name"]: m["runner"].split(":")[1] for m in raw["methods"] if m["runner"] != "auc_ner_lab.nodev_choice:run_cell"} == {"stage_held_out": "run_held_out_cell"}
+
+
+def test_the_document_says_each_choice_and_what_it_gives_by_hand():
+    """Two corpora, two draws each at one size. Dev: stage_e10 beats stage_e30 on b, so a gets
+    stage_e10; on a stage_e30 wins, so b keeps the shipped one. On a's draws the choice gives test
+    0.5 and 0.7 against 0.4 and 0.4 (+10 and +30 points), b's draws pair e30 with itself (0, 0):
+    +10.0 points over the 4 draws. With e30 best everywhere the shipped schedule is the choice."""
+    from auc_ner_lab.evidence.budget import budget_text
+
+    def rows(dev_e10_b):
+        found = []
+        for corpus, p, e10, e30 in (("a", 0, (0.1, 0.5), (0.9, 0.4)), ("a", 1, (0.1, 0.7), (0.9, 0.4)),
+                                    ("b", 0, (dev_e10_b, 0.2), (0.5, 0.3)), ("b", 1, (dev_e10_b, 0.2), (0.5, 0.3))):
+            found += [_row("stage_e10", corpus, *e10, partition=p), _row("stage_e30", corpus, *e30, partition=p)]
+        return found
+
+    text = budget_text(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    assert "8 of 72 cells have rows so far (interim)" in text
+    assert "| `stage_e10` | 10.0 / 60.0 | 80.0 / 20.0 | 4 |" in text
+    assert "a: `stage_e10` (80.0 mean dev F1 on the other corpora, 2 of 2 settings with every row); b: `stage_e30` (90.0" in text
+    assert "its choice minus the shipped schedule in test F1: +10.0 [" in text and "4 draws)" in text
+    shipped = budget_text(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    assert "The shipped schedule (`stage_e30`: 30 epochs, the last step kept) is the choice on every corpus." in shipped
+    assert "No choice yet" in budget_text([], ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")

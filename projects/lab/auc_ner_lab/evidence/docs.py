@@ -13,9 +13,10 @@ from ..verdict_table import markdown_table
 from ..verdicts import verdicts
 from . import blocks, committed, heads, trf_rule
 from .blocks import documents
+from .budget import budget_text
 from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
-from .committed import results_by_cell
+from .committed import named_rows, results_by_cell
 from .minilm import minilm_budget, minilm_table
 from .nodev import cpu_short, cpu_text, readme_short, readme_text
 from .pairs import paired_lists
@@ -71,6 +72,9 @@ def _fragments() -> dict:
         short = readme_short(nodev, dev, list(spec.corpora)).rstrip("\n")
         cpu_line = cpu_short(cpu, cpu_dev)
         out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
+        budget = load_spec(committed.ROOT / "studies" / "campaign_trf_budget.yaml")
+        rows = named_rows("campaign_trf_budget", "campaign_trf_budget") if (committed.ROOT / "results" / "campaign_trf_budget").exists() else []
+        out["evidence/transformer/budget.md"] = budget_text(rows, [m.name for m in budget.methods], list(budget.corpora), budget.metric)
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():

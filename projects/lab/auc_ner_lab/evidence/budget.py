@@ -1,0 +1,80 @@
+"""The no-dev recipe's schedule chosen leaving one corpus out (studies/campaign_trf_budget.yaml,
+issue 44 points 1 and 2): for each setting of the recipe's supervised stage (the epochs, the
+weights averaged, a held-out share of the user's own draw) and corpus, the mean F1 of its cells
+on the lab's dev sample and on test; the setting each corpus gets from the OTHER corpora's dev
+scores (`nodev_choice.leave_one_corpus_out`); and on each corpus the test F1 of its choice
+against the shipped schedule, paired by draw. A partition's 20 sentences are the first 20 of
+its 50, so the draw (corpus, partition) is the unit: its sizes are averaged (`stats.draw_means`).
+
+Pure functions of the latest ok rows, so that tests give them hand-made rows.
+"""
+from typing import Any, Dict, List, Mapping, Sequence
+
+from ..nodev_choice import leave_one_corpus_out
+from ..stats import draw_means
+from ..tuning import TuningError
+from .nodev import difference
+
+SHIPPED = "stage_e30"  # what lowres_best_trf ships: [budget] epochs = 30, the last step kept
+TOTAL_CELLS = 72  # campaign_trf_budget's
+
+
+def _score(row: Mapping[str, Any], metric: str, dev: bool) -> float:
+    return float((row["scores"]["dev_scores"] if dev else row["scores"])[metric])
+
+
+def _mean(values: List[float]) -> str:
+    return f"{100 * sum(values) / len(values):.1f}" if values else "–"
+
+
+def table(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> str:
+    """Markdown: per setting and corpus, "dev / test" mean F1 of its cells (sizes and partitions
+    pooled) and how many cells have rows."""
+    lines = ["| setting | " + " | ".join(f"{c}: dev / test" for c in corpora) + " | cells |",
+             "|---|" + "---:|" * (len(corpora) + 1)]
+    for method in methods:
+        mine = [r for r in rows if r["method"] == method]
+        cols = []
+        for corpus in corpora:
+            here = [r for r in mine if r["corpus"] == corpus]
+            cols.append(f"{_mean([_score(r, metric, True) for r in here])} / {_mean([_score(r, metric, False) for r in here])}")
+        lines.append(f"| `{method}` | " + " | ".join(cols) + f" | {len(mine)} |")
+    return "\n".join(lines) + "\n"
+
+
+def chosen_vs_shipped(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, str], metric: str):
+    """(xs, ys): per draw, the test F1 of the setting chosen for its corpus and of the shipped one,
+    over the draws where both have rows at every size they share."""
+    by = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
+    found = []
+    for (method, corpus, size, partition), row in sorted(by.items(), key=str):
+        if method != SHIPPED or corpus not in chosen:
+            continue
+        mine = by.get((chosen[corpus], corpus, size, partition))
+        if mine is not None:
+            found.append(((corpus, partition), _score(mine, metric, False), _score(row, metric, False)))
+    means = draw_means(found)
+    return [x for x, _ in means.values()], [y for _, y in means.values()]
+
+
+def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> str:
+    """The document's text: the cells so far, the table, each corpus's choice and what it gives
+    on that corpus's test set against the shipped schedule."""
+    head = f"{len(rows)} of {TOTAL_CELLS} cells have rows" + ("" if len(rows) >= TOTAL_CELLS else " so far (interim)")
+    text = [head + ". Mean F1 (%) of each setting's cells on the lab's 200-sentence dev sample / on test:", "", table(rows, methods, corpora, metric)]
+    try:
+        choices = leave_one_corpus_out(rows, methods, corpora, metric)
+    except TuningError:
+        return "\n".join(text) + "\nNo choice yet: no setting has its rows on two corpora.\n"
+    chosen: Dict[str, str] = {c: choice.point["method"] for c, choice in choices.items()}
+    said = "; ".join(f"{c}: `{m}` ({100 * choices[c].dev_score:.1f} mean dev F1 on the other corpora, "
+                     f"{choices[c].candidates} of {len(methods)} settings with every row)" for c, m in chosen.items())
+    text.append(f"Chosen leaving the corpus out (the best mean dev score on the other corpora; test never read): {said}.")
+    if all(m == SHIPPED for m in chosen.values()):
+        text.append(f"The shipped schedule (`{SHIPPED}`: 30 epochs, the last step kept) is the choice on every corpus.")
+    else:
+        xs, ys = chosen_vs_shipped(rows, chosen, metric)
+        against = difference(xs, ys) if xs else "no pairs yet"
+        text.append(f"The shipped schedule (`{SHIPPED}`) is not the choice on every corpus. On each corpus's own draws, "
+                    f"its choice minus the shipped schedule in test F1: {against}.")
+    return "\n".join(text) + "\n"
