@@ -57,7 +57,7 @@ def test_the_readmes_short_sentence_by_hand():
         "interim, 4 of 120 no-dev cells so far, paired by draw: the 200-sentence dev sample buys the recipe +5.0 points "
         "(p = 0.500, 2 draws), the CRF head alone no pairs yet, spaCy's `ner` no pairs yet and the HF peer no pairs yet; "
         "without it the recipe keeps 90 % of its dev-selected test F1 (goal 95 %: not met so far), and with neither having a "
-        "dev set the recipe is ×2.00 the peer (the ratio of pooled means), +22.5 points (p = 0.070, 2 draws; goal ×1.4 with "
+        "dev set the recipe is ×2.00 the peer (the ratio of pooled means; d ×2.00), +22.5 points (p = 0.070, 2 draws; goal ×1.4 with "
         "no corpus below ×1.0: met so far).\n")
     assert readme_short({}, {}, ["d"]) == "interim, 0 of 120 no-dev cells so far; the comparisons follow when they have rows.\n"
     # the peer's dev-selected twin: the dev sample buys it (0.30 + 0.25) / 2 - 0.225 = +5.0 points

@@ -53,7 +53,7 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     of its dev-selected F1 the recipe keeps, and the recipe's no-dev ratio to the no-dev peer
     (pooled means, overall and per corpus, with the paired test)."""
     cells = sum(len(r.scores) for r in nodev.values())
-    head = f"{cells} of {TOTAL_CELLS} no-dev cells have rows so far"
+    head = f"{cells} of {TOTAL_CELLS} no-dev cells have rows" + (" so far" if cells < TOTAL_CELLS else "")
     if cells == 0:
         return head + "; the comparisons follow when they do.\n"
     bought = []
@@ -113,10 +113,11 @@ def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     xs, ys = pairs(nodev, RECIPE, nodev, PEER)
     ratio = _ratio(xs, ys)
     if ratio is not None:
-        shown = [r for r in (_ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[c])) for c in corpora) if r is not None]
-        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown) else "not met"
+        shown = {c: r for c, r in ((c, _ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[c]))) for c in corpora) if r is not None}
+        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
+        per_corpus = ", ".join(f"{c} ×{r:.2f}" for c, r in shown.items())
         text += (f"{',' if kept is not None else ';'} and with neither having a dev set the recipe is ×{ratio:.2f} the peer (the "
-                 f"ratio of pooled means), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below ×1.0: {goal}{so_far})")
+                 f"ratio of pooled means; {per_corpus}), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below ×1.0: {goal}{so_far})")
     return text + ".\n"
 
 
@@ -134,7 +135,7 @@ def cpu_text(nodev: Results, dev: Results) -> str:
     """The CPU recipe's sentence (studies/campaign_cpu_nodev.yaml against its twins in
     lowres_recipe): what the dev sample buys it and the share of its dev-selected F1 it keeps."""
     cells = sum(len(r.scores) for (method, _, _), r in nodev.items() if method == CPU_RECIPE)
-    head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease: {cells} of {CPU_CELLS} no-dev cells so far"
+    head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease: {cells} of {CPU_CELLS} no-dev cells" + (" so far" if cells < CPU_CELLS else "")
     xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
     if not xs:
         return head + ".\n"
