@@ -1,7 +1,7 @@
 """Settings of the no-dev recipe chosen leaving one corpus out (issue 44 points 1 and 2).
 
 A user with only their n sentences keeps the last step of a fixed schedule, so the schedule
-itself (how many epochs, whether the weights are averaged) has to be chosen in the lab, on
+itself (how many epochs, or a held-out share of the user's own sentences) has to be chosen in the lab, on
 corpora that are not the user's. The cells of ``studies/campaign_trf_budget.yaml`` train as
 that user does (``corpora.dev`` is NoDev.v1: the whole budget, the last step kept), one method
 per setting. `run_cell` then scores the kept model on a sample of the dev split its training
