@@ -125,8 +125,9 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
     """Two corpora, two draws each at one size. Dev: stage_e10 beats stage_e30 on b, so a gets
     stage_e10; on a stage_e30 wins, so b keeps the shipped one. On a's draws the choice gives test
     0.5 and 0.7 against 0.4 and 0.4 (+10 and +30 points), b's draws pair e30 with itself (0, 0):
-    +10.0 points over the 4 draws. With e30 best everywhere the shipped schedule is the choice."""
-    from auc_ner_lab.evidence.budget import budget_text
+    +10.0 points over the 4 draws (differences 0.1, 0.3, 0, 0: t = 0.1 / (0.1414 / 2) = 1.414 on 3
+    degrees of freedom, p = 0.252). With e30 best everywhere the shipped schedule is the choice."""
+    from auc_ner_lab.evidence.budget import budget_short, budget_text
 
     def rows(dev_e10_b):
         found = []
@@ -143,3 +144,9 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
     shipped = budget_text(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
     assert "The shipped schedule (`stage_e30`: 30 epochs, the last step kept) is the choice on every corpus." in shipped
     assert "No choice yet" in budget_text([], ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    # README's phrase
+    assert budget_short(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f") == (
+        "not what the other corpora's dev samples choose on every corpus (a `stage_e10`, b `stage_e30`; the choice minus 30 "
+        "epochs on test: +10.0 points (p = 0.252, 4 draws)) (interim, 8 of 60 cells)")
+    assert budget_short(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f") == (
+        "the setting the other corpora's dev samples choose for each corpus, leaving it out (interim, 8 of 60 cells)")

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Sequence
 from ..nodev_choice import leave_one_corpus_out
 from ..stats import draw_means
 from ..tuning import TuningError
-from .nodev import difference
+from .nodev import difference, short_difference
 
 SHIPPED = "stage_e30"  # what lowres_best_trf ships: [budget] epochs = 30, the last step kept
 TOTAL_CELLS = 60  # campaign_trf_budget's
@@ -78,3 +78,21 @@ def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpo
         text.append(f"The shipped schedule (`{SHIPPED}`) is not the choice on every corpus. On each corpus's own draws, "
                     f"its choice minus the shipped schedule in test F1: {against}.")
     return "\n".join(text) + "\n"
+
+
+def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> str:
+    """README's phrase on the schedule: which setting the other corpora's dev scores choose for
+    each corpus, and whether that is the shipped one (interim while cells are missing)."""
+    interim = "" if len(rows) >= TOTAL_CELLS else f" (interim, {len(rows)} of {TOTAL_CELLS} cells)"
+    try:
+        choices = leave_one_corpus_out(rows, methods, corpora, metric)
+    except TuningError:
+        return f"not chosen yet{interim}"
+    chosen = {c: choice.point["method"] for c, choice in choices.items()}
+    if all(m == SHIPPED for m in chosen.values()):
+        return f"the setting the other corpora's dev samples choose for each corpus, leaving it out{interim}"
+    xs, ys = chosen_vs_shipped(rows, chosen, metric)
+    said = ", ".join(f"{c} `{m}`" for c, m in chosen.items())
+    against = short_difference(xs, ys) if xs else "no pairs yet"
+    return (f"not what the other corpora's dev samples choose on every corpus ({said}; the choice minus 30 epochs "
+            f"on test: {against}){interim}")

@@ -13,7 +13,7 @@ from ..verdict_table import markdown_table
 from ..verdicts import verdicts
 from . import blocks, committed, heads, trf_rule
 from .blocks import documents
-from .budget import budget_text
+from .budget import budget_short, budget_text
 from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import named_rows, results_by_cell
@@ -74,7 +74,9 @@ def _fragments() -> dict:
         out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
         budget = load_spec(committed.ROOT / "studies" / "campaign_trf_budget.yaml")
         rows = named_rows("campaign_trf_budget", "campaign_trf_budget") if (committed.ROOT / "results" / "campaign_trf_budget").exists() else []
-        out["evidence/transformer/budget.md"] = budget_text(rows, [m.name for m in budget.methods], list(budget.corpora), budget.metric)
+        settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric)
+        out["evidence/transformer/budget.md"] = budget_text(rows, *settings)
+        out["evidence/readme/budget.md"] = budget_short(rows, *settings) + "\n"
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():
