@@ -136,17 +136,17 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
             found += [_row("stage_e10", corpus, *e10, partition=p), _row("stage_e30", corpus, *e30, partition=p)]
         return found
 
-    text = budget_text(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    text = budget_text(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60)
     assert "8 of 60 cells have rows so far (interim)" in text
     assert "| `stage_e10` | 10.0 / 60.0 | 80.0 / 20.0 | 4 |" in text
     assert "a: `stage_e10` (80.0 mean dev F1 on the other corpora, 2 of 2 settings with every row); b: `stage_e30` (90.0" in text
     assert "its choice minus the shipped schedule in test F1: +10.0 [" in text and "4 draws)" in text
-    shipped = budget_text(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    shipped = budget_text(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60)
     assert "The shipped schedule (`stage_e30`: 30 epochs, the last step kept) is the choice on every corpus." in shipped
-    assert "No choice yet" in budget_text([], ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f")
+    assert "No choice yet" in budget_text([], ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60)
     # README's phrase
-    assert budget_short(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f") == (
+    assert budget_short(rows(0.8), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60) == (
         "not what the other corpora's dev samples choose on every corpus (a `stage_e10`, b `stage_e30`; the choice minus 30 "
         "epochs on test: +10.0 points (p = 0.252, 4 draws)) (interim, 8 of 60 cells)")
-    assert budget_short(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f") == (
+    assert budget_short(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60) == (
         "the setting the other corpora's dev samples choose for each corpus, leaving it out (interim, 8 of 60 cells)")

@@ -16,7 +16,6 @@ from ..tuning import TuningError
 from .nodev import difference, short_difference
 
 SHIPPED = "stage_e30"  # what lowres_best_trf ships: [budget] epochs = 30, the last step kept
-TOTAL_CELLS = 60  # campaign_trf_budget's
 
 
 def _score(row: Mapping[str, Any], metric: str, dev: bool) -> float:
@@ -57,10 +56,10 @@ def chosen_vs_shipped(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, st
     return [x for x, _ in means.values()], [y for _, y in means.values()]
 
 
-def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> str:
-    """The document's text: the cells so far, the table, each corpus's choice and what it gives
-    on that corpus's test set against the shipped schedule."""
-    head = f"{len(rows)} of {TOTAL_CELLS} cells have rows" + ("" if len(rows) >= TOTAL_CELLS else " so far (interim)")
+def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int) -> str:
+    """The document's text: the cells so far (of the spec's `total`), the table, each corpus's
+    choice and what it gives on that corpus's test set against the shipped schedule."""
+    head = f"{len(rows)} of {total} cells have rows" + ("" if len(rows) >= total else " so far (interim)")
     text = [head + ". Mean F1 (%) of each setting's cells on the lab's 200-sentence dev sample / on test:", "", table(rows, methods, corpora, metric)]
     try:
         choices = leave_one_corpus_out(rows, methods, corpora, metric)
@@ -80,10 +79,10 @@ def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpo
     return "\n".join(text) + "\n"
 
 
-def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> str:
+def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int) -> str:
     """README's phrase on the schedule: which setting the other corpora's dev scores choose for
     each corpus, and whether that is the shipped one (interim while cells are missing)."""
-    interim = "" if len(rows) >= TOTAL_CELLS else f" (interim, {len(rows)} of {TOTAL_CELLS} cells)"
+    interim = "" if len(rows) >= total else f" (interim, {len(rows)} of {total} cells)"
     try:
         choices = leave_one_corpus_out(rows, methods, corpora, metric)
     except TuningError:

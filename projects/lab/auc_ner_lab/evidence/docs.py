@@ -74,7 +74,7 @@ def _fragments() -> dict:
         out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
         budget = load_spec(committed.ROOT / "studies" / "campaign_trf_budget.yaml")
         rows = named_rows("campaign_trf_budget", "campaign_trf_budget") if (committed.ROOT / "results" / "campaign_trf_budget").exists() else []
-        settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric)
+        settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric, len(budget.cells()))
         out["evidence/transformer/budget.md"] = budget_text(rows, *settings)
         out["evidence/readme/budget.md"] = budget_short(rows, *settings) + "\n"
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
