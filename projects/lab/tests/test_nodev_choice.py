@@ -150,3 +150,20 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
         "epochs on test: +10.0 points (p = 0.252, 4 draws)) (interim, 8 of 60 cells)")
     assert budget_short(rows(0.1), ["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60) == (
         "the setting the other corpora's dev samples choose for each corpus, leaving it out (interim, 8 of 60 cells)")
+
+
+def test_the_recipe_at_the_chosen_budget_trains_nodevs_recipe_cells_at_60_epochs():
+    """campaign_trf_nodev60: each cell is campaign_trf_nodev's lowres_best_trf cell of the same
+    corpus, size and partition (draw, seed, learn rate, no dev set), [budget] epochs 60 instead of
+    30 (the step keys nodev's spec writes are the budget's own at 30: its orchestrator rewrites them)."""
+    spec = load_spec(LAB / "studies" / "campaign_trf_nodev60.yaml", configs_dir=LAB / "configs")
+    nodev = load_spec(LAB / "studies" / "campaign_trf_nodev.yaml", configs_dir=LAB / "configs")
+    twins = {(c.corpus, c.size, c.partition): c for c in nodev.cells() if c.method == "lowres_best_trf"}
+    cells = spec.cells()
+    assert len(cells) == len(twins) == 30
+    steps = {"training.max_steps", "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps"}
+    for cell in cells:
+        twin = twins[(cell.corpus, cell.size, cell.partition)]
+        assert cell.seed == twin.seed and cell.config == twin.config
+        assert {k: v for k, v in cell.overrides.items() if k != "budget.epochs"} == {k: v for k, v in twin.overrides.items() if k not in steps}
+        assert cell.overrides["budget.epochs"] == 60 and twin.overrides["training.max_steps"] == {20: 90, 50: 210}[cell.size]
