@@ -1,7 +1,7 @@
 """The sentences of the protocol "n in all" (auc_ner_lab/evidence/nodev.py), on hand-made rows."""
 from types import SimpleNamespace
 
-from auc_ner_lab.evidence.nodev import cpu_short, cpu_text, pairs, readme_short, readme_text
+from auc_ner_lab.evidence.nodev import chosen_budget_text, cpu_short, cpu_text, pairs, readme_short, readme_text
 
 
 def _results(scores):
@@ -72,3 +72,19 @@ def test_the_readmes_cpu_sentence_by_hand():
     assert cpu_short(nodev, dev) == ("the CPU recipe `lowres_best` on NCBI-disease (2 of 10 no-dev cells, interim): the dev sample "
                                      "buys it +4.0 points (no p-value, 1 draw).\n")
     assert cpu_short({}, dev) == "the CPU recipe `lowres_best` on NCBI-disease (0 of 10 no-dev cells, interim): no pairs yet.\n"
+
+
+def test_the_chosen_budgets_sentence_by_hand():
+    """The recipe at 60 epochs 0.45 and 0.60 on two draws; at 30 epochs 0.40 and 0.50: +5 and
+    +10 points, +7.5 (t = 0.075 / 0.025 = 3 on 1 degree of freedom: p = 1 - 2 atan(3) / pi =
+    0.205); the no-dev peer 0.20 and 0.30: 1.05 / 0.50 = ×2.10 by pooled means, +27.5 points; its
+    dev-selected twin 0.50 and 0.60: the dev sample buys +5 and 0, +2.5 points."""
+    chosen = _results({("e60", "d", 20): {0: 0.45, 1: 0.60}})
+    nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.30}})
+    dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.60}})
+    text = chosen_budget_text(chosen, nodev, dev, "e60", 30)
+    assert text.startswith("the recipe at 60 epochs, 2 of 30 no-dev cells so far (interim): minus the recipe at 30 epochs +7.5 [")
+    assert "(p = 0.205, 2 draws)" in text
+    assert "×2.10 the no-dev HF peer by the ratio of pooled means, +27.5 [" in text and "the dev sample buys it +2.5 [" in text
+    assert "nan" not in text.lower()
+    assert chosen_budget_text({}, nodev, dev, "e60", 30) == "the recipe at 60 epochs, 0 of 30 no-dev cells so far (interim).\n"

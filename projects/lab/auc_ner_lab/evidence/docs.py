@@ -18,7 +18,7 @@ from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import named_rows, results_by_cell
 from .minilm import minilm_budget, minilm_table
-from .nodev import cpu_short, cpu_text, readme_short, readme_text
+from .nodev import chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text
 from .pairs import paired_lists
 from .readme import readme_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
@@ -77,6 +77,9 @@ def _fragments() -> dict:
         settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric, len(budget.cells()))
         out["evidence/transformer/budget.md"] = budget_text(rows, *settings)
         out["evidence/readme/budget.md"] = budget_short(rows, *settings) + "\n"
+        sixty = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev60.yaml")
+        chosen = results_by_cell("campaign_trf_nodev60", sixty) if (committed.ROOT / "results" / "campaign_trf_nodev60").exists() else {}
+        out["evidence/transformer/nodev60.md"] = chosen_budget_text(chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()))
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():

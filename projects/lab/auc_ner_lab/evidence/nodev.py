@@ -142,3 +142,25 @@ def cpu_text(nodev: Results, dev: Results) -> str:
     kept = _ratio(ys, xs)
     share = "" if kept is None else f", keeping {100 * kept:.0f} % of its dev-selected test F1"
     return f"{head}; the dev sample buys it {difference(xs, ys)}{share}.\n"
+
+
+def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: str, total: int) -> str:
+    """The recipe at the budget campaign_trf_budget's rule chose (campaign_trf_nodev60's rows,
+    method `method`), under "n in all", paired by draw with: its 30-epoch twin, the no-dev peer
+    (the ratio of pooled means too) and its own dev-selected twin in campaign_trf_recipe."""
+    cells = sum(len(r.scores) for r in chosen.values())
+    head = f"the recipe at 60 epochs, {cells} of {total} no-dev cells" + ("" if cells >= total else " so far (interim)")
+    if cells == 0:
+        return head + ".\n"
+    parts = []
+    xs, ys = pairs(chosen, method, nodev, RECIPE)
+    if xs:
+        parts.append(f"minus the recipe at 30 epochs {difference(xs, ys)}")
+    xs, ys = pairs(chosen, method, nodev, PEER)
+    ratio = _ratio(xs, ys)
+    if ratio is not None:
+        parts.append(f"×{ratio:.2f} the no-dev HF peer by the ratio of pooled means, {difference(xs, ys)}")
+    xs, ys = pairs(dev, RECIPE, chosen, method)
+    if xs:
+        parts.append(f"the dev sample buys it {difference(xs, ys)}")
+    return head + (": " + "; ".join(parts) if parts else "") + ".\n"
