@@ -76,11 +76,10 @@ def dev_scores(nlp, config) -> Dict[str, float]:
     """The package's dev scores (`spacy_auc_ner.pipeline.scoring.dev_scores`) on the config's
     dev corpus (``[training] dev_corpus``, e.g. a fixed sample of the dev file), so that a run
     can be chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
-    from spacy.util import resolve_dot_names
+    from spacy.util import dot_to_object
 
     interpolated = config.interpolate()
-    (corpus,) = resolve_dot_names(interpolated, [interpolated["training"]["dev_corpus"]])
-    return package_dev_scores(nlp, corpus(nlp))
+    return sample_scores(nlp, dot_to_object(interpolated, interpolated["training"]["dev_corpus"]))
 
 
 def sample_scores(nlp, block: Dict[str, Any]) -> Dict[str, float]:

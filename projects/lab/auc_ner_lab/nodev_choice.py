@@ -50,25 +50,31 @@ class Share:
 def run_cell(cell) -> Dict[str, Any]:
     """Train the cell's config without a dev set, score the model it keeps on test and on the
     dev sample (its ``dev_scores``)."""
-    from .experiment import cell_config, train_and_evaluate
+    from .experiment import cell_config
 
     config = cell_config(cell)
     if has_dev(config):
         raise StudyError(f"{cell.id}: nodev_choice cells train without a dev set; give the spec overrides "
                          "corpora.dev: {'@readers': 'spacy_auc_ner.NoDev.v1'}")
-    sample = sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED)
-    return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
+    return _trained_and_scored(cell, config)
 
 
 def run_held_out_cell(cell) -> Dict[str, Any]:
     """Train the cell's config on its draw less a held-out share, choosing the checkpoint on that
     share (its [budget]'s evaluation and patience), then score as `run_cell` does."""
-    from .experiment import cell_config, train_and_evaluate
+    from .experiment import cell_config
 
     config = cell_config(cell)
     draw = config["corpora"]["train"]
     for role, part in (("train", "train"), ("dev", "held_out")):
         config["corpora"][role] = {"@readers": "auc_ner_lab.Share.v1", "corpus": dict(draw), "share": HELD_OUT_SHARE, "part": part}
+    return _trained_and_scored(cell, config)
+
+
+def _trained_and_scored(cell, config) -> Dict[str, Any]:
+    """`config` (the cell's, on its files) trained, scored on test and on the lab's dev sample."""
+    from .experiment import train_and_evaluate
+
     sample = sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED)
     return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
 

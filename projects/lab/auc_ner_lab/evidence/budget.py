@@ -8,7 +8,7 @@ its 50, so the draw (corpus, partition) is the unit: its sizes are averaged (`st
 
 Pure functions of the latest ok rows, so that tests give them hand-made rows.
 """
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, List, Mapping, Sequence
 
 from ..nodev_choice import leave_one_corpus_out
 from ..stats import draw_means
@@ -56,23 +56,34 @@ def chosen_vs_shipped(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, st
     return [x for x, _ in means.values()], [y for _, y in means.values()]
 
 
+def _verdict(rows, methods, corpora, metric):
+    """(choices, {corpus: setting}, xs, ys): `leave_one_corpus_out`'s choices and, where one is
+    not the shipped schedule, `chosen_vs_shipped`'s pairs (else empty); None before any setting
+    has its rows on the other corpora."""
+    try:
+        choices = leave_one_corpus_out(rows, methods, corpora, metric)
+    except TuningError:
+        return None
+    chosen = {c: choice.point["method"] for c, choice in choices.items()}
+    xs, ys = ([], []) if all(m == SHIPPED for m in chosen.values()) else chosen_vs_shipped(rows, chosen, metric)
+    return choices, chosen, xs, ys
+
+
 def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int) -> str:
     """The document's text: the cells so far (of the spec's `total`), the table, each corpus's
     choice and what it gives on that corpus's test set against the shipped schedule."""
     head = f"{len(rows)} of {total} cells have rows" + ("" if len(rows) >= total else " so far (interim)")
     text = [head + ". Mean F1 (%) of each setting's cells on the lab's 200-sentence dev sample / on test:", "", table(rows, methods, corpora, metric)]
-    try:
-        choices = leave_one_corpus_out(rows, methods, corpora, metric)
-    except TuningError:
+    verdict = _verdict(rows, methods, corpora, metric)
+    if verdict is None:
         return "\n".join(text) + "\nNo choice yet: no setting has its rows on two corpora.\n"
-    chosen: Dict[str, str] = {c: choice.point["method"] for c, choice in choices.items()}
+    choices, chosen, xs, ys = verdict
     said = "; ".join(f"{c}: `{m}` ({100 * choices[c].dev_score:.1f} mean dev F1 on the other corpora, "
                      f"{choices[c].candidates} of {len(methods)} settings with every row)" for c, m in chosen.items())
     text.append(f"Chosen leaving the corpus out (the best mean dev score on the other corpora; test never read): {said}.")
     if all(m == SHIPPED for m in chosen.values()):
         text.append(f"The shipped schedule (`{SHIPPED}`: 30 epochs, the last step kept) is the choice on every corpus.")
     else:
-        xs, ys = chosen_vs_shipped(rows, chosen, metric)
         against = difference(xs, ys) if xs else "no pairs yet"
         text.append(f"The shipped schedule (`{SHIPPED}`) is not the choice on every corpus. On each corpus's own draws, "
                     f"its choice minus the shipped schedule in test F1: {against}.")
@@ -83,14 +94,12 @@ def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corp
     """README's phrase on the schedule: which setting the other corpora's dev scores choose for
     each corpus, and whether that is the shipped one (interim while cells are missing)."""
     interim = "" if len(rows) >= total else f" (interim, {len(rows)} of {total} cells)"
-    try:
-        choices = leave_one_corpus_out(rows, methods, corpora, metric)
-    except TuningError:
+    verdict = _verdict(rows, methods, corpora, metric)
+    if verdict is None:
         return f"not chosen yet{interim}"
-    chosen = {c: choice.point["method"] for c, choice in choices.items()}
+    _, chosen, xs, ys = verdict
     if all(m == SHIPPED for m in chosen.values()):
         return f"the setting the other corpora's dev samples choose for each corpus, leaving it out{interim}"
-    xs, ys = chosen_vs_shipped(rows, chosen, metric)
     said = ", ".join(f"{c} `{m}`" for c, m in chosen.items())
     against = short_difference(xs, ys) if xs else "no pairs yet"
     return (f"not what the other corpora's dev samples choose on every corpus ({said}; the choice minus 30 epochs "
