@@ -13,7 +13,7 @@ from spacy_auc_ner.methods import recipe_config
 from spacy_auc_ner.training.budget import NO_DEV, Budget, budgeted, epoch_steps, has_dev, step_settings, without_dev
 from spacy_auc_ner.training.self_training import kept_round
 
-RECIPE_BUDGET = Budget(epochs=30, warmup=0.1, eval_epochs=2, patience_epochs=12)
+THIRTY_EPOCHS = Budget(epochs=30, warmup=0.1, eval_epochs=2, patience_epochs=12)
 WARMUP_LINEAR = {"@schedules": "warmup_linear.v1", "warmup_steps": 250, "total_steps": "${training.max_steps}", "initial_rate": 1e-4}
 
 
@@ -33,19 +33,19 @@ def _train_file(tmp_path, n: int):
 def test_step_settings_by_hand():
     """30 epochs of 7 batches (50 sentences in batches of 8): 210 steps, dev every 14, patience
     84, 21 of warm-up, the decay over 210; of 3 batches (20 sentences): 90, 6, 36, 9."""
-    assert step_settings(RECIPE_BUDGET, 7, WARMUP_LINEAR, dev=True) == {
+    assert step_settings(THIRTY_EPOCHS, 7, WARMUP_LINEAR, dev=True) == {
         "training.max_steps": 210, "training.eval_frequency": 14, "training.patience": 84,
         "training.optimizer.learn_rate.warmup_steps": 21, "training.optimizer.learn_rate.total_steps": 210}
-    assert step_settings(RECIPE_BUDGET, 3, WARMUP_LINEAR, dev=True) == {
+    assert step_settings(THIRTY_EPOCHS, 3, WARMUP_LINEAR, dev=True) == {
         "training.max_steps": 90, "training.eval_frequency": 6, "training.patience": 36,
         "training.optimizer.learn_rate.warmup_steps": 9, "training.optimizer.learn_rate.total_steps": 90}
     # without dev: one evaluation, at the last step, and no early stopping
-    no_dev = step_settings(RECIPE_BUDGET, 3, WARMUP_LINEAR, dev=False)
+    no_dev = step_settings(THIRTY_EPOCHS, 3, WARMUP_LINEAR, dev=False)
     assert (no_dev["training.max_steps"], no_dev["training.eval_frequency"], no_dev["training.patience"]) == (90, 90, 0)
     # a constant learn rate has no warm-up to set
-    assert set(step_settings(RECIPE_BUDGET, 3, 0.001, dev=True)) == {"training.max_steps", "training.eval_frequency", "training.patience"}
+    assert set(step_settings(THIRTY_EPOCHS, 3, 0.001, dev=True)) == {"training.max_steps", "training.eval_frequency", "training.patience"}
     with pytest.raises(ValueError):
-        step_settings(RECIPE_BUDGET, 0, WARMUP_LINEAR, dev=True)
+        step_settings(THIRTY_EPOCHS, 0, WARMUP_LINEAR, dev=True)
 
 
 @pytest.mark.parametrize("n,steps", [(20, 3), (50, 7), (8, 1), (9, 2)])
@@ -56,8 +56,8 @@ def test_an_epoch_is_counted_on_the_training_set(tmp_path, n, steps):
 
 
 def test_the_recipe_budget_follows_the_training_set_size(tmp_path):
-    """Issue 44's done-when: the shipped transformer recipe (30 epochs of 8-sentence batches)
-    trains 90 steps on 20 sentences and 210 on 50, with and without a dev set."""
+    """Issue 44's done-when: the shipped transformer recipe (60 epochs of 8-sentence batches)
+    trains 180 steps on 20 sentences and 420 on 50, with and without a dev set."""
     found = {}
     for n in (20, 50):
         config = recipe_config("lowres_best_trf")
@@ -65,17 +65,17 @@ def test_the_recipe_budget_follows_the_training_set_size(tmp_path):
         trained, derived = budgeted(config)
         t = trained["training"]
         found[n] = (t["max_steps"], t["eval_frequency"], t["patience"], t["optimizer"]["learn_rate"]["warmup_steps"])
-        assert derived["epoch_steps"] * 30 == t["max_steps"]
+        assert derived["epoch_steps"] * 60 == t["max_steps"]
         assert trained.interpolate()["training"]["optimizer"]["learn_rate"]["total_steps"] == t["max_steps"]
         plain, _ = budgeted(without_dev(config)[0])
         assert (plain["training"]["max_steps"], plain["training"]["eval_frequency"], plain["training"]["patience"]) == (t["max_steps"],) * 2 + (0,)
-    assert found == {20: (90, 6, 36, 9), 50: (210, 14, 84, 21)}
+    assert found == {20: (180, 6, 36, 18), 50: (420, 14, 84, 42)}
 
 
 def test_a_step_setting_given_with_a_budget_in_epochs_is_refused(tmp_path):
     config = recipe_config("lowres_best_trf")
     config["paths"]["train"] = str(_train_file(tmp_path, 20))
-    with pytest.raises(DataError, match=r"^--training.max_steps: \[budget\] epochs = 30 sets it"):
+    with pytest.raises(DataError, match=r"^--training.max_steps: \[budget\] epochs = 60 sets it"):
         budgeted(config, overrides={"training.max_steps": 4})
     config["budget"]["epochs"] = 0  # the [training] block's own steps, the override allowed
     assert budgeted(config, overrides={"training.max_steps": 4}) == (config, {})
@@ -168,6 +168,6 @@ def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):
     config.to_disk(tmp_path / "no_dev.cfg")
     train = _train_file(tmp_path, 20)
     run = prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train)})
-    assert run.config["corpora"]["dev"] == {"@readers": NO_DEV} and run.config["training"]["max_steps"] == 90
+    assert run.config["corpora"]["dev"] == {"@readers": NO_DEV} and run.config["training"]["max_steps"] == 180  # 60 epochs of 3 batches
     with pytest.raises(DataError, match=r"no \[corpora.dev\] block"):
         prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train), "paths.dev": str(train)})

@@ -3,7 +3,8 @@ issue 44 points 1 and 2): for each setting of the recipe's supervised stage (the
 held-out share of the user's own draw) and corpus, the mean F1 of its cells
 on the lab's dev sample and on test; the setting each corpus gets from the OTHER corpora's dev
 scores (`nodev_choice.leave_one_corpus_out`); and on each corpus the test F1 of its choice
-against the shipped schedule, paired by draw. A partition's 20 sentences are the first 20 of
+against the schedule shipped when the rule was fixed (30 epochs), paired by draw; and whether the
+recipe ships the choice now (its [budget] epochs, which the caller reads from the package). A partition's 20 sentences are the first 20 of
 its 50, so the draw (corpus, partition) is the unit: its sizes are averaged (`stats.draw_means`).
 
 Pure functions of the latest ok rows, so that tests give them hand-made rows.
@@ -15,7 +16,12 @@ from ..stats import draw_means
 from ..tuning import TuningError
 from .nodev import difference, short_difference
 
-SHIPPED = "stage_e30"  # what lowres_best_trf ships: [budget] epochs = 30, the last step kept
+BEFORE = "stage_e30"  # what lowres_best_trf shipped when the rule was fixed: [budget] epochs = 30, the last step kept
+
+
+def _setting(epochs: int) -> str:
+    """The study's name for the schedule of `epochs` epochs, the last step kept."""
+    return f"stage_e{epochs}"
 
 
 def _score(row: Mapping[str, Any], metric: str, dev: bool) -> float:
@@ -41,13 +47,13 @@ def table(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Se
     return "\n".join(lines) + "\n"
 
 
-def chosen_vs_shipped(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, str], metric: str):
-    """(xs, ys): per draw, the test F1 of the setting chosen for its corpus and of the shipped one,
+def chosen_vs_before(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, str], metric: str):
+    """(xs, ys): per draw, the test F1 of the setting chosen for its corpus and of `BEFORE`,
     over the draws where both have rows at every size they share."""
     by = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
     found = []
     for (method, corpus, size, partition), row in sorted(by.items(), key=str):
-        if method != SHIPPED or corpus not in chosen:
+        if method != BEFORE or corpus not in chosen:
             continue
         mine = by.get((chosen[corpus], corpus, size, partition))
         if mine is not None:
@@ -58,20 +64,21 @@ def chosen_vs_shipped(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, st
 
 def _verdict(rows, methods, corpora, metric):
     """(choices, {corpus: setting}, xs, ys): `leave_one_corpus_out`'s choices and, where one is
-    not the shipped schedule, `chosen_vs_shipped`'s pairs (else empty); None before any setting
+    not the schedule shipped before, `chosen_vs_before`'s pairs (else empty); None before any setting
     has its rows on the other corpora."""
     try:
         choices = leave_one_corpus_out(rows, methods, corpora, metric)
     except TuningError:
         return None
     chosen = {c: choice.point["method"] for c, choice in choices.items()}
-    xs, ys = ([], []) if all(m == SHIPPED for m in chosen.values()) else chosen_vs_shipped(rows, chosen, metric)
+    xs, ys = ([], []) if all(m == BEFORE for m in chosen.values()) else chosen_vs_before(rows, chosen, metric)
     return choices, chosen, xs, ys
 
 
-def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int) -> str:
+def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int, shipped: int) -> str:
     """The document's text: the cells so far (of the spec's `total`), the table, each corpus's
-    choice and what it gives on that corpus's test set against the shipped schedule."""
+    choice, what it gives on that corpus's test set against the schedule shipped before, and
+    whether the `shipped` epochs of the recipe today are the choice."""
     head = f"{len(rows)} of {total} cells have rows" + ("" if len(rows) >= total else " so far (interim)")
     text = [head + ". Mean F1 (%) of each setting's cells on the lab's 200-sentence dev sample / on test:", "", table(rows, methods, corpora, metric)]
     verdict = _verdict(rows, methods, corpora, metric)
@@ -81,26 +88,30 @@ def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpo
     said = "; ".join(f"{c}: `{m}` ({100 * choices[c].dev_score:.1f} mean dev F1 on the other corpora, "
                      f"{choices[c].candidates} of {len(methods)} settings with every row)" for c, m in chosen.items())
     text.append(f"Chosen leaving the corpus out (the best mean dev score on the other corpora; test never read): {said}.")
-    if all(m == SHIPPED for m in chosen.values()):
-        text.append(f"The shipped schedule (`{SHIPPED}`: 30 epochs, the last step kept) is the choice on every corpus.")
+    if all(m == BEFORE for m in chosen.values()):
+        text.append(f"The schedule shipped when the rule was fixed (`{BEFORE}`: 30 epochs, the last step kept) is the choice on every corpus.")
     else:
         against = difference(xs, ys) if xs else "no pairs yet"
-        text.append(f"The shipped schedule (`{SHIPPED}`) is not the choice on every corpus. On each corpus's own draws, "
-                    f"its choice minus the shipped schedule in test F1: {against}.")
+        text.append(f"The schedule shipped when the rule was fixed (`{BEFORE}`) is not the choice on every corpus. On each corpus's "
+                    f"own draws, its choice minus that schedule in test F1: {against}.")
+    now = "the choice on every corpus" if all(m == _setting(shipped) for m in chosen.values()) else "not the choice on every corpus"
+    text.append(f"The recipe ships [budget] epochs = {shipped} (`{_setting(shipped)}`): {now}.")
     return "\n".join(text) + "\n"
 
 
-def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int) -> str:
-    """README's phrase on the schedule: which setting the other corpora's dev scores choose for
-    each corpus, and whether that is the shipped one (interim while cells are missing)."""
+def budget_short(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str, total: int, shipped: int) -> str:
+    """README's phrase on the schedule: the `shipped` epochs, whether the other corpora's dev
+    scores choose them for each corpus, and what the choice gives against the 30 epochs shipped
+    before (interim while cells are missing)."""
     interim = "" if len(rows) >= total else f" (interim, {len(rows)} of {total} cells)"
     verdict = _verdict(rows, methods, corpora, metric)
     if verdict is None:
-        return f"not chosen yet{interim}"
+        return f"{shipped}, not chosen yet{interim}"
     _, chosen, xs, ys = verdict
-    if all(m == SHIPPED for m in chosen.values()):
-        return f"the setting the other corpora's dev samples choose for each corpus, leaving it out{interim}"
+    before = ""
+    if any(m != BEFORE for m in chosen.values()):
+        before = f"; the choice minus the 30 epochs shipped before, on test: {short_difference(xs, ys) if xs else 'no pairs yet'}"
+    if all(m == _setting(shipped) for m in chosen.values()):
+        return f"{shipped}, what the other corpora's dev samples choose for each corpus, leaving it out ({_setting(shipped)}{before}){interim}"
     said = ", ".join(f"{c} `{m}`" for c, m in chosen.items())
-    against = short_difference(xs, ys) if xs else "no pairs yet"
-    return (f"not what the other corpora's dev samples choose on every corpus ({said}; the choice minus 30 epochs "
-            f"on test: {against}){interim}")
+    return f"{shipped}, not what the other corpora's dev samples choose on every corpus ({said}{before}){interim}"

@@ -5,6 +5,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from spacy_auc_ner.api import recipe_config
+
 from ..claims_file import load_claims
 from ..spec import load_spec
 from ..stats import tested
@@ -74,7 +76,8 @@ def _fragments() -> dict:
         out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
         budget = load_spec(committed.ROOT / "studies" / "campaign_trf_budget.yaml")
         rows = named_rows("campaign_trf_budget", "campaign_trf_budget") if (committed.ROOT / "results" / "campaign_trf_budget").exists() else []
-        settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric, len(budget.cells()))
+        shipped = int(recipe_config("lowres_best_trf")["budget"]["epochs"])  # what the package ships today
+        settings = ([m.name for m in budget.methods], list(budget.corpora), budget.metric, len(budget.cells()), shipped)
         out["evidence/transformer/budget.md"] = budget_text(rows, *settings)
         out["evidence/readme/budget.md"] = budget_short(rows, *settings) + "\n"
         sixty = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev60.yaml")
