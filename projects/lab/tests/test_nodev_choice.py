@@ -188,3 +188,17 @@ def test_the_recipe_at_the_chosen_budget_trains_nodevs_recipe_cells_at_60_epochs
         assert cell.seed == twin.seed and cell.config == twin.config
         assert {k: v for k, v in cell.overrides.items() if k != "budget.epochs"} == {k: v for k, v in twin.overrides.items() if k not in steps}
         assert cell.overrides["budget.epochs"] == 60 and twin.overrides["training.max_steps"] == {20: 90, 50: 210}[cell.size]
+
+
+def test_the_frozen_30_epoch_recipe_is_the_shipped_one_but_for_its_budget():
+    """studies/configs/lowres_best_trf_e30.cfg, which the studies that trained 30 epochs train so
+    that their keys stay, is the shipped recipe with [budget] epochs = 30 (the recipe ships the 60
+    that campaign_trf_budget's rule chose): the two differ in that one setting."""
+    from auc_ner_lab.cells import assembled_config
+    from spacy_auc_ner.api import recipe_config
+
+    frozen = assembled_config(None, [LAB / "studies" / "configs" / "lowres_best_trf_e30.cfg"])
+    shipped = recipe_config("lowres_best_trf")
+    assert (frozen["budget"]["epochs"], shipped["budget"]["epochs"]) == (30, 60)
+    shipped["budget"]["epochs"] = 30
+    assert frozen == shipped
