@@ -20,7 +20,7 @@ from spacy_auc_ner.api import has_dev
 
 from .execution import StudyError
 from .sets import sample_config
-from .tuning import Choice, choose
+from .tuning import Choice, choices_leaving_out
 
 DEV_SAMPLE = 200  # sentences of the dev split, as campaign_trf_recipe's dev_size
 DEV_SEED = 0  # its draw
@@ -82,13 +82,12 @@ def _trained_and_scored(cell, config) -> Dict[str, Any]:
 def leave_one_corpus_out(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> Dict[str, Choice]:
     """For each of `corpora`, the method of `methods` whose rows on the other corpora (every
     size and partition; `rows`: the latest row of each cell) have the best mean dev `metric`
-    (`tuning.choose`: the first of `methods` on a tie). A method missing a row on the other
-    corpora is not a candidate."""
-    chosen = {}
-    for held_out in corpora:
-        others = [r for r in rows if r["corpus"] != held_out]
-        cells = sorted({(r["corpus"], r["size"], r["partition"]) for r in others})
-        by_method = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in others}
-        trial_rows = [[by_method.get((m, *cell)) for cell in cells] for m in methods]
-        chosen[held_out] = choose([{"method": m} for m in methods], trial_rows, metric)
-    return chosen
+    (`tuning.choices_leaving_out`: the first of `methods` on a tie). A method missing a row on
+    the other corpora is not a candidate."""
+    by_cell = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
+    draws = sorted({key[1:] for key in by_cell})
+
+    def rows_of(point, held_out):
+        return [by_cell.get((point["method"], *draw)) for draw in draws if draw[0] != held_out]
+
+    return choices_leaving_out(corpora, [{"method": m} for m in methods], rows_of, metric)

@@ -30,7 +30,7 @@ the dev corpus early stopping used); where a run lacks it, ``ents_f`` for that w
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Annotated, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Annotated, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pydantic import BeforeValidator, Field, field_validator
 
@@ -253,22 +253,29 @@ def trial_keys(cell) -> List[str]:
 
 
 # ---- a setting chosen on the other corpora ----------------------------------------------------
+def choices_leaving_out(
+    corpora: Sequence[str],
+    points: Sequence[Mapping[str, Any]],
+    rows_of: Callable[[Mapping[str, Any], str], Sequence[Optional[Mapping[str, Any]]]],
+    metric: str,
+) -> Dict[str, Choice]:
+    """For each of `corpora`, `choose` over `points` on the rows `rows_of(point, held_out)` gives:
+    the point's rows on the corpora other than `held_out`, in one order for every point (None:
+    no row). So each corpus gets a setting chosen on corpora that are not it, as a user's corpus
+    is; test scores are never read."""
+    return {held_out: choose(points, [rows_of(point, held_out) for point in points], metric) for held_out in corpora}
+
+
 def leave_one_corpus_out(spec, latest: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Choice]]:
     """For each method of a tuned ``spec`` with trials of its own and each of its corpora, the
     grid point whose trials on the *other* corpora (every size and tuning partition) have the
-    best mean dev score (`choose`): a setting for a corpus that nobody tuned on, as a user's
-    corpus is. ``latest``: the latest row per cell key of the spec's store. Test scores are
-    never read."""
+    best mean dev score (`choices_leaving_out`). ``latest``: the latest row per cell key of the
+    spec's store."""
     assert spec.tune is not None, "a spec without tuning trials has nothing to choose from"
-    points = spec.tune.points()
     trials = [cell for cell in spec.cells() if cell.tuning is not None]
-    out: Dict[str, Dict[str, Choice]] = {}
-    for method in spec.tuning_methods():
-        out[method.name] = {}
-        for held_out in spec.corpora:
-            rows: List[List[Optional[Mapping[str, Any]]]] = [[] for _ in points]
-            for cell in trials:
-                if cell.method == method.name and cell.corpus != held_out:
-                    rows[points.index(cell.tuning["point"])].append(latest.get(cell.key))
-            out[method.name][held_out] = choose(points, rows, spec.tune.metric)
-    return out
+
+    def rows_of(method: str):
+        return lambda point, held_out: [latest.get(c.key) for c in trials
+                                        if c.method == method and c.corpus != held_out and c.tuning["point"] == point]
+
+    return {m.name: choices_leaving_out(spec.corpora, spec.tune.points(), rows_of(m.name), spec.tune.metric) for m in spec.tuning_methods()}
