@@ -56,6 +56,37 @@ def test_a_cell_trains_without_dev_and_is_scored_on_the_dev_sample_after(tmp_pat
         train_tiny(tmp_path / "with_dev", [{**method, "overrides": {}}], steps=4)
 
 
+@pytest.mark.slow
+def test_a_cell_that_pretrains_trains_through_the_recipes_steps_without_dev(tmp_path, monkeypatch):
+    """The CPU recipe's supervised stage pretrains: its cell pretrains (the row's extras say how
+    long), trains without a dev set and is scored on the dev sample afterwards."""
+    monkeypatch.setattr(nodev_choice, "DEV_SAMPLE", 3)
+    method = {"name": "ce_pretrain_nodev", "base": "ce", "layers": ["pretrain/characters.cfg"], "runner": "auc_ner_lab.nodev_choice:run_cell",
+              "overrides": {"corpora.pretrain.limit": 4, "pretraining.max_epochs": 1, "corpora.dev": NO_DEV}}
+    _, outcome, (row,) = train_tiny(tmp_path, [method], steps=4)
+    scores = row["scores"]
+    assert scores["extras"]["pretrain_seconds"] > 0 and scores["dev_score"] is None
+    assert 0.0 <= scores["dev_scores"]["ents_seqeval_micro_f"] <= 1.0 and 0.0 <= scores["ents_seqeval_micro_f"] <= 1.0
+
+
+def test_the_cpu_campaign_trains_the_shipped_cpu_recipes_stage_on_the_tuning_draws():
+    """campaign_cpu_budget's cells: lowres_best as shipped with no self-training round, its steps
+    per method, no dev set but for the held-out share (which brings its own), the tuning draws,
+    never a partition that campaign_cpu_nodev or lowres_recipe reports."""
+    spec = load_spec(LAB / "studies" / "campaign_cpu_budget.yaml", configs_dir=LAB / "configs")
+    cells = spec.cells()
+    assert len(cells) == 48 and {c.seed for c in cells} == {10000, 10001}
+    for reported in ("campaign_cpu_nodev", "lowres_recipe"):
+        assert {c.seed for c in load_spec(LAB / "studies" / f"{reported}.yaml", configs_dir=LAB / "configs").cells()}.isdisjoint({10000, 10001})
+    assert {m.name: m.overrides["training.max_steps"] for m in spec.methods} == {
+        "stage_s300": 300, "stage_s600": 600, "stage_s1200": 1200, "stage_held_out": 600}
+    for cell in cells:
+        assert cell.overrides["self_training.rounds"] == 0 and Path(cell.config).name == "lowres_best.cfg"
+        assert cell.overrides.get("corpora.dev") == (None if cell.method == "stage_held_out" else NO_DEV)
+    raw = yaml.safe_load((LAB / "studies" / "campaign_cpu_budget.yaml").read_text())
+    assert {m["name"]: m["runner"].split(":")[1] for m in raw["methods"] if m["runner"] != "auc_ner_lab.nodev_choice:run_cell"} == {"stage_held_out": "run_held_out_cell"}
+
+
 def test_the_held_out_share_is_the_last_of_the_draw_by_hand():
     from types import SimpleNamespace
 

@@ -6,7 +6,7 @@
 # process), SLOTS such processes at once on the one GPU (default 16, one a core; the H200 lease
 # of 2026-11-27 trained about 30 MiniLM cells at once on its 16 cores).
 #
-# The order: nodev's cells still to run (its --dry-run) from its last backwards (NODEV_ORDER=
+# The order: nodev's (and nodev60's) cells still to run (its --dry-run) from its last backwards (NODEV_ORDER=
 # reverse, the default: the CPU clone trains it from its first, so the two meet rather than
 # train one cell twice; NODEV_ORDER=forward: the spec's order), then selection's in the spec's
 # order (SPECS="campaign_trf_nodev campaign_selection" says which campaigns, in which order).
@@ -52,6 +52,8 @@ est() {  # est CELL_ID: the seconds a cell is expected to take on the GPU, scale
     */spacy_ner/*|*/crf/*) s=90 ;;
     */lowres_best_trf/n=20/*) s=260 ;;
     */lowres_best_trf/n=50/*) s=320 ;;
+    */lowres_best_trf_e60/n=20/*) s=420 ;;  # twice the steps of each training, the same labelling
+    */lowres_best_trf_e60/n=50/*) s=560 ;;
     */random_*/*) s=320 ;;                 # reads no model: one training, at 50
     */mnlp_30/*|*/entropy_30/*) s=600 ;;   # the recipe at 20, a ranking of 2000, the recipe at 50
     */*_10x3/*) s=1100 ;;                  # at 20, 30, 40 and 50, three rankings
@@ -71,7 +73,7 @@ QUEUE=()  # "SPEC CELL_ID", in the order cells start
 for spec in $SPECS; do
   if [ "$(cat "$OUT/logs/plan_$spec.rc")" != 0 ]; then echo "no plan for $spec: $(tail -n 1 "$OUT/logs/plan_$spec.log")"; continue; fi
   ids=$(cat "$OUT/logs/plan_$spec.txt")
-  [ "$spec" = campaign_trf_nodev ] && [ "$NODEV_ORDER" = reverse ] && ids=$(printf '%s\n' $ids | tac)
+  case $spec in campaign_trf_nodev|campaign_trf_nodev60) [ "$NODEV_ORDER" = reverse ] && ids=$(printf '%s\n' $ids | tac) ;; esac
   for id in $ids; do QUEUE+=("$spec $id"); done
   echo "$spec: $(tail -n 1 "$OUT/logs/plan_$spec.log")"
 done
