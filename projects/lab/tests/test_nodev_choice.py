@@ -82,6 +82,7 @@ def test_the_cpu_campaign_trains_the_shipped_cpu_recipes_stage_on_the_tuning_dra
         "stage_s300": 300, "stage_s600": 600, "stage_s1200": 1200, "stage_held_out": 600}
     for cell in cells:
         assert cell.overrides["self_training.rounds"] == 0 and Path(cell.config).name == "lowres_best.cfg"
+        assert cell.overrides["corpora.pretrain.limit"] == 2000  # as campaign_cpu_nodev pretrains
         assert cell.overrides.get("corpora.dev") == (None if cell.method == "stage_held_out" else NO_DEV)
     raw = yaml.safe_load((LAB / "studies" / "campaign_cpu_budget.yaml").read_text())
     assert {m["name"]: m["runner"].split(":")[1] for m in raw["methods"] if m["runner"] != "auc_ner_lab.nodev_choice:run_cell"} == {"stage_held_out": "run_held_out_cell"}
