@@ -159,7 +159,7 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
     0.5 and 0.7 against 0.4 and 0.4 (+10 and +30 points), b's draws pair e30 with itself (0, 0):
     +10.0 points over the 4 draws (differences 0.1, 0.3, 0, 0: t = 0.1 / (0.1414 / 2) = 1.414 on 3
     degrees of freedom, p = 0.252). With e30 best everywhere the shipped schedule is the choice."""
-    from auc_ner_lab.evidence.budget import budget_short, budget_text
+    from auc_ner_lab.evidence.budget import Shipped, budget_short, budget_text
 
     def rows(dev_e10_b):
         found = []
@@ -169,24 +169,26 @@ def test_the_document_says_each_choice_and_what_it_gives_by_hand():
         return found
 
     settings = (["stage_e10", "stage_e30"], ["a", "b"], "ents_seqeval_micro_f", 60)
-    text = budget_text(rows(0.8), *settings, 30)
+    e30 = Shipped("stage_e30", "30 epochs", "stage_e30", "30 epochs")  # shipped before and now
+    text = budget_text(rows(0.8), *settings, e30)
     assert "8 of 60 cells have rows so far (interim)" in text
     assert "| `stage_e10` | 10.0 / 60.0 | 80.0 / 20.0 | 4 |" in text
     assert "a: `stage_e10` (80.0 mean dev F1 on the other corpora, 2 of 2 settings with every row); b: `stage_e30` (90.0" in text
     assert "its choice minus that schedule in test F1: +10.0 [" in text and "4 draws)" in text
-    assert text.rstrip().endswith("The recipe ships [budget] epochs = 30 (`stage_e30`): not the choice on every corpus.")
-    before = budget_text(rows(0.1), *settings, 30)
+    assert text.rstrip().endswith("The recipe ships 30 epochs (`stage_e30`): not the choice on every corpus.")
+    before = budget_text(rows(0.1), *settings, e30)
     assert "The schedule shipped when the rule was fixed (`stage_e30`: 30 epochs, the last step kept) is the choice on every corpus." in before
-    assert before.rstrip().endswith("The recipe ships [budget] epochs = 30 (`stage_e30`): the choice on every corpus.")
-    assert budget_text(rows(0.1), *settings, 10).rstrip().endswith("epochs = 10 (`stage_e10`): not the choice on every corpus.")
-    assert "No choice yet" in budget_text([], *settings, 30)
+    assert before.rstrip().endswith("The recipe ships 30 epochs (`stage_e30`): the choice on every corpus.")
+    e10 = Shipped("stage_e30", "30 epochs", "stage_e10", "10 epochs")
+    assert budget_text(rows(0.1), *settings, e10).rstrip().endswith("ships 10 epochs (`stage_e10`): not the choice on every corpus.")
+    assert "No choice yet" in budget_text([], *settings, e30)
     # README's phrase, which starts with the epochs the recipe ships
-    assert budget_short(rows(0.8), *settings, 30) == (
-        "30, not what the other corpora's dev samples choose on every corpus (a `stage_e10`, b `stage_e30`; the choice minus the 30 "
+    assert budget_short(rows(0.8), *settings, e30) == (
+        "30 epochs, not what the other corpora's dev samples choose on every corpus (a `stage_e10`, b `stage_e30`; the choice minus the 30 "
         "epochs shipped before, on test: +10.0 points (p = 0.252, 4 draws)) (interim, 8 of 60 cells)")
-    assert budget_short(rows(0.1), *settings, 30) == (
-        "30, what the other corpora's dev samples choose for each corpus, leaving it out (stage_e30) (interim, 8 of 60 cells)")
-    assert budget_short([], *settings, 30) == "30, not chosen yet (interim, 0 of 60 cells)"
+    assert budget_short(rows(0.1), *settings, e30) == (
+        "30 epochs, what the other corpora's dev samples choose for each corpus, leaving it out (`stage_e30`) (interim, 8 of 60 cells)")
+    assert budget_short([], *settings, e30) == "30 epochs, not chosen yet (interim, 0 of 60 cells)"
 
 
 def test_the_readme_phrase_when_the_recipe_ships_the_choice_everywhere():
@@ -194,14 +196,15 @@ def test_the_readme_phrase_when_the_recipe_ships_the_choice_everywhere():
     against the 30 epochs shipped before on each corpus's draws: differences 0.1 and 0.3 on a,
     0.1 and 0.1 on b, mean +15.0 points (sd 0.1, t = 0.15 / (0.1 / 2) = 3.0 on 3 degrees of
     freedom, p = 0.058)."""
-    from auc_ner_lab.evidence.budget import budget_short
+    from auc_ner_lab.evidence.budget import Shipped, budget_short
 
     found = []
     for corpus, p, e60, e30 in (("a", 0, (0.9, 0.5), (0.1, 0.4)), ("a", 1, (0.9, 0.7), (0.1, 0.4)),
                                 ("b", 0, (0.9, 0.4), (0.1, 0.3)), ("b", 1, (0.9, 0.4), (0.1, 0.3))):
         found += [_row("stage_e60", corpus, *e60, partition=p), _row("stage_e30", corpus, *e30, partition=p)]
-    assert budget_short(found, ["stage_e30", "stage_e60"], ["a", "b"], "ents_seqeval_micro_f", 8, 60) == (
-        "60, what the other corpora's dev samples choose for each corpus, leaving it out (stage_e60; the choice minus the 30 "
+    shipped = Shipped("stage_e30", "30 epochs", "stage_e60", "60 epochs")
+    assert budget_short(found, ["stage_e30", "stage_e60"], ["a", "b"], "ents_seqeval_micro_f", 8, shipped) == (
+        "60 epochs, what the other corpora's dev samples choose for each corpus, leaving it out (`stage_e60`; the choice minus the 30 "
         "epochs shipped before, on test: +15.0 points (p = 0.058, 4 draws))")
 
 
