@@ -82,9 +82,13 @@ def test_the_chosen_budgets_sentence_by_hand():
     chosen = _results({("e60", "d", 20): {0: 0.45, 1: 0.60}})
     nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.30}})
     dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.60}})
-    text = chosen_budget_text(chosen, nodev, dev, "e60", 30)
+    text = chosen_budget_text(chosen, nodev, dev, "e60", 30, ["d"])
     assert text.startswith("the recipe at 60 epochs, 2 of 30 no-dev cells so far (interim): minus the recipe at 30 epochs +7.5 [")
     assert "(p = 0.205, 2 draws)" in text
-    assert "×2.10 the no-dev HF peer by the ratio of pooled means, +27.5 [" in text and "the dev sample buys it +2.5 [" in text
+    assert "×2.10 the no-dev HF peer by the ratio of pooled means (d ×2.10), +27.5 [" in text
+    assert "goal ×1.4 with no corpus below ×1.0: met so far" in text
+    # 1.05 / 1.10 of the dev-selected twin's pooled F1: 95 %
+    assert "the dev sample (the recipe at 30 epochs with it) buys it +2.5 [" in text
+    assert text.rstrip().endswith("keeps 95 % of that dev-selected test F1 (goal 95 %: met so far).")
     assert "nan" not in text.lower()
-    assert chosen_budget_text({}, nodev, dev, "e60", 30) == "the recipe at 60 epochs, 0 of 30 no-dev cells so far (interim).\n"
+    assert chosen_budget_text({}, nodev, dev, "e60", 30, ["d"]) == "the recipe at 60 epochs, 0 of 30 no-dev cells so far (interim).\n"

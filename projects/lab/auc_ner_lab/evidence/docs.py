@@ -95,7 +95,7 @@ def _fragments() -> dict:
         out.update(_budget_texts())
         sixty = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev60.yaml")
         chosen = results_by_cell("campaign_trf_nodev60", sixty) if (committed.ROOT / "results" / "campaign_trf_nodev60").exists() else {}
-        out["evidence/transformer/nodev60.md"] = chosen_budget_text(chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()))
+        out["evidence/transformer/nodev60.md"] = chosen_budget_text(chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():

@@ -46,6 +46,25 @@ def _ratio(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
     return sum(xs) / total if total > 0 else None
 
 
+def peer_ratio(a: Results, method: str, peer: Results, corpora: Sequence[str]):
+    """(ratio, {corpus: ratio}, goal, xs, ys): `method`'s rows in `a` against the no-dev peer's in
+    `peer` by the ratio of pooled means, overall and per corpus (where it has pairs), whether
+    issue 44's goal holds on them ("met": ×1.4 with no corpus below ×1.0) and the pairs; ratio
+    None without pairs."""
+    xs, ys = pairs(a, method, peer, PEER)
+    ratio = _ratio(xs, ys)
+    shown = {c: r for c, r in ((c, _ratio(*pairs(a, method, peer, PEER, corpora=[c]))) for c in corpora) if r is not None}
+    goal = "met" if ratio is not None and ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
+    return ratio, shown, goal, xs, ys
+
+
+def kept_share(nodev: Results, method: str, dev: Results) -> Tuple[Optional[float], int]:
+    """(share, draws): the no-dev rows' pooled test F1 over their dev-selected twins' (the
+    recipe's in campaign_trf_recipe), over the draws both have; None without pairs."""
+    xs, ys = pairs(nodev, method, dev, RECIPE)
+    return _ratio(xs, ys), len(xs)
+
+
 def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     """The protocol's full sentences, for docs/evidence/transformer.md (the README has
     `readme_short`), generated from the rows: how many cells have rows,
@@ -64,18 +83,13 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     parts = [head]
     if bought:
         parts.append("what the 200-sentence dev sample buys (dev-selected minus no-dev test F1, the same draws): " + "; ".join(bought))
-    kept_x, kept_y = pairs(nodev, RECIPE, dev, RECIPE)
-    kept = _ratio(kept_x, kept_y)
+    kept, n = kept_share(nodev, RECIPE, dev)
     if kept is not None:
-        draws = f"{len(kept_x)} draw{'s' if len(kept_x) != 1 else ''}"
+        draws = f"{n} draw{'s' if n != 1 else ''}"
         parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {draws}; goal 95 %: "
                      f"{'met' if kept >= 0.95 else 'not met'} on these rows)")
-    xs, ys = pairs(nodev, RECIPE, nodev, PEER)
-    ratio = _ratio(xs, ys)
+    ratio, shown, goal, xs, ys = peer_ratio(nodev, RECIPE, nodev, corpora)
     if ratio is not None:
-        by_corpus = {corpus: _ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[corpus])) for corpus in corpora}
-        shown = {corpus: r for corpus, r in by_corpus.items() if r is not None}
-        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
         parts.append(f"without a dev set on either side the recipe is ×{ratio:.2f} the peer by the ratio of pooled means "
                      f"({', '.join(f'{c} ×{r:.2f}' for c, r in shown.items())}), {difference(xs, ys)}; "
                      f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
@@ -105,16 +119,12 @@ def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
         xs, ys = pairs(dev, method, nodev, method)
         bought.append(f"{NAMES[method]} {short_difference(xs, ys) if xs else 'no pairs yet'}")
     text = f"{head}, paired by draw: the 200-sentence dev sample buys " + ", ".join(bought[:-1]) + " and " + bought[-1]
-    kept_x, kept_y = pairs(nodev, RECIPE, dev, RECIPE)
-    kept = _ratio(kept_x, kept_y)
+    kept, _ = kept_share(nodev, RECIPE, dev)
     if kept is not None:
         text += (f"; without it the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 "
                  f"(goal 95 %: {'met' if kept >= 0.95 else 'not met'}{so_far})")
-    xs, ys = pairs(nodev, RECIPE, nodev, PEER)
-    ratio = _ratio(xs, ys)
+    ratio, shown, goal, xs, ys = peer_ratio(nodev, RECIPE, nodev, corpora)
     if ratio is not None:
-        shown = {c: r for c, r in ((c, _ratio(*pairs(nodev, RECIPE, nodev, PEER, corpora=[c]))) for c in corpora) if r is not None}
-        goal = "met" if ratio >= 1.4 and all(r >= 1.0 for r in shown.values()) else "not met"
         per_corpus = ", ".join(f"{c} ×{r:.2f}" for c, r in shown.items())
         text += (f"{',' if kept is not None else ';'} and with neither having a dev set the recipe is ×{ratio:.2f} the peer (the "
                  f"ratio of pooled means; {per_corpus}), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below ×1.0: {goal}{so_far})")
@@ -144,23 +154,29 @@ def cpu_text(nodev: Results, dev: Results) -> str:
     return f"{head}; the dev sample buys it {difference(xs, ys)}{share}.\n"
 
 
-def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: str, total: int) -> str:
+def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: str, total: int, corpora: Sequence[str]) -> str:
     """The recipe at the budget campaign_trf_budget's rule chose (campaign_trf_nodev60's rows,
     method `method`), under "n in all", paired by draw with: its 30-epoch twin, the no-dev peer
-    (the ratio of pooled means too) and its own dev-selected twin in campaign_trf_recipe."""
+    (the ratio of pooled means, per corpus too, with issue 44's goal) and the recipe's
+    dev-selected twin in campaign_trf_recipe (what the dev sample buys, the share it keeps)."""
     cells = sum(len(r.scores) for r in chosen.values())
-    head = f"the recipe at 60 epochs, {cells} of {total} no-dev cells" + ("" if cells >= total else " so far (interim)")
+    interim = cells < total
+    head = f"the recipe at 60 epochs, {cells} of {total} no-dev cells" + (" so far (interim)" if interim else "")
     if cells == 0:
         return head + ".\n"
+    so_far = " so far" if interim else ""
     parts = []
     xs, ys = pairs(chosen, method, nodev, RECIPE)
     if xs:
         parts.append(f"minus the recipe at 30 epochs {difference(xs, ys)}")
-    xs, ys = pairs(chosen, method, nodev, PEER)
-    ratio = _ratio(xs, ys)
+    ratio, shown, goal, xs, ys = peer_ratio(chosen, method, nodev, corpora)
     if ratio is not None:
-        parts.append(f"×{ratio:.2f} the no-dev HF peer by the ratio of pooled means, {difference(xs, ys)}")
+        per_corpus = ", ".join(f"{c} ×{r:.2f}" for c, r in shown.items())
+        parts.append(f"×{ratio:.2f} the no-dev HF peer by the ratio of pooled means ({per_corpus}), {difference(xs, ys)}; "
+                     f"goal ×1.4 with no corpus below ×1.0: {goal}{so_far}")
     xs, ys = pairs(dev, RECIPE, chosen, method)
     if xs:
-        parts.append(f"the dev sample buys it {difference(xs, ys)}")
+        kept, _ = kept_share(chosen, method, dev)
+        parts.append(f"the dev sample (the recipe at 30 epochs with it) buys it {difference(xs, ys)}; without it the recipe keeps "
+                     f"{100 * kept:.0f} % of that dev-selected test F1 (goal 95 %: {'met' if kept >= 0.95 else 'not met'}{so_far})")
     return head + (": " + "; ".join(parts) if parts else "") + ".\n"
