@@ -1,6 +1,7 @@
 """Every generated text of the lab's documents from the committed rows (`fragments`: {path
 relative to docs/: text}) and the command that writes or checks them with the documents'
 generated blocks (`docs`: `python projects/lab/lab.py docs [--check]`)."""
+import math
 import tempfile
 import warnings
 from pathlib import Path
@@ -37,7 +38,10 @@ def _budget_texts() -> dict:
     steps = int(recipe_config("lowres_best")["training"]["max_steps"])
     studies = {"transformer/budget.md": ("campaign_trf_budget", Shipped("stage_e30", "30 epochs", f"stage_e{epochs}", f"{epochs} epochs")),
                "transformer/cpu_budget.md": ("campaign_cpu_budget", Shipped("stage_s600", "600 steps", f"stage_s{steps}", f"{steps} steps"))}
-    out = {}
+    # the steps `recipe` counts for the transformer recipe: epochs of batches of sentences
+    # (batch_by_sequence), as tests/test_budget.py checks against the orchestrator
+    size = int(recipe_config("lowres_best_trf")["training"]["batcher"]["size"])
+    out = {"evidence/readme/trf_steps.md": f"{epochs * math.ceil(20 / size)} at 20 sentences, {epochs * math.ceil(50 / size)} at 50\n"}
     for document, (study, shipped) in studies.items():
         spec = load_spec(committed.ROOT / "studies" / f"{study}.yaml")
         rows = named_rows(study, study) if (committed.ROOT / "results" / study).exists() else []
