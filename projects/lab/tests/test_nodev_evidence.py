@@ -92,3 +92,14 @@ def test_the_chosen_budgets_sentence_by_hand():
     assert text.rstrip().endswith("keeps 95 % of that dev-selected test F1 (goal 95 %: met so far).")
     assert "nan" not in text.lower()
     assert chosen_budget_text({}, nodev, dev, "e60", 30, ["d"]) == "the recipe at 60 epochs, 0 of 30 no-dev cells so far (interim).\n"
+
+
+def test_the_run_time_is_the_median_of_the_cpu_rows_by_hand():
+    """20 sentences: 300, 600 and 900 s on the CPU, median 10 min (the GPU row of 60 s left
+    out); 50 sentences: 1200 and 1800 s, median 25 min."""
+    from auc_ner_lab.evidence.nodev import run_minutes
+
+    rows = [{"device": "cpu", "size": 20, "seconds": s} for s in (300, 900, 600)] + [{"device": "gpu", "size": 20, "seconds": 60}]
+    rows += [{"device": "cpu", "size": 50, "seconds": s} for s in (1200, 1800)]
+    assert run_minutes(rows).startswith("on one CPU core, MiniLM: 10 min at 20 sentences, 25 min at 50 sentences (the median wall time of the lab's 5 ")
+    assert run_minutes(rows[3:4]) == ""

@@ -180,3 +180,21 @@ def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: st
         parts.append(f"the dev sample (the recipe at 30 epochs with it) buys it {difference(xs, ys)}; without it the recipe keeps "
                      f"{100 * kept:.0f} % of that dev-selected test F1 (goal 95 %: {'met' if kept >= 0.95 else 'not met'}{so_far})")
     return head + (": " + "; ".join(parts) if parts else "") + ".\n"
+
+
+def run_minutes(rows: Sequence[Mapping[str, Any]]) -> str:
+    """How long a no-dev run of the recipe takes, for the README: the median wall time of the
+    CPU rows (`rows`: the latest of each cell) at each size, or "" without any."""
+    import statistics
+
+    by_size: dict = {}
+    for r in rows:
+        if r.get("device") == "cpu" and isinstance(r.get("seconds"), (int, float)):
+            by_size.setdefault(r["size"], []).append(r["seconds"] / 60)
+    if not by_size:
+        return ""
+    sizes = sorted(by_size)
+    said = ", ".join(f"{statistics.median(by_size[n]):.0f} min at {n} sentences" for n in sizes)
+    runs = sum(len(v) for v in by_size.values())
+    return f"on one CPU core, MiniLM: {said} (the median wall time of the lab's {runs} no-dev runs: no pretraining, one self-training round on 1000 raw sentences)"
+
