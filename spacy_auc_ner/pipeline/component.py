@@ -23,6 +23,7 @@ from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
 from ..losses.base import check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
+from ..ml.averages import torch_averages
 from ..ml.decoding import Spans
 from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
 from .strategies import UpdateStrategy
@@ -308,6 +309,14 @@ class AUCNER(TrainablePipe):
         params = self.loss.read_params(self.model.get_ref("output"))
         out = self.scheme.get_loss(self.loss, flat, gold, weights, lengths, params, self.cfg["n_updates"])
         return out, lengths
+
+    def use_params(self, params: dict):
+        """The model with the weights of `params` (spaCy evaluates and saves inside
+        ``nlp.use_params(optimizer.averages)``): thinc swaps the head's, `torch_averages` a
+        fine-tuned encoder's, which thinc 8.3's PyTorch shim leaves as they are. A generator, as
+        ``Language.use_params`` drives each pipe's."""
+        with self.model.use_params(params), torch_averages(self.model, params):
+            yield
 
     def finish_update(self, sgd: Optimizer) -> None:
         self._optimizer = sgd
