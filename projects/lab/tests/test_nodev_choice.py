@@ -140,15 +140,16 @@ def test_the_campaign_trains_as_campaign_trf_nodev_on_the_tuning_draws():
     nodev = load_spec(LAB / "studies" / "campaign_trf_nodev.yaml", configs_dir=LAB / "configs")
     recipe = next(m for m in nodev.methods if m.name == "lowres_best_trf")
     cells = spec.cells()
-    assert len(cells) == 60 and {c.seed for c in cells} == {10000, 10001}
+    assert len(cells) == 84 and {c.seed for c in cells} == {10000, 10001}
     assert {c.seed for c in nodev.cells()}.isdisjoint({c.seed for c in cells})
     epochs = {m.name: m.overrides["budget.epochs"] for m in spec.methods}
-    assert epochs == {"stage_e10": 10, "stage_e20": 20, "stage_e30": 30, "stage_e60": 60, "stage_held_out": 30}
+    assert epochs == {"stage_e10": 10, "stage_e20": 20, "stage_e30": 30, "stage_e60": 60, "stage_e30_avg": 30, "stage_e60_avg": 60, "stage_held_out": 30}
     for cell in cells:
         assert cell.overrides["corpora.dev"] == NO_DEV and cell.overrides["self_training.rounds"] == 0
         rate = cell.overrides["training.optimizer.learn_rate.initial_rate"]
         assert rate == {**recipe.overrides, **recipe.corpus_overrides.get(cell.corpus, {})}["training.optimizer.learn_rate.initial_rate"]
-        assert "training.optimizer.use_averages" not in cell.overrides
+        # the weights' moving average in the _avg settings only
+        assert cell.overrides.get("training.optimizer.use_averages", False) == cell.method.endswith("_avg")
     raw = yaml.safe_load((LAB / "studies" / "campaign_trf_budget.yaml").read_text())
     assert {m["name"]: m["runner"].split(":")[1] for m in raw["methods"] if m["runner"] != "auc_ner_lab.nodev_choice:run_cell"} == {"stage_held_out": "run_held_out_cell"}
 
