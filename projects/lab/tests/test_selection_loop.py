@@ -22,9 +22,10 @@ def _loop(name, selection, **entry):
     return {"name": name, "base": "crf", "runner": RUNNER, "selection": selection, **entry}
 
 
-def test_the_campaign_is_90_cells_whose_round_0_is_campaign_trf_nodev_n20():
+def test_the_campaign_is_90_cells_whose_round_0_is_campaign_trf_nodev_n20(monkeypatch):
     """3 corpora x 5 partitions x {mnlp, entropy, random} x {30, 10 + 10 + 10}; each cell's
     config is exactly that of campaign_trf_nodev's n=20 lowres_best_trf cell of its draw."""
+    monkeypatch.chdir(LAB)  # the specs' config files are named from the lab's folder, where its commands run
     spec = load_spec(LAB / "studies" / "campaign_selection.yaml", configs_dir=LAB / "configs")
     cells = spec.cells()
     assert len(cells) == 90 and len({c.key for c in cells}) == 90
