@@ -103,3 +103,24 @@ def test_the_run_time_is_the_median_of_the_cpu_rows_by_hand():
     rows += [{"device": "cpu", "size": 50, "seconds": s} for s in (1200, 1800)]
     assert run_minutes(rows).startswith("on one CPU core, MiniLM: 10 min at 20 sentences, 25 min at 50 sentences (the median wall time of the lab's 5 ")
     assert run_minutes(rows[3:4]) == ""
+
+
+def test_the_readmes_step_counts_are_the_orchestrators(tmp_path):
+    """README's "180 at 20 sentences, 420 at 50" (evidence/readme/trf_steps.md) is what
+    `spacy-auc-ner recipe` trains: the library's budget on 20- and 50-sentence training files."""
+    import spacy
+    from spacy.tokens import DocBin
+
+    from auc_ner_lab.evidence import committed
+    from auc_ner_lab.evidence.docs import _budget_texts
+    from spacy_auc_ner.api import budgeted, recipe_config
+
+    steps = []
+    for n in (20, 50):
+        bin_ = DocBin(docs=[spacy.blank("en").make_doc(f"sentence {i}") for i in range(n)])
+        bin_.to_disk(tmp_path / f"{n}.spacy")
+        config = recipe_config("lowres_best_trf")
+        config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / f"{n}.spacy")
+        steps.append(budgeted(config)[0]["training"]["max_steps"])
+    text = committed.in_lab(_budget_texts)["evidence/readme/trf_steps.md"]
+    assert text == f"{steps[0]} at 20 sentences, {steps[1]} at 50\n"
