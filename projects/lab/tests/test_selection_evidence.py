@@ -84,3 +84,25 @@ def test_the_readmes_short_sentence_names_the_best_with_its_test_and_the_goal():
     assert readme_short({}, random) == "no rows yet (0 of 90 cells of studies/campaign_selection.yaml)\n"
     assert readme_short(_results({("entropy_30", "c", 20): {3: 0.5}}), random) == (
         "interim, 1 of 90 cells so far; no 50-random row of their draws yet\n")
+
+
+def test_the_100_sentence_random_side_is_nodevs_recipe_at_100():
+    """campaign_trf_nodev100: each cell is campaign_trf_nodev's n=50 lowres_best_trf cell of its
+    corpus and partition at n = 100 (the same config, seed, learn rate, no dev set); the step
+    settings nodev's spec writes per size are the budget's own, which the orchestrator counts."""
+    from pathlib import Path
+
+    from auc_ner_lab.spec import load_spec
+
+    lab = Path(__file__).resolve().parents[1]
+    hundred = load_spec(lab / "studies" / "campaign_trf_nodev100.yaml", configs_dir=lab / "configs").cells()
+    nodev = load_spec(lab / "studies" / "campaign_trf_nodev.yaml", configs_dir=lab / "configs").cells()
+    twins = {(c.corpus, c.partition): c for c in nodev if c.method == "lowres_best_trf" and c.size == 50}
+    steps = {"training.max_steps", "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps"}
+    assert len(hundred) == 15 and {c.size for c in hundred} == {100}
+    for cell in hundred:
+        twin = twins[(cell.corpus, cell.partition)]
+        assert (cell.method, cell.config, cell.seed) == (twin.method, twin.config, twin.seed)
+        theirs = {k: v for k, v in twin.overrides.items() if k not in steps}
+        theirs["corpora.train"] = {**theirs["corpora.train"], "n": 100}
+        assert cell.overrides == theirs, cell.id

@@ -179,11 +179,14 @@ def unread_rows(compute):
 def selection_text():
     """The annotation loop's sentences, in full for the lab (`selection.readme_text`) and short
     for the README (`selection.readme_short`): the rows of studies/campaign_selection.yaml
-    against campaign_trf_nodev's random draws of the recipe."""
+    against the recipe's random draws (campaign_trf_nodev, campaign_trf_nodev100)."""
     from .selection import readme_short as selection_short
     from .selection import readme_text as selection_readme
 
     spec = load_spec(committed.ROOT / "studies" / "campaign_selection.yaml")
     loop = results_by_cell(spec.name, spec) if (committed.ROOT / "results" / spec.name).exists() else {}
-    random = results_by_cell("campaign_trf_nodev") if loop and (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
+    random = {}  # the recipe on random draws: campaign_trf_nodev's 20 and 50 sentences, campaign_trf_nodev100's 100
+    for study in ("campaign_trf_nodev", "campaign_trf_nodev100"):
+        if loop and (committed.ROOT / "results" / study).exists():
+            random.update(results_by_cell(study))
     return selection_readme(loop, random, list(spec.corpora)), selection_short(loop, random)

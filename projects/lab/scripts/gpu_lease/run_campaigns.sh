@@ -52,6 +52,7 @@ est() {  # est CELL_ID: the seconds a cell is expected to take on the GPU, scale
     */spacy_ner/*|*/crf/*) s=90 ;;
     */lowres_best_trf/n=20/*) s=260 ;;
     */lowres_best_trf/n=50/*) s=320 ;;
+    */lowres_best_trf/n=100/*) s=450 ;;   # about 1.4 times the 50's steps (390 against 210 and the same labelling)
     */lowres_best_trf_e60/n=20/*) s=420 ;;  # twice the steps of each training, the same labelling
     */lowres_best_trf_e60/n=50/*) s=560 ;;
     */random_*/*) s=320 ;;                 # reads no model: one training, at 50
