@@ -124,3 +124,18 @@ def test_the_readmes_step_counts_are_the_orchestrators(tmp_path):
         steps.append(budgeted(config)[0]["training"]["max_steps"])
     text = committed.in_lab(_budget_texts)["evidence/readme/trf_steps.md"]
     assert text == f"{steps[0]} at 20 sentences, {steps[1]} at 50\n"
+
+
+def test_the_chosen_budgets_readme_phrase_by_hand():
+    """The rows of test_the_chosen_budgets_sentence_by_hand: ×2.10 the peer, +27.5 points (the
+    differences 0.25 and 0.30: t = 0.275 / 0.025 = 11 on 1 degree of freedom, p = 1 - 2 atan(11) / pi
+    = 0.058), +7.5 points over 30 epochs (p = 0.205), 1.05 / 1.10 = 95 % of the dev-selected F1."""
+    from auc_ner_lab.evidence.nodev import chosen_budget_short
+
+    chosen = _results({("e60", "d", 20): {0: 0.45, 1: 0.60}})
+    nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.30}})
+    dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.60}})
+    assert chosen_budget_short(chosen, nodev, dev, "e60", 30, ["d"]) == (
+        "×2.10 the no-dev peer by the ratio of pooled means, +27.5 points (p = 0.058, 2 draws; goal ×1.4 with no corpus below ×1.0: met), "
+        "+7.5 points (p = 0.205, 2 draws) over 30 epochs, 95 % of the dev-selected recipe's test F1 (goal 95 %: met) (interim, 2 of 30 cells)")
+    assert chosen_budget_short({}, nodev, dev, "e60", 30, ["d"]) == "no rows yet (interim, 0 of 30 cells)"

@@ -21,7 +21,7 @@ from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import named_rows, results_by_cell
 from .minilm import minilm_budget, minilm_table
-from .nodev import chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text, run_minutes
+from .nodev import chosen_budget_short, chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text, run_minutes
 from .pairs import paired_lists
 from .readme import readme_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
@@ -101,7 +101,9 @@ def _fragments() -> dict:
         chosen = results_by_cell("campaign_trf_nodev60", sixty) if (committed.ROOT / "results" / "campaign_trf_nodev60").exists() else {}
         sixty_rows = named_rows("campaign_trf_nodev60", "campaign_trf_nodev60") if chosen else []
         out["evidence/readme/trf_minutes.md"] = run_minutes(sixty_rows) + "\n"
-        out["evidence/transformer/nodev60.md"] = chosen_budget_text(chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
+        sixty_args = (chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
+        out["evidence/transformer/nodev60.md"] = chosen_budget_text(*sixty_args)
+        out["evidence/readme/nodev60.md"] = chosen_budget_short(*sixty_args) + "\n"
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
     if (committed.ROOT / "results" / trf_rule.STUDY).exists():

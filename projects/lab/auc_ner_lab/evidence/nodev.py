@@ -182,6 +182,28 @@ def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: st
     return head + (": " + "; ".join(parts) if parts else "") + ".\n"
 
 
+def chosen_budget_short(chosen: Results, nodev: Results, dev: Results, method: str, total: int, corpora: Sequence[str]) -> str:
+    """README's phrase on the recipe at the chosen budget (`chosen_budget_text` has the intervals
+    and the corpora): its no-dev ratio to the no-dev peer with the goal, the difference from 30
+    epochs and the share of the dev-selected F1 it keeps, each paired by draw."""
+    cells = sum(len(r.scores) for r in chosen.values())
+    interim = f" (interim, {cells} of {total} cells)" if cells < total else f" (all {total} cells)"
+    if cells == 0:
+        return f"no rows yet{interim}"
+    parts = []
+    ratio, _, goal, xs, ys = peer_ratio(chosen, method, nodev, corpora)
+    if ratio is not None:
+        parts.append(f"×{ratio:.2f} the no-dev peer by the ratio of pooled means, {short_difference(xs, ys)[:-1]}; "
+                     f"goal ×1.4 with no corpus below ×1.0: {goal})")
+    xs, ys = pairs(chosen, method, nodev, RECIPE)
+    if xs:
+        parts.append(f"{short_difference(xs, ys)} over 30 epochs")
+    kept, _ = kept_share(chosen, method, dev)
+    if kept is not None:
+        parts.append(f"{100 * kept:.0f} % of the dev-selected recipe's test F1 (goal 95 %: {'met' if kept >= 0.95 else 'not met'})")
+    return ", ".join(parts) + interim
+
+
 def run_minutes(rows: Sequence[Mapping[str, Any]]) -> str:
     """How long a no-dev run of the recipe takes, for the README: the median wall time of the
     CPU rows (`rows`: the latest of each cell) at each size, or "" without any."""
