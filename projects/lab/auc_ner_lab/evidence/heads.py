@@ -16,8 +16,7 @@ Then the recipe decision (issue 23 point 3): the fixed head with the recipe's ex
 (lowres_spacy_ner, then called recipe_rounds2, the recipe until then), dev F1 (what the
 decision reads) and test F1, paired per cell and pooled.
 
-`python lab.py docs` writes them into docs/evidence/heads_lowres.md's generated blocks;
-`python -m scripts.heads_lowres_table` (from projects/lab) prints them.
+`python lab.py docs` writes them into docs/evidence/heads_lowres.md's generated blocks.
 """
 from collections import defaultdict
 

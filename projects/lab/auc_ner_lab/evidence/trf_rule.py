@@ -216,7 +216,7 @@ def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence
               "per draw (corpus and partition, its sizes averaged), two-sided paired t-test; per size and per corpus: "
               f"the mean d and its draws. Cells with rows: `{RECIPE}` {counts[RECIPE]} of {planned}, "
               + ", ".join(f"`{p.variant}` {counts[p.variant]}" for p in PARTS) + f" of {planned} each. The rule, "
-              f"{fixed} (`scripts/trf_ablation.py`): gain = keep when the mean d is above 0; significant gain = "
+              f"{fixed} (then in `scripts/trf_ablation.py`, now `auc_ner_lab/evidence/trf_rule.py`): gain = keep when the mean d is above 0; significant gain = "
               f"also p < {ALPHA} (self-training and the bias, whose dev gain is optimistic: they are chosen and "
               "calibrated on this dev sample); no loss = adopt a cheaper change when the mean d is at least 0."]
     return "\n".join(lines) + "\n"
