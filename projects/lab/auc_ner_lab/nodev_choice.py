@@ -12,9 +12,6 @@ keep the checkpoint best on that share (the [budget]'s evaluation rhythm and pat
 `leave_one_corpus_out` chooses, for each corpus, the setting whose cells on the other corpora
 have the best mean dev score on the lab's sample; test scores are never read to choose.
 """
-import tempfile
-import time
-from pathlib import Path
 from typing import Any, Dict, Iterator, Mapping, Sequence
 
 from spacy.util import registry
@@ -77,19 +74,14 @@ def run_held_out_cell(cell) -> Dict[str, Any]:
 def _trained_and_scored(cell, config) -> Dict[str, Any]:
     """`config` (the cell's, on its files) trained, scored on test and on the lab's dev sample. A
     config that pretrains or self-trains (the CPU recipe's supervised stage pretrains) trains
-    through the recipe's steps (`training_extras.train_with_extras`), as its study cells do."""
-    from .experiment import train_and_evaluate, trained_scores
-    from .training_extras import steps, train_with_extras
+    through the recipe's steps (`training_extras.run_cell_with_extras`), as its study cells do."""
+    from .experiment import train_and_evaluate
+    from .training_extras import run_cell_with_extras, steps
 
     sample = sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED)
-    if not steps(cell):
-        return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        summary, trained, info = train_with_extras(cell, config, Path(tmp))
-        train_seconds = time.perf_counter() - start
-        result = trained_scores(summary["model"], trained, cell.test_split(), dev_sample=sample)
-    return {**result, "train_seconds": train_seconds, "extras": info}
+    if steps(cell):
+        return run_cell_with_extras(cell, config, dev_sample=sample)
+    return train_and_evaluate(config, test=cell.test_split(), gpu_id=cell.gpu_id, dev_sample=sample)
 
 
 def leave_one_corpus_out(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> Dict[str, Choice]:

@@ -240,30 +240,32 @@ def on_annotated_tokens(config: Config) -> Config:
 PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for all) -> sentences written
 
 
-def run_cell_with_extras(cell) -> Dict[str, Any]:
+def run_cell_with_extras(cell, config: Optional[Config] = None, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
     has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
     recipe``, then score it like any cell. What the cell adds: its pools and the row's
-    ``extras``."""
+    ``extras``. ``config``: the cell's own (`experiment.cell_config`) unless a cell function
+    changed it; ``dev_sample``: a reader block to take the dev scores on instead of the
+    config's dev corpus (`experiment.trained_scores`)."""
     from .experiment import cell_config
 
     if cell.size is None:
         raise ValueError("pretraining and self-training use the rest of the training split as their pool: give the study sizes")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:  # train_steps writes the steps of its [budget] on the draw and dev set
-        summary, dev_config, info = train_with_extras(cell, cell_config(cell), Path(tmp))
+        summary, dev_config, info = train_with_extras(cell, cell_config(cell) if config is None else config, Path(tmp))
         train_seconds = time.perf_counter() - start
-        result = extras_scores(summary, dev_config, cell.test_split())
+        result = extras_scores(summary, dev_config, cell.test_split(), dev_sample)
     result.update(train_seconds=train_seconds, extras=info)
     return result
 
 
-def extras_scores(summary: Dict[str, Any], dev_config: Config, test: Optional[str]) -> Dict[str, Any]:
-    """The scores of `train_with_extras`' model (`experiment.trained_scores`), its
-    ``dev_score`` that of the self-training round kept (when it self-trained)."""
+def extras_scores(summary: Dict[str, Any], dev_config: Config, test: Optional[str], dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The scores of `train_with_extras`' model (`experiment.trained_scores`, on `dev_sample`
+    when given), its ``dev_score`` that of the self-training round kept (when it self-trained)."""
     from .experiment import trained_scores
 
-    result = trained_scores(summary["model"], dev_config, test)
+    result = trained_scores(summary["model"], dev_config, test, dev_sample)
     if summary["rounds"]:
         chosen = summary["rounds"][summary["chosen_round"]]["dev"]
         result["dev_score"] = None if chosen is None else chosen["ents_f"]
