@@ -3,6 +3,7 @@ refuses a tree with uncommitted changes; setup.sh's tree_stamp.py check refuses 
 not the stamped commit; a row of the copy names what a CPU row of the clean tree names)."""
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -276,6 +277,11 @@ def test_run_campaigns_dry_run_lists_the_queue_and_trains_nothing(tmp_path):
     assert "9 cells, " in done.stdout and not log.exists() and not (out / "cells.tsv").exists()
     done, _, _ = _lease(tmp_path / "forward", DRY_RUN="1", NODEV_ORDER="forward", SPECS="campaign_selection campaign_trf_nodev")
     assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("campaign_") and "~" in line] == SELECTION + NODEV
+    # ONLY keeps the cells whose id matches, in the same order
+    done, _, _ = _lease(tmp_path / "only", DRY_RUN="1", ONLY="/(mnlp|spacy_ner)_?[0-9]*/")
+    kept = [c for c in NODEV[::-1] + SELECTION if re.search("/(mnlp|spacy_ner)_?[0-9]*/", c)]
+    assert kept and len(kept) < len(NODEV + SELECTION)
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("campaign_") and "~" in line] == kept
 
 
 def test_run_campaigns_trains_each_cell_in_its_own_process_and_stops_before_the_limit(tmp_path):

@@ -28,11 +28,14 @@
 # DRY_RUN=1 (any machine, from the repository root; SETUP= skips setup.sh, PY names a Python
 # with spaCy) lists the queue with each cell's estimate and trains nothing:
 #   DRY_RUN=1 SETUP= PY=.venv/bin/python OUT=/tmp/plan bash projects/lab/scripts/gpu_lease/run_campaigns.sh
+# ONLY (an extended regular expression) keeps the cells whose id matches it, e.g.
+#   ONLY='/(mnlp|random)_30/' trains the one-batch pairs of MNLP and random draw by draw (2026-11-28:
+#   a lease trains pairs on one device rather than one side of many).
 # STUDY replaces the `study run` command (the lab's test runs the loop with a stand-in).
 set -u -o pipefail
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 LIMIT=${LIMIT:-500} SLOTS=${SLOTS:-16} EST_SCALE=${EST_SCALE:-100}
-SPECS=${SPECS-campaign_trf_nodev campaign_selection} NODEV_ORDER=${NODEV_ORDER:-reverse}
+SPECS=${SPECS-campaign_trf_nodev campaign_selection} NODEV_ORDER=${NODEV_ORDER:-reverse} ONLY=${ONLY:-}
 SETUP=${SETUP-.gpuC/setup.sh}
 R=$PWD
 if [ -n "$SETUP" ]; then
@@ -75,7 +78,7 @@ for spec in $SPECS; do
   if [ "$(cat "$OUT/logs/plan_$spec.rc")" != 0 ]; then echo "no plan for $spec: $(tail -n 1 "$OUT/logs/plan_$spec.log")"; continue; fi
   ids=$(cat "$OUT/logs/plan_$spec.txt")
   case $spec in campaign_trf_nodev|campaign_trf_nodev60) [ "$NODEV_ORDER" = reverse ] && ids=$(printf '%s\n' $ids | tac) ;; esac
-  for id in $ids; do QUEUE+=("$spec $id"); done
+  for id in $ids; do [ -z "$ONLY" ] || [[ $id =~ $ONLY ]] && QUEUE+=("$spec $id"); done
   echo "$spec: $(tail -n 1 "$OUT/logs/plan_$spec.log")"
 done
 if [ -n "${DRY_RUN:-}" ]; then
