@@ -52,9 +52,12 @@ def test_the_sentence_by_hand():
                        ("lowres_best_trf", "c", 100): {0: 0.60, 1: 0.60}})
     text = readme_text(loop, random, ["c"])
     assert text.startswith("4 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences")
-    assert "`mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws), as good as ≈ 84 random sentences on c; " in text
+    # against its own control random_30: differences 0.05 and 0.14, mean 0.095, their sd 0.045 sqrt 2,
+    # t = 0.095 / 0.045 = 2.11: p = 1 - 2 atan(2.11) / pi = 0.282; the interval 0.095 +- 12.706 * 0.045
+    assert ("`mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws), as good as ≈ 84 random sentences on c; against "
+            "`random_30`, the loop's own random draws: +9.5 [-47.7, +66.7] points (p = 0.282, 2 draws); ") in text
     assert "`random_30` -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws), as good as ≈ 46 random sentences on c." in text
-    assert "Goal (+3 points, p < 0.05) for the best, `mnlp_30`: not met; the F1 of 100 random sentences on at least one corpus: not met" in text
+    assert "Goal (+3 points, p < 0.05) for the best strategy, `mnlp_30`: not met; the F1 of 100 random sentences on at least one corpus: not met" in text
     assert "nan" not in text.lower() and text.endswith(" on these rows.\n")
 
 
@@ -78,12 +81,35 @@ def test_the_readmes_short_sentence_names_the_best_with_its_test_and_the_goal():
     (p = 0.205, 2 draws); goal not met; interim (4 of 90 cells)."""
     loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.60}, ("random_30", "c", 20): {0: 0.50, 1: 0.46}})
     random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
-    assert readme_short(loop, random) == ("interim, 4 of 90 cells so far: the best, `mnlp_30`, +7.5 points (p = 0.205, 2 draws) "
-                                          "against 50 random sentences (test F1, paired by draw); goal +3 points with p < 0.05: "
+    assert readme_short(loop, random) == ("interim, 4 of 90 cells so far: the best strategy, `mnlp_30`, +7.5 points (p = 0.205, "
+                                          "2 draws) against 50 random sentences (test F1, paired by draw), +9.5 points (p = 0.282, "
+                                          "2 draws) against the loop's own random `random_30`; goal +3 points with p < 0.05: "
                                           "not met so far\n")
     assert readme_short({}, random) == "no rows yet (0 of 90 cells of studies/campaign_selection.yaml)\n"
     assert readme_short(_results({("entropy_30", "c", 20): {3: 0.5}}), random) == (
-        "interim, 1 of 90 cells so far; no 50-random row of their draws yet\n")
+        "interim, 1 of 90 cells so far; no strategy has a 50-random row of its draws yet\n")
+
+
+def test_a_random_control_is_never_the_best_strategy_and_device_mixes_are_counted():
+    """random_30 lies furthest above 50 random sentences here, yet the best strategy is
+    entropy_30 (the controls are not strategies); entropy_30's two draws trained on the GPU
+    against CPU 50-random rows, one of them against a CPU random_30 row. Against random_30: the
+    differences -0.18 and -0.10, mean -0.14, their sd 0.04 sqrt 2, t = -3.5 on 1 degree of freedom:
+    p = 1 - 2 atan(3.5) / pi = 0.177, the interval -0.14 +- 12.706 * 0.04."""
+    gpu = {0: "GPU", 1: "GPU"}
+    loop = {("entropy_30", "c", 20): SimpleNamespace(scores={0: 0.52, 1: 0.50}, devices=gpu),
+            ("random_30", "c", 20): SimpleNamespace(scores={0: 0.70, 1: 0.60}, devices={0: "CPU", 1: "GPU"}),
+            ("mnlp_10x3", "c", 20): SimpleNamespace(scores={0: 0.40, 1: 0.40}, devices=gpu)}  # no random_10x3 rows yet
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
+    short = readme_short(loop, random)
+    assert "the best strategy, `entropy_30`, +1.0 points (p = 0.500, 2 draws) against 50 random sentences (test F1, paired by " \
+           "draw; 2 of the 2 pairs mix a GPU row with a CPU one), -14.0 points (p = 0.177, 2 draws) against the loop's own " \
+           "random `random_30`;" in short
+    text = readme_text(loop, random, ["c"])
+    assert "; against `random_30`, the loop's own random draws: -14.0 [-64.8, +36.8] points (p = 0.177, 2 draws); 1 of the 2 " \
+           "pairs mix a GPU row with a CPU one" in text
+    assert "`mnlp_10x3` -10.0 [-10.0, -10.0] points" in text and "against `random_10x3`" not in text
+    assert "the best strategy, `entropy_30`" in text
 
 
 def test_the_100_sentence_random_side_is_nodevs_recipe_at_100():

@@ -9,6 +9,12 @@ the paired t-test). "How many random sentences reach the same F1": the random re
 each size it has rows for (20, 50, 100, ...), on the draws the strategy has, interpolated
 linearly in log n at the strategy's mean F1.
 
+Each strategy is also read against the loop's own random control of its schedule (``random_30``
+for ``mnlp_30``: the same draws, 20 + 30 random sentences, trained in the same study and mostly on
+the same device), because the 50-random rows and the loop's rows may come from different device
+kinds (CPU and GPU train apart numerically): each comparison says how many of its pairs mix them.
+The best strategy is the best of the strategies, never a random control.
+
 Pure functions of ``{(method, corpus, size): MethodResult}`` maps (`aggregate.aggregate`), so
 that tests give them hand-made rows.
 """
@@ -19,6 +25,7 @@ from ..stats import paired_t_test
 from .nodev import difference, short_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
+CONTROL = "random_"  # the loop's methods that choose at random (the controls), by name
 RANDOM_METHOD, DRAW, CHOSEN = "lowres_best_trf", 20, 50  # campaign_trf_nodev's recipe; 20 drawn, 20 + 30 trained on
 TOTAL_CELLS = 90  # campaign_selection's
 GOAL_POINTS = 3.0  # issue 47: the best strategy at least 3 points above 50 random sentences, p < 0.05
@@ -30,17 +37,70 @@ def methods_of(loop: Results) -> List[str]:
     return list(dict.fromkeys(method for method, _, _ in loop))
 
 
+def control_of(method: str) -> Optional[str]:
+    """The loop's random control of a strategy's schedule (``mnlp_10x3`` -> ``random_10x3``);
+    None for a control itself."""
+    if method.startswith(CONTROL):
+        return None
+    return CONTROL + method.split("_", 1)[1] if "_" in method else None
+
+
+def _device(result: Any, partition: int) -> str:
+    return (getattr(result, "devices", None) or {}).get(partition, "CPU")  # hand-made results: one kind
+
+
+def _pairs(loop: Results, method: str, other: Results, other_method: str, other_size: int,
+           corpus: Optional[str] = None) -> List[Tuple[float, float, bool]]:
+    """(loop F1, other F1, whether the two rows trained on different device kinds), one per draw
+    (corpus, partition) both have."""
+    out = []
+    for (m, c, size), result in sorted(loop.items(), key=lambda kv: str(kv[0])):
+        twin = other.get((other_method, c, other_size))
+        if m != method or size != DRAW or twin is None or (corpus and c != corpus):
+            continue
+        out += [(result.scores[p], twin.scores[p], _device(result, p) != _device(twin, p))
+                for p in sorted(set(result.scores) & set(twin.scores))]
+    return out
+
+
 def pairs_50(loop: Results, method: str, random: Results, corpus: Optional[str] = None) -> Tuple[List[float], List[float]]:
     """(loop F1, 50-random F1), one pair per draw (corpus, partition) both have."""
-    xs, ys = [], []
-    for (m, c, size), result in sorted(loop.items(), key=lambda kv: str(kv[0])):
-        other = random.get((RANDOM_METHOD, c, CHOSEN))
-        if m != method or size != DRAW or other is None or (corpus and c != corpus):
-            continue
-        for p in sorted(set(result.scores) & set(other.scores)):
-            xs.append(result.scores[p])
-            ys.append(other.scores[p])
-    return xs, ys
+    pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN, corpus)
+    return [x for x, _, _ in pairs], [y for _, y, _ in pairs]
+
+
+def _mixed(pairs: Sequence[Tuple[float, float, bool]]) -> str:
+    mixed = sum(1 for _, _, m in pairs if m)
+    return f"; {mixed} of the {len(pairs)} pairs mix a GPU row with a CPU one" if mixed else ""
+
+
+def _control_pairs(loop: Results, method: str) -> Tuple[Optional[str], List[Tuple[float, float, bool]]]:
+    """(the control of ``method``, its `_pairs` against it) ([] for a control itself)."""
+    control = control_of(method)
+    return control, (_pairs(loop, method, loop, control, DRAW) if control else [])
+
+
+def against_control(loop: Results, method: str) -> str:
+    """"; against `random_30`, the loop's own random draws: -1.5 [...] points (p = ..., 15 draws)"
+    for a strategy whose control has rows of its draws, else ""."""
+    control, pairs = _control_pairs(loop, method)
+    if not pairs:
+        return ""
+    xs, ys = [x for x, _, _ in pairs], [y for _, y, _ in pairs]
+    return f"; against `{control}`, the loop's own random draws: {difference(xs, ys)}{_mixed(pairs)}"
+
+
+def _best(loop: Results, random: Results):
+    """(strategy, paired test, xs, ys) of the strategy (not a random control) furthest above 50
+    random sentences, or None."""
+    best = None
+    for method in methods_of(loop):
+        xs, ys = pairs_50(loop, method, random)
+        if xs and control_of(method) is not None:
+            test = paired_t_test(xs, ys)
+            if best is None or test.mean_diff > best[1].mean_diff:
+                best = (method, test, xs, ys)
+    return best
 
 
 def random_curve(random: Results, corpus: str, partitions: Sequence[int]) -> List[Tuple[int, float]]:
@@ -84,10 +144,10 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
     cells = sum(len(r.scores) for r in loop.values())
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml).\n"
-    parts, best = [], None
+    parts = []
     for method in methods_of(loop):
-        xs, ys = pairs_50(loop, method, random)
-        if not xs:
+        pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
+        if not pairs:
             parts.append(f"`{method}`: no 50-random row of its draws yet")
             continue
         worth = []
@@ -96,17 +156,17 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
             curve = random_curve(random, corpus, sorted(scores))
             if scores and curve:
                 worth.append(_sentences_text(corpus, equivalent_sentences(sum(scores.values()) / len(scores), curve)))
-        parts.append(f"`{method}` {difference(xs, ys)}" + (f", as good as {', '.join(worth)}" if worth else ""))
-        test = paired_t_test(xs, ys)
-        if best is None or test.mean_diff > best[1].mean_diff:
-            best = (method, test)
+        xs, ys = [x for x, _, _ in pairs], [y for _, y, _ in pairs]
+        parts.append(f"`{method}` {difference(xs, ys)}{_mixed(pairs)}" + (f", as good as {', '.join(worth)}" if worth else "")
+                     + against_control(loop, method))
     head = (f"{cells} of {TOTAL_CELLS} cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe without a dev "
             f"set, test F1, paired by draw): " + "; ".join(parts))
+    best = _best(loop, random)
     if best is None:
         return head + ".\n"
-    method, test = best
+    method, test, _, _ = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
-    goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best, `{method}`: {'met' if met else 'not met'}"
+    goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best strategy, `{method}`: {'met' if met else 'not met'}"
     return f"{goal}; {reaches_text(loop, random, method, corpora)} on these rows.\n"
 
 
@@ -118,19 +178,22 @@ def readme_short(loop: Results, random: Results) -> str:
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml)\n"
     head = f"interim, {cells} of {TOTAL_CELLS} cells so far" if cells < TOTAL_CELLS else f"all {TOTAL_CELLS} cells"
-    best = None
-    for method in methods_of(loop):
-        xs, ys = pairs_50(loop, method, random)
-        if xs:
-            test = paired_t_test(xs, ys)
-            if best is None or test.mean_diff > best[1].mean_diff:
-                best = (method, test, xs, ys)
+    best = _best(loop, random)
     if best is None:
-        return f"{head}; no 50-random row of their draws yet\n"
+        return f"{head}; no strategy has a 50-random row of its draws yet\n"
     method, test, xs, ys = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
-    return (f"{head}: the best, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by draw); "
-            f"goal +{GOAL_POINTS:.0f} points with p < 0.05: {'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}\n")
+    mixed = _mixed(_pairs(loop, method, random, RANDOM_METHOD, CHOSEN))
+    return (f"{head}: the best strategy, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by "
+            f"draw{mixed}){_short_control(loop, method)}; goal +{GOAL_POINTS:.0f} points with p < 0.05: "
+            f"{'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}\n")
+
+
+def _short_control(loop: Results, method: str) -> str:
+    control, pairs = _control_pairs(loop, method)
+    if not pairs:
+        return ""
+    return f", {short_difference([x for x, _, _ in pairs], [y for _, y, _ in pairs])} against the loop's own random `{control}`"
 
 
 def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> str:

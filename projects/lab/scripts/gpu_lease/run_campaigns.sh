@@ -12,9 +12,9 @@
 # order (SPECS="campaign_trf_nodev campaign_selection" says which campaigns, in which order).
 # A cell starts only if its estimate (est below: the GPU rows of campaign_trf_recipe at 16-30
 # cells at once, plus about 20 s for a fresh process; EST_SCALE=N percent scales them all) fits
-# in the seconds left before LIMIT; else the next that fits starts. So a selection cell that
-# ranks with the recipe (mnlp, entropy: about 600 s for a batch of 30, 1100 s for 10 + 10 + 10)
-# never starts in a call of 600 s at these estimates; random_* trains once, at 50 (320 s).
+# in the seconds left before LIMIT; else the next that fits starts. So a selection cell of
+# 10 + 10 + 10 (four trainings and three rankings, about 600 s) never starts in a call of 600 s;
+# a batch of 30 (mnlp, entropy: 280 s) and random_* (one training at 50: 180 s) do.
 # Every study is stopped LIMIT seconds after the start (SIGTERM, SIGKILL 30 s later): a cell cut
 # short leaves no row, the next lease or the CPU campaign trains it.
 #
@@ -58,9 +58,9 @@ est() {  # est CELL_ID: the seconds a cell is expected to take on the GPU, scale
     */lowres_best_trf/n=100/*) s=450 ;;   # about 1.4 times the 50's steps (390 against 210 and the same labelling)
     */lowres_best_trf_e60/n=20/*) s=420 ;;  # twice the steps of each training, the same labelling
     */lowres_best_trf_e60/n=50/*) s=560 ;;
-    */random_*/*) s=320 ;;                 # reads no model: one training, at 50
-    */mnlp_30/*|*/entropy_30/*) s=600 ;;   # the recipe at 20, a ranking of 2000, the recipe at 50
-    */*_10x3/*) s=1100 ;;                  # at 20, 30, 40 and 50, three rankings
+    */random_*/*) s=180 ;;                 # reads no model: one training, at 50 (H100 2026-11-28, 16 at once: 112-173 s)
+    */mnlp_30/*|*/entropy_30/*) s=280 ;;   # the recipe at 20, a ranking of the rest, the recipe at 50 (the same lease: 223-270 s)
+    */*_10x3/*) s=600 ;;                   # at 20, 30, 40 and 50, three rankings (from those: about 570 s)
     *) s=320 ;;
   esac
   s=$((s * EST_SCALE / 100))
