@@ -85,7 +85,8 @@ def test_the_pipelines_use_params_averages_the_fine_tuned_encoder_and_the_head()
     from spacy_auc_ner.api import recipe_config
 
     spacy.util.fix_random_seed(0)
-    config = recipe_config("lowres_best_trf", overrides={"paths.transformer": "minilm", "training.optimizer.use_averages": True})
+    config = recipe_config("lowres_best_trf", overrides={"paths.transformer": "minilm"})
+    assert config["training"]["optimizer"]["use_averages"] is True  # the recipe ships the average
     nlp = load_model_from_config(config.interpolate(), auto_fill=True, validate=True)
     data = [("Aspirin treats breast cancer in Paris .", [(15, 28, "Disease")]), ("The BRCA1 gene", [])]
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in data]

@@ -209,6 +209,27 @@ def test_the_readme_phrase_when_the_recipe_ships_the_choice_everywhere():
         "epochs shipped before, on test: +15.0 points (p = 0.058, 4 draws))")
 
 
+def test_the_document_reads_the_shipped_average_against_its_last_weights():
+    """The recipe ships stage_e60_avg, whose plain twin is stage_e60: the document adds the
+    average minus the last step's weights on test, per draw: 0.52 - 0.50 and 0.41 - 0.40 on a,
+    0.33 - 0.30 on b: +2, +1 and +3 points, mean +2.0 (sd 1, t = 0.02 / (0.01 / sqrt 3) = 3.46
+    on 2 degrees of freedom, p = 0.074)."""
+    from auc_ner_lab.evidence.budget import Shipped, budget_text
+
+    found = []
+    for corpus, p, avg, last in (("a", 0, 0.52, 0.50), ("a", 1, 0.41, 0.40), ("b", 0, 0.33, 0.30)):
+        found += [_row("stage_e60_avg", corpus, 0.9, avg, partition=p), _row("stage_e60", corpus, 0.8, last, partition=p),
+                  _row("stage_e30", corpus, 0.1, 0.2, partition=p)]
+    shipped = Shipped("stage_e30", "30 epochs", "stage_e60_avg", "60 epochs, the weights' moving average kept", plain="stage_e60")
+    text = budget_text(found, ["stage_e30", "stage_e60", "stage_e60_avg"], ["a", "b"], "ents_seqeval_micro_f", 9, shipped)
+    assert "The recipe ships 60 epochs, the weights' moving average kept (`stage_e60_avg`): the choice on every corpus." in text
+    assert text.rstrip().splitlines()[-1].startswith(
+        "The average minus the last step's weights (`stage_e60_avg` - `stage_e60`), on test: +2.0 [")
+    assert "(p = 0.074, 3 draws)." in text
+    plain = Shipped("stage_e30", "30 epochs", "stage_e60", "60 epochs")
+    assert "The average minus" not in budget_text(found, ["stage_e30", "stage_e60"], ["a", "b"], "ents_seqeval_micro_f", 6, plain)
+
+
 def test_the_recipe_at_the_chosen_budget_trains_nodevs_recipe_cells_at_60_epochs():
     """campaign_trf_nodev60: each cell is campaign_trf_nodev's lowres_best_trf cell of the same
     corpus, size and partition (draw, seed, learn rate, no dev set), [budget] epochs 60 instead of
@@ -226,15 +247,18 @@ def test_the_recipe_at_the_chosen_budget_trains_nodevs_recipe_cells_at_60_epochs
         assert cell.overrides["budget.epochs"] == 60 and twin.overrides["training.max_steps"] == {20: 90, 50: 210}[cell.size]
 
 
-def test_the_frozen_30_epoch_recipe_is_the_shipped_one_but_for_its_budget():
+def test_the_frozen_30_epoch_recipe_is_the_shipped_one_but_for_its_schedule():
     """studies/configs/lowres_best_trf_e30.cfg, which the studies that trained 30 epochs train so
-    that their keys stay, is the shipped recipe with [budget] epochs = 30 (the recipe ships the 60
-    that campaign_trf_budget's rule chose): the two differ in that one setting."""
+    that their keys stay, is the shipped recipe with [budget] epochs = 30 and no weight average
+    (the recipe ships the 60 epochs with the average that campaign_trf_budget's rule chose): the
+    two differ in those two settings."""
     from auc_ner_lab.cells import assembled_config
     from spacy_auc_ner.api import recipe_config
 
     frozen = assembled_config(None, [LAB / "studies" / "configs" / "lowres_best_trf_e30.cfg"])
     shipped = recipe_config("lowres_best_trf")
     assert (frozen["budget"]["epochs"], shipped["budget"]["epochs"]) == (30, 60)
+    assert (frozen["training"]["optimizer"]["use_averages"], shipped["training"]["optimizer"]["use_averages"]) == (False, True)
     shipped["budget"]["epochs"] = 30
+    shipped["training"]["optimizer"]["use_averages"] = False
     assert frozen == shipped

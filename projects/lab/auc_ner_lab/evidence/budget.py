@@ -11,7 +11,7 @@ draw (corpus, partition) is the unit: its sizes are averaged (`stats.draw_means`
 Pure functions of the latest ok rows, so that tests give them hand-made rows.
 """
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 from ..nodev_choice import leave_one_corpus_out
 from ..stats import draw_means
@@ -28,6 +28,7 @@ class Shipped:
     before_said: str
     now: str
     now_said: str
+    plain: Optional[str] = None  # `now` without the weights' average, where it has one: the text reads now - plain
 
 
 def _score(row: Mapping[str, Any], metric: str, dev: bool) -> float:
@@ -104,6 +105,10 @@ def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpo
                     f"own draws, its choice minus that schedule in test F1: {against}.")
     now = "the choice on every corpus" if all(m == shipped.now for m in chosen.values()) else "not the choice on every corpus"
     text.append(f"The recipe ships {shipped.now_said} (`{shipped.now}`): {now}.")
+    if shipped.plain:
+        xs, ys = chosen_vs_before(rows, {c: shipped.now for c in corpora}, metric, shipped.plain)
+        text.append(f"The average minus the last step's weights (`{shipped.now}` - `{shipped.plain}`), on test: "
+                    f"{difference(xs, ys) if xs else 'no pairs yet'}.")
     return "\n".join(text) + "\n"
 
 

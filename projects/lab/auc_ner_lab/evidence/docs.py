@@ -35,8 +35,11 @@ def _budget_texts() -> dict:
     corpus out, against what it shipped when the rule was fixed and what it ships today (read
     from the package)."""
     epochs = int(recipe_config("lowres_best_trf")["budget"]["epochs"])
+    averaged = bool(recipe_config("lowres_best_trf")["training"]["optimizer"].get("use_averages"))
     steps = int(recipe_config("lowres_best")["training"]["max_steps"])
-    studies = {"transformer/budget.md": ("campaign_trf_budget", Shipped("stage_e30", "30 epochs", f"stage_e{epochs}", f"{epochs} epochs")),
+    trf_now = (f"stage_e{epochs}_avg", f"{epochs} epochs, the weights' moving average kept") if averaged else (f"stage_e{epochs}", f"{epochs} epochs")
+    studies = {"transformer/budget.md": ("campaign_trf_budget", Shipped("stage_e30", "30 epochs", *trf_now,
+                                                                        plain=f"stage_e{epochs}" if averaged else None)),
                "transformer/cpu_budget.md": ("campaign_cpu_budget", Shipped("stage_s600", "600 steps", f"stage_s{steps}", f"{steps} steps"))}
     # the steps `recipe` counts for the transformer recipe: epochs of batches of sentences
     # (batch_by_sequence), as tests/test_budget.py checks against the orchestrator
