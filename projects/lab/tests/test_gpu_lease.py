@@ -229,6 +229,9 @@ from pathlib import Path
 args = sys.argv[1:]
 spec, results = Path(args[0]).stem, Path(args[args.index("--results") + 1])
 if "--dry-run" in args:
+    if os.environ.get("FAKE_PLAN_LOG"):
+        with open(os.environ["FAKE_PLAN_LOG"], "a") as log:
+            log.write(json.dumps(args) + "\n")
     done = {p.stem for p in results.glob("*.json")}
     todo = [c for c in Path(os.environ["FAKE_PLANS"], spec + ".txt").read_text().split() if c.replace("/", "_") not in done]
     print("\n".join(todo))
@@ -322,6 +325,22 @@ def test_run_campaigns_trains_each_cell_in_its_own_process_and_stops_before_the_
                      for c, r in result.items() if r[1] == "ok"}
     assert (out / "logs.tgz").is_file() and not (out / "logs").exists()
     assert "== done at" in done.stdout and f"; {len(NODEV + SELECTION) - len(started)} not started" in done.stdout
+
+
+def test_run_campaigns_untraced_plans_and_trains_with_study_runs_untraced(tmp_path):
+    """UNTRACED=1: the plan and every cell's run pass --untraced (the cells whose row no commit
+    traces, issue 45); without it neither does."""
+    import json
+
+    for untraced, folder in (("1", "untraced"), ("", "plain")):
+        plans = tmp_path / f"{folder}_plans.log"
+        done, _, log = _lease(tmp_path / folder, LIMIT="8", SLOTS="9", EST_SCALE="1", ONLY="/(crf|random_30)/",
+                              UNTRACED=untraced, FAKE_PLAN_LOG=str(plans))
+        assert done.returncode == 0, done.stdout + done.stderr
+        planned = [json.loads(line) for line in plans.read_text().splitlines()]
+        trained = [json.loads(line)["args"] for line in log.read_text().splitlines() if "args" in line]
+        assert len(planned) == 2 and len(trained) == 2
+        assert all(("--untraced" in args) == bool(untraced) for args in planned + trained)
 
 
 def test_run_campaigns_refuses_a_setup_that_is_not_the_trees(tmp_path):

@@ -31,11 +31,14 @@
 # ONLY (an extended regular expression) keeps the cells whose id matches it, e.g.
 #   ONLY='/(mnlp|random)_30/' trains the one-batch pairs of MNLP and random draw by draw (2026-11-28:
 #   a lease trains pairs on one device rather than one side of many).
+# UNTRACED=1 plans and trains, with `study run --untraced`, the cells whose row no commit traces
+#   (issue 45: trained from a tree with uncommitted changes), instead of the cells without a row.
 # STUDY replaces the `study run` command (the lab's test runs the loop with a stand-in).
 set -u -o pipefail
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 LIMIT=${LIMIT:-500} SLOTS=${SLOTS:-16} EST_SCALE=${EST_SCALE:-100}
 SPECS=${SPECS-campaign_trf_nodev campaign_selection} NODEV_ORDER=${NODEV_ORDER:-reverse} ONLY=${ONLY:-}
+WHICH=(); [ -n "${UNTRACED:-}" ] && WHICH=(--untraced)
 SETUP=${SETUP-.gpuC/setup.sh}
 R=$PWD
 if [ -n "$SETUP" ]; then
@@ -69,7 +72,7 @@ est() {  # est CELL_ID: the seconds a cell is expected to take on the GPU, scale
 
 echo "== plan at ${SECONDS}s"
 for spec in $SPECS; do  # the campaigns' plans at once: each study's cells still to run
-  ($STUDY "studies/$spec.yaml" --results "results/$spec" --gpu-id 0 --dry-run > "$OUT/logs/plan_$spec.txt" 2> "$OUT/logs/plan_$spec.log"
+  ($STUDY "studies/$spec.yaml" --results "results/$spec" --gpu-id 0 ${WHICH[@]+"${WHICH[@]}"} --dry-run > "$OUT/logs/plan_$spec.txt" 2> "$OUT/logs/plan_$spec.log"
    echo $? > "$OUT/logs/plan_$spec.rc") &
 done
 wait
@@ -109,7 +112,7 @@ launch() {  # launch SPEC CELL_ID ESTIMATE: the cell in its own study process, s
   n=$((n + 1))
   log="$OUT/logs/$(printf %03d $n)_${2//[^A-Za-z0-9_.-]/_}.log"
   timeout --signal=TERM --kill-after=30 $((LIMIT - SECONDS)) $STUDY "studies/$1.yaml" --results "results/$1" --cell "$2" \
-    --gpu-id 0 --workers 1 --threads-per-worker 1 --no-progress --no-strict > "$log" 2>&1 &
+    --gpu-id 0 ${WHICH[@]+"${WHICH[@]}"} --workers 1 --threads-per-worker 1 --no-progress --no-strict > "$log" 2>&1 &
   RUNNING[$!]="$1 $2 $3 $SECONDS $log"
   echo "start   $2 at ${SECONDS}s (~$3 s, $((${#RUNNING[@]})) running)"
 }
