@@ -62,9 +62,18 @@ def markdown_report(
         lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
         compared = [m for m in methods if any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
         if base is not None and compared:
-            lines.append(f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs):")
+            located = {(r.corpus, r.setting, r.size, value_text(r.value), r.method): r for r in panel}
+
+            def partner(r: Optional[MethodResult], paired: Baseline = base) -> Optional[MethodResult]:
+                where = paired.coordinates(r) if r is not None else None
+                return located.get(where) if where is not None else None
+
+            texts = {(m, c): _diff_text(cell.get((m, c)), partner(cell.get((m, c)))) for m in compared for c in columns}
+            mixed = any("mixed" in t for t in texts.values())
+            lines.append(f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs"
+                         + ("; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically" if mixed else "") + "):")
             lines.append("")
-            lines += _method_table(compared, columns, lambda m, c: _diff_text(cell.get((m, c))))
+            lines += _method_table(compared, columns, lambda m, c: texts[(m, c)])
         tuned = [r.tuned for r in panel if r.tuned]
         if tuned:
             lines.append(
@@ -136,13 +145,17 @@ def _compute_lines(costs: Sequence[Compute]) -> List[str]:
     return lines + [""]
 
 
-def _diff_text(r: Optional[MethodResult]) -> str:
+def _diff_text(r: Optional[MethodResult], base: Optional[MethodResult] = None) -> str:
+    """"+1.2 (×1.05, p=0.120, n=5)", with "; 2 mixed" where that many of the pairs (the
+    partitions both have) join rows of two device kinds (`MethodResult.devices`)."""
     if r is None or r.vs_baseline is None:
         return "–"
     t = r.vs_baseline
     p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
     ratio = "" if t.ratio is None else f"×{t.ratio:.2f}, "
-    return f"{100 * t.mean_diff:+.1f} ({ratio}{p}, n={t.n})"
+    shared = set(r.scores) & set(base.scores) if base is not None else set()
+    mixed = sum(1 for part in shared if r.devices.get(part, "CPU") != base.devices.get(part, "CPU")) if base is not None else 0
+    return f"{100 * t.mean_diff:+.1f} ({ratio}{p}, n={t.n}" + (f"; {mixed} mixed" if mixed else "") + ")"
 
 
 def write_report(

@@ -85,6 +85,24 @@ def test_significance_marks(tmp_path):
     assert not (tmp_path / "o" / "f1_vs_size.png").exists()
 
 
+def test_pairs_across_device_kinds_are_counted_in_the_paired_table(tmp_path):
+    """ce trained partition 1 on a GPU, the others on the CPU; ova_auc partitions 0 and 1 on a
+    GPU: only partition 0 joins two kinds (1 mixed); ova_bce, on the GPU exactly where ce is,
+    mixes none; the legend appears because a pair mixes."""
+    gpu = {"device": "cuda:0 NVIDIA H100 80GB HBM3"}
+    rows = [dict(_row("ce", p, 0.5 + 0.01 * p), **(gpu if p == 1 else {})) for p in range(3)]
+    rows += [dict(_row("ova_auc", p, 0.6 + 0.01 * p), **(gpu if p < 2 else {})) for p in range(3)]
+    rows += [dict(_row("ova_bce", p, 0.3 + 0.02 * p), **(gpu if p == 1 else {})) for p in range(3)]
+    md = write_report(_write(tmp_path / "r", rows), tmp_path / "o", plots=False)["markdown"]
+    assert "pairs; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically):" in md
+    auc = next(line for line in md.splitlines() if line.startswith("| ova_auc | +"))
+    bce = next(line for line in md.splitlines() if line.startswith("| ova_bce | -"))
+    assert auc.endswith("n=3; 1 mixed) |") and bce.endswith("n=3) |")
+    plain = write_report(_write(tmp_path / "r2", [_row(m, p, 0.5) for m in ("ce", "ova_auc") for p in range(2)]), tmp_path / "o2",
+                         plots=False)["markdown"]
+    assert "mixed" not in plain
+
+
 def test_other_settings_render(tmp_path):
     rows = []
     for setting, values in (("imbalance", [0.01, 0.05]), ("missing", [0.1, 0.5]), ("resampling", ["none", "sCR"])):
