@@ -155,6 +155,14 @@ def equivalent_sentences(f1: float, curve: Sequence[Tuple[int, float]]) -> Tuple
     return (">", curve[-1][0]) if f1 > curve[-1][1] else ("<", curve[0][0])
 
 
+def _worth(loop: Results, random: Results, method: str, corpus: str):
+    """(`equivalent_sentences` of ``method``'s mean F1 on ``corpus``, the random curve of its
+    draws): how many random sentences its F1 is worth; ("?", None) without rows or curve."""
+    scores = {p: f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for p, f in r.scores.items()}
+    curve = random_curve(random, corpus, sorted(scores)) if scores else []
+    return (equivalent_sentences(sum(scores.values()) / len(scores), curve) if curve else ("?", None)), curve
+
+
 def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
     how, n = found
     if how == "=":
@@ -178,10 +186,9 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
             continue
         worth = []
         for corpus in corpora:
-            scores = {p: f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for p, f in r.scores.items()}
-            curve = random_curve(random, corpus, sorted(scores))
-            if scores and curve:
-                worth.append(_sentences_text(corpus, equivalent_sentences(sum(scores.values()) / len(scores), curve)))
+            found, _ = _worth(loop, random, method, corpus)
+            if found[0] != "?":
+                worth.append(_sentences_text(corpus, found))
         parts.append(f"`{method}` {_tested(pairs)}" + (f", as good as {', '.join(worth)}" if worth else "")
                      + against_control(loop, method, corpora))
     head = (f"{cells} of {TOTAL_CELLS} cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe without a dev "
@@ -230,10 +237,8 @@ def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[
     (only corpora whose random curve has that size count)."""
     judged = []
     for corpus in corpora:
-        scores = {p: f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for p, f in r.scores.items()}
-        curve = random_curve(random, corpus, sorted(scores))
-        if scores and GOAL_SIZE in dict(curve):
-            how, n = equivalent_sentences(sum(scores.values()) / len(scores), curve)
+        (how, n), curve = _worth(loop, random, method, corpus)
+        if GOAL_SIZE in dict(curve):
             judged.append(how in ("=", ">") and n is not None and n >= GOAL_SIZE)
     if not judged:
         return f"the F1 of {GOAL_SIZE} random sentences: no {GOAL_SIZE}-sentence rows of its draws yet"
