@@ -10,7 +10,7 @@ that tests give them hand-made rows.
 """
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from ..stats import draw_means, paired_difference
+from ..stats import draw_means, p_words, paired_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
 RECIPE, PEER, CPU_RECIPE = "lowres_best_trf", "hf_token_classification", "lowres_best"
@@ -36,7 +36,7 @@ def difference(xs: Sequence[float], ys: Sequence[float]) -> str:
     """"+1.2 [-0.3, +2.7] points (p=0.120, 15 draws)": xs - ys in F1 points, the 95 % interval of
     the differences (none from one draw) and the paired t-test's p-value."""
     t, text = paired_difference(xs, ys)
-    p = "no p-value" if t.p_value is None else (f"p = {t.p_value:.3f}" if t.p_value >= 0.001 else "p < 0.001")
+    p = "no p-value" if t.p_value is None else p_words(t.p_value)
     return f"{text} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
 
 
@@ -107,7 +107,7 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
 def short_difference(xs: Sequence[float], ys: Sequence[float]) -> str:
     """"+1.2 points (p = 0.120, 15 draws)": `difference` without the interval, for the README."""
     t, _ = paired_difference(xs, ys)
-    p = "no p-value" if t.p_value is None else (f"p = {t.p_value:.3f}" if t.p_value >= 0.001 else "p < 0.001")
+    p = "no p-value" if t.p_value is None else p_words(t.p_value)
     return f"{100 * t.mean_diff:+.1f} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
 
 
