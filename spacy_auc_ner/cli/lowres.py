@@ -168,7 +168,7 @@ def recipe_command(
 
     The budget block gives the training in epochs of --paths.train: the steps, warm-up, evaluation rhythm and patience are counted from its size (a recipe's own; --budget.epochs 0: the training block's steps).
 
-    Without --paths.dev (only your n sentences): nothing is chosen on a dev set. Each training runs its whole budget and keeps its last step's model, self-training keeps its last round, and the entity-bias callback (it calibrates on dev) is dropped; the log says so.
+    Without --paths.dev (only your n sentences): nothing is chosen on a dev set. Each training runs its whole budget and keeps its last step's model (its weights' moving average where training.optimizer.use_averages is on, as in lowres_best_trf), self-training keeps its last round, and the entity-bias callback (it calibrates on dev) is dropped; the log says so.
 
     Example: spacy-auc-ner recipe lowres_best_trf out --paths.train train.tsv --paths.raw_text raw.txt --paths.transformer minilm
 
