@@ -92,11 +92,11 @@ def against_control(loop: Results, method: str, corpora: Sequence[str] = ()) -> 
     draws), by corpus: c -6.3 points (p = 0.002, 5 draws), ..." for a strategy whose control has
     rows of its draws, else ""."""
     control, pairs = _control_pairs(loop, method)
-    if not pairs:
+    if not pairs or control is None:  # a control has no pairs of its own
         return ""
     by_corpus = []
     for corpus in corpora:
-        here = _pairs(loop, method, loop, control, DRAW, corpus) if control else []
+        here = _pairs(loop, method, loop, control, DRAW, corpus)
         if here:
             by_corpus.append(f"{corpus} {short_difference([x for x, _, _ in here], [y for _, y, _ in here])}")
     return f"; against `{control}`, the loop's own random draws: {_tested(pairs)}" + (f", by corpus: {', '.join(by_corpus)}" if by_corpus else "")
