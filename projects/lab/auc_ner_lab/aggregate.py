@@ -80,6 +80,16 @@ class MethodResult:
         }
 
 
+def crosses_devices(a: Any, b: Any, partition: int) -> bool:
+    """Whether the rows of ``partition`` in results ``a`` and ``b`` trained on different device
+    kinds (`MethodResult.devices`): such a pair carries the numerical difference between a GPU and
+    a CPU training too. A result without ``devices`` (made by hand) counts as trained on the CPU."""
+    def kind(result: Any) -> str:
+        return (getattr(result, "devices", None) or {}).get(partition, "CPU")
+
+    return kind(a) != kind(b)
+
+
 def row_scores(row: Dict[str, Any]) -> Dict[str, Any]:
     """The row's scores: on test, or on the dev sample for a cell of a dev-only study."""
     scores = row.get("scores") or {}

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from spacy_auc_ner.api import METRICS, PathLike, check_output_file, write_json, write_text
 
-from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute, row_score, row_scores
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute, crosses_devices, row_score, row_scores
 from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
 from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
@@ -68,10 +68,10 @@ def markdown_report(
                 where = paired.coordinates(r) if r is not None else None
                 return located.get(where) if where is not None else None
 
-            texts = {(m, c): _diff_text(cell.get((m, c)), partner(cell.get((m, c)))) for m in compared for c in columns}
-            mixed = any("mixed" in t for t in texts.values())
+            mixed = {(m, c): _mixed(cell.get((m, c)), partner(cell.get((m, c)))) for m in compared for c in columns}
+            texts = {(m, c): _diff_text(cell.get((m, c)), mixed[(m, c)]) for m in compared for c in columns}
             lines.append(f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs"
-                         + ("; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically" if mixed else "") + "):")
+                         + ("; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically" if any(mixed.values()) else "") + "):")
             lines.append("")
             lines += _method_table(compared, columns, lambda m, c: texts[(m, c)])
         tuned = [r.tuned for r in panel if r.tuned]
@@ -145,16 +145,22 @@ def _compute_lines(costs: Sequence[Compute]) -> List[str]:
     return lines + [""]
 
 
-def _diff_text(r: Optional[MethodResult], base: Optional[MethodResult] = None) -> str:
-    """"+1.2 (×1.05, p=0.120, n=5)", with "; 2 mixed" where that many of the pairs (the
-    partitions both have) join rows of two device kinds (`MethodResult.devices`)."""
+def _mixed(r: Optional[MethodResult], base: Optional[MethodResult]) -> int:
+    """How many of the pairs of ``r`` and ``base`` (the partitions both have) join rows of two
+    device kinds (`aggregate.crosses_devices`)."""
+    if r is None or base is None:
+        return 0
+    return sum(crosses_devices(r, base, part) for part in set(r.scores) & set(base.scores))
+
+
+def _diff_text(r: Optional[MethodResult], mixed: int = 0) -> str:
+    """"+1.2 (×1.05, p=0.120, n=5)", with "; 2 mixed" where that many of its pairs join rows of
+    two device kinds (`_mixed`)."""
     if r is None or r.vs_baseline is None:
         return "–"
     t = r.vs_baseline
     p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
     ratio = "" if t.ratio is None else f"×{t.ratio:.2f}, "
-    shared = set(r.scores) & set(base.scores) if base is not None else set()
-    mixed = sum(1 for part in shared if r.devices.get(part, "CPU") != base.devices.get(part, "CPU")) if base is not None else 0
     return f"{100 * t.mean_diff:+.1f} ({ratio}{p}, n={t.n}" + (f"; {mixed} mixed" if mixed else "") + ")"
 
 

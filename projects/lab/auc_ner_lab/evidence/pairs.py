@@ -2,6 +2,7 @@
 {(method, corpus, size): MethodResult} (`committed.results_by_cell`), the unit of a test the
 draw (corpus, partition; its sizes averaged, `stats.draw_means`), a cell pair across device
 kinds said (`mixed_text`)."""
+from ..aggregate import crosses_devices
 from ..stats import draw_means, paired_difference, span
 
 
@@ -37,9 +38,9 @@ def cell_pairs(by: dict, a: str, b: str, sizes=None, corpus=None) -> list:
 def mixed_devices(by: dict, a: str, b: str, sizes=None, corpus=None) -> tuple:
     """(cell pairs whose two rows trained on different device kinds, cell pairs) of a against b:
     a pair across kinds carries the numerical difference between a GPU and a CPU training too
-    (`device_gap`). A result without `devices` (made by hand) counts as on one kind."""
+    (`device_gap`)."""
     pairs = cell_pairs(by, a, b, sizes, corpus)
-    mixed = sum(1 for x, y, p in pairs if (getattr(x, "devices", {}) or {}).get(p, "CPU") != (getattr(y, "devices", {}) or {}).get(p, "CPU"))
+    mixed = sum(crosses_devices(x, y, p) for x, y, p in pairs)
     return mixed, len(pairs)
 
 

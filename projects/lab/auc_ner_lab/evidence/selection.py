@@ -21,6 +21,7 @@ that tests give them hand-made rows.
 import math
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+from ..aggregate import crosses_devices
 from ..stats import paired_t_test
 from .nodev import difference, short_difference
 
@@ -45,10 +46,6 @@ def control_of(method: str) -> Optional[str]:
     return CONTROL + method.split("_", 1)[1] if "_" in method else None
 
 
-def _device(result: Any, partition: int) -> str:
-    return (getattr(result, "devices", None) or {}).get(partition, "CPU")  # hand-made results: one kind
-
-
 def _pairs(loop: Results, method: str, other: Results, other_method: str, other_size: int,
            corpus: Optional[str] = None) -> List[Tuple[float, float, bool]]:
     """(loop F1, other F1, whether the two rows trained on different device kinds), one per draw
@@ -58,7 +55,7 @@ def _pairs(loop: Results, method: str, other: Results, other_method: str, other_
         twin = other.get((other_method, c, other_size))
         if m != method or size != DRAW or twin is None or (corpus and c != corpus):
             continue
-        out += [(result.scores[p], twin.scores[p], _device(result, p) != _device(twin, p))
+        out += [(result.scores[p], twin.scores[p], crosses_devices(result, twin, p))
                 for p in sorted(set(result.scores) & set(twin.scores))]
     return out
 
@@ -117,15 +114,15 @@ def beats_random(loop: Results, random: Results) -> bool:
 
 
 def _best(loop: Results, random: Results):
-    """(strategy, paired test, xs, ys) of the strategy (not a random control) furthest above 50
-    random sentences, or None."""
+    """(strategy, paired test, its `_pairs` against 50 random sentences) of the strategy (not a
+    random control) furthest above them, or None."""
     best = None
     for method in methods_of(loop):
-        xs, ys = pairs_50(loop, method, random)
-        if xs and control_of(method) is not None:
-            test = paired_t_test(xs, ys)
+        pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
+        if pairs and control_of(method) is not None:
+            test = paired_t_test([x for x, _, _ in pairs], [y for _, y, _ in pairs])
             if best is None or test.mean_diff > best[1].mean_diff:
-                best = (method, test, xs, ys)
+                best = (method, test, pairs)
     return best
 
 
@@ -196,7 +193,7 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
     best = _best(loop, random)
     if best is None:
         return head + ".\n"
-    method, test, _, _ = best
+    method, test, _ = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
     goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best strategy, `{method}`: {'met' if met else 'not met'}"
     verdict = "" if beats_random(loop, random) else (
@@ -217,11 +214,11 @@ def readme_short(loop: Results, random: Results) -> str:
     best = _best(loop, random)
     if best is None:
         return f"{head}; no strategy has a 50-random row of its draws yet\n"
-    method, test, xs, ys = best
+    method, test, pairs = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
-    mixed = _mixed(_pairs(loop, method, random, RANDOM_METHOD, CHOSEN))
+    xs, ys = [x for x, _, _ in pairs], [y for _, y, _ in pairs]
     return (f"{head}: the best strategy, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by "
-            f"draw{mixed}){_short_control(loop, method)}; goal +{GOAL_POINTS:.0f} points with p < 0.05: "
+            f"draw{_mixed(pairs)}){_short_control(loop, method)}; goal +{GOAL_POINTS:.0f} points with p < 0.05: "
             f"{'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}\n")
 
 
