@@ -22,11 +22,9 @@ SUFFIXES = (".py", ".md", ".yaml", ".yml", ".cfg", ".sh", ".toml")
 # paths the documents name on purpose although the repository has no such file: what a command
 # writes, a user's file, a placeholder, or a record of how an old figure was made
 NOT_IN_REPOSITORY = {
-    "results/preset_cpu.jsonl",  # studies.md: a single run's rows, said to be "not committed"
     "configs/full/",  # written by the root project's workflow
     "data/train.spacy",  # guide.md: a user's file that --overwrite never removes
     "results/x/",  # studies.md: a placeholder in a cp example
-    "benchmarks/f1.py",  # benchmarks.md: the retired script behind figures marked "not regenerable"
     "configs/lowres_best.cfg",  # recipe.md: where the recipe was "then", since moved
 }
 WRITTEN = ("configs/full/",)  # folders that workflows write

@@ -20,6 +20,7 @@ from .budget import Shipped, budget_short, budget_text
 from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import named_rows, results_by_cell
+from .extras import extras_texts
 from .minilm import minilm_budget, minilm_table
 from .nodev import chosen_budget_short, chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text, run_minutes
 from .pairs import paired_lists
@@ -88,6 +89,7 @@ def _fragments() -> dict:
     if (committed.ROOT / "results" / "lowres_recipe_rerun").exists():
         out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
     out["evidence/campaign_minilm.md"] = minilm_table()
+    out.update(extras_texts())
     if (committed.ROOT / "results" / "campaign_trf_recipe").exists():
         spec = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev.yaml")
         nodev = results_by_cell("campaign_trf_nodev", spec) if (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
