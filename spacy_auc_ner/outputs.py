@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .data.files import DataError, PathLike, write_json
 
@@ -112,8 +112,12 @@ class OutputFolder:
         self.folder, self.command = Path(folder), command
         if self.folder.exists() and not self.folder.is_dir():
             raise DataError(f"{self.folder}: exists and is not a folder")
+        # what each recorded folder held when its run ended: --overwrite removes a recorded
+        # folder whole, so a file the user put in it later must stop it (`_check`)
+        self.contents: Dict[str, List[str]] = {}
         self.recorded: List[str] = self._read()
         self._lock: Optional[int] = None  # the folder's descriptor while a claim holds it
+        self._claimed = False  # a claim succeeded: this run writes here until `release`
 
     @property
     def manifest(self) -> Path:
@@ -126,7 +130,9 @@ class OutputFolder:
             data = json.loads(self.manifest.read_text(encoding="utf-8"))
             names = data["written"]
             command = data["command"]
-            if not isinstance(names, list):
+            contents = data.get("contents", {})  # absent from records older than it
+            if not isinstance(names, list) or not isinstance(contents, dict) or not all(
+                    isinstance(v, list) and all(isinstance(f, str) for f in v) for v in contents.values()):
                 raise TypeError
         except (OSError, ValueError, KeyError, TypeError):
             raise DataError(f"{self.manifest}: not a record of written outputs this package can read; move it or choose another output folder") from None
@@ -136,6 +142,7 @@ class OutputFolder:
             why = bad_name(name)
             if why is not None:
                 raise DataError(f"{self.manifest}: not a record this package wrote ({why}); nothing was removed; move it or choose another output folder")
+        self.contents = {name: list(files) for name, files in contents.items() if name in names}
         return list(names)
 
     def _unsafe(self, name: str) -> Optional[str]:
@@ -177,6 +184,7 @@ class OutputFolder:
         except BaseException:
             self.release()
             raise
+        self._claimed = True
 
     def _hold(self) -> None:
         """Lock the folder (made if need be) for this run: flock, which the system releases when
@@ -196,8 +204,27 @@ class OutputFolder:
             raise DataError(f"{self.folder}: another '{self.command}' run is writing into it now; wait for it to end or choose another output folder") from None
         self._lock = fd
 
+    def _listing(self, name: str) -> List[str]:
+        """Every entry below the recorded folder ``name``, relative to it (links not followed)."""
+        top = self.folder / name
+        found = []
+        for here, dirs, files in os.walk(top):
+            found += [str((Path(here) / entry).relative_to(top)) for entry in [*dirs, *files]]
+        return sorted(found)
+
+    def _seal(self) -> None:
+        """Note what each recorded folder holds now, at the end of the run that wrote it."""
+        folders = [n for n in self.recorded if (self.folder / n).is_dir() and not (self.folder / n).is_symlink()]
+        self.contents = {n: self._listing(n) for n in folders}
+        if self.recorded:
+            self._write()
+
     def release(self) -> None:
-        """Let another run claim the folder (the end of this run's writing)."""
+        """Note what the run's folders hold (`_seal`) and let another run claim the folder (the
+        end of this run's writing)."""
+        if self._claimed:  # a refused claim wrote nothing: its listing would bless what is there
+            self._claimed = False
+            self._seal()
         if self._lock is not None:
             os.close(self._lock)  # closing the descriptor releases the flock
             self._lock = None
@@ -220,6 +247,14 @@ class OutputFolder:
                 f"{self.folder}: {', '.join(foreign)} not written by an earlier '{self.command}' run here "
                 f"(no record in {MANIFEST}), so --overwrite leaves it; move it or choose another output folder"
             )
+        for name in previous:
+            if name in self.contents and (self.folder / name).is_dir():
+                added = sorted(set(self._listing(name)) - set(self.contents[name]))
+                if added:
+                    raise DataError(
+                        f"{self.folder / name / added[0]}: not written by the earlier '{self.command}' run here (its record "
+                        f"in {MANIFEST} lists what {name} held), so --overwrite would remove it with {name}; move it or "
+                        "choose another output folder")
         if (previous or clashes) and not overwrite:
             found = ", ".join(sorted(set(previous) | set(clashes)))
             raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
@@ -271,4 +306,5 @@ class OutputFolder:
         return self.folder / names[0]
 
     def _write(self) -> None:
-        write_json(self.manifest, {"command": self.command, "written": self.recorded})
+        contents = {n: files for n, files in self.contents.items() if n in self.recorded}
+        write_json(self.manifest, {"command": self.command, "written": self.recorded, "contents": contents})

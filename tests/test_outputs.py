@@ -4,6 +4,7 @@ deletes or writes anything (spacy_auc_ner/outputs.py). Training is replaced by a
 writes what `spacy train` writes: these tests are about files, not models."""
 import hashlib
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -136,7 +137,8 @@ def test_recipe_overwrite_keeps_the_users_data_folder_with_column_inputs(tmp_pat
     assert {k: after[k] for k in before} == before  # train.tsv, dev.tsv, other_file.tsv untouched
     assert (proj / "data" / "train.spacy").exists() and (proj / "model-best").is_dir()
     assert json.loads((proj / MANIFEST).read_text()) == {
-        "command": "recipe", "written": ["data/train.spacy", "data/dev.spacy", "model-best", "model-last"]}
+        "command": "recipe", "written": ["data/train.spacy", "data/dev.spacy", "model-best", "model-last"],
+        "contents": {"model-best": ["meta.json"], "model-last": ["meta.json"]}}  # what each folder held at the end
 
 
 def test_recipe_overwrite_with_spacy_inputs_in_the_output_folder(tmp_path, fake_training):
@@ -148,6 +150,24 @@ def test_recipe_overwrite_with_spacy_inputs_in_the_output_folder(tmp_path, fake_
     after = _hashes(proj)
     assert {k: after[k] for k in before} == before
     assert sorted(p.name for p in proj.iterdir()) == [MANIFEST, "data", "model-best", "model-last"]
+
+
+def test_recipe_overwrite_refuses_a_file_the_user_put_in_a_folder_of_the_run(tmp_path, fake_training):
+    """A user's note added to model-best after the run: --overwrite would remove the folder whole,
+    so it refuses, naming the file, and removes nothing; the note gone, the run is replaced."""
+    proj = tmp_path / "proj"
+    train, dev = _docbin(tmp_path / "train.spacy"), _docbin(tmp_path / "dev.spacy")
+    assert _recipe(proj, train, dev, "--pretraining.max_epochs", "0").exit_code == 0
+    (proj / "model-best" / "notes").mkdir()
+    (proj / "model-best" / "notes" / "MY_NOTES.txt").write_text("mine")
+    before = _hashes(proj)
+    line = _error(_recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite"))
+    assert line == (f"Error: {proj / 'model-best' / 'notes'}: not written by the earlier 'recipe' run here (its record in "
+                    f"{MANIFEST} lists what model-best held), so --overwrite would remove it with model-best; move it or "
+                    "choose another output folder")
+    assert _hashes(proj) == before
+    shutil.rmtree(proj / "model-best" / "notes")
+    assert _recipe(proj, train, dev, "--pretraining.max_epochs", "0", "--overwrite").exit_code == 0
 
 
 def test_recipe_overwrite_refuses_a_model_best_it_did_not_write(tmp_path, fake_training):
@@ -374,3 +394,28 @@ def test_two_processes_racing_into_one_new_folder_one_claims_it(tmp_path):
         assert [o for o, _ in outcomes] == ["claimed", "refused"], outcomes
         # refused by the lock, or, arriving once the other had written, by what it wrote
         assert "another 'recipe' run is writing into it now" in outcomes[1][1] or "already holds a recipe run (model-best)" in outcomes[1][1]
+
+
+def test_a_record_without_contents_still_reads_and_bad_contents_are_refused(tmp_path):
+    """Records written before they listed the folders' contents are read as before (nothing to
+    compare); a `contents` that is not {name: [paths]} is not a record this package wrote."""
+    out = tmp_path / "out"
+    (out / "model-best").mkdir(parents=True)
+    (out / "model-best" / "extra.txt").write_text("x")
+    (out / MANIFEST).write_text(json.dumps({"command": "demo", "written": ["model-best"]}))
+    folder = OutputFolder(out, "demo")
+    folder.claim(["model-best"], [], overwrite=True, what="a demo run")
+    folder.clear()
+    folder.release()
+    assert not (out / "model-best").exists()
+    (out / MANIFEST).write_text(json.dumps({"command": "demo", "written": ["model-best"], "contents": {"model-best": "meta.json"}}))
+    with pytest.raises(DataError, match="not a record of written outputs this package can read"):
+        OutputFolder(out, "demo")
+
+
+@pytest.mark.parametrize("command", [["recipe", "lowres_best"], ["self-train", "c.cfg"]])
+def test_a_left_out_output_dir_is_named_not_the_setting_after_it(command):
+    """click hands the first --section.key to OUTPUT_DIR when it is left out: the error says
+    OUTPUT_DIR is missing, not that the setting's value is an unexpected argument."""
+    line = _error(runner.invoke(app, [*command, "--paths.train", "t.tsv"]))
+    assert line.startswith(f"Error: {command[0]}: missing OUTPUT_DIR (spacy-auc-ner {command[0]} CONFIG OUTPUT_DIR")

@@ -69,7 +69,8 @@ def _overrides(command: str, config: str, output_dir: Optional[Path], args: List
         instead = "; ".join(f"{o} -> {OLD_OPTIONS[o]}" for o in dict.fromkeys(old))
         raise DataError(f"{command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: "
                         f"spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] [--paths.raw_text RAW] ({instead})")
-    if output_dir is None:
+    # click hands a first --section.key to OUTPUT_DIR when OUTPUT_DIR was left out
+    if output_dir is None or str(output_dir).startswith("--"):
         raise DataError(f"{command}: missing OUTPUT_DIR (spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] ...)")
     if args and not args[0].startswith("--"):
         raise DataError(f"{command}: unexpected argument {args[0]!r}; settings are given as --section.key VALUE")
