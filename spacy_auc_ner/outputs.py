@@ -118,6 +118,10 @@ class OutputFolder:
         self.recorded: List[str] = self._read()
         self._lock: Optional[int] = None  # the folder's descriptor while a claim holds it
         self._claimed = False  # a claim succeeded: this run writes here until `release`
+        # what this run made, for `discard`: the entries it recorded and the folders that did
+        # not exist before (the output folder, data/), so that a failed run removes only those
+        self._written: List[str] = []
+        self._made: List[Path] = []
 
     @property
     def manifest(self) -> Path:
@@ -177,6 +181,7 @@ class OutputFolder:
         inputs = list(inputs)
         self.recorded = self._read()  # as the folder is now, not as it was when this object was made
         self._check(names, inputs, overwrite, what)  # before the folder is made or locked
+        self._written, self._made = [], self._missing(self.folder)
         self._hold()
         try:
             self.recorded = self._read()
@@ -300,10 +305,46 @@ class OutputFolder:
             if why is not None:
                 raise DataError(f"{self.folder}: cannot record {name!r} ({why})")
         new = [n for n in names if n not in self.recorded]
+        for name in names:  # the folders its writer will make on the way (data/ of data/train.spacy)
+            self._made += [p for p in self._missing((self.folder / name).parent) if p not in self._made]
+        self._written += [n for n in names if n not in self._written]
         if new:
             self.recorded.extend(new)
             self._write()
         return self.folder / names[0]
+
+    @staticmethod
+    def _missing(folder: Path) -> List[Path]:
+        """``folder`` and the folders above it that do not exist yet, deepest first."""
+        return [p for p in [folder, *folder.parents] if not os.path.lexists(p)]
+
+    def discard(self) -> None:
+        """Remove what this run wrote, for a run that failed (call before `release`): the
+        entries it recorded since its claim, then the record if it lists nothing else, then the
+        folders the run made that are left empty. An earlier run's entries, the user's files and
+        any folder that held something else are kept, so that the corrected command runs again
+        without --overwrite."""
+        for name in sorted(self._written, key=lambda n: n.count("/"), reverse=True):
+            path = self.folder / name
+            if self._unsafe(name) is not None or not os.path.lexists(path):
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        self.recorded = [n for n in self.recorded if n not in self._written]
+        self.contents = {n: files for n, files in self.contents.items() if n in self.recorded}
+        self._written = []
+        if self.recorded:
+            self._write()
+        elif self.manifest.is_file() and not self.manifest.is_symlink():
+            self.manifest.unlink()
+        for folder in sorted(self._made, key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()  # only an empty one: anything put there since stays
+            except OSError:
+                pass
+        self._made = []
 
     def _write(self) -> None:
         contents = {n: files for n, files in self.contents.items() if n in self.recorded}

@@ -113,7 +113,7 @@ def test_without_dev_the_dev_corpus_is_empty_and_the_bias_callback_goes():
 def test_without_dev_a_budget_must_end_somewhere():
     config = Config({"nlp": {"lang": "en"}, "corpora": {"dev": {"@readers": NO_DEV}},
                      "training": {"dev_corpus": "corpora.dev", "max_steps": 0, "max_epochs": 10}})
-    with pytest.raises(DataError, match=r"without a dev set the budget must be steps"):
+    with pytest.raises(DataError, match=r"^\[training.max_steps\]: must be 1 or more without a dev set .*, not 0; or give \[budget\] epochs >= 1"):
         budgeted(config)
 
 

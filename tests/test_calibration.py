@@ -127,3 +127,13 @@ def test_the_callback_calibrates_at_evaluation_steps_only(toy_corpus):
 def test_bad_rates_are_refused():
     with pytest.raises(ValueError, match=r"rates\] every rate must be in \(0, 1\)"):
         make_calibrate_entity_bias(rates=[0.1, 1.5])
+
+
+def test_an_eval_frequency_of_0_names_its_key(toy_corpus):
+    """It was a ZeroDivisionError (step % 0) at the first step."""
+    nlp, pipe, examples = _pipe("crf")
+    nlp.config["paths"]["dev"] = str(toy_corpus / "dev.spacy")
+    nlp.config["corpora"] = {"dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False}}
+    nlp.config["training"]["eval_frequency"] = 0
+    with pytest.raises(ValueError, match=r"^\[training.eval_frequency\]: must be 1 or more, not 0$"):
+        make_calibrate_entity_bias()(nlp, {"step": 0, "epoch": 0})

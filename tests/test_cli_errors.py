@@ -171,3 +171,22 @@ def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_p
     fragment = Path(__file__).parents[1] / "configs" / "pretrain" / "characters.cfg"
     assert _one_error_line(_invoke("pretrain-config", binary, fragment, tmp_path / "p.cfg")) == expected
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.cfg").exists()
+
+
+def test_a_config_validation_error_is_one_line_per_error_without_the_config():
+    """spaCy's and confection's ConfigValidationError printed the whole config (hundreds of
+    characters of dump) after a location such as 'auc_ner -> entity_bias at root'."""
+    from thinc.api import ConfigValidationError
+
+    from spacy_auc_ner.cli.errors import error_text
+
+    config = {"nlp": "x" * 500}
+    pydantic = ConfigValidationError(config=config, errors=[{"type": "int_type", "loc": ("training", "max_steps"), "msg": "Input should be a valid integer", "input": "abc"}])
+    assert error_text(pydantic) == "[training.max_steps]: must be a whole number, not 'abc'"
+    confection = ConfigValidationError(config=config, errors=[
+        {"loc": ["components", "auc_ner", "entity_bias"], "msg": "at root: 'abc' is not <class 'float'>", "input": "abc"},
+        {"loc": ["components", "auc_ner", "overwrite_ents"], "msg": "at root: 'maybe' is not <class 'bool'>"},
+        {"loc": ["auc_ner", "extra"], "msg": "unexpected argument: 'extra'"}])
+    assert error_text(confection) == ("[components.auc_ner.entity_bias]: must be a number, not 'abc'; "
+                                      "[components.auc_ner.overwrite_ents]: must be true or false; [auc_ner.extra]: unexpected argument: 'extra'")
+    assert error_text(ConfigValidationError(config=config, errors=[{"loc": ("seed",), "msg": "bad"}], parent="training")) == "[training.seed]: bad"

@@ -419,3 +419,31 @@ def test_a_left_out_output_dir_is_named_not_the_setting_after_it(command):
     OUTPUT_DIR is missing, not that the setting's value is an unexpected argument."""
     line = _error(runner.invoke(app, [*command, "--paths.train", "t.tsv"]))
     assert line.startswith(f"Error: {command[0]}: missing OUTPUT_DIR (spacy-auc-ner {command[0]} CONFIG OUTPUT_DIR")
+
+
+def test_a_failed_run_discards_what_it_wrote_and_nothing_else(tmp_path):
+    """`discard` (a run that failed after its claim): its entries, the record and the folders it
+    made go; an earlier run's entries, the user's files and folders that hold them stay."""
+    out = OutputFolder(tmp_path / "new" / "out", "demo")
+    out.claim(["data/a.spacy", "model"], [], overwrite=False, what="a demo run")
+    out.record("data/a.spacy").parent.mkdir()
+    (out.folder / "data" / "a.spacy").write_text("x")
+    out.record("model").mkdir()
+    out.discard()
+    out.release()
+    assert not (tmp_path / "new").exists()  # made by the claim: gone, as it is empty
+    # an earlier run's entry and the user's own files are kept
+    out = OutputFolder(tmp_path / "out", "demo")
+    out.claim(["old"], [], overwrite=False, what="a demo run")
+    out.record("old").write_text("the earlier run's")
+    out.release()
+    (tmp_path / "out" / "data").mkdir()
+    (tmp_path / "out" / "data" / "mine.txt").write_text("the user's")
+    again = OutputFolder(tmp_path / "out", "demo")
+    again.claim(["data/a.spacy", "run/model"], [], overwrite=True, what="a demo run")  # failing before its `clear`
+    again.record("data/a.spacy").write_text("x")
+    again.record("run/model").parent.mkdir()
+    again.discard()
+    again.release()
+    assert sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*")) == [MANIFEST, "data", "data/mine.txt", "old"]
+    assert json.loads((tmp_path / "out" / MANIFEST).read_text())["written"] == ["old"]

@@ -487,3 +487,83 @@ def test_the_documents_name_no_option_the_commands_refuse():
             if old and (ours or words[0].split("=", 1)[0] in OLD_OPTIONS):
                 found.append(f"{doc.relative_to(root)}: `{span}`")
     assert found == []
+
+
+# -- a wrong setting is one line naming its full key, before the output folder is claimed ---------
+
+SETTINGS = [  # each was spaCy's config dump, a traceback, or nothing at all, after the claim
+    ({"components.auc_ner.entity_bias": "abc"}, "[components.auc_ner.entity_bias]: must be a number, not 'abc'"),
+    ({"components.auc_ner.overwrite_ents": "maybe"}, "[components.auc_ner.overwrite_ents]: must be true or false, not 'maybe'"),
+    ({"components.auc_ner.spans_key": 3}, "[components.auc_ner.spans_key]: must be a string, not 3"),
+    ({"training.max_steps": "abc"}, "[training.max_steps]: must be a whole number, not 'abc'"),
+    ({"training.eval_frequency": 0}, "[training.eval_frequency]: must be 1 or more, not 0"),  # was a ZeroDivisionError
+    ({"training.dropout": 1.5}, "[training.dropout]: must be in [0, 1), not 1.5"),  # these three trained to rc 0
+    ({"training.optimizer.learn_rate": -1}, "[training.optimizer.learn_rate]: must be more than 0, not -1"),
+    ({"training.max_steps": -5}, "[training.max_steps]: must be 0 (no limit, as in spacy train) or more, not -5"),
+    # a registered function's own error, named by the block that failed and the setting at fault
+    ({"components.auc_ner.model.hidden_width": -3},
+     "[components.auc_ner.model.hidden_width]: BiLSTMTokenScorer needs hidden_width >= 1 and depth >= 1, not -3 and 1"),
+    ({"components.auc_ner.model.tok2vec.embed.word_dropout_rate": 1.5},
+     "[components.auc_ner.model.tok2vec.embed.word_dropout_rate]: word_dropout must be in [0, 1), not 1.5"),
+    ({"corpora.train.copies": -1}, "[corpora.train.copies]: copies must be 0 or more, got -1"),
+    ({"training.optimizer.beta1": "x"}, "[training.optimizer.beta1]: Invalid schedule for 'b1' (<class 'str'>) 'str' object is not an iterator"),
+]
+
+
+@pytest.mark.parametrize("change,message", SETTINGS)
+def test_a_wrong_setting_is_one_line_naming_its_full_key_before_anything_is_written(toy_corpus, monkeypatch, change, message):
+    _never_train(monkeypatch)
+    out = toy_corpus / "out"
+    result = runner.invoke(app, ["recipe", RECIPE, str(out), *_args(_files(toy_corpus)), *_args(change)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.strip().splitlines()[-1] == f"Error: {message}"
+    assert "{" not in result.stderr  # no config dump
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("steps,message", [
+    ("abc", "[training.max_steps]: must be a whole number, not 'abc'"),  # was 'the budget must be steps ... not max_steps = "abc"'
+    (-5, "[training.max_steps]: must be 0 (no limit, as in spacy train) or more, not -5"),  # the same check as with a dev set
+    (0, "[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: the last step's model is kept), "
+        "not 0; or give [budget] epochs >= 1"),
+])
+def test_without_a_dev_set_max_steps_is_checked_as_with_one(toy_corpus, monkeypatch, steps, message):
+    _never_train(monkeypatch)
+    out = toy_corpus / "out"
+    result = runner.invoke(app, ["recipe", RECIPE, str(out), "--paths.train", str(toy_corpus / "train.spacy"), "--training.max_steps", str(steps)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().splitlines()[-1].startswith(f"Error: {message}")
+    assert not out.exists()
+
+
+def test_a_run_that_fails_after_its_claim_takes_back_what_it_wrote(toy_corpus, monkeypatch):
+    """A failure only training meets (no GPU for --gpu-id 0, a transformer that cannot be
+    loaded) left OUTPUT/data and the record, and the corrected command was refused without
+    --overwrite. The run removes what it wrote, and only that."""
+    tsv = toy_corpus / "train.tsv"
+    tsv.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY))
+    broken = {"yes": True}
+
+    def train(config, output_dir, overrides=None, gpu_id=-1):
+        (Path(output_dir) / "model-best").mkdir()  # spaCy had begun to write
+        if broken["yes"]:
+            raise ValueError("Cannot use GPU, CuPy is not installed")
+        (Path(output_dir) / "model-last").mkdir()
+        return Path(output_dir) / "model-best"
+
+    monkeypatch.setattr(recipe_module, "train_config", train)
+    args = ["--paths.train", str(tsv), "--paths.dev", str(tsv), "--pretraining.max_epochs", "0", "--self_training.rounds", "0"]
+    new, mine = toy_corpus / "new", toy_corpus / "mine"
+    (mine / "data").mkdir(parents=True)
+    (mine / "notes.txt").write_text("the user's")
+    (mine / "data" / "notes.txt").write_text("the user's too")
+    for out, left in ((new, None), (mine, ["data", "data/notes.txt", "notes.txt"])):
+        result = runner.invoke(app, ["recipe", RECIPE, str(out), *args])
+        assert result.exit_code == 1 and result.stderr.strip().splitlines()[-1] == "Error: Cannot use GPU, CuPy is not installed"
+        assert (sorted(str(p.relative_to(out)) for p in out.rglob("*")) if out.exists() else None) == left
+    assert (mine / "data" / "notes.txt").read_text() == "the user's too"
+    broken["yes"] = False  # corrected: the same command runs, without --overwrite
+    for out in (new, mine):
+        result = runner.invoke(app, ["recipe", RECIPE, str(out), *args])
+        assert result.exit_code == 0, result.output
+        assert (out / "data" / "train.spacy").is_file() and (out / "model-last").is_dir()

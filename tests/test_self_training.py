@@ -328,18 +328,23 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     out = corpus / "st"
     with pytest.raises(RuntimeError, match="training failed"):
         self_train(full_configs["ova_auc_all"], out, {**_files(corpus), "self_training.threshold": 0.5}, teacher=teacher, progress=False)
-    # round 0 (the given teacher, scored on dev: a line, no folder) is complete; round 1 left nothing behind
-    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "rounds.jsonl"]
-    (line,) = [json.loads(x) for x in (out / "rounds.jsonl").read_text().splitlines()]
-    assert line["model"] == str(teacher) and line["dev"]["ents_f"] is not None and len(calls) == 1
+    # round 0 (the given teacher, scored on dev: a line, no folder) was written, then round 1
+    # failed: the run takes back all it wrote, so that the same command, corrected, runs
+    # again without --overwrite (it was refused: 'already holds a self-training run')
+    assert len(calls) == 1 and not out.exists()
     overrides = {**_files(corpus), "self_training.rounds": 1}
-    with pytest.raises(DataError, match="already holds a self-training run"):
+    (out / "round-3").mkdir(parents=True)  # the user's: not a name of this run, so it stays
+    with pytest.raises(RuntimeError, match="training failed"):
         self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, progress=False)
-    (out / "round-3").mkdir()  # the user's: not a name of this run, so it stays
+    assert sorted(p.name for p in out.iterdir()) == ["round-3"]
+    # a failed --overwrite run: the earlier run's entries went with the claim, its own with the failure
+    monkeypatch.setattr(self_training, "train_config", lambda config, output_dir, *a, **k: trained["auc_ner"].to_disk(Path(output_dir) / "model-best"))
+    self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "model-best", "round-1", "round-3", "rounds.jsonl"]
+    monkeypatch.setattr(self_training, "train_config", failing)
     with pytest.raises(RuntimeError, match="training failed"):
         self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, overwrite=True, progress=False)
-    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "round-3", "rounds.jsonl"]
-    assert len((out / "rounds.jsonl").read_text().splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["round-3"]
 
 
 @pytest.mark.parametrize("args,message", [
@@ -409,3 +414,25 @@ def test_the_pool_is_read_through_its_config_block(corpus, full_configs, tmp_pat
     config["paths"]["raw_text"] = None
     with pytest.raises(DataError, match=r"^c: \[corpora.pool\] reads no file: give the unlabeled text with --paths.raw_text$"):
         self_training.read_pool_config(config, "c")
+
+
+def test_a_run_that_fails_after_a_finished_round_keeps_it(corpus, monkeypatch, trained, full_configs):
+    """A failure in round 2 takes back nothing: round 1 (perhaps hours of training) stays, with
+    the record that lets --overwrite remove it; only a run with no finished round is taken back."""
+    teacher = corpus / "teacher"
+    trained["auc_ner"].to_disk(teacher)
+    calls = []
+
+    def second_fails(config, output_dir, *args, **kwargs):
+        calls.append(output_dir)
+        if len(calls) == 2:
+            raise RuntimeError("training failed")
+        trained["auc_ner"].to_disk(Path(output_dir) / "model-best")
+
+    monkeypatch.setattr(self_training, "train_config", second_fails)
+    out = corpus / "st2"
+    overrides = {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.5}
+    with pytest.raises(RuntimeError, match="training failed"):
+        self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, progress=False)
+    assert len(calls) == 2 and (out / "round-1" / "model-best").is_dir() and (out / MANIFEST).is_file()
+    assert "round-1" in json.loads((out / MANIFEST).read_text())["written"]

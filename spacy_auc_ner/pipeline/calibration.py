@@ -85,6 +85,8 @@ def make_calibrate_entity_bias(
         if "examples" not in state:
             config = nlp.config.interpolate()
             state["every"] = int(config["training"]["eval_frequency"])
+            if state["every"] < 1:  # the step's remainder below: one line naming the key, not a ZeroDivisionError
+                raise ValueError(f"[training.eval_frequency]: must be 1 or more, not {state['every']}")
             (reader,) = resolve_dot_names(config, [dev_corpus])
             state["examples"] = list(reader(nlp))
         if args.get("step", 0) % state["every"] == 0:

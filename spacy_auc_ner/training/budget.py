@@ -156,8 +156,10 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
             return config, {}
         steps = config["training"].get("max_steps") or 0
         if not _whole(steps, 1):
-            raise DataError(f"{where}: without a dev set the budget must be steps ([training] max_steps >= 1) or "
-                            f"[budget] epochs >= 1, not max_steps = {json.dumps(steps)}: the last step's model is kept")
+            # with a dev set 0 is spaCy's 'no limit' (spacy_training.TRAINING_CHECKS); without one
+            # the model kept is the last step's, so the training must have a last step
+            raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
+                            f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
         derived: Dict[str, Any] = {"training.eval_frequency": steps, "training.patience": 0}
     else:
         nlp = spacy.blank(config["nlp"]["lang"])

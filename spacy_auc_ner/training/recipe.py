@@ -46,7 +46,7 @@ from ..outputs import OutputFolder, config_inputs
 from .budget import budget_text, budgeted, with_budget, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
-from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config
+from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config
 from .unlabeled import read_pool
 
 PRETRAIN_DIR = "pretrain"
@@ -148,7 +148,8 @@ def prepare(
 ) -> Run:
     """Read and check every input of a run, writing nothing: the config with the self-training
     defaults and ``overrides`` (a key naming nothing is refused), its train, dev and raw-text
-    files, the column files to convert, the pool, the teacher. The steps are the config's
+    files, the column files to convert, the pool, the teacher; the config's settings as spaCy
+    validates them (`validate_training_config`). The steps are the config's
     (`Steps`), less pretraining without ``pretrain``; ``self_train`` True: self-training
     whatever the rounds, and raw text is required (``self-train``)."""
     output_dir = Path(output_dir)
@@ -167,6 +168,9 @@ def prepare(
         config, dropped = without_dev(config)
         notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
     check_training_blocks(config, where)  # without a dev file, the dev corpus is NoDev.v1's
+    # spaCy's validation and the package's checks of the settings now, not once the folder is
+    # claimed and pretraining has run (a wrong type was spaCy's dump after the claim)
+    validate_training_config(config)
     if self_train and raw is None:
         raise DataError(f"[paths.raw_text] of {where} is null: give the unlabeled text to self-train on with --paths.raw_text")
     steps = Steps.from_config(config, where, pretrain=pretrain, self_train=self_train)  # the one reading of both blocks
@@ -187,6 +191,7 @@ def prepare(
         if raw is not None:
             read_pool(raw)  # a bad line fails now, named
         config = _pretraining_config(_with_raw_text(config, raw, config["paths"]["train"]), where)
+        validate_training_config(config, sections=("pretraining",))
         check_pretraining_text(config, where)  # bounds that leave no text fail now, with the count
         config["paths"]["raw_text"] = None if raw is None else str(raw)
     teacher_nlp = None
@@ -249,7 +254,9 @@ def run_recipe(
     `train_steps`); returns its summary, plus the config's name and the raw text. Every input
     is read and checked before anything is written, removed or trained; a previous run in
     ``output_dir`` is refused, or with ``overwrite`` removed as far as its record in the
-    folder goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed."""
+    folder goes (:mod:`spacy_auc_ner.outputs`): the user's own files there are never removed.
+    A run that fails once it has claimed the folder removes what it wrote (`OutputFolder.discard`),
+    so that the corrected command needs no ``overwrite``."""
     run = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher)
     out = OutputFolder(output_dir, command)
     names = [f"{DATA_DIR}/{role}.spacy" for role in run.columns]
@@ -264,6 +271,14 @@ def run_recipe(
             log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
         summary = _train_steps(out, run.config, run.steps, where=run.where, teacher=run.teacher, teacher_nlp=run.teacher_nlp,
                                gpu_id=gpu_id, log=log, progress=progress)
+    except Exception:
+        # a run that failed before any self-training round finished (no GPU, a transformer that
+        # cannot be loaded, ...) takes back what it wrote, so that the corrected command runs
+        # again without --overwrite; one with finished rounds keeps them (hours of training,
+        # perhaps), as an interrupted one (Ctrl-C) does: its record lets --overwrite remove them
+        if not any((Path(output_dir) / name).is_dir() for name in run.steps.names() if name.startswith("round-")):
+            out.discard()
+        raise
     finally:
         out.release()
     return {"config": run.where, "raw_text": run.raw_text, **summary}

@@ -94,6 +94,156 @@ def check_overrides(config: Config, overrides: Mapping[str, Any], where: PathLik
         raise DataError("; ".join(f"--{key}: names nothing in {where}" for key in missing))
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# the package's checks of [training] settings that spaCy's schema takes whatever their value
+# (the schema has checked their types first): (valid, what the setting must be)
+TRAINING_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
+    # spaCy's loop stops once `max_steps and step >= max_steps`: 0 is no limit (its docs), and
+    # a negative number is no limit either but stops after the first step
+    "max_steps": (lambda v: v >= 0, "must be 0 (no limit, as in spacy train) or more"),
+    "eval_frequency": (lambda v: v >= 1, "must be 1 or more"),  # spaCy's loop takes step % eval_frequency
+    "patience": (lambda v: v >= 0, "must be 0 (no early stopping) or more"),
+    "dropout": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
+    # a schedule (a block) checks its own settings
+    "optimizer.learn_rate": (lambda v: not _number(v) or v > 0, "must be more than 0"),
+}
+
+
+def check_training_settings(training: Mapping[str, Any]) -> None:
+    """Refuse, in one line naming its full key, a [training] setting (interpolated, its type
+    checked by spaCy's schema) that spaCy would take and train nonsense with, or crash on."""
+    import json
+
+    for key, (valid, text) in TRAINING_CHECKS.items():
+        value: Any = training
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if _number(value) and not valid(value):
+            raise DataError(f"[training.{key}]: {text}, not {json.dumps(value)}")
+
+
+def validate_training_config(config: Config, sections: Sequence[str] = ("training", "initialize")) -> None:
+    """spaCy's own validation of ``config`` as ``spacy debug config`` does it, before a command
+    claims an output folder or writes anything: [nlp] and the components built (their settings'
+    types, their models' checks), the ``sections`` resolved with spaCy's schemas, the corpora
+    that [training] names, then the package's checks of [training] (`check_training_settings`).
+    A failure is one line naming the full config key (`located_error`), not spaCy's dump."""
+    from spacy import schemas
+    from spacy.util import load_model_from_config, registry, resolve_dot_names
+
+    schema = {"training": schemas.ConfigSchemaTraining, "initialize": schemas.ConfigSchemaInit,
+              "pretraining": schemas.ConfigSchemaPretrain}
+    try:
+        filled = load_model_from_config(config, auto_fill=True, validate=True).config
+    except ValueError as err:  # ConfigValidationError is one
+        raise located_error(err, config.interpolate(), [f"components.{name}" for name in config["components"]], "nlp") from None
+    interpolated = filled.interpolate()
+    for section in sections:
+        try:
+            registry.resolve(interpolated[section], schema=schema[section])
+        except ValueError as err:
+            raise located_error(err, interpolated, [section], section) from None
+    corpora = [interpolated["training"]["train_corpus"], interpolated["training"]["dev_corpus"]]
+    try:
+        resolve_dot_names(interpolated, corpora)
+    except ValueError as err:
+        raise located_error(err, interpolated, corpora, None) from None
+    check_training_settings(interpolated["training"])
+
+
+def located_error(err: ValueError, config: Mapping[str, Any], blocks: Sequence[str], section: Optional[str]) -> ValueError:
+    """``err``, raised while spaCy resolved the ``blocks`` (dot names) of the interpolated
+    ``config``, with the full config key of what failed. spaCy's errors do not carry it: a
+    registered function's names its function (``auc_ner -> entity_bias``) or none (``[model]
+    word_dropout must be ...``), a schema's is relative to its ``section``. The block is found
+    by building each registered function of ``blocks`` alone, innermost first (`_failing_block`);
+    the setting, for an error that does not name it, is the one whose default makes the block
+    build (`_culprit`). A ConfigValidationError comes back as one with full locations and the
+    values (cli.errors words it); another error as a DataError ``[key]: message``."""
+    from spacy.util import dot_to_object
+
+    found = None
+    lang = (config.get("nlp") or {}).get("lang") or "xx"
+    for name in blocks:
+        found = _failing_block(dot_to_object(config, name), name, lang)
+        if found is not None:
+            break
+    if found is None:  # no registered function fails alone: the schema of the section
+        if isinstance(err, ConfigValidationError) and section is not None:
+            return _relocated(err, [{**e, "loc": (section, *e.get("loc", ()))} for e in err.errors or []])
+        return err
+    path, block, failed = found
+    if isinstance(failed, ConfigValidationError):
+        # a function's error locates (function, setting): the setting is the block's
+        errors = [{**e, "loc": (*path.split("."), *list(e.get("loc", ()))[-1:]),
+                   "input": e.get("input", block.get(list(e.get("loc", ("",)))[-1]))} for e in failed.errors or []]
+        return _relocated(failed, errors)
+    text = str(failed).strip()
+    if text.startswith("[") and "]" in text and not text.startswith(f"[{path}"):
+        text = text.split("]", 1)[1].strip()  # the function's own short name of the block ([model])
+    elif text.startswith(f"[{path}"):
+        return DataError(text)  # it names its full key already
+    key = _culprit(block)
+    return DataError(f"[{path if key is None else f'{path}.{key}'}]: {text}")
+
+
+def _relocated(err: ConfigValidationError, errors: List[Dict[str, Any]]) -> ConfigValidationError:
+    return ConfigValidationError(config=err.config, errors=errors, title=err.title, show_config=False)
+
+
+def _failing_block(block: Any, path: str, lang: str) -> Optional[Tuple[str, Dict[str, Any], BaseException]]:
+    """(dot name, block, error) of the innermost block at or below ``block`` that fails to
+    build alone: a registered function (an ``@`` key) or a component (a ``factory``)."""
+    import spacy
+    from spacy.util import registry
+
+    if not isinstance(block, Mapping):
+        return None
+    for key, value in block.items():
+        found = _failing_block(value, f"{path}.{key}", lang)
+        if found is not None:
+            return found
+    block = dict(block)
+    try:
+        if "factory" in block:  # a component, built as spaCy builds it
+            settings = {k: v for k, v in block.items() if k != "factory"}
+            spacy.blank(lang).add_pipe(block["factory"], name=path.rsplit(".", 1)[-1], config=settings, validate=True)
+        elif any(str(k).startswith("@") for k in block):
+            registry.resolve({"block": block}, validate=True)
+    except Exception as err:  # whatever it is, this is where it happens
+        return path, block, err
+    return None
+
+
+def _culprit(block: Mapping[str, Any]) -> Optional[str]:
+    """The setting of a registered function's ``block`` that fails it: the one whose value,
+    set back to the function's default, lets the block build (None: no such single one)."""
+    import inspect
+
+    from spacy.util import registry
+
+    ref = next((k for k in block if str(k).startswith("@")), None)
+    if ref is None:
+        return None
+    try:
+        parameters = inspect.signature(registry.get(ref[1:], block[ref])).parameters
+    except Exception:
+        return None
+    for key, value in block.items():
+        default = parameters[key].default if key in parameters else inspect.Parameter.empty
+        if default is inspect.Parameter.empty or value == default or isinstance(value, Mapping):
+            continue
+        try:
+            registry.resolve({"block": {**block, key: default}}, validate=True)
+        except Exception:
+            continue
+        return key
+    return None
+
+
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
     """``spacy train`` in-process: ``config`` with ``overrides`` trained into ``output_dir``, its
     log on stderr; returns ``output_dir / "model-best"``."""
