@@ -109,7 +109,7 @@ def self_train_command(
 
     Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts and dev scores in OUTPUT_DIR/rounds.jsonl.
 
-    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own files, never an input such as --model OUTPUT_DIR/model-best).
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own files, never an input such as --model OUTPUT_DIR/model-best). A run that fails before a round finishes takes back what it wrote.
     """
     from ..training.recipe import self_train
 
@@ -173,7 +173,7 @@ def recipe_command(
 
     Example: spacy-auc-ner recipe lowres_best_trf out --paths.train train.tsv --paths.raw_text raw.txt --paths.transformer minilm
 
-    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train') are never removed.
+    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train', a file you put in a folder of the run) are never removed. A run that fails before a self-training round finishes takes back what it wrote.
     """
     from ..training.recipe import run_recipe
 
