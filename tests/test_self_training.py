@@ -436,3 +436,11 @@ def test_a_run_that_fails_after_a_finished_round_keeps_it(corpus, monkeypatch, t
         self_train(full_configs["ova_auc_all"], out, overrides, teacher=teacher, progress=False)
     assert len(calls) == 2 and (out / "round-1" / "model-best").is_dir() and (out / MANIFEST).is_file()
     assert "round-1" in json.loads((out / MANIFEST).read_text())["written"]
+
+
+def test_self_train_logs_under_its_own_name(capsys):
+    from spacy_auc_ner.training import recipe as recipe_module
+
+    recipe_module._self_train_log("round 1")
+    recipe_module._log("round 1")
+    assert capsys.readouterr().err.splitlines() == ["[self-train] round 1", "[recipe] round 1"]

@@ -54,8 +54,12 @@ DATA_DIR = "data"  # column files given as paths.train / paths.dev, converted to
 TRAIN_DIRS = ("model-best", "model-last")  # a run without self-training, as spacy train writes it
 
 
-def _log(text: str) -> None:
-    print(f"[recipe] {text}", file=sys.stderr, flush=True)
+def _log(text: str, command: str = "recipe") -> None:
+    print(f"[{command}] {text}", file=sys.stderr, flush=True)
+
+
+def _self_train_log(text: str) -> None:
+    _log(text, "self-train")
 
 
 def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
@@ -292,7 +296,7 @@ def self_train(
     teacher: Optional[PathLike] = None,
     gpu_id: int = -1,
     overwrite: bool = False,
-    log: Callable[[str], None] = _log,
+    log: Callable[[str], None] = _self_train_log,
     progress: bool = True,
 ) -> List[Dict[str, Any]]:
     """``spacy-auc-ner self-train``: `run_recipe` without pretraining, always self-training
