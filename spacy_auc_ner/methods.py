@@ -17,25 +17,29 @@ method on the base's encoder:
    the model block, ``spacy_ner`` the pipe; both keep the encoder of the base).
 
 A ``tok2vec`` block naming no function edits the base's encoder, and a ``tok2vec`` pipe without
-a model is the base's encoder as a pipe. A recipe (``configs/recipes/<name>.cfg``) is assembled
-the same way onto the CPU base after `RECIPE_LAYERS`, the partials every CPU recipe shares; a
-recipe whose name ends in `TRF_RECIPE_SUFFIX` (``lowres_best_trf``) onto the transformer base
-after `TRF_RECIPE_LAYERS` (`recipe_encoder`).
+a model is the base's encoder as a pipe. A key that the base lacks must be one that spaCy or the
+package reads (`_check_new_keys`): spaCy itself takes ``[training] max_stepz`` without a word.
+A recipe (``configs/recipes/<name>.cfg``) is assembled the same way onto the CPU base after
+`RECIPE_LAYERS`, the partials every CPU recipe shares; a recipe whose name ends in
+`TRF_RECIPE_SUFFIX` (``lowres_best_trf``) onto the transformer base after `TRF_RECIPE_LAYERS`
+(`recipe_encoder`).
 
 Overrides (dotted keys, as ``spacy train`` takes them) are applied last, through
 ``spacy.util.load_config_from_str``. The result is an ordinary config: ``spacy-auc-ner config``
 writes it to a file for ``spacy train``, and the study runner trains it in process.
 """
+import difflib
 import inspect
 import re
+import typing
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from confection import ConfigValidationError
-from spacy.util import load_config, load_config_from_str, load_model_from_config, registry
+from spacy.util import CONFIG_SECTION_ORDER, load_config_from_str, load_model_from_config, registry
 from thinc.api import Config
 
-from .data.files import PathLike, config_error_text
+from .data.files import DataError, PathLike, config_error_text, load_config_file
 
 # the configs that ship with the package (configs/ in a checkout links to them), so that the
 # methods, bases and recipes are there after any pip install
@@ -160,9 +164,12 @@ def assemble(base: PathLike, method: Union[PathLike, Sequence[PathLike]], overri
     partials = [method] if isinstance(method, (str, Path)) else list(method)
     method = partials[-1]
     base_cfg = _read(base)
+    _check_new_keys(base_cfg, {}, base)
     config = base_cfg
     for partial in partials:
-        config = config.merge(_read(partial))
+        partial_cfg = _read(partial)
+        _check_new_keys(partial_cfg, config, partial, base)
+        config = config.merge(partial_cfg)
     pipeline = list(config.get("nlp", {}).get("pipeline", []))
     encoder = _encoder_of(base_cfg)
     components = config.get("components", {})
@@ -208,7 +215,8 @@ def check_config(config: Config, where: str) -> None:
     try:
         load_model_from_config(config, auto_fill=True, validate=True)
     except ConfigValidationError as err:
-        raise MethodError(f"{where}: {config_error_text(err)}") from None
+        errors = [{**e, "loc": _full_key(config, e.get("loc", []))} for e in err.errors or []]
+        raise MethodError(f"{where}: {config_error_text(ConfigValidationError(errors=errors) if errors else err)}") from None
     except (ValueError, KeyError, TypeError) as err:
         raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
 
@@ -237,13 +245,95 @@ def _wraps_encoder(architecture: Any) -> bool:
     return "tok2vec" in inspect.signature(registry.architectures.get(architecture)).parameters
 
 
+def _full_key(config: Mapping[str, Any], loc: Sequence[Any]) -> List[str]:
+    """The location `loc` of spaCy's error about a block's setting as its full config key:
+    spaCy checks each component as ``{factory: settings}`` and each registered function as its
+    own block, so its errors start at the factory's or the block's own name (``auc_ner.loss``,
+    ``gama``; ``optimizer``, ``bta1``). That block is the component or registered function of
+    `config` of that name (or factory) that holds the setting; of several without it, the first."""
+    parts = [part for item in loc for part in str(item).split(".")]
+    if not parts or parts[0] in config:
+        return parts
+    found: List[Tuple[str, ...]] = []
+
+    def walk(block: Mapping[str, Any], keys: Tuple[str, ...]) -> None:
+        for key, value in block.items():
+            if not isinstance(value, Mapping):
+                continue
+            named = key == parts[0] or (keys == ("components",) and value.get("factory") == parts[0])
+            if named and ("factory" in value or any(str(k).startswith("@") for k in value)):
+                found.append((*keys, str(key)))
+            walk(value, (*keys, str(key)))
+
+    walk(config, ())
+
+    def holds(keys: Tuple[str, ...]) -> bool:
+        block: Any = config
+        for part in (*keys, *parts[1:]):
+            block = block.get(part) if isinstance(block, Mapping) else None
+        return block is not None
+
+    best = next((keys for keys in found if holds(keys)), found[0] if found else None)
+    return parts if best is None else [*best, *parts[1:]]
+
+
+def _check_new_keys(partial: Mapping[str, Any], config: Mapping[str, Any], path: PathLike, base: Optional[PathLike] = None) -> None:
+    """Refuse a key of the config file `path` that `config` (the base, and the files merged onto
+    it before) lacks and that nothing reads: spaCy takes an unknown key outside the components,
+    [training] max_stepz or a section [trainin], and trains as if it were not there. A file may
+    add what `_settings` allows; the settings of a registered function (a block with an @ key)
+    and of the components are left to spaCy, which checks them against the function's signature
+    when it builds the pipeline (`check_config`)."""
+    where = f"names nothing in the base ({Path(base).name}) and " if base is not None else ""
+
+    def walk(block: Mapping[str, Any], known: Any, keys: Tuple[str, ...]) -> None:
+        if any(str(k).startswith("@") for k in block):
+            return
+        allowed = _settings(keys)
+        for key, value in block.items():
+            new = not (isinstance(known, Mapping) and key in known)
+            if new and allowed is not None and key not in allowed:
+                what = f"is not a setting of [{'.'.join(keys)}]" if keys else "is not a section that spaCy or spacy-auc-ner reads"
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise MethodError(f"{path}: [{'.'.join((*keys, str(key)))}] {where}{what}{hint}")
+            if isinstance(value, Mapping):
+                walk(value, {} if new else known[key], (*keys, str(key)))
+
+    walk(partial, config, ())
+
+
+def _settings(keys: Tuple[str, ...]) -> Optional[Set[str]]:
+    """The keys that the block `keys` of a training config may hold, or None for any key: at
+    the top, spaCy's sections and the package's ([self_training], [budget]); in [training],
+    [initialize], [nlp] and [pretraining] the fields of spaCy's schema of the section (spaCy's
+    validation takes an extra key there without a word); in the package's blocks the settings
+    that the recipe checks. [paths], [system] and [variables] hold variables, [components] and
+    [corpora] named blocks, a dict setting ([training.score_weights]) any name: None."""
+    from spacy import schemas
+
+    from .training import budget, self_training
+
+    own = {self_training.BLOCK: set(self_training.CHECKS), budget.BLOCK: set(budget.CHECKS)}
+    if not keys:
+        return {*CONFIG_SECTION_ORDER, *schemas.ConfigSchema.model_fields, *own}
+    if keys[0] in own:
+        return own[keys[0]] if len(keys) == 1 else None
+    models: List[Any] = [schemas.ConfigSchema]
+    for key in keys:
+        fields = [m.model_fields[key].annotation for m in models if key in m.model_fields]
+        # a Union of schemas ([pretraining]: the full one or the empty one) allows any of their fields
+        models = [a for f in fields for a in (typing.get_args(f) or (f,)) if isinstance(a, type) and hasattr(a, "model_fields")]
+        if not models:
+            return None
+    return {name for m in models for name in m.model_fields}
+
+
 def _read(path: PathLike) -> Config:
     try:
-        return load_config(path, interpolate=False)
-    except ConfigValidationError as err:
-        raise MethodError(f"{path}: {config_error_text(err)}") from None
-    except OSError as err:
-        raise MethodError(f"{path}: cannot read: {err.strerror or err}") from None
+        return load_config_file(path)
+    except DataError as err:
+        raise MethodError(str(err)) from None
 
 
 def _encoder_of(base: Config) -> Optional[Dict[str, Any]]:

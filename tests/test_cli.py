@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+import typer
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
@@ -49,6 +50,26 @@ def test_help():
     for command in ("convert", "config", "pool", "self-train", "pretrain-config", "recipe"):
         assert command in result.stdout
     assert _run("stats", "x").exit_code == 2  # the lab's commands: python -m auc_ner_lab
+
+
+def test_no_help_text_loses_a_bracketed_word_to_rich_markup():
+    """Help texts are Rich markup: a bare [transformers] or [training] is a style tag, and
+    --help shows nothing in its place; such a word must be written \\[training]."""
+    from rich.markup import RE_TAGS
+
+    group = typer.main.get_command(app)
+    for name, command in {"": group, **group.commands}.items():
+        for text in [command.help or "", *(getattr(param, "help", None) or "" for param in command.params)]:
+            eaten = [m.group(0) for m in RE_TAGS.finditer(text) if len(m.group(2)) % 2 == 0]  # an odd count of \\ escapes it
+            assert not eaten, f"spacy-auc-ner {name} --help loses {eaten}"
+    assert "(the *_trf ones without [transformers]) are skipped" in " ".join(_run("config", "--help").stdout.split())
+
+
+def test_pool_help_names_no_command_that_does_not_exist():
+    """partition is the lab's command (python -m auc_ner_lab partition), not spacy-auc-ner's."""
+    text = " ".join(_run("pool", "--help").stdout.replace("\u2502", " ").split())  # the box of the options
+    assert "'partition --" not in text and "python -m auc_ner_lab partition --seed S" in text
+    assert "the pool is the rest of the corpus" in text
 
 
 def test_python_m_entry():

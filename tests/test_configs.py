@@ -336,11 +336,80 @@ def test_a_wrong_key_in_a_method_file_is_named_and_nothing_is_written(tmp_path):
     assert str(configs / "methods" / "typo.cfg") in line and "schme" in line
     assert not target.exists()
     broken = _configs_dir_with(tmp_path / "b", "broken", "[components.auc_ner]\nscheme = \"softmax\"\n")
-    with pytest.raises(MethodError, match=r"broken.cfg: \[components.auc_ner\] Section 'components' is not defined"):
+    with pytest.raises(MethodError, match=r"broken.cfg:1: \[components.auc_ner\] Section 'components' is not defined"):
         method_config("broken", "cpu", broken)
     malformed = _configs_dir_with(tmp_path / "m", "malformed", "[components]\nscheme softmax\n")
-    with pytest.raises(MethodError, match=r"malformed.cfg: .*\[line 2\]: 'scheme softmax"):
+    with pytest.raises(MethodError, match=r"malformed.cfg:2: cannot parse 'scheme softmax' \(a setting is key = value\)$"):
         method_config("malformed", "cpu", malformed)
+
+
+FOCAL = (CONFIGS / "methods" / "focal.cfg").read_text()
+
+
+@pytest.mark.parametrize("added,line,message", [
+    # configparser's own exceptions, which confection lets through as a traceback
+    ("[components.auc_ner]\nthreshold = 0.3\n", 9, "section [components.auc_ner] appears twice"),
+    ("[training]\nmax_steps = 1\nmax_steps = 2\n", 11, "max_steps is set twice in [training]"),
+    # confection's, which it words without the line
+    ("[training]\n\n[training.optimizer.learn_rate]\ninitial_rate = 0.1\n", 11, "[training.optimizer.learn_rate] Section 'optimizer' is not defined"),
+])
+def test_a_file_the_parser_refuses_is_named_with_its_line(tmp_path, added, line, message):
+    configs = _configs_dir_with(tmp_path, "focal", FOCAL + added)
+    target = tmp_path / "out.cfg"
+    out = CliRunner().invoke(app, ["config", "focal", "--output", str(target), "--configs-dir", str(configs)])
+    assert out.exit_code == 1
+    assert out.stderr.strip() == f"Error: {configs / 'methods' / 'focal.cfg'}:{line}: {message}"
+    assert not target.exists()
+    # a file that is no config at all (a corpus given by mistake)
+    (configs / "methods" / "corpus.cfg").write_text("Identification\tO\nof\tO\n")
+    with pytest.raises(MethodError, match=r"corpus.cfg:1: not a config file \(no section header\)$"):
+        method_config("corpus", "cpu", configs)
+
+
+@pytest.mark.parametrize("added,message", [
+    ("[training]\nmax_stepz = 5\n", "[training.max_stepz] names nothing in the base (base_cpu.cfg) and is not a setting of [training] (did you mean max_steps?)"),
+    ("[trainin]\nmax_steps = 5\n", "[trainin] names nothing in the base (base_cpu.cfg) and is not a section that spaCy or spacy-auc-ner reads (did you mean training?)"),
+    ("[initialize]\nvocab_dat = null\n", "[initialize.vocab_dat] names nothing in the base (base_cpu.cfg) and is not a setting of [initialize] (did you mean vocab_data?)"),
+    ("[pretraining]\nmax_epoch = 2\n", "[pretraining.max_epoch] names nothing in the base (base_cpu.cfg) and is not a setting of [pretraining] (did you mean max_epochs?)"),
+    ("[self_training]\nrunds = 1\n", "[self_training.runds] names nothing in the base (base_cpu.cfg) and is not a setting of [self_training] (did you mean rounds?)"),
+])
+def test_a_key_that_nothing_reads_is_refused_outside_the_components_too(tmp_path, added, message):
+    """spaCy takes these without a word and trains as if they were not there."""
+    configs = _configs_dir_with(tmp_path, "focal", FOCAL + "\n" + added)
+    target = tmp_path / "out.cfg"
+    out = CliRunner().invoke(app, ["config", "focal", "--output", str(target), "--configs-dir", str(configs)])
+    assert out.exit_code == 1 and out.stderr.strip() == f"Error: {configs / 'methods' / 'focal.cfg'}: {message}"
+    assert not target.exists()
+
+
+def test_what_a_method_file_may_add_to_its_base(tmp_path):
+    """New blocks that spaCy or the package read, variables, and a registered function's
+    arguments (spaCy checks those against its signature, named by their full key)."""
+    added = (
+        "[paths]\nraw_text = null\n\n[corpora]\n\n[corpora.pool]\n@readers = \"spacy_auc_ner.RawText.v1\"\npath = ${paths.raw_text}\n\n"
+        "[training]\nmax_steps = 10\n\n[training.optimizer]\n@optimizers = \"SGD.v1\"\nlearn_rate = 0.1\n\n"
+        "[pretraining]\nmax_epochs = 1\n\n[pretraining.objective]\n@architectures = \"spacy.PretrainCharacters.v1\"\n"
+        "maxout_pieces = 3\nhidden_size = 30\nn_characters = 2\n\n[self_training]\nrounds = 1\n\n[budget]\nepochs = 3\n"
+    )
+    configs = _configs_dir_with(tmp_path, "focal", FOCAL + "\n" + added)
+    out = CliRunner().invoke(app, ["config", "focal", "--output", str(tmp_path / "out.cfg"), "--configs-dir", str(configs)])
+    assert out.exit_code == 0, out.output
+    config = load_config(tmp_path / "out.cfg", interpolate=False)
+    assert config["training"]["optimizer"] == {"@optimizers": "SGD.v1", "learn_rate": 0.1}
+    assert config["self_training"] == {"rounds": 1} and config["corpora"]["pool"]["path"] == "${paths.raw_text}"
+
+
+@pytest.mark.parametrize("edit,key", [
+    (("@losses = \"spacy_auc_ner.Focal.v1\"\n", "@losses = \"spacy_auc_ner.Focal.v1\"\ngama = 3.0\n"), "[components.auc_ner.loss.gama] unexpected argument: 'gama'"),
+    (("scheme = \"softmax\"\n", "scheme = \"softmax\"\nthreshhold = 0.3\n"), "[components.auc_ner.threshhold] unexpected argument: 'threshhold'"),
+    (("[components]\n", "[training]\n\n[training.optimizer]\nbta1 = 0.9\n\n[components]\n"), "[training.optimizer.bta1] unexpected argument: 'bta1'"),
+])
+def test_a_wrong_setting_is_named_by_its_full_key(tmp_path, edit, key):
+    """spaCy locates a setting from the component's factory or the registered function's
+    block (auc_ner.loss.gama, optimizer.bta1): the error names the key of the file."""
+    configs = _configs_dir_with(tmp_path, "focal", FOCAL.replace(*edit))
+    out = CliRunner().invoke(app, ["config", "focal", "--configs-dir", str(configs)])
+    assert out.exit_code == 1 and out.stderr.strip().endswith(f"focal.cfg on {configs / 'base_cpu.cfg'}: {key}"), out.stderr
 
 
 def test_all_writes_nothing_when_one_method_fails(tmp_path):

@@ -92,6 +92,20 @@ def test_vectors_fragment_and_errors(tmp_path, full_configs):
     assert not (tmp_path / "out.cfg").exists()
 
 
+def test_a_file_that_is_no_config_or_no_full_one_is_named(tmp_path, full_configs):
+    """A corpus given as the fragment, or a method's partial config as the base: one line
+    naming the file, not spaCy's parser message on '<string>' or its dump of the config."""
+    (tmp_path / "train.tsv").write_text("Identification\tO\nof\tO\n\n")
+    out = tmp_path / "out.cfg"
+    result = runner.invoke(app, ["pretrain-config", str(full_configs["ova_auc_all"]), str(tmp_path / "train.tsv"), str(out)])
+    assert result.exit_code == 1 and result.stderr.strip() == f"Error: {tmp_path / 'train.tsv'}:1: not a config file (no section header)"
+    partial = CONFIGS / "methods" / "focal.cfg"
+    result = runner.invoke(app, ["pretrain-config", str(partial), str(CHARACTERS), str(out)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: {partial}: not a full training config (no [nlp]); assemble one with spacy-auc-ner config first"
+    assert not out.exists()
+
+
 def _texts(reader):
     nlp = spacy.blank("en")
     return [eg.reference.text for eg in reader(nlp)]

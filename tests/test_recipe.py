@@ -567,3 +567,13 @@ def test_a_run_that_fails_after_its_claim_takes_back_what_it_wrote(toy_corpus, m
         result = runner.invoke(app, ["recipe", RECIPE, str(out), *args])
         assert result.exit_code == 0, result.output
         assert (out / "data" / "train.spacy").is_file() and (out / "model-last").is_dir()
+
+
+def test_a_config_file_the_parser_refuses_is_one_line_with_its_line(tmp_path, monkeypatch):
+    _never_train(monkeypatch)
+    cfg = tmp_path / "mine.cfg"
+    cfg.write_text("[nlp]\nlang = \"en\"\n\n[nlp]\nlang = \"de\"\n")
+    result = runner.invoke(app, ["recipe", str(cfg), str(tmp_path / "out"), "--paths.train", "t.spacy"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"Error: {cfg}:4: section [nlp] appears twice"]
+    assert not (tmp_path / "out").exists()

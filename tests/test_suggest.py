@@ -10,7 +10,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
 
-from spacy_auc_ner.annotation.suggestions import suggest_docs
+from spacy_auc_ner.annotation.suggestions import shortfall, suggest_docs
 from spacy_auc_ner.annotation.uncertainty import sentence_uncertainty
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.files import DataError
@@ -127,12 +127,23 @@ def test_near_duplicates_are_not_suggested_together(models, tmp_path):
     out = tmp_path / "batch.spacy"
     result = _run(models["ova"], raw, out, "--n", 3, "--strategy", "entropy")
     assert result.exit_code == 0, result.output
-    assert "Wrote 2 sentences" in result.stderr and "only 2" in result.stderr
+    assert "Wrote 2 sentences" in result.stderr
+    assert "(only 2: the --max-similarity guard skipped 2 of the pool's 4 sentences as near-duplicates of those suggested)" in result.stderr
     texts = [r["text"] for r in _read(out)[0]]
     assert sum("smith" in t.lower() for t in texts) == 1 and "Colon cancer is rare" in texts
     # --max-similarity 1: no guard
     assert _run(models["ova"], raw, out, "--n", 3, "--strategy", "entropy", "--max-similarity", 1, "--overwrite").exit_code == 0
     assert len(_read(out)[0]) == 3
+    # more asked than the pool holds, the guard off: the pool is the reason, not the guard
+    result = _run(models["ova"], raw, out, "--n", 10, "--max-similarity", 1, "--overwrite")
+    assert result.exit_code == 0 and "Wrote 4 sentences" in result.stderr
+    assert "(only 4: the pool holds only 4 sentences)" in result.stderr and "guard" not in result.stderr
+
+
+def test_the_shortfall_names_the_guard_only_when_it_skipped_some():
+    assert shortfall(10, 10, 50) == ""
+    assert shortfall(10, 4, 4) == "only 4: the pool holds only 4 sentences"
+    assert shortfall(10, 3, 5) == "only 3: the --max-similarity guard skipped 2 of the pool's 5 sentences as near-duplicates of those suggested"
 
 
 def test_an_existing_output_is_kept_unless_overwrite(models, raw, tmp_path):

@@ -7,7 +7,7 @@ what spaCy's and Prodigy's manual NER recipes load; ``meta`` is what Prodigy sho
 """
 import json
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -111,10 +111,11 @@ def suggest(
     beam_width: int = 16,
     overwrite: bool = False,
     progress: bool = True,
-) -> List[Suggestion]:
+) -> Tuple[List[Suggestion], int]:
     """Suggest the ``n`` sentences of the raw text ``raw`` (.txt, .jsonl or .spacy, as
     ``RawText.v1`` reads it) to annotate next, and write them to ``out`` (.spacy) and its
-    JSONL; every input is checked, and neither output may be an input, before anything is written."""
+    JSONL; every input is checked, and neither output may be an input, before anything is written.
+    Returns the suggestions and the number of sentences in the pool (`shortfall` words fewer than ``n``)."""
     check_selection(strategy, n, max_similarity)
     out = Path(out)
     if out.suffix != ".spacy":
@@ -123,7 +124,20 @@ def suggest(
         check_output_file(path, [raw, model], overwrite)
     items = read_pool(raw)
     nlp = load_pipeline(model)
-    suggestions = suggest_docs(nlp, pool_docs(nlp, items), n, strategy, seed=seed, max_similarity=max_similarity,
+    docs = pool_docs(nlp, items)
+    suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity,
                                component=component, beam_width=beam_width, progress=progress)
     write_suggestions(out, suggestions, strategy)
-    return suggestions
+    return suggestions, len(docs)
+
+
+def shortfall(n: int, found: int, pool: int) -> str:
+    """Why ``found`` sentences of a ``pool`` were suggested instead of ``n`` ("" when all were):
+    every strategy ranks the whole pool, so the guard skipped what the pool holds beyond them;
+    the guard is named only when it skipped some (with --max-similarity 1 it skips none)."""
+    if found >= n:
+        return ""
+    skipped = pool - found
+    if not skipped:
+        return f"only {found}: the pool holds only {pool} sentences"
+    return f"only {found}: the --max-similarity guard skipped {skipped} of the pool's {pool} sentences as near-duplicates of those suggested"

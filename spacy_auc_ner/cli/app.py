@@ -72,8 +72,9 @@ def config(
     stops here with one line naming the file; nothing is written on an error. An existing
     output file is kept unless --overwrite; a file the command reads is never written over.
     With --all, the configs that need an extra that is not installed (the *_trf ones without
-    [transformers]) are skipped, and one line says which and what brings them.
+    \\[transformers]) are skipped, and one line says which and what brings them.
     """
+    # "\\[" above: the help is Rich markup, where a bare [transformers] is a style tag and vanishes
     from ..data.files import read_text, write_text
     from ..extras import MissingExtra, install_command, missing_for
     from ..methods import (

@@ -21,8 +21,8 @@ lowres_app = typer.Typer(add_completion=False)
 def pool_command(
     input_path: Path = typer.Argument(..., help="Training corpus: a .spacy or column file."),
     output_path: Path = typer.Argument(..., help="The pool: .spacy (tokens kept), .jsonl ({\"text\": ...} a line, for spacy pretrain) or .txt (a text a line)."),
-    size: int = typer.Option(..., help="Size of the low-resource draw the pool complements (as 'partition --sizes')."),
-    seed: int = typer.Option(0, help="Seed of that draw: partition file n{size}-p{p} of 'partition --seed S' used S + p."),
+    size: int = typer.Option(..., help="How many sentences the low-resource draw takes for annotation (the n of the spacy_auc_ner.LowResource.v1 reader): the pool is the rest of the corpus."),
+    seed: int = typer.Option(0, help="Seed of that draw (the reader's seed): with the size and seed of the training draw, the pool holds none of its sentences. Partition p of the lab's 'python -m auc_ner_lab partition --seed S' is the draw with seed S + p."),
     limit: Optional[int] = typer.Option(None, help="Keep at most this many sentences (the first in the draw's seeded order)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):

@@ -32,9 +32,9 @@ def suggest_command(
 
     Writes OUT (.spacy: the entities set, every other token O) and OUT's .jsonl beside it, best first, one {"text", "spans": [{"start", "end", "label"}], "score", "meta"} a line in character offsets, as spaCy's and Prodigy's manual NER load; "score" is the strategy's (null for random). Existing outputs are kept unless --overwrite; neither output may be RAW or inside MODEL.
     """
-    from ..annotation.suggestions import jsonl_path, suggest
+    from ..annotation.suggestions import jsonl_path, shortfall, suggest
 
-    found = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, component=component,
-                    beam_width=beam_width, overwrite=overwrite)
-    short = "" if len(found) == n else f" (only {len(found)}: the pool holds no more that pass the --max-similarity guard)"
-    typer.echo(f"Wrote {len(found)} sentences to {out} and {jsonl_path(out)}, by {strategy}{short}", err=True)
+    found, pool = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, component=component,
+                          beam_width=beam_width, overwrite=overwrite)
+    short = shortfall(n, len(found), pool)
+    typer.echo(f"Wrote {len(found)} sentences to {out} and {jsonl_path(out)}, by {strategy}{f' ({short})' if short else ''}", err=True)

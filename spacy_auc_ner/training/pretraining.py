@@ -16,11 +16,11 @@ from spacy.language import Language
 from spacy.pipeline import Tok2Vec
 from spacy.pipeline.transition_parser import Parser
 from spacy.training import Example
-from spacy.util import load_config, load_model_from_config, registry
-from thinc.api import Config
+from spacy.util import load_model_from_config, registry
+from thinc.api import Config, ConfigValidationError
 
 from ..data.columns import DataError
-from ..data.files import PathLike
+from ..data.files import PathLike, config_error_text, load_config_file
 from .unlabeled import pool_docs, read_pool
 
 SHARED = "tok2vec"
@@ -130,11 +130,16 @@ def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[s
     for path in (base, fragment):
         if not Path(path).is_file():
             raise DataError(f"{path}: no such config file")
-    config = load_config(base, interpolate=False)
-    extra = load_config(fragment, interpolate=False)
+    config = load_config_file(base)
+    extra = load_config_file(fragment)
+    if "nlp" not in config:  # a method's partial config, or the fragment given first
+        raise DataError(f"{base}: not a full training config (no [nlp]); assemble one with spacy-auc-ner config first")
     if not extra.get("pretraining"):
         raise DataError(f"{fragment}: has no [pretraining] block")
-    return named_pretraining(config.merge(extra), component)
+    try:
+        return named_pretraining(config.merge(extra), component)
+    except ConfigValidationError as err:  # spaCy's error dumps the whole config
+        raise DataError(f"{base} with {fragment}: {config_error_text(err)}") from None
 
 
 def check_pretraining_text(config: Config, where: PathLike) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from thinc.api import Config, ConfigValidationError
 
 from ..data.columns import DataError
-from ..data.files import PathLike, config_error_text, read_text
+from ..data.files import PathLike, config_error_text, config_syntax_error, read_text
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
@@ -26,6 +26,9 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
     else:
         text = read_text(config)
         where = config
+        error = config_syntax_error(text)  # configparser's own errors carry no file, and a traceback
+        if error is not None:
+            raise DataError(f"{where}:{error[0]}: {error[1]}")
     try:
         return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
     except ConfigValidationError as err:
