@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from confection import ConfigValidationError
-from spacy.util import CONFIG_SECTION_ORDER, load_config_from_str, load_model_from_config, registry
+from spacy.util import CONFIG_SECTION_ORDER, load_model_from_config, registry
 from thinc.api import Config
 
-from .data.files import DataError, PathLike, config_error_text, load_config_file
+from .data.config_files import config_error_text, load_config_file, located_error, with_overrides
+from .data.files import DataError, PathLike
 
 # the configs that ship with the package (configs/ in a checkout links to them), so that the
 # methods, bases and recipes are there after any pip install
@@ -191,12 +192,10 @@ def assemble(base: PathLike, method: Union[PathLike, Sequence[PathLike]], overri
         if slot is not None and encoder is not None:
             slot["tok2vec"] = Config(encoder).merge(slot.get("tok2vec") or {})
     config = Config(_ordered_like(config, base_cfg), section_order=base_cfg.section_order)
-    if overrides:
-        try:
-            config = load_config_from_str(config.to_str(interpolate=False), overrides=overrides, interpolate=False)
-        except ConfigValidationError as err:
-            raise MethodError(f"{method}: overrides {sorted(overrides)}: {config_error_text(err)}") from None
-    return config
+    try:
+        return with_overrides(config, overrides or {}, f"{method}: overrides {sorted(overrides or {})}")
+    except DataError as err:
+        raise MethodError(str(err)) from None
 
 
 def method_config(
@@ -211,13 +210,18 @@ def method_config(
 
 def check_config(config: Config, where: str) -> None:
     """Build the pipeline of `config` (without training or initialising it) so that a wrong key
-    or value in a method file fails at assembly, with a one-line error naming `where`."""
+    or value in a method file fails at assembly, with a one-line error naming `where` and the
+    setting's full config key (`located_error`: the components first, then the other blocks)."""
     try:
         load_model_from_config(config, auto_fill=True, validate=True)
-    except ConfigValidationError as err:
-        errors = [{**e, "loc": _full_key(config, e.get("loc", []))} for e in err.errors or []]
-        raise MethodError(f"{where}: {config_error_text(ConfigValidationError(errors=errors) if errors else err)}") from None
     except (ValueError, KeyError, TypeError) as err:
+        blocks = [f"components.{name}" for name in config.get("components", {})]
+        blocks += [name for name in config if name not in ("components", "corpora", "paths")]
+        located = located_error(err, config.interpolate(), blocks, None)
+        if isinstance(located, ConfigValidationError):
+            raise MethodError(f"{where}: {config_error_text(located)}") from None
+        if isinstance(located, DataError):
+            raise MethodError(f"{where}: {located}") from None
         raise MethodError(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}") from None
 
 
@@ -243,38 +247,6 @@ def _wraps_encoder(architecture: Any) -> bool:
     if not isinstance(architecture, str) or not registry.has("architectures", architecture):
         return False
     return "tok2vec" in inspect.signature(registry.architectures.get(architecture)).parameters
-
-
-def _full_key(config: Mapping[str, Any], loc: Sequence[Any]) -> List[str]:
-    """The location `loc` of spaCy's error about a block's setting as its full config key:
-    spaCy checks each component as ``{factory: settings}`` and each registered function as its
-    own block, so its errors start at the factory's or the block's own name (``auc_ner.loss``,
-    ``gama``; ``optimizer``, ``bta1``). That block is the component or registered function of
-    `config` of that name (or factory) that holds the setting; of several without it, the first."""
-    parts = [part for item in loc for part in str(item).split(".")]
-    if not parts or parts[0] in config:
-        return parts
-    found: List[Tuple[str, ...]] = []
-
-    def walk(block: Mapping[str, Any], keys: Tuple[str, ...]) -> None:
-        for key, value in block.items():
-            if not isinstance(value, Mapping):
-                continue
-            named = key == parts[0] or (keys == ("components",) and value.get("factory") == parts[0])
-            if named and ("factory" in value or any(str(k).startswith("@") for k in value)):
-                found.append((*keys, str(key)))
-            walk(value, (*keys, str(key)))
-
-    walk(config, ())
-
-    def holds(keys: Tuple[str, ...]) -> bool:
-        block: Any = config
-        for part in (*keys, *parts[1:]):
-            block = block.get(part) if isinstance(block, Mapping) else None
-        return block is not None
-
-    best = next((keys for keys in found if holds(keys)), found[0] if found else None)
-    return parts if best is None else [*best, *parts[1:]]
 
 
 def _check_new_keys(partial: Mapping[str, Any], config: Mapping[str, Any], path: PathLike, base: Optional[PathLike] = None) -> None:

@@ -104,6 +104,8 @@ def test_without_dev_the_dev_corpus_is_empty_and_the_bias_callback_goes():
     plain, dropped = without_dev(config)
     assert plain["corpora"]["dev"] == {"@readers": NO_DEV} and not has_dev(plain)
     assert plain["training"]["before_update"] is None and len(dropped) == 1 and "calibrate_entity_bias" in dropped[0]
+    # no score weighs: spaCy's table prints no ENTS_F column of zeros
+    assert plain["training"]["score_weights"] == {"ents_f": None, "ents_p": None, "ents_r": None, "ents_per_type": None}
     assert has_dev(config)  # the config given is left as it was
     from spacy.util import registry
 
@@ -152,10 +154,12 @@ def test_the_recipe_trains_without_a_dev_file(toy_corpus, tmp_path):
         assert saved["corpora"]["dev"]["@readers"] == NO_DEV and saved["training"]["patience"] == 0
         assert saved["training"]["eval_frequency"] == saved["training"]["max_steps"] > 0
         assert saved["training"]["before_update"] is None
+        assert set(saved["training"]["score_weights"].values()) == {None}
         meta = json.loads((out / f"round-{k}" / "model-best" / "meta.json").read_text())
         assert meta["performance"] == {} and meta["spacy_auc_ner"]["dev_set"] is None  # not the empty corpus's 0.0
     assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
     assert "no dev set" in result.output.strip().splitlines()[-2]
+    assert "LOSS AUC_NER" in result.output and "ENTS_F" not in result.output  # spaCy's table, no column of zeros
 
 
 def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):

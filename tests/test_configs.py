@@ -403,6 +403,9 @@ def test_what_a_method_file_may_add_to_its_base(tmp_path):
     (("@losses = \"spacy_auc_ner.Focal.v1\"\n", "@losses = \"spacy_auc_ner.Focal.v1\"\ngama = 3.0\n"), "[components.auc_ner.loss.gama] unexpected argument: 'gama'"),
     (("scheme = \"softmax\"\n", "scheme = \"softmax\"\nthreshhold = 0.3\n"), "[components.auc_ner.threshhold] unexpected argument: 'threshhold'"),
     (("[components]\n", "[training]\n\n[training.optimizer]\nbta1 = 0.9\n\n[components]\n"), "[training.optimizer.bta1] unexpected argument: 'bta1'"),
+    # a block nested deeper in [training], and one inside the component's model
+    (("[components]\n", "[training]\n\n[training.batcher]\ntolerence = 0.2\n\n[components]\n"), "[training.batcher.tolerence] unexpected argument: 'tolerence'"),
+    (("scheme = \"softmax\"\n", "scheme = \"softmax\"\n\n[components.auc_ner.model]\nhiden_width = 8\n"), "[components.auc_ner.model.hiden_width] unexpected argument: 'hiden_width'"),
 ])
 def test_a_wrong_setting_is_named_by_its_full_key(tmp_path, edit, key):
     """spaCy locates a setting from the component's factory or the registered function's

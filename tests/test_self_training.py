@@ -291,10 +291,13 @@ def full_configs_train_block(path):
 
 
 @pytest.mark.slow
-def test_self_train_rounds_end_to_end(corpus, full_configs):
+def test_self_train_rounds_end_to_end(corpus, full_configs, capsys):
     out = corpus / "st"
     records = self_train(full_configs["spacy_ner"], out, {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.0, **SMALL},
                          progress=False)
+    # spaCy's log names the hidden folder a round trains in; ours names where it was kept
+    ours = [line for line in capsys.readouterr().err.splitlines() if "dev F1" in line and line.startswith("[self-train] round ")]
+    assert [line.endswith(f", kept in {out / f'round-{k}'}") for k, line in enumerate(ours)] == [True, True, True], ours
     assert [r["round"] for r in records] == [0, 1, 2]
     lines = [json.loads(line) for line in (out / "rounds.jsonl").read_text().splitlines()]
     assert lines == records

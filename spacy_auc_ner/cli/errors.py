@@ -47,7 +47,7 @@ def _value_text(value: Any) -> str:
 def config_error_line(err: ConfigValidationError) -> str:
     """A ConfigValidationError of spaCy's or confection's as one line, ``[key]: must be ..., not
     'abc'`` per error, its location the full dotted key where the package located it
-    (training.spacy_training.located_error) and the parent spaCy gave otherwise, without the
+    (data.config_files.located_error) and the parent spaCy gave otherwise, without the
     config spaCy's own text dumps."""
     parts = []
     for e in err.errors or []:

@@ -8,74 +8,13 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional, Tuple, Union
+from typing import Any, Iterator, Union
 
 PathLike = Union[str, Path]
 
 
 class DataError(ValueError):
     """Bad input data or settings: the message is one line naming the file and line (or key)."""
-
-
-def config_error_text(err) -> str:
-    """A confection ConfigValidationError as one line: ``[section.key] message; ...`` (or,
-    for a malformed file, the parser's message squeezed onto one line)."""
-    parts = [f"[{'.'.join(str(p) for p in e.get('loc', []))}] {e.get('msg', '')}".strip() for e in getattr(err, "errors", None) or []]
-    return "; ".join(parts) if parts else " ".join(str(err).split())
-
-
-def config_syntax_error(text: str) -> Optional[Tuple[int, str]]:
-    """(line, message) of the first thing in a config file's ``text`` that the config parser
-    refuses, or None. confection passes some of these on as configparser's own exceptions (a
-    traceback) and words the others without a line, so the text is parsed here first, as
-    confection parses it (a ConfigParser with its defaults, keys kept as written)."""
-    import configparser
-
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
-    try:
-        parser.read_string(text)
-    except configparser.MissingSectionHeaderError as err:
-        return err.lineno, "not a config file (no section header)"
-    except configparser.DuplicateSectionError as err:
-        return err.lineno or 0, f"section [{err.section}] appears twice"
-    except configparser.DuplicateOptionError as err:
-        return err.lineno or 0, f"{err.option} is set twice in [{err.section}]"
-    except configparser.ParsingError as err:
-        lineno = err.errors[0][0]
-        return lineno, f"cannot parse {text.splitlines()[lineno - 1].strip()!r} (a setting is key = value)"
-    return None
-
-
-def load_config_file(path: PathLike) -> Any:
-    """A config file as a Config, not interpolated; a missing file, one not UTF-8 or one the
-    parser refuses is one line naming the file and, where there is one, the line:
-    ``base.cfg:9: section [nlp] appears twice``."""
-    from confection import ConfigValidationError
-    from spacy.util import load_config_from_str
-
-    try:
-        text = read_text(path)
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err.strerror or err}") from None
-    error = config_syntax_error(text)
-    if error is not None:
-        raise DataError(f"{path}:{error[0]}: {error[1]}")
-    try:
-        return load_config_from_str(text, interpolate=False)  # spaCy's order of the sections
-    except ConfigValidationError as err:
-        # a section whose parent is missing, or a key and a section of the same name: the
-        # error's location is that section, so its header gives the line
-        loc = ((getattr(err, "errors", None) or [{}])[0]).get("loc") or []
-        line = _section_line(text, ".".join(str(part) for part in loc))
-        raise DataError(f"{path}{'' if line is None else f':{line}'}: {config_error_text(err)}") from None
-
-
-def _section_line(text: str, section: str) -> Optional[int]:
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip() == f"[{section}]":
-            return number
-    return None
 
 
 def os_error_text(err: OSError) -> str:

@@ -10,7 +10,8 @@ the batches of one epoch of ``[corpora.train]`` (`epoch_steps`) and writes the s
 Without a dev set (``[corpora.dev]`` is `NO_DEV`, which ``recipe`` sets when ``paths.dev`` is
 null: `without_dev`) nothing is chosen on dev. spaCy's loop then scores a corpus of no examples
 (0 every time, and a tie counts as its best), only at step 0 and at the last step, so its
-``model-best`` is the last checkpoint of the schedule; early stopping is off; the entity-bias
+``model-best`` is the last checkpoint of the schedule; no score has a weight, so spaCy's table
+shows no score columns of zeros; early stopping is off; the entity-bias
 callback, which calibrates on dev, is dropped; and self-training keeps its last round
 (:mod:`.self_training`). As Perez et al. (2021, "True few-shot learning") warn, choices made on a
 large dev set make few-shot results look better than a user with n sentences can get.
@@ -131,11 +132,25 @@ def without_dev(config: Config) -> Tuple[Config, List[str]]:
     name = training.get("dev_corpus", "corpora.dev")
     section, _, key = str(name).rpartition(".")
     config.setdefault(section or "corpora", {})[key] = {"@readers": NO_DEV}
+    # no score is a measure here: without a weight spaCy's table leaves out the columns that
+    # would print 0.00 (the score that chooses stays 0, so the last checkpoint is kept as before)
+    if isinstance(config.get("training"), Mapping):
+        config["training"].setdefault("score_weights", {}).update({name: None for name in _score_names(config)})
     dropped = []
     if (training.get("before_update") or {}).get("@callbacks") == BIAS_CALLBACK:
         config["training"]["before_update"] = None
         dropped.append(f"[training.before_update] {BIAS_CALLBACK} (it calibrates on dev)")
     return config, dropped
+
+
+def _score_names(config: Mapping[str, Any]) -> List[str]:
+    """The scores the config's components weigh by default (their factories' score weights)."""
+    names: List[str] = []
+    for block in (config.get("components") or {}).values():
+        factory = block.get("factory") if isinstance(block, Mapping) else None
+        if isinstance(factory, str) and Language.has_factory(factory):
+            names += [n for n in Language.get_factory_meta(factory).default_score_weights if n not in names]
+    return names
 
 
 def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optional[Mapping[str, Any]] = None) -> Tuple[Config, Dict[str, Any]]:

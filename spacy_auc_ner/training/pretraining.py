@@ -20,7 +20,8 @@ from spacy.util import load_model_from_config, registry
 from thinc.api import Config, ConfigValidationError
 
 from ..data.columns import DataError
-from ..data.files import PathLike, config_error_text, load_config_file
+from ..data.config_files import config_error_text, load_config_file
+from ..data.files import PathLike
 from .unlabeled import pool_docs, read_pool
 
 SHARED = "tok2vec"
@@ -127,9 +128,6 @@ def named_pretraining(config: Config, component: Optional[str] = None) -> Config
 def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
     """The base config with the fragment merged in, as `named_pretraining` fills and names it
     (``spacy-auc-ner pretrain-config``)."""
-    for path in (base, fragment):
-        if not Path(path).is_file():
-            raise DataError(f"{path}: no such config file")
     config = load_config_file(base)
     extra = load_config_file(fragment)
     if "nlp" not in config:  # a method's partial config, or the fragment given first

@@ -271,7 +271,9 @@ def run_rounds(
             f.write(json.dumps(record) + "\n")
         records.append(record)
         dev_f = (record["dev"] or {}).get("ents_f")
-        log(f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1")
+        # spaCy's own log named the hidden folder the round trained in, renamed since
+        kept = f", kept in {output_dir / f'round-{k}'}" if (output_dir / f"round-{k}").exists() else ""
+        log((f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1") + kept)
 
     # round 0: the teacher
     def round_zero(partial: Path) -> Dict[str, Any]:

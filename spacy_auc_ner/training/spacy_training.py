@@ -7,32 +7,19 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from thinc.api import Config, ConfigValidationError
+from thinc.api import Config
 
 from ..data.columns import DataError
-from ..data.files import PathLike, config_error_text, config_syntax_error, read_text
+from ..data.config_files import load_config_file, located_error, with_overrides
+from ..data.files import PathLike
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
     """``config`` (a file or a Config) with ``overrides``, not interpolated; a missing file, one
     not UTF-8 or an override naming no section is one line naming the file (or ``where``)."""
-    from spacy.util import load_config_from_str
-
     if isinstance(config, Config):
-        text = config.to_str(interpolate=False)
-        where = where if where is not None else "the config"
-    elif not Path(config).is_file():
-        raise DataError(f"{config}: no such config file")
-    else:
-        text = read_text(config)
-        where = config
-        error = config_syntax_error(text)  # configparser's own errors carry no file, and a traceback
-        if error is not None:
-            raise DataError(f"{where}:{error[0]}: {error[1]}")
-    try:
-        return load_config_from_str(text, overrides=overrides or {}, interpolate=False)
-    except ConfigValidationError as err:
-        raise DataError(f"{where}: {config_error_text(err)}") from None
+        return with_overrides(config, overrides or {}, where if where is not None else "the config")
+    return load_config_file(config, overrides)
 
 
 def checked_block(block: Mapping[str, Any], name: str, what: str, checks: Mapping[str, Tuple[Callable[[Any], bool], str]]) -> Dict[str, Any]:
@@ -155,96 +142,6 @@ def validate_training_config(config: Config, sections: Sequence[str] = ("trainin
     except ValueError as err:
         raise located_error(err, interpolated, corpora, None) from None
     check_training_settings(interpolated["training"])
-
-
-def located_error(err: ValueError, config: Mapping[str, Any], blocks: Sequence[str], section: Optional[str]) -> ValueError:
-    """``err``, raised while spaCy resolved the ``blocks`` (dot names) of the interpolated
-    ``config``, with the full config key of what failed. spaCy's errors do not carry it: a
-    registered function's names its function (``auc_ner -> entity_bias``) or none (``[model]
-    word_dropout must be ...``), a schema's is relative to its ``section``. The block is found
-    by building each registered function of ``blocks`` alone, innermost first (`_failing_block`);
-    the setting, for an error that does not name it, is the one whose default makes the block
-    build (`_culprit`). A ConfigValidationError comes back as one with full locations and the
-    values (cli.errors words it); another error as a DataError ``[key]: message``."""
-    from spacy.util import dot_to_object
-
-    found = None
-    lang = (config.get("nlp") or {}).get("lang") or "xx"
-    for name in blocks:
-        found = _failing_block(dot_to_object(config, name), name, lang)
-        if found is not None:
-            break
-    if found is None:  # no registered function fails alone: the schema of the section
-        if isinstance(err, ConfigValidationError) and section is not None:
-            return _relocated(err, [{**e, "loc": (section, *e.get("loc", ()))} for e in err.errors or []])
-        return err
-    path, block, failed = found
-    if isinstance(failed, ConfigValidationError):
-        # a function's error locates (function, setting): the setting is the block's
-        errors = [{**e, "loc": (*path.split("."), *list(e.get("loc", ()))[-1:]),
-                   "input": e.get("input", block.get(list(e.get("loc", ("",)))[-1]))} for e in failed.errors or []]
-        return _relocated(failed, errors)
-    text = str(failed).strip()
-    if text.startswith("[") and "]" in text and not text.startswith(f"[{path}"):
-        text = text.split("]", 1)[1].strip()  # the function's own short name of the block ([model])
-    elif text.startswith(f"[{path}"):
-        return DataError(text)  # it names its full key already
-    key = _culprit(block)
-    return DataError(f"[{path if key is None else f'{path}.{key}'}]: {text}")
-
-
-def _relocated(err: ConfigValidationError, errors: List[Dict[str, Any]]) -> ConfigValidationError:
-    return ConfigValidationError(config=err.config, errors=errors, title=err.title, show_config=False)
-
-
-def _failing_block(block: Any, path: str, lang: str) -> Optional[Tuple[str, Dict[str, Any], BaseException]]:
-    """(dot name, block, error) of the innermost block at or below ``block`` that fails to
-    build alone: a registered function (an ``@`` key) or a component (a ``factory``)."""
-    import spacy
-    from spacy.util import registry
-
-    if not isinstance(block, Mapping):
-        return None
-    for key, value in block.items():
-        found = _failing_block(value, f"{path}.{key}", lang)
-        if found is not None:
-            return found
-    block = dict(block)
-    try:
-        if "factory" in block:  # a component, built as spaCy builds it
-            settings = {k: v for k, v in block.items() if k != "factory"}
-            spacy.blank(lang).add_pipe(block["factory"], name=path.rsplit(".", 1)[-1], config=settings, validate=True)
-        elif any(str(k).startswith("@") for k in block):
-            registry.resolve({"block": block}, validate=True)
-    except Exception as err:  # whatever it is, this is where it happens
-        return path, block, err
-    return None
-
-
-def _culprit(block: Mapping[str, Any]) -> Optional[str]:
-    """The setting of a registered function's ``block`` that fails it: the one whose value,
-    set back to the function's default, lets the block build (None: no such single one)."""
-    import inspect
-
-    from spacy.util import registry
-
-    ref = next((k for k in block if str(k).startswith("@")), None)
-    if ref is None:
-        return None
-    try:
-        parameters = inspect.signature(registry.get(ref[1:], block[ref])).parameters
-    except Exception:
-        return None
-    for key, value in block.items():
-        default = parameters[key].default if key in parameters else inspect.Parameter.empty
-        if default is inspect.Parameter.empty or value == default or isinstance(value, Mapping):
-            continue
-        try:
-            registry.resolve({"block": {**block, key: default}}, validate=True)
-        except Exception:
-            continue
-        return key
-    return None
 
 
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
