@@ -577,3 +577,24 @@ def test_a_config_file_the_parser_refuses_is_one_line_with_its_line(tmp_path, mo
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [f"Error: {cfg}:4: section [nlp] appears twice"]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name,message", [
+    ("/no/such/encoder", r"^\[components.auc_ner.model.tok2vec.name\]: transformer encoder folder '/no/such/encoder' does not exist; "),
+    ("./also_missing", r"^\[components.auc_ner.model.tok2vec.name\]: transformer encoder folder './also_missing' does not exist; "),
+])
+def test_a_transformer_that_cannot_load_is_refused_before_the_folder_is_claimed(toy_corpus, monkeypatch, name, message):
+    """A wrong --paths.transformer was found only when the pipeline was initialised: after
+    the folder was claimed and pretraining had run on the raw text."""
+    pytest.importorskip("spacy_transformers", reason="the transformer recipe needs the transformers extra")
+    from spacy_auc_ner.ml.encoders import ENV_VAR, EncoderLoadError
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    _never_train(monkeypatch)
+    with pytest.raises(EncoderLoadError, match=message):
+        run_recipe("lowres_best_trf", toy_corpus / "out", {**_files(toy_corpus), "paths.transformer": name})
+    assert not (toy_corpus / "out").exists()
+    result = CliRunner().invoke(app, ["recipe", "lowres_best_trf", str(toy_corpus / "out"), "--paths.train", str(toy_corpus / "train.spacy"),
+                                      "--paths.transformer", name])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1 and "does not exist" in result.stderr, result.output
+    assert not (toy_corpus / "out").exists()

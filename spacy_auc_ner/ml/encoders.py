@@ -112,6 +112,24 @@ def resolve_encoder_name(name: str, environ: Optional[Mapping[str, str]] = None)
     return ResolvedEncoder(requested, requested, source)
 
 
+def check_encoder_names(config: Mapping, where: str = "") -> None:
+    """Resolve, as initialisation will, the name of every ``TransformerEncoder.v1`` block of the
+    interpolated ``config``, without loading anything or touching the network: a command checks
+    them before it claims its folder or trains (a missing folder or offline wheel was found
+    only when the pipeline was initialised, after pretraining). A name that cannot work is one
+    EncoderLoadError line naming its full config key."""
+    for key, value in config.items():
+        path = f"{where}.{key}" if where else str(key)
+        if not isinstance(value, Mapping):
+            continue
+        if value.get("@architectures") == "spacy_auc_ner.TransformerEncoder.v1" and isinstance(value.get("name"), str):
+            try:
+                resolve_encoder_name(value["name"])
+            except EncoderLoadError as err:
+                raise EncoderLoadError(f"[{path}.name]: {err}") from None
+        check_encoder_names(value, path)
+
+
 def load_encoder_objects(name: str, tokenizer_config: dict, transformer_config: dict, environ=None):
     """spacy-transformers' HFObjects for encoder `name`, or EncoderLoadError naming what was tried."""
     from ..extras import require

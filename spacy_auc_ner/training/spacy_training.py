@@ -12,6 +12,7 @@ from thinc.api import Config
 from ..data.columns import DataError
 from ..data.config_files import load_config_file, located_error, with_overrides
 from ..data.files import PathLike
+from ..ml.encoders import check_encoder_names
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
@@ -119,7 +120,8 @@ def validate_training_config(config: Config, sections: Sequence[str] = ("trainin
     """spaCy's own validation of ``config`` as ``spacy debug config`` does it, before a command
     claims an output folder or writes anything: [nlp] and the components built (their settings'
     types, their models' checks), the ``sections`` resolved with spaCy's schemas, the corpora
-    that [training] names, then the package's checks of [training] (`check_training_settings`).
+    that [training] names, then the package's checks of [training] (`check_training_settings`) and
+    the transformer names (`check_encoder_names`).
     A failure is one line naming the full config key (`located_error`), not spaCy's dump."""
     from spacy import schemas
     from spacy.util import load_model_from_config, registry, resolve_dot_names
@@ -142,6 +144,7 @@ def validate_training_config(config: Config, sections: Sequence[str] = ("trainin
     except ValueError as err:
         raise located_error(err, interpolated, corpora, None) from None
     check_training_settings(interpolated["training"])
+    check_encoder_names(interpolated)  # a transformer that cannot load, before anything trains
 
 
 def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: Optional[Dict[str, Any]] = None, gpu_id: int = -1) -> Path:
