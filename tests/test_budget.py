@@ -160,6 +160,7 @@ def test_the_recipe_trains_without_a_dev_file(toy_corpus, tmp_path):
     assert (out / "model-best" / "auc_ner" / "model").read_bytes() == (out / "round-1" / "model-best" / "auc_ner" / "model").read_bytes()
     assert "no dev set" in result.output.strip().splitlines()[-2]
     assert "LOSS AUC_NER" in result.output and "ENTS_F" not in result.output  # spaCy's table, no column of zeros
+    assert "nothing is scored while training (spaCy's SCORE column stays 0.00)" in result.output
 
 
 def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import spacy
 import typer
+from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
@@ -124,3 +125,19 @@ def test_convert_errors_write_nothing(tmp_path, text, options, message):
     line = _error_line(_run("convert", src, tmp_path / "out.spacy", *options))
     assert line.startswith("Error: ") and message in line
     assert not (tmp_path / "out.spacy").exists()
+
+
+def test_an_output_path_ending_in_a_slash_is_a_folder(tmp_path, monkeypatch):
+    """pathlib drops the trailing slash: `convert train.tsv new/` wrote a column file named new."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.tsv").write_text("Aspirin\tB-Chemical\nworks\tO\n\n")
+    out = CliRunner().invoke(app, ["convert", "train.tsv", "new/"])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "new").is_dir() and len(DocBin().from_disk(tmp_path / "new" / "train.spacy")) == 1
+    out = CliRunner().invoke(app, ["config", "ova_auc", "--output", "cfgs/"])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "cfgs" / "ova_auc.cfg").is_file()
+    (tmp_path / "a_file.txt").write_text("mine\n")
+    out = CliRunner().invoke(app, ["config", "--all", "--output", "a_file.txt"])
+    assert out.exit_code == 1 and out.stderr.strip() == "Error: --output a_file.txt is a file: --all writes one file per method and encoder and per recipe into a folder"
+    assert (tmp_path / "a_file.txt").read_text() == "mine\n"

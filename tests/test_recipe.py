@@ -205,6 +205,7 @@ def _never_train(monkeypatch):
                                     r"give lowres_best as CONFIG, or write the file with 'spacy-auc-ner config lowres_best --output lowres_best.cfg'"),
     (RECIPE, {"paths.train": "missing.spacy"}, r"missing.spacy: no such file \(\[paths.train\] of recipe lowres_best"),
     (RECIPE, {"paths.train": None}, r"\[paths.train\] of recipe lowres_best .* is null: give the file with --paths.train"),
+    (RECIPE, {"paths.train": "."}, r"^\.: is a folder; give a file \(\[paths.train\] of recipe lowres_best"),
     (RECIPE, {"self_training.rounds": -1}, r"^\[self_training.rounds\] must be a whole number >= 0 \(0: train once\), not -1$"),
     (RECIPE, {"self_training.threshold": 2}, r"^\[self_training.threshold\] must be a confidence in \[0, 1\], not 2$"),
     (RECIPE, {"self_training.low_confidence": "o"}, r"^\[self_training.low_confidence\] must be \"missing\" or \"outside\", not \"o\"$"),

@@ -2,6 +2,7 @@
 recipe (:mod:`.lowres`) and the sentences to annotate next (:mod:`.suggest`). Each command is a thin shell over the package's functions; expected
 failures end it with one ``Error:`` line (:mod:`.errors`). The studies, corpora download,
 statistics and partitions are the lab's (``projects/lab``: ``python -m auc_ner_lab``)."""
+import os
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -28,7 +29,7 @@ app.add_typer(suggest_app)  # suggest: the sentences to annotate next
 @one_line_errors
 def convert(
     input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated)."),
-    output_path: Path = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder gets INPUT_STEM.spacy."),
+    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
     scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
@@ -44,11 +45,18 @@ def convert(
     from ..outputs import check_output_file
 
     sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
-    if output_path.is_dir():
-        output_path = output_path / f"{input_path.stem}.spacy"
-    check_output_file(output_path, [input_path], overwrite)
-    n = write_sentences(output_path, sentences)
-    typer.echo(f"Wrote {n} sentences to {output_path}", err=True)
+    target = _in_folder(output_path, f"{input_path.stem}.spacy")
+    check_output_file(target, [input_path], overwrite)
+    n = write_sentences(target, sentences)
+    typer.echo(f"Wrote {n} sentences to {target}", err=True)
+
+
+def _in_folder(output: str, name: str) -> Path:
+    """``output`` as the file to write: a folder, one that exists or a path ending in a
+    separator (``out/``: pathlib drops the slash, and the file would take the folder's name),
+    gets ``name`` inside it."""
+    path = Path(output)
+    return path / name if path.is_dir() or output.endswith(("/", os.sep)) else path
 
 
 @app.command()
@@ -56,7 +64,7 @@ def convert(
 def config(
     name: Optional[str] = typer.Argument(None, help="Method (a file name of CONFIGS_DIR/methods/, e.g. ova_auc) or recipe (of CONFIGS_DIR/recipes/, e.g. lowres_best); leave out with --all or --list."),
     encoder: Optional[str] = typer.Option(None, "--encoder", "-e", help="Encoder family of a method: cpu (configs/base_cpu.cfg, the default) or trf (configs/base_trf.cfg); a recipe is on its own (trf for a name ending in _trf, else cpu).", show_default=False),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: print); with --all, a folder."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="File to write (default: print; a folder, or a path ending in /, gets NAME.cfg); with --all, a folder."),
     all_methods: bool = typer.Option(False, "--all", help="Write every method on both encoders (NAME.cfg, NAME_trf.cfg) and every recipe (NAME.cfg) to the --output folder."),
     list_methods: bool = typer.Option(False, "--list", help="List the methods and recipes with what each is, and stop."),
     configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases, methods/ and recipes/ (default: the package's configs).", show_default=False),
@@ -101,6 +109,8 @@ def config(
         raise MethodError("name one method or recipe, or give --all (with an --output folder)")
     if all_methods and output is None:
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
+    if all_methods and Path(str(output)).is_file():
+        raise MethodError(f"--output {output} is a file: --all writes one file per method and encoder and per recipe into a folder")
     recipes = recipe_names(configs_dir)
     if all_methods:
         jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, recipe_encoder(r)) for r in recipes]
@@ -130,7 +140,11 @@ def config(
     if output is None:
         typer.echo("".join(texts.values()), nl=False)
         return
-    targets = {output / f: t for f, t in texts.items()} if all_methods else {output: next(iter(texts.values()))}
+    if all_methods:
+        targets = {Path(output) / f: t for f, t in texts.items()}
+    else:
+        ((filename, text),) = texts.items()
+        targets = {_in_folder(output, filename): text}
     for path in targets:
         check_output_file(path, inputs, overwrite)
     for path, text in targets.items():

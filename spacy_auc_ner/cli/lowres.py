@@ -96,7 +96,7 @@ def _print_rounds(summary: Dict[str, Any]) -> None:
 def self_train_command(
     ctx: typer.Context,
     config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its self_training block holds the settings (configs/self_training.cfg fills what it leaves out)."),
-    output_dir: Optional[Path] = typer.Argument(None, help="Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
+    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on paths.train)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
@@ -159,7 +159,7 @@ def pretrain_config_command(
 def recipe_command(
     ctx: typer.Context,
     config: str = typer.Argument(..., help=f"The recipe: a name of the package's configs/recipes/ ({DEFAULT_RECIPE}: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; lowres_best_trf: the CRF head on the transformer named by --paths.transformer, needs the transformers extra; 'spacy-auc-ner config --list' says what each is) or a config file."),
-    output_dir: Optional[Path] = typer.Argument(None, help="Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
+    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):

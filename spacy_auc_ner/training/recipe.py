@@ -136,6 +136,8 @@ def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
         return None
     if not isinstance(value, str):  # an override with no value (true), a number, a list
         raise DataError(f"[paths.{key}] of {where} must be the name of a file, not {json.dumps(value)}")
+    if Path(value).is_dir():
+        raise DataError(f"{value}: is a folder; give a file ([paths.{key}] of {where})")
     if not Path(value).is_file():
         raise DataError(f"{value}: no such file ([paths.{key}] of {where})")
     return Path(value)
@@ -171,6 +173,7 @@ def prepare(
     if dev is None:  # the user's n sentences are all they have: nothing is chosen on dev
         config, dropped = without_dev(config)
         notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
+        notes.append("no dev set: nothing is scored while training (spaCy's SCORE column stays 0.00), the last step is kept")
     check_training_blocks(config, where)  # without a dev file, the dev corpus is NoDev.v1's
     # spaCy's validation and the package's checks of the settings now, not once the folder is
     # claimed and pretraining has run (a wrong type was spaCy's dump after the claim)
