@@ -275,6 +275,13 @@ def _check_new_keys(partial: Mapping[str, Any], config: Mapping[str, Any], path:
     walk(partial, config, ())
 
 
+def check_config_keys(config: Mapping[str, Any], path: PathLike) -> None:
+    """Refuse a key of the full config file `path` that nothing reads, as a method file's new
+    keys are refused (`_check_new_keys`): spaCy would train ``max_step = 10`` in [training] as
+    if the line were not there, and the recipe then reported the budget it had not set."""
+    _check_new_keys(config, {}, path)
+
+
 def _settings(keys: Tuple[str, ...]) -> Optional[Set[str]]:
     """The keys that the block `keys` of a training config may hold, or None for any key: at
     the top, spaCy's sections and the package's ([self_training], [budget]); in [training],

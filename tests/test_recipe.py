@@ -599,3 +599,14 @@ def test_a_transformer_that_cannot_load_is_refused_before_the_folder_is_claimed(
                                       "--paths.transformer", name])
     assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1 and "does not exist" in result.stderr, result.output
     assert not (toy_corpus / "out").exists()
+
+
+def test_a_key_of_the_users_config_that_nothing_reads_is_refused(toy_corpus, raw, monkeypatch, tmp_path):
+    """`max_step = 10` in [training] was trained as if absent, and the recipe then named
+    [training.max_steps] (0 without a budget), a key the user never wrote."""
+    _never_train(monkeypatch)
+    text = recipe_config(RECIPE).to_str().replace("\nmax_steps = ", "\nmax_step = ", 1)
+    (tmp_path / "mine.cfg").write_text(text)
+    with pytest.raises(DataError, match=r"mine.cfg: \[training.max_step\] is not a setting of \[training\] \(did you mean max_steps\?\)$"):
+        run_recipe(tmp_path / "mine.cfg", toy_corpus / "out", _files(toy_corpus, raw))
+    assert not (toy_corpus / "out").exists()

@@ -41,7 +41,7 @@ from thinc.api import Config
 
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
-from ..methods import assemble, recipe_files, recipe_names
+from ..methods import MethodError, assemble, check_config_keys, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs
 from .budget import budget_text, budgeted, with_budget, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
@@ -71,7 +71,12 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
         raise DataError(f"{path}: no such config file; the recipes are assembled now: give {path.stem} as CONFIG, "
                         f"or write the file with 'spacy-auc-ner config {path.stem} --output {path.name}'")
     if path.is_file() or path.suffix or len(path.parts) > 1:
-        return load_training_config(path), [path], str(path)
+        config = load_training_config(path)
+        try:
+            check_config_keys(config, path)  # a typo such as [training] max_step trains as if absent
+        except MethodError as err:
+            raise DataError(str(err)) from None
+        return config, [path], str(path)
     if str(recipe) not in names:
         raise DataError(f"{recipe}: neither a config file nor a recipe ({', '.join(names)})")
     base, partials = recipe_files(str(recipe))
