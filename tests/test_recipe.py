@@ -55,6 +55,9 @@ def _check_run(out: Path, result, epochs: int, rounds: int):
         saved = load_config(out / f"round-{k}" / "model-best" / "config.cfg", interpolate=False)
         assert saved["paths"]["init_tok2vec"] == str(out / "pretrain" / "model-last.bin")
     assert result.output.strip().splitlines()[-1] == f"model-best: {out / 'model-best'}"
+    # spaCy's table prints a row every 10,000 words: the recipe says what pretraining did
+    words = json.loads((out / "pretrain" / "log.jsonl").read_text().splitlines()[-1])["nr_word"]
+    assert f"pretraining done: {epochs} epoch(s) of {3 * len(TOY)} sentences, {words} words in all" in result.output
 
 
 @pytest.mark.slow

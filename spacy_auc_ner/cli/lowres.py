@@ -83,7 +83,7 @@ def _overrides(command: str, config: str, output_dir: Optional[Path], args: List
 def _print_rounds(summary: Dict[str, Any]) -> None:
     for r in summary["rounds"]:
         f = (r["dev"] or {}).get("ents_f")
-        dev = "no dev set" if r["dev"] is None else f"dev F1 {f or 0.0:.4f}"
+        dev = "no dev set" if r["dev"] is None else f"dev F1 {100 * (f or 0.0):.2f}"
         typer.echo(f"round {r['round']}\t{dev}\tpseudo sentences {r['pseudo_sentences']}\tkept entities {r['kept_entities']}\t{r['model']}")
     typer.echo(f"model-best: {summary['model']}")
 

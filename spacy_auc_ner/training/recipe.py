@@ -84,6 +84,17 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
     return load_training_config(assemble(base, partials), where=where), [base, *partials], where
 
 
+def _pretraining_done(log_file: Path, epochs: int, sentences: Optional[int]) -> str:
+    """What pretraining did, from spaCy's ``log.jsonl`` (each line: the words so far, the
+    total loss so far; the last written after the last epoch)."""
+    lines = log_file.read_text(encoding="utf8").splitlines() if log_file.is_file() else []
+    if not lines:
+        return f"pretraining done, {epochs} epoch(s); spaCy wrote no {log_file}"
+    last = json.loads(lines[-1])
+    return (f"pretraining done: {epochs} epoch(s) of {sentences} sentences, {last.get('nr_word')} words "
+            f"in all, total loss {float(last.get('loss') or 0.0):.2f} (spaCy's table prints a row every 10,000 words; its log: {log_file})")
+
+
 def _pretraining_config(config: Config, where: PathLike) -> Config:
     """The config as spacy pretrain reads it (`named_pretraining`), its raw-text reader checked."""
     named = named_pretraining(config)
@@ -373,6 +384,7 @@ def _train_steps(
         summary["pretrain_sentences"] = _corpus_size(pretrained, pretrained["pretraining"]["corpus"])
         summary["weights"] = str(weights_dir / "model-last.bin")
         config["paths"]["init_tok2vec"] = summary["weights"]
+        log(_pretraining_done(weights_dir / "log.jsonl", p["max_epochs"], summary["pretrain_sentences"]))
     if steps.self_training is None:
         log(f"training {where} on {train}")
         out.record(*TRAIN_DIRS)

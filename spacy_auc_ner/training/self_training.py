@@ -273,7 +273,7 @@ def run_rounds(
         dev_f = (record["dev"] or {}).get("ents_f")
         # spaCy's own log named the hidden folder the round trained in, renamed since
         kept = f", kept in {output_dir / f'round-{k}'}" if (output_dir / f"round-{k}").exists() else ""
-        log((f"round {k}: dev F1 {dev_f:.3f}" if dev_f is not None else f"round {k}: no dev F1") + kept)
+        log((f"round {k}: dev F1 {100 * dev_f:.2f}" if dev_f is not None else f"round {k}: no dev F1") + kept)
 
     # round 0: the teacher
     def round_zero(partial: Path) -> Dict[str, Any]:
@@ -332,5 +332,5 @@ def run_rounds(
     partial = out.record(".model-best.partial", "model-best")
     shutil.copytree(records[best]["model"], partial)
     os.replace(partial, output_dir / "model-best")
-    log(f"model-best: round {best} (dev F1 {records[best]['dev']['ents_f'] or 0.0:.3f})" if scored else f"model-best: round {best}, the last (no dev set)")
+    log(f"model-best: round {best} (dev F1 {100 * (records[best]['dev']['ents_f'] or 0.0):.2f})" if scored else f"model-best: round {best}, the last (no dev set)")
     return records
