@@ -1,6 +1,7 @@
 """Pretraining: the merged config names the encoder to pretrain, `spacy pretrain` runs on it,
 and `spacy train` loads the weights through [initialize] init_tok2vec (which spaCy ignores
 while [pretraining] is empty, the reason for the merge)."""
+import json
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,8 @@ def test_merged_config_names_the_encoder(base, component, layer, pipeline, full_
     assert config["nlp"]["pipeline"] == pipeline
     assert config["pretraining"]["objective"]["@architectures"] == "spacy.PretrainCharacters.v1"
     assert config["corpora"]["pretrain"]["path"] == "${paths.raw_text}"
+    # spaCy's JsonlCorpus.v1 read nothing from a .txt file, and spacy pretrain said it succeeded
+    assert config["corpora"]["pretrain"]["@readers"] == "spacy_auc_ner.RawText.v1"
     assert config["initialize"]["init_tok2vec"] == "${paths.init_tok2vec}"
     original = load_config(full_configs[base], interpolate=False)
     assert config["training"]["max_steps"] == original["training"]["max_steps"]
@@ -181,3 +184,18 @@ def test_raw_text_that_its_bounds_leave_empty_is_refused_with_the_count(tmp_path
     with pytest.raises(DataError, match=r"none of its 5 texts is within min_length = 8 and max_length = 0 tokens \(5 shorter, 0 as long or longer\)"):
         _texts(create_raw_text(tmp_path / "raw.txt", min_length=8, max_length=0))
     assert len(_texts(create_raw_text(tmp_path / "raw.txt", max_length=5))) == 2  # the two of 4 tokens
+
+
+@pytest.mark.slow
+def test_a_written_pretraining_config_reads_a_txt_file(data, full_configs, tmp_path):
+    """pretrain-config, then spacy pretrain on the .txt raw text that README's recipe takes:
+    it pretrains on its words (with JsonlCorpus.v1 it found no .jsonl file and ran on 0)."""
+    merged = tmp_path / "pretrain.cfg"
+    assert runner.invoke(app, ["pretrain-config", str(full_configs["ova_auc_all"]), str(CHARACTERS), str(merged)]).exit_code == 0
+    (tmp_path / "raw.txt").write_text("Aspirin treats breast cancer .\nColon cancer is rare in Paris .\n")
+    overrides = {"paths.raw_text": str(tmp_path / "raw.txt"), "pretraining.max_epochs": 1, "paths.train": str(data / "train.spacy"),
+                 "paths.dev": str(data / "train.spacy")}
+    (tmp_path / "weights").mkdir()
+    pretrain(load_config(merged, overrides=overrides, interpolate=False).interpolate(), tmp_path / "weights", silent=True)
+    log = [json.loads(line) for line in (tmp_path / "weights" / "log.jsonl").read_text().splitlines()]
+    assert log[-1]["nr_word"] == 12

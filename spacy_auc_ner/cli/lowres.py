@@ -135,7 +135,9 @@ def pretrain_config_command(
 
     Writes BASE with FRAGMENT's pretraining block merged in and its component and layer named,
     so that 'spacy pretrain' trains that tok2vec and 'spacy train ... --paths.init_tok2vec
-    WEIGHTS' loads the weights (spaCy ignores init_tok2vec while the block is empty).
+    WEIGHTS' loads the weights (spaCy ignores init_tok2vec while the block is empty). The raw
+    text (--paths.raw_text) is read by spacy_auc_ner.RawText.v1: .txt, .jsonl or .spacy (the
+    fragment's spacy.JsonlCorpus.v1 reads .jsonl only, and nothing from a .txt file).
     An existing output file is kept unless --overwrite.
     """
     from ..data.files import check_utf8, write_text

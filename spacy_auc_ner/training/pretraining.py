@@ -127,13 +127,20 @@ def named_pretraining(config: Config, component: Optional[str] = None) -> Config
 
 def pretraining_config(base: PathLike, fragment: PathLike, component: Optional[str] = None) -> Config:
     """The base config with the fragment merged in, as `named_pretraining` fills and names it
-    (``spacy-auc-ner pretrain-config``)."""
+    (``spacy-auc-ner pretrain-config``), its raw text read by RawText.v1 where the fragment
+    names spaCy's JsonlCorpus.v1."""
     config = load_config_file(base)
     extra = load_config_file(fragment)
     if "nlp" not in config:  # a method's partial config, or the fragment given first
         raise DataError(f"{base}: not a full training config (no [nlp]); assemble one with spacy-auc-ner config first")
     if not extra.get("pretraining"):
         raise DataError(f"{fragment}: has no [pretraining] block")
+    # spaCy's JsonlCorpus.v1 reads .jsonl only and finds nothing in a .txt file (a warning, then
+    # pretraining on 0 words that reports success); RawText.v1 reads .txt, .jsonl and .spacy
+    # with the same bounds, so a written config takes the raw text a user has
+    reader = ((extra.get("corpora") or {}).get("pretrain") or {})
+    if reader.get("@readers") == "spacy.JsonlCorpus.v1":
+        reader["@readers"] = "spacy_auc_ner.RawText.v1"
     try:
         return named_pretraining(config.merge(extra), component)
     except ConfigValidationError as err:  # spaCy's error dumps the whole config
