@@ -613,3 +613,17 @@ def test_a_key_of_the_users_config_that_nothing_reads_is_refused(toy_corpus, raw
     with pytest.raises(DataError, match=r"mine.cfg: \[training.max_step\] is not a setting of \[training\] \(did you mean max_steps\?\)$"):
         run_recipe(tmp_path / "mine.cfg", toy_corpus / "out", _files(toy_corpus, raw))
     assert not (toy_corpus / "out").exists()
+
+
+def test_a_gpu_that_cannot_be_used_is_refused_before_the_folder_is_claimed(toy_corpus, raw, monkeypatch):
+    """--gpu-id 0 without CuPy failed after the column files were converted into the folder."""
+    from thinc.util import has_cupy_gpu
+
+    if has_cupy_gpu:
+        pytest.skip("a usable GPU: nothing to refuse")
+    _never_train(monkeypatch)
+    train = toy_corpus / "train.tsv"
+    train.write_text("Aspirin\tB-Chemical\nworks\tO\n\n")
+    with pytest.raises(ValueError, match="GPU"):
+        run_recipe(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "paths.train": str(train)}, gpu_id=0)
+    assert not (toy_corpus / "out").exists()

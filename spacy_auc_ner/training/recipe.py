@@ -281,6 +281,10 @@ def run_recipe(
     A run that fails once it has claimed the folder removes what it wrote (`OutputFolder.discard`),
     so that the corrected command needs no ``overwrite``."""
     run = prepare(recipe, output_dir, overrides, pretrain=pretrain, self_train=self_train, teacher=teacher)
+    if gpu_id >= 0:  # as spacy train does first; here before the folder is claimed
+        import spacy
+
+        spacy.require_gpu(gpu_id)
     out = OutputFolder(output_dir, command)
     names = [f"{DATA_DIR}/{role}.spacy" for role in run.columns]
     what = "a self-training run" if command == "self-train" else f"a {command} run"
