@@ -209,6 +209,7 @@ def _never_train(monkeypatch):
     (RECIPE, {"paths.train": "missing.spacy"}, r"missing.spacy: no such file \(\[paths.train\] of recipe lowres_best"),
     (RECIPE, {"paths.train": None}, r"\[paths.train\] of recipe lowres_best .* is null: give the file with --paths.train"),
     (RECIPE, {"paths.train": "."}, r"^\.: is a folder; give a file \(\[paths.train\] of recipe lowres_best"),
+    (RECIPE, {"paths.train": "ALL_O"}, r"all_o.tsv: none of its 2 sentences has an entity, and no \[initialize.components\] labels are given"),
     (RECIPE, {"self_training.rounds": -1}, r"^\[self_training.rounds\] must be a whole number >= 0 \(0: train once\), not -1$"),
     (RECIPE, {"self_training.threshold": 2}, r"^\[self_training.threshold\] must be a confidence in \[0, 1\], not 2$"),
     (RECIPE, {"self_training.low_confidence": "o"}, r"^\[self_training.low_confidence\] must be \"missing\" or \"outside\", not \"o\"$"),
@@ -221,6 +222,9 @@ def _never_train(monkeypatch):
 ])
 def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch, recipe, change, message):
     _never_train(monkeypatch)
+    if change.get("paths.train") == "ALL_O":  # a column file whose labels are all O
+        (toy_corpus / "all_o.tsv").write_text("Aspirin\tO\nworks\tO\n\nColon\tO\ncancer\tO\n\n")
+        change = {"paths.train": str(toy_corpus / "all_o.tsv")}
     with pytest.raises(DataError, match=message):
         run_recipe(recipe, toy_corpus / "out", {**_files(toy_corpus, raw), **change})
     assert not (toy_corpus / "out").exists()

@@ -84,6 +84,13 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
     return load_training_config(assemble(base, partials), where=where), [base, *partials], where
 
 
+def _initial_labels(config: Mapping[str, Any]) -> bool:
+    """Whether [initialize.components] gives some pipe its labels (then data without entities
+    still trains a pipeline that knows them)."""
+    components = ((config.get("initialize") or {}).get("components") or {})
+    return any(isinstance(block, Mapping) and block.get("labels") for block in components.values())
+
+
 def _pretraining_done(log_file: Path, epochs: int, sentences: Optional[int]) -> str:
     """What pretraining did, from spaCy's ``log.jsonl`` (each line: the words so far, the
     total loss so far; the last written after the last epoch)."""
@@ -201,6 +208,10 @@ def prepare(
     # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
     given = {role: path for role, path in (("train", train), ("dev", dev)) if path is not None}
     docs = {role: read_docs(path, Vocab()) for role, path in given.items()}
+    if teacher is None and not any(doc.ents for doc in docs["train"]) and not _initial_labels(config):
+        # spaCy's ner and auc_ner would train and warn, and the pipeline would predict nothing
+        raise DataError(f"{train}: none of its {len(docs['train'])} sentences has an entity, and no [initialize.components] "
+                        f"labels are given: there is nothing to learn (a column file's labels in another column? see convert --help)")
     columns = {role: docs[role] for role, path in given.items() if not is_docbin(path)}
     # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
     # ...), before the column files' paths below point into the output folder
