@@ -202,6 +202,19 @@ def test_a_pipeline_without_a_recogniser_is_refused(tmp_path, raw):
     assert "has no auc_ner or ner pipe" in line
 
 
+@pytest.mark.parametrize("factory", ["auc_ner", "ner"])
+def test_a_recogniser_without_labels_ranks_nothing_and_is_refused(tmp_path, raw, factory):
+    """Trained on no entity, every score is 0: the ranking would be the pool's order."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory)
+    nlp.initialize()
+    nlp.to_disk(tmp_path / "no_labels")
+    line = _one_line_error(_run(tmp_path / "no_labels", raw, tmp_path / "out.spacy", "--strategy", "entropy"))
+    assert f"pipe {factory!r} of the pipeline has no entity labels" in line and "--strategy random" in line
+    assert not (tmp_path / "out.spacy").exists()
+    assert _run(tmp_path / "no_labels", raw, tmp_path / "out.spacy", "--strategy", "random", "--n", "2").exit_code == 0
+
+
 def test_help_names_the_command_and_its_files():
     result = runner.invoke(app, ["--help"])
     assert "suggest" in result.stdout

@@ -48,7 +48,10 @@ def suggest_docs(
     if nlp is None and strategy != "random":
         raise DataError(f"--strategy {strategy} ranks by a model's uncertainty: it needs the model (only random reads none)")
     if nlp is not None:
-        recognizer(nlp, component)  # refused before any scoring
+        name = recognizer(nlp, component)  # refused before any scoring
+        if strategy != "random" and not nlp.get_pipe(name).labels:  # every score would be 0: a ranking of nothing
+            raise DataError(f"pipe {name!r} of the pipeline has no entity labels (it was trained on no entity): "
+                            f"--strategy {strategy} cannot rank by it; train on annotated entities, or use --strategy random")
     sets = [token_set(t.text for t in doc) for doc in docs]
     if strategy == "random":
         chosen = select_sentences(strategy, sets, n, seed=seed, max_similarity=max_similarity)
