@@ -83,6 +83,8 @@ def base_path(encoder: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path
     if encoder not in ENCODERS:
         raise MethodError(f"unknown encoder {encoder!r}; choose one of {', '.join(ENCODERS)}")
     path = Path(configs_dir) / ENCODERS[encoder]
+    if not Path(configs_dir).is_dir():
+        raise MethodError(f"{configs_dir}: no such configs folder (it holds {ENCODERS[encoder]} and methods/)")
     if not path.exists():
         raise MethodError(f"{path}: base config not found (run from the project folder or name the configs folder)")
     return path

@@ -94,8 +94,8 @@ def test_convert_to_a_path_that_cannot_be_created(tmp_path, bio_file, blocker):
 def test_convert_of_a_folder_or_a_bad_file(tmp_path):
     line = _one_error_line(_invoke("convert", tmp_path, tmp_path / "out.spacy"))
     assert str(tmp_path) in line
-    (tmp_path / "bad.tsv").write_bytes(b"caf\xe9\tO\n")
-    assert "bad.tsv: not UTF-8" in _one_error_line(_invoke("convert", tmp_path / "bad.tsv", tmp_path / "out.spacy"))
+    (tmp_path / "bad.tsv").write_bytes(b"Aspirin\tO\n\ncaf\xe9\tO\n")
+    assert "bad.tsv:3: not UTF-8 text (invalid continuation byte at byte 14)" in _one_error_line(_invoke("convert", tmp_path / "bad.tsv", tmp_path / "out.spacy"))
     assert not (tmp_path / "out.spacy").exists()
 
 
@@ -163,7 +163,7 @@ def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_p
     (tmp_path / "pool.txt").write_text("a text\n")
     binary = tmp_path / "binary.cfg"
     binary.write_bytes(b"[nlp]\nlang = \"en\"\n\xff\xfe\x00\x89")
-    expected = f"Error: {binary}: not UTF-8 text (invalid start byte at byte 18)"
+    expected = f"Error: {binary}:3: not UTF-8 text (invalid start byte at byte 18)"
     data = ["--paths.train", tmp_path / "c.spacy", "--paths.dev", tmp_path / "c.spacy"]
     assert _one_error_line(_invoke("self-train", binary, tmp_path / "out", *data, "--paths.raw_text", tmp_path / "pool.txt")) == expected
     assert _one_error_line(_invoke("recipe", binary, tmp_path / "out", *data, "--paths.raw_text", tmp_path / "pool.txt")) == expected

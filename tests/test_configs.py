@@ -552,3 +552,11 @@ def typer_app_of(command):
     one = typer.Typer()
     one.command()(command)
     return one
+
+
+def test_a_header_without_its_bracket_and_a_missing_configs_folder(tmp_path):
+    configs = _configs_dir_with(tmp_path, "broken", "[components.auc_ner\nscheme = \"ova\"\n")
+    out = CliRunner().invoke(app, ["config", "broken", "--configs-dir", str(configs)])
+    assert out.exit_code == 1 and out.stderr.strip().endswith("broken.cfg:1: cannot parse '[components.auc_ner' (a section header is [name])")
+    out = CliRunner().invoke(app, ["config", "ce", "--configs-dir", str(tmp_path / "nope")])
+    assert out.exit_code == 1 and out.stderr.strip() == f"Error: {tmp_path / 'nope'}: no such configs folder (it holds base_cpu.cfg and methods/)"

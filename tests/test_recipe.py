@@ -631,3 +631,12 @@ def test_a_gpu_that_cannot_be_used_is_refused_before_the_folder_is_claimed(toy_c
     with pytest.raises(ValueError, match="GPU"):
         run_recipe(RECIPE, toy_corpus / "out", {**_files(toy_corpus, raw), "paths.train": str(train)}, gpu_id=0)
     assert not (toy_corpus / "out").exists()
+
+
+def test_a_dev_file_that_is_the_training_file_is_noted(toy_corpus):
+    from spacy_auc_ner.training.recipe import prepare
+
+    run = prepare(RECIPE, toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "train.spacy")})
+    assert any(note.startswith("--paths.dev is the training file") for note in run.notes)
+    run = prepare(RECIPE, toy_corpus / "out", _files(toy_corpus))
+    assert not any(note.startswith("--paths.dev is the training file") for note in run.notes)

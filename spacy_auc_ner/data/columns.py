@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-from .files import DataError, PathLike, atomic_output, write_text
+from .files import DataError, PathLike, atomic_output, not_utf8, write_text
 
 TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
 DOCSTART = "-DOCSTART-"
@@ -46,7 +46,7 @@ def read_columns(
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise not_utf8(path, err) from None
     return parse_columns(
         text, path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type
     )

@@ -30,6 +30,9 @@ def config_syntax_error(text: str) -> Optional[Tuple[int, str]]:
     try:
         parser.read_string(text)
     except configparser.MissingSectionHeaderError as err:
+        line = str(err.line).strip()
+        if line.startswith("["):  # a header without its closing bracket
+            return err.lineno, f"cannot parse {line!r} (a section header is [name])"
         return err.lineno, "not a config file (no section header)"
     except configparser.DuplicateSectionError as err:
         return err.lineno or 0, f"section [{err.section}] appears twice"

@@ -32,7 +32,13 @@ def read_text(path: PathLike) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise not_utf8(path, err) from None
+
+
+def not_utf8(path: PathLike, err: UnicodeDecodeError) -> DataError:
+    """The one-line error of a file that is not UTF-8: its path, the line and the byte."""
+    line = bytes(err.object[: err.start]).count(b"\n") + 1
+    return DataError(f"{path}:{line}: not UTF-8 text ({err.reason} at byte {err.start})")
 
 
 def check_utf8(path: PathLike) -> None:

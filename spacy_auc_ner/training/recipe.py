@@ -193,6 +193,8 @@ def prepare(
     train, dev, raw = (_path(paths, key, where) for key in ("train", "dev", "raw_text"))
     assert train is not None  # checked to be set just above
     notes: List[str] = []
+    if dev is not None and dev.resolve() == train.resolve():
+        notes.append(f"--paths.dev is the training file ({dev}): what is chosen on dev (the round, the step, the entity bias) is chosen on the training sentences")
     if dev is None:  # the user's n sentences are all they have: nothing is chosen on dev
         config, dropped = without_dev(config)
         notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
