@@ -141,3 +141,52 @@ def test_an_output_path_ending_in_a_slash_is_a_folder(tmp_path, monkeypatch):
     out = CliRunner().invoke(app, ["config", "--all", "--output", "a_file.txt"])
     assert out.exit_code == 1 and out.stderr.strip() == "Error: --output a_file.txt is a file: --all writes one file per method and encoder and per recipe into a folder"
     assert (tmp_path / "a_file.txt").read_text() == "mine\n"
+
+
+def test_convert_a_spacy_file_to_columns_and_back(tmp_path):
+    """A .spacy input is written as columns (it stopped on 'not UTF-8 text' at byte 1); its
+    entities come back the same through a second conversion."""
+    src = tmp_path / "in.tsv"
+    src.write_text("Peter\tB-PER\nBlackburn\tI-PER\nin\tO\nBonn\tB-LOC\n\nno\tO\nentity\tO\n\n")
+    assert _run("convert", src, tmp_path / "a.spacy").exit_code == 0
+    result = _run("convert", tmp_path / "a.spacy", tmp_path / "back.tsv")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "back.tsv").read_text() == src.read_text()
+    line = _error_line(_run("convert", tmp_path / "a.spacy", tmp_path / "c.tsv", "--scheme", "iob1", "--label-column", "3"))
+    assert line == f"Error: --scheme, --label-column: for column files only; {tmp_path / 'a.spacy'} is a .spacy file, whose entities are spans"
+    assert not (tmp_path / "c.tsv").exists()
+
+
+def test_a_missing_entity_annotation_is_written_o(tmp_path):
+    from spacy.tokens import Doc
+
+    from spacy_auc_ner.data.columns import docs_to_sentences
+
+    vocab = spacy.blank("en").vocab
+    doc = Doc(vocab, words=["a", "b", "c"], ents=["B-X", None, "O"])  # None: annotation missing
+    (sentence,) = docs_to_sentences([doc])
+    assert sentence.tokens == ("a", "b", "c") and sentence.labels == ("B-X", "O", "O") and sentence.line == 1
+
+
+@pytest.mark.parametrize("name", ["out.json", "out.JSONL", "out.csv"])
+def test_convert_refuses_an_output_named_for_another_format(tmp_path, name):
+    """`convert train.tsv out.json` wrote column text into out.json."""
+    src = tmp_path / "in.tsv"
+    src.write_text("a\tB-X\n\n")
+    line = _error_line(_run("convert", src, tmp_path / name))
+    suffix = Path(name).suffix.lower()
+    assert line == f"Error: {tmp_path / name}: sentences are written as .spacy or as a token<TAB>BIO column file (.tsv, .conll, .txt), not as {suffix}"
+    assert not (tmp_path / name).exists()
+
+
+def test_a_closed_pipe_ends_a_command_quietly(tmp_path):
+    """`spacy-auc-ner config --list | head -1` ended with 'Error: [Errno 32] Broken pipe'; here
+    the reader is gone before the first line."""
+    script = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'spacy_auc_ner', 'config', '--list'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "p.stdout.close()\n"  # before the command writes (it takes a second to start): no race
+        "sys.stdout.write(p.stderr.read().decode()); p.wait()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0 and "Error" not in out.stdout and "Traceback" not in out.stdout, out.stdout

@@ -285,6 +285,10 @@ def test_config_command_writes_what_spacy_reads(tmp_path):
     listed = runner.invoke(app, ["config", "--list", "--configs-dir", str(CONFIGS)])
     assert listed.exit_code == 0 and "ova_auc_sampled\tOVA-AUC-MAML (Algorithm 2" in listed.output
     assert "lowres_best\tThe low-resource recipe (20-100 sentences)" in listed.output
+    # --list with a name listed everything and dropped the name without a word
+    named = runner.invoke(app, ["config", "ova_auc", "--list", "--configs-dir", str(CONFIGS)])
+    assert named.exit_code == 1 and named.stdout == ""
+    assert named.stderr.strip() == "Error: --list lists every method and recipe: give it alone, without ova_auc"
     # a recipe, as README tells a user to write it for spacy train
     out = runner.invoke(app, ["config", "lowres_best", "--output", str(tmp_path / "lowres_best.cfg"), "--configs-dir", str(CONFIGS)])
     assert out.exit_code == 0, out.output

@@ -28,24 +28,34 @@ app.add_typer(suggest_app)  # suggest: the sentences to annotate next
 @app.command()
 @one_line_errors
 def convert(
-    input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated)."),
-    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file; a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
+    input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated), or a .spacy file (to write it as columns)."),
+    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file (.tsv, .conll, .txt); a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
     scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
     untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):
-    """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO.
+    """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a
+    .spacy file to token<TAB>BIO (its Docs' entities; a token with missing annotation is O).
 
     -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
     An existing output file is kept unless --overwrite; the input is never written over.
     """
-    from ..data.columns import read_columns, write_sentences
+    from ..data.columns import check_sentences_output, docs_to_sentences, is_docbin, read_columns, read_docs, write_sentences
     from ..outputs import check_output_file
 
-    sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
     target = _in_folder(output_path, f"{input_path.stem}.spacy")
+    check_sentences_output(target)
+    if is_docbin(input_path):
+        given = {"--scheme": scheme != "auto", "--token-column": token_column != 0, "--label-column": label_column != -1, "--untyped-type": untyped_type is not None}
+        if any(given.values()):
+            raise ValueError(f"{', '.join(k for k, v in given.items() if v)}: for column files only; {input_path} is a .spacy file, whose entities are spans")
+        from spacy.vocab import Vocab
+
+        sentences = docs_to_sentences(read_docs(input_path, Vocab()))
+    else:
+        sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
     check_output_file(target, [input_path], overwrite)
     n = write_sentences(target, sentences)
     typer.echo(f"Wrote {n} sentences to {target}", err=True)
@@ -99,6 +109,8 @@ def config(
     )
     from ..outputs import check_output_file
 
+    if list_methods and (name is not None or all_methods):
+        raise MethodError(f"--list lists every method and recipe: give it alone, without {'--all' if all_methods else name}")
     if list_methods:
         typer.echo(f"methods of {methods_dir(configs_dir)}, then recipes of {configs_dir / 'recipes'} "
                    f"(to use your own, copy {configs_dir} and give --configs-dir):", err=True)

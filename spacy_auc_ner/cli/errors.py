@@ -8,6 +8,7 @@ import functools
 import json
 import os
 import re
+import sys
 from typing import Any, Callable, NoReturn, Tuple
 
 import typer
@@ -85,6 +86,11 @@ def one_line_errors(command: Callable, expected: Tuple[type, ...] = EXPECTED) ->
     def run(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:
+            # the reader of stdout is gone (`config --list | head`): nothing to tell it; stdout
+            # goes to devnull so that Python's flush at exit does not raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(EXIT_ERROR) from None
         except expected as err:
             if os.environ.get("SPACY_AUC_NER_TRACEBACK"):
                 raise

@@ -270,6 +270,23 @@ def read_docs(path: PathLike, vocab, **column_options) -> List:
     return list(sentences_to_docs(read_columns(path, **column_options), vocab))
 
 
+def docs_to_sentences(docs: Iterable) -> List[Sentence]:
+    """Sentences (tokens, BIO labels) of Docs, one per Doc, from the token arrays; a token
+    whose entity annotation is missing (spaCy's ``ent_iob == 0``) is written ``O``, as a
+    column file has no mark for it. ``line`` is the Doc's 1-based position."""
+    from spacy.attrs import ENT_IOB, ENT_TYPE, ORTH
+
+    prefix = ("O", "I", "O", "B")  # spaCy's ENT_IOB codes: 0 missing, 1 I, 2 O, 3 B
+    sentences = []
+    for i, doc in enumerate(docs, start=1):
+        arr = doc.to_array([ORTH, ENT_IOB, ENT_TYPE]).reshape(-1, 3)
+        strings = doc.vocab.strings
+        tokens = tuple(strings[int(h)] for h in arr[:, 0])
+        labels = tuple(_fmt(prefix[int(iob)], strings[int(t)]) for iob, t in arr[:, 1:])
+        sentences.append(Sentence(tokens, labels, i))
+    return sentences
+
+
 def write_docs(path: PathLike, docs: Iterable) -> int:
     """Write Docs to a ``.spacy`` file; returns how many."""
     from spacy.tokens import DocBin
@@ -282,6 +299,19 @@ def write_docs(path: PathLike, docs: Iterable) -> int:
     with atomic_output(path) as tmp:
         db.to_disk(tmp)
     return n
+
+
+# suffixes of other formats: writing column text under one of them is a mistake the user
+# would find only when a tool that trusts the name fails to read it
+_NOT_COLUMNS = frozenset({".json", ".jsonl", ".csv", ".cfg", ".yml", ".yaml", ".gz", ".zip", ".bz2", ".xz", ".pkl", ".html"})
+
+
+def check_sentences_output(path: PathLike) -> None:
+    """Refuse an output name whose suffix says another format than the two that
+    :func:`write_sentences` writes."""
+    suffix = Path(path).suffix.lower()
+    if suffix in _NOT_COLUMNS:
+        raise DataError(f"{path}: sentences are written as .spacy or as a token<TAB>BIO column file (.tsv, .conll, .txt), not as {suffix}")
 
 
 def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:
