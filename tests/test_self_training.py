@@ -293,8 +293,9 @@ def full_configs_train_block(path):
 @pytest.mark.slow
 def test_self_train_rounds_end_to_end(corpus, full_configs, capsys):
     out = corpus / "st"
-    records = self_train(full_configs["spacy_ner"], out, {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.0, **SMALL},
-                         progress=False)
+    # keep_empty: the tiny teacher predicts no entity, and a round with no pool sentence ends the rounds
+    records = self_train(full_configs["spacy_ner"], out, {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.0,
+                                                          "self_training.keep_empty": True, **SMALL}, progress=False)
     # spaCy's log names the hidden folder a round trains in; ours names where it was kept
     ours = [line for line in capsys.readouterr().err.splitlines() if "dev F1" in line and line.startswith("[self-train] round ")]
     assert [line.endswith(f", kept in {out / f'round-{k}'}") for k, line in enumerate(ours)] == [True, True, True], ours
@@ -311,11 +312,26 @@ def test_self_train_rounds_end_to_end(corpus, full_configs, capsys):
     assert r1["pool_sentences"] == 3 and r1["train_sentences"] == 20 + r1["pseudo_sentences"]
     # the round's corpus is the config's own plus its pseudo-labels: the gold sentences are
     # never written out, and the saved config names the pseudo-labels where they now are
-    assert len(DocBin().from_disk(out / "round-1" / "pseudo.spacy")) == r1["pseudo_sentences"]  # 0 here: DocBin reads an empty one
+    assert len(DocBin().from_disk(out / "round-1" / "pseudo.spacy")) == r1["pseudo_sentences"] == 3
     assert not (out / "round-1" / "train.spacy").exists()
     saved = spacy.util.load_config(out / "round-1" / "model-best" / "config.cfg", interpolate=False)
     assert saved["corpora"]["train"] == {"@readers": "spacy_auc_ner.PseudoLabelled.v1", "path": str(out / "round-1" / "pseudo.spacy"),
                                          "gold_preproc": False, "corpus": full_configs_train_block(full_configs["spacy_ner"])}
+
+
+@pytest.mark.slow
+def test_the_rounds_stop_when_no_pool_sentence_is_kept(corpus, full_configs, capsys):
+    """A round with no pseudo-labelled sentence trained on the gold alone, as round 0 did, and
+    without a dev set the last round, that copy of round 0, was the one kept."""
+    out = corpus / "st"
+    records = self_train(full_configs["spacy_ner"], out, {**_files(corpus), "self_training.rounds": 2, "self_training.threshold": 0.0, **SMALL},
+                         progress=False)
+    assert [r["round"] for r in records] == [0]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "model-best", "round-0", "rounds.jsonl"]
+    assert (out / "model-best" / "meta.json").read_text() == (out / "round-0" / "model-best" / "meta.json").read_text()
+    err = capsys.readouterr().err
+    assert "[self-train] round 1/2: no pool sentence kept (0 predicted entities, none with confidence >= 0.0): self-training stops after round 0" in err
+    assert "round 1/2: kept" not in err
 
 
 def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkeypatch, trained, full_configs):

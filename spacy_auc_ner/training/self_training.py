@@ -6,7 +6,8 @@ are never written out. The settings are the
 config's ``[self_training]`` block and the pool its ``[corpora.pool]`` reader
 (``configs/self_training.cfg`` holds both, with the defaults). Rounds are built in hidden
 ``.round-K.partial`` folders and renamed when complete; ``model-best`` is a copy of the round
-with the best dev F1 (:func:`best_round`).
+with the best dev F1 (:func:`best_round`). A round whose teacher keeps no pool sentence ends the
+rounds: it would train on the gold alone, as round 0 did.
 """
 import json
 import os
@@ -296,20 +297,27 @@ def run_rounds(
     run_round(0, round_zero)
     rounds, threshold = settings.rounds, settings.threshold
     for k in range(1, rounds + 1):
-        def round_k(partial: Path, k: int = k) -> Dict[str, Any]:
-            teacher_path = records[-1]["model"]
-            log(f"round {k}/{rounds}: labelling {len(items)} pool sentences with {teacher_path} (threshold {threshold})")
-            start = time.perf_counter()
-            nlp = spacy.load(teacher_path)
-            pseudo, counts = label_pool(
-                nlp, items, threshold, low_confidence=settings.low_confidence, keep_empty=settings.keep_empty,
-                component=settings.component, beam_width=settings.beam_width, progress=progress,
-            )
-            label_seconds = time.perf_counter() - start
-            log(
-                f"round {k}/{rounds}: kept {counts['kept_entities']} of {counts['predicted_entities']} predicted entities "
-                f"in {counts['pseudo_sentences']} sentences; training on {gold} gold + {len(pseudo)} pseudo-labelled sentences"
-            )
+        teacher_path = records[-1]["model"]
+        log(f"round {k}/{rounds}: labelling {len(items)} pool sentences with {teacher_path} (threshold {threshold})")
+        start = time.perf_counter()
+        pseudo, counts = label_pool(
+            spacy.load(teacher_path), items, threshold, low_confidence=settings.low_confidence, keep_empty=settings.keep_empty,
+            component=settings.component, beam_width=settings.beam_width, progress=progress,
+        )
+        label_seconds = time.perf_counter() - start
+        if not pseudo:
+            # round k would train on the gold sentences alone, as round 0 did, and its teacher
+            # would label the pool as round 0's did: every round left would repeat the ones before
+            log(f"round {k}/{rounds}: no pool sentence kept ({counts['predicted_entities']} predicted entities, none with confidence >= {threshold}): "
+                f"self-training stops after round {k - 1}")
+            break
+        log(
+            f"round {k}/{rounds}: kept {counts['kept_entities']} of {counts['predicted_entities']} predicted entities "
+            f"in {counts['pseudo_sentences']} sentences; training on {gold} gold + {len(pseudo)} pseudo-labelled sentences"
+        )
+
+        def round_k(partial: Path, k: int = k, pseudo: List = pseudo, counts: Dict[str, int] = counts,
+                    teacher_path: str = teacher_path, label_seconds: float = label_seconds) -> Dict[str, Any]:
             write_docs(partial / "pseudo.spacy", pseudo)  # read after the gold sentences by the round's training corpus
             start = time.perf_counter()
             budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
