@@ -48,6 +48,33 @@ def test_step_settings_by_hand():
         step_settings(THIRTY_EPOCHS, 0, WARMUP_LINEAR, dev=True)
 
 
+@pytest.mark.parametrize("epochs,eval_epochs,every", [(30, 2, 6), (5, 2, 3), (1, 2, 3), (9, 6, 9), (12, 8, 12), (7, 7, 21)])
+def test_the_last_step_is_always_scored(epochs, eval_epochs, every):
+    """spaCy scores at the multiples of eval_frequency: dev every 2 epochs of 1 scored step 0
+    alone (model-best was the untrained pipeline), of 5 left the fifth unscored. Every
+    gcd(epochs, eval_epochs) epochs of 3 steps, by hand: 5 and 2 -> 1 epoch, 9 and 6 -> 3."""
+    budget = Budget(epochs=epochs, warmup=0.1, eval_epochs=eval_epochs, patience_epochs=12)
+    settings = step_settings(budget, 3, 0.001, dev=True)
+    assert settings["training.eval_frequency"] == every
+    assert settings["training.max_steps"] % every == 0 and every <= eval_epochs * 3
+
+
+def test_a_config_whose_first_evaluation_comes_after_its_last_step_is_scored_at_it(tmp_path):
+    """[budget] epochs 0: the config's own steps; max_steps 20 with eval_frequency 50 scored
+    step 0 alone. Without the clash (50 -> 100 steps) the config is left as it is."""
+    config = recipe_config("lowres_best")
+    config["paths"]["train"] = config["paths"]["dev"] = str(_train_file(tmp_path, 4))
+    assert "budget" not in config  # epochs 0, configs/budget.cfg's default
+    config["training"].update({"max_steps": 20, "eval_frequency": 50})
+    capped, derived = budgeted(config)
+    assert derived == {"training.eval_frequency": 20} and capped["training"]["eval_frequency"] == 20
+    from spacy_auc_ner.training.budget import budget_text
+
+    assert budget_text(derived) == "dev scored at the last step, 20, as [training] eval_frequency would score step 0 alone"
+    config["training"]["max_steps"] = 100
+    assert budgeted(config) == (config, {})
+
+
 @pytest.mark.parametrize("n,steps", [(20, 3), (50, 7), (8, 1), (9, 2)])
 def test_an_epoch_is_counted_on_the_training_set(tmp_path, n, steps):
     config = recipe_config("lowres_best_trf")

@@ -12,7 +12,7 @@ from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.data.columns import read_columns, read_docs
+from spacy_auc_ner.data.columns import COLUMN_SUFFIXES, read_columns, read_docs
 
 DATA = Path(os.environ.get("SPACY_AUC_NER_DATA", Path(__file__).parents[1] / ".." / "shared" / "data"))
 runner = CliRunner()
@@ -136,7 +136,7 @@ def test_an_output_path_ending_in_a_slash_is_a_folder(tmp_path, monkeypatch):
     assert (tmp_path / "new").is_dir() and len(DocBin().from_disk(tmp_path / "new" / "train.spacy")) == 1
     out = CliRunner().invoke(app, ["config", "ova_auc", "--output", "cfgs/"])
     assert out.exit_code == 0, out.output
-    assert (tmp_path / "cfgs" / "ova_auc.cfg").is_file()
+    assert (tmp_path / "cfgs" / "ova_auc.cfg").is_file() and out.stderr.strip() == "Wrote cfgs/ova_auc.cfg"
     (tmp_path / "a_file.txt").write_text("mine\n")
     out = CliRunner().invoke(app, ["config", "--all", "--output", "a_file.txt"])
     assert out.exit_code == 1 and out.stderr.strip() == "Error: --output a_file.txt is a file: --all writes one file per method and encoder and per recipe into a folder"
@@ -168,15 +168,20 @@ def test_a_missing_entity_annotation_is_written_o(tmp_path):
     assert sentence.tokens == ("a", "b", "c") and sentence.labels == ("B-X", "O", "O") and sentence.line == 1
 
 
-@pytest.mark.parametrize("name", ["out.json", "out.JSONL", "out.csv"])
-def test_convert_refuses_an_output_named_for_another_format(tmp_path, name):
-    """`convert train.tsv out.json` wrote column text into out.json."""
+@pytest.mark.parametrize("name,said", [
+    ("out.json", "not as .json"), ("out.JSONL", "not as .jsonl"), ("out.spcy", "not as .spcy (did you mean .spacy?)"),
+    ("out", "not as a name without a suffix ({out}/ is a folder)"),
+])
+def test_convert_refuses_an_output_named_for_another_format(tmp_path, name, said):
+    """`convert train.tsv out.json` (or out.spcy, a typo) wrote column text under that name."""
     src = tmp_path / "in.tsv"
     src.write_text("a\tB-X\n\n")
     line = _error_line(_run("convert", src, tmp_path / name))
-    suffix = Path(name).suffix.lower()
-    assert line == f"Error: {tmp_path / name}: sentences are written as .spacy or as a token<TAB>BIO column file (.tsv, .conll, .txt), not as {suffix}"
+    said = said.format(out=tmp_path / name)
+    assert line == f"Error: {tmp_path / name}: sentences are written as .spacy or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), {said}"
     assert not (tmp_path / name).exists()
+    for fine in (".tsv", ".iob2", ".spacy"):
+        assert _run("convert", src, tmp_path / f"ok{fine}").exit_code == 0
 
 
 def test_a_closed_pipe_ends_a_command_quietly(tmp_path):

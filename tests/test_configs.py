@@ -279,6 +279,7 @@ def test_config_command_writes_what_spacy_reads(tmp_path):
     runner = CliRunner()
     out = runner.invoke(app, ["config", "ova_auc", "--output", str(tmp_path / "ova_auc.cfg"), "--configs-dir", str(CONFIGS)])
     assert out.exit_code == 0, out.output
+    assert out.stderr.strip() == f"Wrote {tmp_path / 'ova_auc.cfg'}"  # the file, also when --output is a folder
     written = load_config(tmp_path / "ova_auc.cfg", interpolate=False)
     assert written == method_config("ova_auc", "cpu", CONFIGS)
     assert (tmp_path / "ova_auc.cfg").read_text().startswith("# Written by `spacy-auc-ner config ova_auc --encoder cpu`")
@@ -289,6 +290,10 @@ def test_config_command_writes_what_spacy_reads(tmp_path):
     named = runner.invoke(app, ["config", "ova_auc", "--list", "--configs-dir", str(CONFIGS)])
     assert named.exit_code == 1 and named.stdout == ""
     assert named.stderr.strip() == "Error: --list lists every method and recipe: give it alone, without ova_auc"
+    assert runner.invoke(app, ["config", "--list", "--output", str(tmp_path / "x")]).stderr.strip().endswith("give it alone, without --output")
+    both = runner.invoke(app, ["config", "ova_auc", "--all", "--output", str(tmp_path / "both")])
+    assert both.exit_code == 1 and both.stderr.strip() == "Error: give a method or recipe (ova_auc) or --all, not both"
+    assert not (tmp_path / "x").exists() and not (tmp_path / "both").exists()
     # a recipe, as README tells a user to write it for spacy train
     out = runner.invoke(app, ["config", "lowres_best", "--output", str(tmp_path / "lowres_best.cfg"), "--configs-dir", str(CONFIGS)])
     assert out.exit_code == 0, out.output

@@ -29,7 +29,7 @@ app.add_typer(suggest_app)  # suggest: the sentences to annotate next
 @one_line_errors
 def convert(
     input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated), or a .spacy file (to write it as columns)."),
-    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file (.tsv, .conll, .txt); a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
+    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file (.tsv, .conll, .txt, .iob, .iob2, .bio, .tab); a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
     scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
     token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
     label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
@@ -109,15 +109,18 @@ def config(
     )
     from ..outputs import check_output_file
 
-    if list_methods and (name is not None or all_methods):
-        raise MethodError(f"--list lists every method and recipe: give it alone, without {'--all' if all_methods else name}")
+    if list_methods and (name is not None or all_methods or output is not None):
+        given = name if name is not None else "--all" if all_methods else "--output"
+        raise MethodError(f"--list lists every method and recipe: give it alone, without {given}")
     if list_methods:
         typer.echo(f"methods of {methods_dir(configs_dir)}, then recipes of {configs_dir / 'recipes'} "
                    f"(to use your own, copy {configs_dir} and give --configs-dir):", err=True)
         for method in method_names(configs_dir) + recipe_names(configs_dir):
             typer.echo(f"{method}\t{describe(method, configs_dir)}")
         return
-    if all_methods == (name is not None):
+    if all_methods and name is not None:
+        raise MethodError(f"give a method or recipe ({name}) or --all, not both")
+    if not all_methods and name is None:
         raise MethodError("name one method or recipe, or give --all (with an --output folder)")
     if all_methods and output is None:
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
@@ -161,7 +164,7 @@ def config(
         check_output_file(path, inputs, overwrite)
     for path, text in targets.items():
         write_text(path, text)
-    typer.echo(f"Wrote {len(texts)} config(s) to {output}", err=True)
+    typer.echo(f"Wrote {len(texts)} config(s) to {output}" if all_methods else f"Wrote {next(iter(targets))}", err=True)
     for extra, names in skipped.items():
         typer.echo(f"Skipped {len(names)} config(s) that need the {extra!r} extra, which is not installed "
                    f"({', '.join(names[:2])}{', ...' if len(names) > 2 else ''}): {install_command(extra)}", err=True)

@@ -301,17 +301,21 @@ def write_docs(path: PathLike, docs: Iterable) -> int:
     return n
 
 
-# suffixes of other formats: writing column text under one of them is a mistake the user
-# would find only when a tool that trusts the name fails to read it
-_NOT_COLUMNS = frozenset({".json", ".jsonl", ".csv", ".cfg", ".yml", ".yaml", ".gz", ".zip", ".bz2", ".xz", ".pkl", ".html"})
+# the names `write_sentences` writes: any other is refused, as a typo (x.spcy) or another
+# format's name (x.json) would hold column text that a tool trusting the name fails to read
+COLUMN_SUFFIXES = (".tsv", ".conll", ".txt", ".iob", ".iob2", ".bio", ".tab")
 
 
 def check_sentences_output(path: PathLike) -> None:
-    """Refuse an output name whose suffix says another format than the two that
-    :func:`write_sentences` writes."""
+    """Refuse an output name that is neither ``.spacy`` nor a column file's (`COLUMN_SUFFIXES`)."""
+    import difflib
+
     suffix = Path(path).suffix.lower()
-    if suffix in _NOT_COLUMNS:
-        raise DataError(f"{path}: sentences are written as .spacy or as a token<TAB>BIO column file (.tsv, .conll, .txt), not as {suffix}")
+    if suffix == ".spacy" or suffix in COLUMN_SUFFIXES:
+        return
+    near = difflib.get_close_matches(suffix, [".spacy", *COLUMN_SUFFIXES], n=1, cutoff=0.75)
+    raise DataError(f"{path}: sentences are written as .spacy or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), "
+                    f"not as {suffix or f'a name without a suffix ({path}/ is a folder)'}" + (f" (did you mean {near[0]}?)" if near else ""))
 
 
 def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:

@@ -17,6 +17,7 @@ callback, which calibrates on dev, is dropped; and self-training keeps its last 
 large dev set make few-shot results look better than a user with n sentences can get.
 """
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -28,7 +29,7 @@ from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.files import PathLike
-from .spacy_training import checked_block
+from .spacy_training import checked_block, load_training_config
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "budget.cfg"
 BLOCK = "budget"
@@ -81,14 +82,19 @@ def step_settings(budget: Budget, epoch_steps: int, learn_rate: Mapping[str, Any
     """spaCy's step settings for ``budget`` when one epoch is ``epoch_steps`` batches: the budget
     ``epochs * epoch_steps`` steps, evaluation and patience in whole epochs, the learn rate's
     warm-up the ``warmup`` share of the steps and its decay over all of them (for a schedule that
-    has those settings, ``learn_rate``). Without a dev set: one evaluation, at the last step,
+    has those settings, ``learn_rate``); dev scored every ``eval_epochs`` epochs, or more often
+    where that would leave the last epochs unscored. Without a dev set: one evaluation, at the last step,
     and no early stopping. Pure: the lab's tests compute it by hand."""
     if epoch_steps < 1:
         raise ValueError(f"an epoch of {epoch_steps} steps")
     max_steps = budget.epochs * epoch_steps
+    # spaCy scores at the multiples of eval_frequency only: every gcd(epochs, eval_epochs)
+    # epochs, the last step is one of them (2 epochs of 5 left the fifth unscored, and
+    # 2 of 1 scored step 0 alone, so model-best was the untrained pipeline)
+    eval_epochs = math.gcd(budget.epochs, budget.eval_epochs)
     out: Dict[str, Any] = {
         "training.max_steps": max_steps,
-        "training.eval_frequency": budget.eval_epochs * epoch_steps if dev else max_steps,
+        "training.eval_frequency": eval_epochs * epoch_steps if dev else max_steps,
         "training.patience": budget.patience_epochs * epoch_steps if dev else 0,
     }
     if isinstance(learn_rate, Mapping):
@@ -167,9 +173,14 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
         raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
                         f"(give --budget.epochs, or --budget.epochs 0 to train [training]'s own steps)")
     if budget.epochs == 0:
+        steps = config["training"].get("max_steps") or 0
+        every = config["training"].get("eval_frequency")
+        if dev and _whole(steps, 1) and _whole(every, steps + 1):
+            # spaCy would score step 0 alone and keep the untrained pipeline as model-best
+            derived = {"training.eval_frequency": steps}
+            return load_training_config(config, derived, where), derived
         if dev:
             return config, {}
-        steps = config["training"].get("max_steps") or 0
         if not _whole(steps, 1):
             # with a dev set 0 is spaCy's 'no limit' (spacy_training.TRAINING_CHECKS); without one
             # the model kept is the last step's, so the training must have a last step
@@ -182,14 +193,14 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
         learn_rate = config["training"].get("optimizer", {}).get("learn_rate")
         derived = {"epoch_steps": n_steps, "examples": n_examples}
         derived.update(step_settings(budget, n_steps, learn_rate, dev=dev))
-    from .spacy_training import load_training_config
-
     settings = {k: v for k, v in derived.items() if k.startswith("training.")}
     return load_training_config(config, settings, where), derived
 
 
 def budget_text(derived: Mapping[str, Any]) -> str:
     """One line on what `budgeted` derived, for the log."""
+    if "training.max_steps" not in derived and "training.patience" not in derived:
+        return f"dev scored at the last step, {derived['training.eval_frequency']}, as [training] eval_frequency would score step 0 alone"
     if "epoch_steps" not in derived:
         return f"no dev set: the model of step {derived['training.eval_frequency']} is kept"
     steps = derived["training.max_steps"]
