@@ -49,6 +49,7 @@ METHODS_FOLDER = "methods"
 # encoder family -> its base config in the configs folder
 ENCODERS: Dict[str, str] = {"cpu": "base_cpu.cfg", "trf": "base_trf.cfg"}
 RECIPES_FOLDER = "recipes"
+PRETRAIN_FOLDER = "pretrain"  # the pretraining fragments (pretrain-config's FRAGMENT, by name)
 RECIPE_ENCODER = "cpu"
 # what every recipe adds to its base before its own file, in this order
 RECIPE_LAYERS = ("pretrain/characters.cfg", "self_training.cfg", "lowres_extras.cfg")
@@ -111,6 +112,29 @@ def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
 def recipe_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
     """Every recipe of the configs folder: the file names of ``recipes/*.cfg``."""
     return sorted(p.stem for p in (Path(configs_dir) / RECIPES_FOLDER).glob("*.cfg"))
+
+
+def pretrain_names(configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> List[str]:
+    """Every pretraining fragment of the configs folder: the file names of ``pretrain/*.cfg``."""
+    return sorted(p.stem for p in (Path(configs_dir) / PRETRAIN_FOLDER).glob("*.cfg"))
+
+
+def pretrain_fragment(fragment: PathLike, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
+    """The file of a pretraining fragment: ``fragment`` itself when it is a file, else the
+    fragment of that name in ``pretrain/`` (`pretrain_names`), as ``config`` and ``recipe`` take
+    a name: a pip install has no checkout's ``configs/pretrain/characters.cfg``. A missing
+    path is left to the config reader ("no such config file"), with the name to give where its
+    file name is a fragment's; a bare name that is neither is one line listing the fragments."""
+    path, names = Path(fragment), pretrain_names(configs_dir)
+    if path.is_file():
+        return path
+    if str(fragment) in names:
+        return Path(configs_dir) / PRETRAIN_FOLDER / f"{fragment}.cfg"
+    if path.suffix or len(path.parts) > 1:  # a path, not a name
+        if path.suffix == ".cfg" and path.stem in names and not path.exists():
+            raise MethodError(f"{path}: no such config file; give the package's fragment by its name: {path.stem}")
+        return path
+    raise MethodError(f"{fragment}: neither a config file nor a pretraining fragment ({', '.join(names)})")
 
 
 def recipe_encoder(name: str) -> str:

@@ -95,6 +95,30 @@ def test_vectors_fragment_and_errors(tmp_path, full_configs):
     assert not (tmp_path / "out.cfg").exists()
 
 
+def test_a_fragment_is_taken_by_its_name(tmp_path, full_configs, monkeypatch):
+    """A pip install has no checkout's configs/pretrain/characters.cfg: the fragment's name is
+    enough, as config and recipe take names; a file is still taken as a file."""
+    monkeypatch.chdir(tmp_path)  # where no configs/ folder is, as for a pip user
+    base = str(full_configs["ova_auc_all"])
+    for name in ("characters", "vectors"):
+        result = runner.invoke(app, ["pretrain-config", base, name, f"{name}.cfg"])
+        assert result.exit_code == 0, result.output
+        assert load_config(tmp_path / f"{name}.cfg", interpolate=False) == pretraining_config(base, CONFIGS / "pretrain" / f"{name}.cfg")
+    mine = tmp_path / "mine.cfg"
+    mine.write_text(CHARACTERS.read_text())
+    assert runner.invoke(app, ["pretrain-config", base, str(mine), "by_file.cfg"]).exit_code == 0
+    for fragment, message in [
+        ("charcters", "charcters: neither a config file nor a pretraining fragment (characters, vectors)"),
+        ("configs/pretrain/characters.cfg", "configs/pretrain/characters.cfg: no such config file; give the package's fragment by its name: characters"),
+        ("other.cfg", "other.cfg: no such config file"),
+    ]:
+        result = runner.invoke(app, ["pretrain-config", base, fragment, "out.cfg"])
+        assert result.exit_code == 1 and result.stderr.strip() == f"Error: {message}"
+    assert not (tmp_path / "out.cfg").exists()
+    help_text = " ".join(runner.invoke(app, ["pretrain-config", "--help"]).stdout.replace("│", " ").split())  # out of its box
+    assert "by name (characters, vectors;" in help_text and "pretrain-config spacy_ner.cfg characters pretrain.cfg" in help_text
+
+
 def test_a_file_that_is_no_config_or_no_full_one_is_named(tmp_path, full_configs):
     """A corpus given as the fragment, or a method's partial config as the base: one line
     naming the file, not spaCy's parser message on '<string>' or its dump of the config."""
@@ -127,6 +151,15 @@ def test_raw_text_reads_txt_jsonl_and_spacy_alike(data):
     from_spacy = list(create_raw_text(data / "train.spacy")(nlp))
     assert [[t.text for t in eg.reference] for eg in from_spacy] == [list(w) for w, _ in TOY]
     assert all(not eg.reference.ents and eg.predicted is eg.reference for eg in from_spacy)
+
+
+def test_raw_text_refuses_a_column_file_named_txt(tmp_path):
+    """Read a text a line, a token/label file gave pretraining a 'sentence' per token."""
+    from spacy_auc_ner.training.pretraining import create_raw_text
+
+    (tmp_path / "cols.txt").write_text("Aspirin\tB-Chemical\nworks\tO\n")
+    with pytest.raises(DataError, match=r"cols.txt:1: looks like a token/label column file \('Aspirin\\tB-Chemical' ends in a label\)"):
+        _texts(create_raw_text(tmp_path / "cols.txt"))
 
 
 def test_raw_text_bounds_and_limit_as_spacys_jsonl_corpus(data):

@@ -216,6 +216,12 @@ def _never_train(monkeypatch):
     (RECIPE, {"self_training.max_steps": 0}, r"^\[self_training.max_steps\] must be a whole number >= 1, or null, not 0$"),
     (RECIPE, {"self_training.component": "tagger"}, r"\[self_training.component\] the pipeline of recipe lowres_best .* has no pipe 'tagger'"),
     (RECIPE, {"pretraining.max_epochs": -1}, r"\[pretraining.max_epochs\] must be a whole number >= 0 \(0: no pretraining\), not -1"),
+    # numpy refused it once pretraining had run, with no word of the key
+    (RECIPE, {"system.seed": -1}, r"^\[system.seed\] must be a whole number >= 0, not -1$"),
+    (RECIPE, {"system.seed": None}, r"^\[system.seed\] must be a whole number >= 0, not null$"),
+    (RECIPE, {"training.seed": -2}, r"^\[training.seed\]: must be a whole number >= 0, not -2$"),
+    # a column file named .txt as the raw text: a token a line, its labels words of the text
+    (RECIPE, {"paths.raw_text": "COLUMNS"}, r"cols.txt:1: looks like a token/label column file \('Aspirin\\tB-Chemical' ends in a label\)"),
     # issue 32: a key that names nothing is refused, as the lab refuses it
     (RECIPE, {"training.max_stepz": 10}, r"^--training.max_stepz: names nothing in recipe lowres_best"),
     (RECIPE, {"self_training.roundz": 1}, r"^--self_training.roundz: names nothing in recipe lowres_best"),
@@ -225,6 +231,9 @@ def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatc
     if change.get("paths.train") == "ALL_O":  # a column file whose labels are all O
         (toy_corpus / "all_o.tsv").write_text("Aspirin\tO\nworks\tO\n\nColon\tO\ncancer\tO\n\n")
         change = {"paths.train": str(toy_corpus / "all_o.tsv")}
+    if change.get("paths.raw_text") == "COLUMNS":
+        (toy_corpus / "cols.txt").write_text("Aspirin\tB-Chemical\nworks\tO\n\nColon\tB-Disease\ncancer\tI-Disease\n\n")
+        change = {"paths.raw_text": str(toy_corpus / "cols.txt")}
     with pytest.raises(DataError, match=message):
         run_recipe(recipe, toy_corpus / "out", {**_files(toy_corpus, raw), **change})
     assert not (toy_corpus / "out").exists()

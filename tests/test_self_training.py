@@ -92,6 +92,47 @@ def test_read_pool_errors_name_file_and_line(tmp_path, name, text, message):
         read_pool(tmp_path / name)
 
 
+COLUMNS = "splice\tO\nsite\tB-Gene\nmutation\tI-Gene\n\nin\tO\nBRCA1\tS-Gene\n"
+
+
+def test_a_column_file_named_txt_is_refused_as_raw_text(tmp_path):
+    """A train.tsv copied to .txt was read a token a line (its labels words of the text)."""
+    (tmp_path / "cols.txt").write_text("\n" + COLUMNS)
+    with pytest.raises(DataError) as err:
+        read_pool(tmp_path / "cols.txt")
+    cols = tmp_path / "cols.txt"
+    assert str(err.value) == (f"{cols}:2: looks like a token/label column file ('splice\\tO' ends in a label), not raw text (a text a line): "
+                              f"give it as annotated data (--paths.train, --paths.dev), or, to use its sentences as raw text, convert it "
+                              f"('spacy-auc-ner convert {cols} {tmp_path / 'cols.spacy'}': its tokens are read, its labels dropped) and give {tmp_path / 'cols.spacy'}")
+    # CoNLL-2003's space-separated columns, a bare B/I label, BILOU: columns too
+    (tmp_path / "conll.txt").write_text("-DOCSTART- -X- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\nFlu B\nvirus I\nParis U-LOC\n")
+    with pytest.raises(DataError, match=r"conll.txt:1: looks like a token/label column file \('-DOCSTART- -X- -X- O' ends"):
+        read_pool(tmp_path / "conll.txt")
+    # the first 20 non-empty lines decide: a column file whose 21st line is prose is one
+    (tmp_path / "long.txt").write_text("".join(f"token{i}\tO\n" for i in range(20)) + "the 21st line is prose\n")
+    with pytest.raises(DataError, match=r"long.txt:1: looks like a token/label column file"):
+        read_pool(tmp_path / "long.txt")
+
+
+@pytest.mark.parametrize("text", [
+    "I went home O\nThen we left .\n",  # a line ending in a lone O among prose lines
+    "Take vitamin B\n",  # one line of prose, which could be a column line
+    "Take vitamin B\nand vitamin I\nor O\nfine\n",  # a line of one field is no column line
+])
+def test_prose_is_never_taken_for_columns(tmp_path, text):
+    (tmp_path / "raw.txt").write_text(text)
+    assert read_pool(tmp_path / "raw.txt") == [line for line in text.splitlines() if line.strip()]
+
+
+def test_write_pool_refuses_a_negative_seed(tmp_path):
+    """random.Random(-1) draws what seed 1 draws: -1 was taken, quietly the same pool as 1."""
+    nlp = spacy.blank("en")
+    DocBin(docs=[Doc(nlp.vocab, words=["Flu", "here"], ents=["B-D", "O"])] * 4).to_disk(tmp_path / "c.spacy")
+    with pytest.raises(DataError, match=r"^--seed: expected a whole number >= 0, got -1$"):
+        write_pool(tmp_path / "c.spacy", tmp_path / "pool.txt", size=1, seed=-1)
+    assert not (tmp_path / "pool.txt").exists()
+
+
 def test_write_pool_is_the_complement_of_the_draw_without_entities(tmp_path):
     nlp = spacy.blank("en")
     source = tmp_path / "numbered.spacy"
@@ -420,6 +461,34 @@ def test_self_train_checks_overrides_and_teacher_before_training(corpus, monkeyp
         self_train(full_configs["spacy_ner"], corpus / "out", _files(corpus), teacher=blank, progress=False)
     with pytest.raises(DataError, match=r"\[paths.raw_text\] of .*spacy_ner.cfg is null: give the unlabeled text to self-train on with --paths.raw_text"):
         self_train(full_configs["spacy_ner"], corpus / "out", {k: v for k, v in _files(corpus).items() if k != "paths.raw_text"}, progress=False)
+    assert not (corpus / "out").exists()
+
+
+def test_self_train_refuses_an_output_dir_in_its_model(corpus, monkeypatch, full_configs):
+    """OUTPUT_DIR the --model folder (or inside it) wrote the run among the pipeline's files."""
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner").add_label("Disease")
+    nlp.initialize()
+    teacher = corpus / "teacher"
+    nlp.to_disk(teacher)  # a teacher that passes every other check
+    before = sorted(p.name for p in teacher.iterdir())
+    for out in (teacher, teacher / "run"):
+        line = _one_line_error(runner.invoke(app, ["self-train", str(full_configs["spacy_ner"]), str(out), *_args(_files(corpus)), "--model", str(teacher)]))
+        assert line == (f"Error: {out}: OUTPUT_DIR is the --model pipeline {teacher} or lies inside it, so the run would write into "
+                        f"your pipeline's folder; choose an output folder outside {teacher}")
+    assert sorted(p.name for p in teacher.iterdir()) == before
+
+
+def test_a_model_that_is_no_pipeline_is_worded_as_suggest_words_it(corpus, monkeypatch, full_configs):
+    monkeypatch.setattr(self_training, "train_config", lambda *a, **k: pytest.fail("trained"))
+    base = ["self-train", str(full_configs["spacy_ner"]), str(corpus / "out"), *_args(_files(corpus)), "--model"]
+    line = _one_line_error(runner.invoke(app, [*base, str(corpus / "pool.txt")]))
+    assert line.startswith(f"Error: {corpus / 'pool.txt'}: not a spaCy pipeline that loads ([E053] Could not read meta.json from")
+    line = _one_line_error(runner.invoke(app, [*base, str(corpus / "none")]))
+    assert line == f"Error: {corpus / 'none'}: no such pipeline folder"
+    line = _one_line_error(runner.invoke(app, [*base[:-1], "--system.seed", "-1"]))
+    assert line == "Error: [system.seed] must be a whole number >= 0, not -1"
     assert not (corpus / "out").exists()
 
 

@@ -170,6 +170,8 @@ def test_errors_are_one_line_and_write_nothing(models, raw, tmp_path):
         ((models["crf"], raw, out, "--n", 0), "--n: expected 1 or more sentences to suggest, got 0"),
         ((models["crf"], raw, out, "--strategy", "margin"), "--strategy: unknown strategy 'margin'; choose one of mnlp, entropy, random"),
         ((models["crf"], raw, out, "--max-similarity", 2), "--max-similarity: expected a Jaccard similarity between 0 and 1"),
+        # numpy's "expected non-negative integer", with no word of the option
+        ((models["crf"], raw, out, "--strategy", "random", "--seed", -1), "--seed: expected a whole number >= 0, got -1"),
         ((models["ner"], raw, out, "--beam-width", 1), "--beam-width: expected a whole number >= 2, got 1"),
         ((models["crf"], raw, out, "--component", "tagger"), "--component: the pipeline has no pipe 'tagger' (it has auc_ner)"),
         ((models["crf"], raw, models["crf"] / "out.spacy"), f"{models['crf'] / 'out.spacy'}: is an input of this command ({models['crf']})"),
@@ -178,6 +180,19 @@ def test_errors_are_one_line_and_write_nothing(models, raw, tmp_path):
         line = _one_line_error(_run(*args))
         assert line.startswith("Error: ") and message in line, (args, line)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "empty", "raw.txt"]
+
+
+def test_a_column_file_as_raw_text_is_refused_and_prose_is_not(models, tmp_path):
+    """A train.tsv copied to .txt: each token was a sentence, the tab tagged as an entity."""
+    cols = tmp_path / "cols.txt"
+    cols.write_text("Aspirin\tB-Chemical\ntreats\tO\ncancer\tB-Disease\n\nJohn\tB-PER\n")
+    line = _one_line_error(_run(models["crf"], cols, tmp_path / "out.spacy", "--n", 3))
+    assert line.startswith(f"Error: {cols}:1: looks like a token/label column file ('Aspirin\\tB-Chemical' ends in a label), not raw text "
+                           "(a text a line): give it as annotated data")
+    assert not (tmp_path / "out.spacy").exists()
+    prose = tmp_path / "prose.txt"
+    prose.write_text("Mary went home O\n" + "\n".join(POOL) + "\n")
+    assert _run(models["crf"], prose, tmp_path / "out.spacy", "--n", 3).exit_code == 0
 
 
 def test_out_equal_to_raw_or_its_jsonl_is_refused(models, tmp_path):

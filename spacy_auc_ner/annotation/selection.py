@@ -112,14 +112,17 @@ def select_sentences(
 ) -> List[int]:
     """The indices of the ``n`` pool sentences to annotate next, best first: ranked by
     ``strategy`` on ``scores`` (one per sentence; none for random), near-duplicates skipped."""
-    check_selection(strategy, n, max_similarity)
+    check_selection(strategy, n, max_similarity, seed)
     return diverse_first(priority(strategy, scores, len(token_sets), seed), token_sets, n, max_similarity)
 
 
-def check_selection(strategy: str, n: int, max_similarity: float) -> None:
+def check_selection(strategy: str, n: int, max_similarity: float, seed: int = 0) -> None:
     """The settings of a selection, each error naming its option."""
     check_strategy(strategy)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise DataError(f"--n: expected 1 or more sentences to suggest, got {n!r}")
+    # numpy's generator refuses a negative seed with no word of the option (random only reads it)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise DataError(f"--seed: expected a whole number >= 0, got {seed!r}")
     if isinstance(max_similarity, bool) or not isinstance(max_similarity, (int, float)) or not 0.0 <= max_similarity <= 1.0:
         raise DataError(f"--max-similarity: expected a Jaccard similarity between 0 and 1 (1: no guard), got {max_similarity!r}")

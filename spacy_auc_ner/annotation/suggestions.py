@@ -15,6 +15,7 @@ from spacy.tokens import Doc, Span
 from ..data.columns import tokens_only, write_docs
 from ..data.files import DataError, PathLike, write_text
 from ..outputs import check_output_file
+from ..training.confidences import load_pipeline
 from ..training.unlabeled import pool_docs, read_pool
 from .selection import DEFAULT_MAX_SIMILARITY, check_selection, select_sentences, token_set
 from .uncertainty import annotate, recognizer, sentence_uncertainty
@@ -44,7 +45,7 @@ def suggest_docs(
     """The ``n`` docs of the pool most worth annotating by ``strategy``, best first, with the
     model's entities (random: only the chosen docs go through the model; with ``nlp`` None,
     none does and they come back as given, since random reads no model)."""
-    check_selection(strategy, n, max_similarity)
+    check_selection(strategy, n, max_similarity, seed)
     if nlp is None and strategy != "random":
         raise DataError(f"--strategy {strategy} ranks by a model's uncertainty: it needs the model (only random reads none)")
     if nlp is not None:
@@ -73,18 +74,6 @@ def task(suggestion: Suggestion, strategy: str, rank: int) -> Dict[str, Any]:
 def jsonl_path(out: PathLike) -> Path:
     """The JSONL written beside ``OUT.spacy``: the same name, suffix .jsonl."""
     return Path(out).with_suffix(".jsonl")
-
-
-def load_pipeline(model: PathLike) -> Language:
-    """A trained pipeline from its folder; a missing or broken one is one line naming it."""
-    import spacy
-
-    if not Path(model).exists():
-        raise DataError(f"{model}: no such pipeline folder")
-    try:
-        return spacy.load(model)
-    except (OSError, ValueError, KeyError) as err:
-        raise DataError(f"{model}: not a spaCy pipeline that loads ({' '.join(str(err).split())})") from None
 
 
 def write_suggestions(out: PathLike, suggestions: Sequence[Suggestion], strategy: str) -> Path:
@@ -119,7 +108,7 @@ def suggest(
     ``RawText.v1`` reads it) to annotate next, and write them to ``out`` (.spacy) and its
     JSONL; every input is checked, and neither output may be an input, before anything is written.
     Returns the suggestions and the number of sentences in the pool (`shortfall` words fewer than ``n``)."""
-    check_selection(strategy, n, max_similarity)
+    check_selection(strategy, n, max_similarity, seed)
     out = Path(out)
     if out.suffix != ".spacy":
         raise DataError(f"{out}: OUT must be a .spacy file (the JSONL goes beside it, as {jsonl_path(out).name})")

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional
 
 import typer
 
-from ..methods import DEFAULT_RECIPE
+from ..methods import DEFAULT_RECIPE, pretrain_names
 from .errors import one_line_errors
 
 lowres_app = typer.Typer(add_completion=False)
@@ -96,8 +96,8 @@ def _print_rounds(summary: Dict[str, Any]) -> None:
 def self_train_command(
     ctx: typer.Context,
     config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its self_training block holds the settings (configs/self_training.cfg fills what it leaves out)."),
-    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline as round 0 (default: train the config on paths.train)."),
+    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite; neither the --model folder nor inside it)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline folder as round 0 (default: train the config on paths.train)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
@@ -125,8 +125,8 @@ self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", OVER
 @lowres_app.command("pretrain-config")
 @one_line_errors
 def pretrain_config_command(
-    base: Path = typer.Argument(..., help="Full training config whose tok2vec is pretrained, e.g. configs/full/spacy_ner.cfg."),
-    fragment: Path = typer.Argument(..., help="Pretraining settings: configs/pretrain/characters.cfg or configs/pretrain/vectors.cfg."),
+    base: Path = typer.Argument(..., help="Full training config whose tok2vec is pretrained, e.g. one written by 'spacy-auc-ner config spacy_ner --output spacy_ner.cfg'."),
+    fragment: str = typer.Argument(..., help=f"Pretraining settings: a fragment of the package's configs/pretrain/ by name ({', '.join(pretrain_names())}; vectors needs --paths.vectors), or a config file of your own."),
     output_path: Path = typer.Argument(..., help="The merged config, for both 'spacy pretrain' and 'spacy train'."),
     component: Optional[str] = typer.Option(None, "--component", help="Pipe whose tok2vec to pretrain (default: found in the pipeline)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never BASE or FRAGMENT)."),
@@ -139,15 +139,20 @@ def pretrain_config_command(
     text (--paths.raw_text) is read by spacy_auc_ner.RawText.v1: .txt, .jsonl or .spacy (the
     fragment's spacy.JsonlCorpus.v1 reads .jsonl only, and nothing from a .txt file).
     An existing output file is kept unless --overwrite.
+
+    Example: spacy-auc-ner pretrain-config spacy_ner.cfg characters pretrain.cfg (FRAGMENT by
+    name: characters predicts each token's first and last characters, vectors its static vector)
     """
     from ..data.files import check_utf8, write_text
+    from ..methods import pretrain_fragment
     from ..outputs import check_output_file
     from ..training.pretraining import pretraining_config
 
-    for path in (base, fragment):
+    fragment_file = pretrain_fragment(fragment)
+    for path in (base, fragment_file):
         check_utf8(path)
-    config = pretraining_config(base, fragment, component)
-    check_output_file(output_path, [base, fragment], overwrite)
+    config = pretraining_config(base, fragment_file, component)
+    check_output_file(output_path, [base, fragment_file], overwrite)
     write_text(output_path, config.to_str(interpolate=False) + "\n")
     p = config["pretraining"]
     typer.echo(f"Wrote {output_path}: pretrains layer {p['layer'] or '(whole model)'!r} of pipe {p['component']!r}", err=True)

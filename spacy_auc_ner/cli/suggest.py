@@ -20,7 +20,7 @@ def suggest_command(
     out: Path = typer.Argument(..., help="The suggestions as a .spacy file; the JSONL goes beside it with the same name (batch.spacy -> batch.jsonl)."),
     n: int = typer.Option(30, "--n", help="How many sentences to suggest."),
     strategy: str = typer.Option("mnlp", "--strategy", help=f"How to rank them: {', '.join(STRATEGIES)} (described above)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random strategy."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random strategy (a whole number >= 0)."),
     max_similarity: float = typer.Option(DEFAULT_MAX_SIMILARITY, "--max-similarity", help="Skip a sentence whose lower-cased token set is more alike than this (Jaccard) to one already suggested (1: no guard)."),
     component: Optional[str] = typer.Option(None, "--component", help="The recogniser to read (default: the pipeline's last auc_ner or ner pipe)."),
     beam_width: int = typer.Option(16, "--beam-width", help="Beam of a spaCy ner pipe's uncertainty (as self-training's confidences)."),

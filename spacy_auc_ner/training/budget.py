@@ -168,6 +168,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
 
     budget = Budget.from_config(config)
     dev = has_dev(config)
+    derived: Dict[str, Any]
     clash = [key for key in (overrides or {}) if key in STEP_KEYS]
     if budget.epochs >= 1 and clash:
         raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
@@ -186,7 +187,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
             # the model kept is the last step's, so the training must have a last step
             raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
                             f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
-        derived: Dict[str, Any] = {"training.eval_frequency": steps, "training.patience": 0}
+        derived = {"training.eval_frequency": steps, "training.patience": 0}
     else:
         nlp = spacy.blank(config["nlp"]["lang"])
         n_steps, n_examples = epoch_steps(config, nlp)

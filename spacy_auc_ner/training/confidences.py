@@ -1,8 +1,10 @@
 """Predicted entities and a confidence in [0, 1] for each: the ``scores`` that the ``auc_ner``
 pipe keeps in its span group (``doc.spans``), or, for spaCy's ``ner``, which has none, the
-probability mass of the beam-search parses that hold the entity.
+probability mass of the beam-search parses that hold the entity. `load_pipeline` loads the
+trained pipeline that gives them (self-train's ``--model``, suggest's MODEL).
 """
 import sys
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
@@ -12,10 +14,24 @@ from thinc.api import Config
 from tqdm import tqdm
 
 from ..data.columns import DataError
+from ..data.files import PathLike
 from ..pipeline.component import AUCNER
 
 RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
 COMPONENT_KEY = "[self_training.component]"
+
+
+def load_pipeline(model: PathLike) -> Language:
+    """A trained pipeline from its folder; a missing or broken one (a file, a folder without
+    meta.json) is one line naming it, not spaCy's [E053] on its own."""
+    import spacy
+
+    if not Path(model).exists():
+        raise DataError(f"{model}: no such pipeline folder")
+    try:
+        return spacy.load(model)
+    except (OSError, ValueError, KeyError) as err:
+        raise DataError(f"{model}: not a spaCy pipeline that loads ({' '.join(str(err).split())})") from None
 
 
 def find_recognizer(factories: Dict[str, Optional[str]], component: Optional[str] = None, where: str = "the pipeline") -> str:

@@ -42,7 +42,7 @@ from thinc.api import Config
 from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import MethodError, assemble, check_config_keys, recipe_files, recipe_names
-from ..outputs import OutputFolder, config_inputs
+from ..outputs import OutputFolder, config_inputs, same_or_inside
 from .budget import budget_text, budgeted, with_budget, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
@@ -182,6 +182,12 @@ def prepare(
     (`Steps`), less pretraining without ``pretrain``; ``self_train`` True: self-training
     whatever the rounds, and raw text is required (``self-train``)."""
     output_dir = Path(output_dir)
+    # the claim refuses a teacher inside what the run writes; the run's folder inside the
+    # teacher's (or the teacher's folder itself) would put round-K, model-best and the record
+    # among the user's pipeline files
+    if teacher is not None and same_or_inside(output_dir, teacher):
+        raise DataError(f"{output_dir}: OUTPUT_DIR is the --model pipeline {teacher} or lies inside it, so the run would write into "
+                        f"your pipeline's folder; choose an output folder outside {teacher}")
     overrides = dict(overrides or {})
     config, config_files, where = recipe_source(recipe)
     config = with_budget(with_self_training(config))

@@ -27,7 +27,7 @@ from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
 from .budget import has_dev
-from .confidences import find_recognizer, pipe_factories
+from .confidences import find_recognizer, load_pipeline, pipe_factories
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
 from .spacy_training import checked_block, load_training_config, train_config
 from .unlabeled import PoolItem
@@ -208,14 +208,10 @@ def run_names(rounds: int) -> List[str]:
 def check_teacher(config: Config, where: PathLike, settings: SelfTrainingSettings, teacher: Optional[PathLike] = None) -> Optional[Language]:
     """The given teacher pipeline loaded, or None; either way the pipe whose entities label the
     pool must exist (refused now, not once round 0 has trained)."""
-    import spacy
-
     if teacher is None:
         find_recognizer(pipe_factories(config), settings.component, f"the pipeline of {where}")
         return None
-    if not Path(teacher).exists():
-        raise DataError(f"{teacher}: no such file or folder")
-    first_teacher = spacy.load(teacher)
+    first_teacher = load_pipeline(teacher)  # suggest's MODEL is loaded, and refused, the same
     find_recognizer(pipe_factories(first_teacher), settings.component)
     return first_teacher
 

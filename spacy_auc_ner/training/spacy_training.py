@@ -98,6 +98,8 @@ TRAINING_CHECKS: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "eval_frequency": (lambda v: v >= 1, "must be 1 or more"),  # spaCy's loop takes step % eval_frequency
     "patience": (lambda v: v >= 0, "must be 0 (no early stopping) or more"),
     "dropout": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
+    # a negative seed fails inside numpy ("expected non-negative integer") once training starts
+    "seed": (lambda v: v >= 0, "must be a whole number >= 0"),
     # a schedule (a block) checks its own settings
     "optimizer.learn_rate": (lambda v: not _number(v) or v > 0, "must be more than 0"),
 }
@@ -116,15 +118,29 @@ def check_training_settings(training: Mapping[str, Any]) -> None:
             raise DataError(f"[training.{key}]: {text}, not {json.dumps(value)}")
 
 
+def check_seed(config: Config) -> None:
+    """Refuse a ``[system] seed`` that is not a whole number >= 0, in one line naming the key:
+    training.seed and the seeded readers take it (``${system.seed}``), and numpy refuses a
+    negative one only once pretraining or training has run (``expected non-negative integer``)."""
+    import json
+
+    system = config.interpolate().get("system") or {}
+    seed = system.get("seed", 0)  # spaCy fills in 0 where [system] leaves it out
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise DataError(f"[system.seed] must be a whole number >= 0, not {json.dumps(seed)}")
+
+
 def validate_training_config(config: Config, sections: Sequence[str] = ("training", "initialize")) -> None:
     """spaCy's own validation of ``config`` as ``spacy debug config`` does it, before a command
-    claims an output folder or writes anything: [nlp] and the components built (their settings'
-    types, their models' checks), the ``sections`` resolved with spaCy's schemas, the corpora
-    that [training] names, then the package's checks of [training] (`check_training_settings`) and
+    claims an output folder or writes anything: the seed (`check_seed`), [nlp] and the components
+    built (their settings' types, their models' checks), the ``sections`` resolved with spaCy's
+    schemas, the corpora that [training] names, then the package's checks of [training] (`check_training_settings`) and
     the transformer names (`check_encoder_names`).
     A failure is one line naming the full config key (`located_error`), not spaCy's dump."""
     from spacy import schemas
     from spacy.util import load_model_from_config, registry, resolve_dot_names
+
+    check_seed(config)  # first: the readers built below take it
 
     schema = {"training": schemas.ConfigSchemaTraining, "initialize": schemas.ConfigSchemaInit,
               "pretraining": schemas.ConfigSchemaPretrain}

@@ -4,6 +4,8 @@ reads) or ``.spacy`` (tokens and spaces kept); written as the sentences of a cor
 low-resource draw leaves out (`write_pool`, the file of ``spacy_auc_ner.Pool.v1``), without their entities.
 """
 import json
+import re
+from itertools import islice
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -18,11 +20,16 @@ from .readers import pool_indices
 
 PoolItem = Union[str, Tuple[List[str], List[bool]]]  # a text, or a sentence's tokens and spaces
 POOL_SUFFIXES = (".txt", ".jsonl", ".spacy")
+# the last field of a line of a token/label column file: O, a typed tag of BIO, IOB1, BIOES or
+# BILOU (B-Disease), or a bare B or I (an untyped corpus)
+_LABEL = re.compile(r"O|[BI]|[BIESLU]-\S+")
+COLUMN_CHECK_LINES = 20  # the first non-empty lines of a .txt file that `check_not_columns` reads
 
 
 def read_pool(path: PathLike) -> List[PoolItem]:
     """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
-    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``."""
+    line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``,
+    and a .txt file that is a token/label column file is refused (`check_not_columns`)."""
     path = Path(path)
     if path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
@@ -33,7 +40,10 @@ def read_pool(path: PathLike) -> List[PoolItem]:
         for doc in read_docs(path, Vocab()):
             items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
     else:
-        for i, line in enumerate(read_text(path).splitlines(), 1):
+        lines = read_text(path).splitlines()
+        if path.suffix == ".txt":
+            check_not_columns(path, lines)
+        for i, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             if path.suffix == ".txt":
@@ -50,6 +60,22 @@ def read_pool(path: PathLike) -> List[PoolItem]:
     if not items:
         raise DataError(f"{path}: the pool holds no text")
     return items
+
+
+def check_not_columns(path: PathLike, lines: Sequence[str]) -> None:
+    """Refuse the lines of a .txt raw text that are a token/label column file (a train.tsv
+    copied to .txt): read as a text a line, each token would be a sentence and its label a
+    word of it. Only when every one of the first `COLUMN_CHECK_LINES` non-empty lines (two at
+    least: one line of prose may end in a lone O, B or I) has two or more fields, separated by
+    tabs or spaces, the last a label (`_LABEL`); prose has lines that do not."""
+    first = list(islice(((i, line) for i, line in enumerate(lines, 1) if line.strip()), COLUMN_CHECK_LINES))
+    if len(first) < 2 or not all(len(fields) >= 2 and _LABEL.fullmatch(fields[-1]) for fields in (line.split() for _, line in first)):
+        return
+    i, line = first[0]
+    spacy_file = Path(path).with_suffix(".spacy")
+    raise DataError(f"{path}:{i}: looks like a token/label column file ({line.strip()!r} ends in a label), not raw text (a text a line): "
+                    f"give it as annotated data (--paths.train, --paths.dev), or, to use its sentences as raw text, convert it "
+                    f"('spacy-auc-ner convert {path} {spacy_file}': its tokens are read, its labels dropped) and give {spacy_file}")
 
 
 def pool_docs(nlp: Language, items: Sequence[PoolItem]) -> List[Doc]:
@@ -69,6 +95,8 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
         raise DataError(f"--size: expected 0 or more sentences, got {size}")
     if limit is not None and limit < 1:
         raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
+    if seed < 0:  # random.Random takes abs(seed): -1 would quietly draw what seed 1 draws
+        raise DataError(f"--seed: expected a whole number >= 0, got {seed}")
     docs = read_docs(input_path, Vocab())
     rest = pool_indices(len(docs), size, seed, limit or 0, where=input_path)
     check_output_file(output_path, [input_path], overwrite)
