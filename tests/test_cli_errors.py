@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_auc_ner.cli.app import app
-from spacy_auc_ner.data.files import DataError, atomic_output, write_json
+from spacy_auc_ner.data.files import DataError, atomic_output, check_seed, write_json
 
 TESTS = Path(__file__).parent
 
@@ -51,6 +51,16 @@ def bio_file(tmp_path):
 
 
 # -- the writer helper ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed, shown", [(-1, "-1"), (None, "null"), (True, "true"), (1.5, "1.5"), ("3", '"3"')])
+def test_a_seed_that_is_not_a_whole_number_from_0_is_one_line_naming_its_key(seed, shown):
+    for name in ("--seed", "[system.seed]"):
+        with pytest.raises(DataError) as caught:
+            check_seed(seed, name)
+        assert str(caught.value) == f"{name} must be a whole number >= 0, not {shown}"
+    for fine in (0, 7, 2**40):
+        check_seed(fine, "--seed")
 
 
 def test_atomic_output_replaces_whole_or_leaves_the_old_file(tmp_path):

@@ -128,7 +128,7 @@ def test_write_pool_refuses_a_negative_seed(tmp_path):
     """random.Random(-1) draws what seed 1 draws: -1 was taken, quietly the same pool as 1."""
     nlp = spacy.blank("en")
     DocBin(docs=[Doc(nlp.vocab, words=["Flu", "here"], ents=["B-D", "O"])] * 4).to_disk(tmp_path / "c.spacy")
-    with pytest.raises(DataError, match=r"^--seed: expected a whole number >= 0, got -1$"):
+    with pytest.raises(DataError, match=r"^--seed must be a whole number >= 0, not -1$"):
         write_pool(tmp_path / "c.spacy", tmp_path / "pool.txt", size=1, seed=-1)
     assert not (tmp_path / "pool.txt").exists()
 

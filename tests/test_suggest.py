@@ -171,7 +171,7 @@ def test_errors_are_one_line_and_write_nothing(models, raw, tmp_path):
         ((models["crf"], raw, out, "--strategy", "margin"), "--strategy: unknown strategy 'margin'; choose one of mnlp, entropy, random"),
         ((models["crf"], raw, out, "--max-similarity", 2), "--max-similarity: expected a Jaccard similarity between 0 and 1"),
         # numpy's "expected non-negative integer", with no word of the option
-        ((models["crf"], raw, out, "--strategy", "random", "--seed", -1), "--seed: expected a whole number >= 0, got -1"),
+        ((models["crf"], raw, out, "--strategy", "random", "--seed", -1), "--seed must be a whole number >= 0, not -1"),
         ((models["ner"], raw, out, "--beam-width", 1), "--beam-width: expected a whole number >= 2, got 1"),
         ((models["crf"], raw, out, "--component", "tagger"), "--component: the pipeline has no pipe 'tagger' (it has auc_ner)"),
         ((models["crf"], raw, models["crf"] / "out.spacy"), f"{models['crf'] / 'out.spacy'}: is an input of this command ({models['crf']})"),

@@ -15,7 +15,7 @@ from typing import AbstractSet, Iterable, List, Optional, Sequence, Union
 
 import numpy
 
-from ..data.files import DataError
+from ..data.files import DataError, check_seed
 
 STRATEGIES = ("mnlp", "entropy", "random")
 Scores = Union[Sequence[float], numpy.ndarray]  # one per sentence of the pool
@@ -121,8 +121,6 @@ def check_selection(strategy: str, n: int, max_similarity: float, seed: int = 0)
     check_strategy(strategy)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise DataError(f"--n: expected 1 or more sentences to suggest, got {n!r}")
-    # numpy's generator refuses a negative seed with no word of the option (random only reads it)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DataError(f"--seed: expected a whole number >= 0, got {seed!r}")
+    check_seed(seed, "--seed")
     if isinstance(max_similarity, bool) or not isinstance(max_similarity, (int, float)) or not 0.0 <= max_similarity <= 1.0:
         raise DataError(f"--max-similarity: expected a Jaccard similarity between 0 and 1 (1: no guard), got {max_similarity!r}")

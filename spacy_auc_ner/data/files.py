@@ -17,6 +17,15 @@ class DataError(ValueError):
     """Bad input data or settings: the message is one line naming the file and line (or key)."""
 
 
+def check_seed(seed: Any, name: str) -> None:
+    """Refuse a seed that is not a whole number >= 0, in one line naming its option or config
+    key (``--seed``, ``[system.seed]``): numpy refuses a negative seed only deep in a run, with no
+    word of the option, and ``random.Random`` takes ``abs(seed)``, so -1 would quietly draw what 1
+    draws."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise DataError(f"{name} must be a whole number >= 0, not {json.dumps(seed, default=repr)}")
+
+
 def os_error_text(err: OSError) -> str:
     """An OSError as one line: ``path: reason`` (``No such file or directory``, ...)."""
     reason = err.strerror or type(err).__name__

@@ -9,6 +9,7 @@ config's ``[self_training]`` block and the pool its ``[corpora.pool]`` reader
 with the best dev F1 (:func:`best_round`). A round whose teacher keeps no pool sentence ends the
 rounds: it would train on the gold alone, as round 0 did.
 """
+import functools
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Config
 
@@ -34,6 +36,17 @@ from .unlabeled import PoolItem
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "self_training.cfg"
 BLOCK = "self_training"
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """What a round's teacher made of the pool: the pseudo-labelled Docs it kept, the counts of
+    `label_pool`, and the seconds the labelling took."""
+
+    teacher: str  # the teacher pipeline's path
+    docs: List[Doc]
+    counts: Dict[str, int]
+    seconds: float
 
 
 def _log(text: str) -> None:
@@ -290,6 +303,24 @@ def run_rounds(
             "train_sentences": gold, "dev": scores(nlp), "label_seconds": 0.0, "train_seconds": trained,
         }
 
+    def round_k(partial: Path, k: int, labelled: Labelled) -> Dict[str, Any]:
+        write_docs(partial / "pseudo.spacy", labelled.docs)  # read after the gold sentences by the round's training corpus
+        start = time.perf_counter()
+        budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
+        corpus = with_pseudo_labels(loaded[section][key], partial / "pseudo.spacy")
+        train_config(config, partial, {**overrides, **budget, f"{section}.{key}": corpus}, gpu_id)
+        train_seconds = time.perf_counter() - start
+        # the saved configs name the pseudo-labels where they will be once the round is complete
+        final_pseudo = output_dir / f"round-{k}" / "pseudo.spacy"
+        for saved in ("model-best", "model-last"):
+            _moved(partial / saved / "config.cfg", partial / "pseudo.spacy", final_pseudo)
+        best = spacy.load(partial / "model-best")
+        return {
+            "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": labelled.teacher,
+            "threshold": settings.threshold, "gold_sentences": gold, **labelled.counts, "train_sentences": gold + len(labelled.docs),
+            "pseudo_file": str(final_pseudo), "dev": scores(best), "label_seconds": labelled.seconds, "train_seconds": train_seconds,
+        }
+
     run_round(0, round_zero)
     rounds, threshold = settings.rounds, settings.threshold
     for k in range(1, rounds + 1):
@@ -300,7 +331,7 @@ def run_rounds(
             spacy.load(teacher_path), items, threshold, low_confidence=settings.low_confidence, keep_empty=settings.keep_empty,
             component=settings.component, beam_width=settings.beam_width, progress=progress,
         )
-        label_seconds = time.perf_counter() - start
+        labelled = Labelled(teacher_path, pseudo, counts, time.perf_counter() - start)
         if not pseudo:
             # round k would train on the gold sentences alone, as round 0 did, and its teacher
             # would label the pool as round 0's did: every round left would repeat the ones before
@@ -311,27 +342,7 @@ def run_rounds(
             f"round {k}/{rounds}: kept {counts['kept_entities']} of {counts['predicted_entities']} predicted entities "
             f"in {counts['pseudo_sentences']} sentences; training on {gold} gold + {len(pseudo)} pseudo-labelled sentences"
         )
-
-        def round_k(partial: Path, k: int = k, pseudo: List = pseudo, counts: Dict[str, int] = counts,
-                    teacher_path: str = teacher_path, label_seconds: float = label_seconds) -> Dict[str, Any]:
-            write_docs(partial / "pseudo.spacy", pseudo)  # read after the gold sentences by the round's training corpus
-            start = time.perf_counter()
-            budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
-            corpus = with_pseudo_labels(loaded[section][key], partial / "pseudo.spacy")
-            train_config(config, partial, {**overrides, **budget, f"{section}.{key}": corpus}, gpu_id)
-            train_seconds = time.perf_counter() - start
-            # the saved configs name the pseudo-labels where they will be once the round is complete
-            final_pseudo = output_dir / f"round-{k}" / "pseudo.spacy"
-            for saved in ("model-best", "model-last"):
-                _moved(partial / saved / "config.cfg", partial / "pseudo.spacy", final_pseudo)
-            best = spacy.load(partial / "model-best")
-            return {
-                "round": k, "model": str(output_dir / f"round-{k}" / "model-best"), "teacher": teacher_path,
-                "threshold": threshold, "gold_sentences": gold, **counts, "train_sentences": gold + len(pseudo),
-                "pseudo_file": str(final_pseudo), "dev": scores(best), "label_seconds": label_seconds, "train_seconds": train_seconds,
-            }
-
-        run_round(k, round_k)
+        run_round(k, functools.partial(round_k, k=k, labelled=labelled))
     best = kept_round(records)
     partial = out.record(".model-best.partial", "model-best")
     shutil.copytree(records[best]["model"], partial)

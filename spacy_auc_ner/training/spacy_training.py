@@ -11,7 +11,7 @@ from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.config_files import load_config_file, located_error, with_overrides
-from ..data.files import PathLike
+from ..data.files import PathLike, check_seed
 from ..ml.encoders import check_encoder_names
 
 
@@ -118,21 +118,17 @@ def check_training_settings(training: Mapping[str, Any]) -> None:
             raise DataError(f"[training.{key}]: {text}, not {json.dumps(value)}")
 
 
-def check_seed(config: Config) -> None:
-    """Refuse a ``[system] seed`` that is not a whole number >= 0, in one line naming the key:
-    training.seed and the seeded readers take it (``${system.seed}``), and numpy refuses a
-    negative one only once pretraining or training has run (``expected non-negative integer``)."""
-    import json
-
+def check_system_seed(config: Config) -> None:
+    """Refuse a ``[system] seed`` that is not a whole number >= 0 (`check_seed`): training.seed
+    and the seeded readers take it (``${system.seed}``), and numpy refuses a negative one only
+    once pretraining or training has run (``expected non-negative integer``)."""
     system = config.interpolate().get("system") or {}
-    seed = system.get("seed", 0)  # spaCy fills in 0 where [system] leaves it out
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise DataError(f"[system.seed] must be a whole number >= 0, not {json.dumps(seed)}")
+    check_seed(system.get("seed", 0), "[system.seed]")  # spaCy fills in 0 where [system] leaves it out
 
 
 def validate_training_config(config: Config, sections: Sequence[str] = ("training", "initialize")) -> None:
     """spaCy's own validation of ``config`` as ``spacy debug config`` does it, before a command
-    claims an output folder or writes anything: the seed (`check_seed`), [nlp] and the components
+    claims an output folder or writes anything: the seed (`check_system_seed`), [nlp] and the components
     built (their settings' types, their models' checks), the ``sections`` resolved with spaCy's
     schemas, the corpora that [training] names, then the package's checks of [training] (`check_training_settings`) and
     the transformer names (`check_encoder_names`).
@@ -140,7 +136,7 @@ def validate_training_config(config: Config, sections: Sequence[str] = ("trainin
     from spacy import schemas
     from spacy.util import load_model_from_config, registry, resolve_dot_names
 
-    check_seed(config)  # first: the readers built below take it
+    check_system_seed(config)  # first: the readers built below take it
 
     schema = {"training": schemas.ConfigSchemaTraining, "initialize": schemas.ConfigSchemaInit,
               "pretraining": schemas.ConfigSchemaPretrain}

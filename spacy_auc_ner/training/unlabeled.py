@@ -14,7 +14,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..data.columns import DataError, read_docs, tokens_only, write_docs
-from ..data.files import PathLike, read_text, write_text
+from ..data.files import PathLike, check_seed, read_text, write_text
 from ..outputs import check_output_file
 from .readers import pool_indices
 
@@ -95,8 +95,7 @@ def write_pool(input_path: PathLike, output_path: PathLike, size: int, seed: int
         raise DataError(f"--size: expected 0 or more sentences, got {size}")
     if limit is not None and limit < 1:
         raise DataError(f"--limit: expected a positive number of sentences, got {limit}")
-    if seed < 0:  # random.Random takes abs(seed): -1 would quietly draw what seed 1 draws
-        raise DataError(f"--seed: expected a whole number >= 0, got {seed}")
+    check_seed(seed, "--seed")
     docs = read_docs(input_path, Vocab())
     rest = pool_indices(len(docs), size, seed, limit or 0, where=input_path)
     check_output_file(output_path, [input_path], overwrite)
