@@ -538,6 +538,40 @@ def test_a_wrong_setting_is_one_line_naming_its_full_key_before_anything_is_writ
     assert not out.exists()
 
 
+# the TokenScorer head (lowres_crf_auc's): a negative hidden_width trained a linear head, silently
+HEAD_SETTINGS = [
+    ({"components.auc_ner.model.hidden_width": -3},
+     "[components.auc_ner.model.hidden_width]: TokenScorer needs hidden_width >= 0 and maxout_pieces >= 1, not -3 and 3"),
+    ({"components.auc_ner.model.hidden_width": 8, "components.auc_ner.model.maxout_pieces": 0},
+     "[components.auc_ner.model.maxout_pieces]: TokenScorer needs hidden_width >= 0 and maxout_pieces >= 1, not 8 and 0"),
+]
+
+
+@pytest.mark.parametrize("change,message", HEAD_SETTINGS)
+def test_a_wrong_token_scorer_setting_is_one_line_naming_its_full_key(toy_corpus, monkeypatch, change, message):
+    _never_train(monkeypatch)
+    out = toy_corpus / "out"
+    result = runner.invoke(app, ["recipe", "lowres_crf_auc", str(out), *_args(_files(toy_corpus)), *_args(change)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.strip().splitlines() == [f"Error: {message}"]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_spacy_builds_no_token_scorer_of_negative_width(version):
+    """What `spacy train` itself meets (no package command between): the architecture's own
+    line, which the package's commands locate as above; a width of 0 stays a linear head."""
+    from spacy.util import registry
+
+    build = registry.architectures.get(f"spacy_auc_ner.TokenScorer.{version}")
+    tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 8, "depth": 1, "embed_size": 50, "window_size": 1,
+               "maxout_pieces": 2, "subword_features": False, "pretrained_vectors": None}
+    assert build(registry.resolve({"t": tok2vec})["t"], hidden_width=0).get_ref("output").name == "classifier_head"
+    for width, pieces in ((-3, 3), (-1, 3), (4, 0)):
+        with pytest.raises(ValueError, match=rf"^\[model\] TokenScorer needs hidden_width >= 0 and maxout_pieces >= 1, not {width} and {pieces}$"):
+            build(registry.resolve({"t": tok2vec})["t"], hidden_width=width, maxout_pieces=pieces)
+
+
 @pytest.mark.parametrize("steps,message", [
     ("abc", "[training.max_steps]: must be a whole number, not 'abc'"),  # was 'the budget must be steps ... not max_steps = "abc"'
     (-5, "[training.max_steps]: must be 0 (no limit, as in spacy train) or more, not -5"),  # the same check as with a dev set

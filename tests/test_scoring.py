@@ -8,7 +8,7 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 
 from spacy_auc_ner.pipeline.scoring import METRICS, score_entities
@@ -246,3 +246,69 @@ def test_seqeval_scores_equal_seqeval_strict_iob2_also_on_ill_formed_tags(pairs)
         macro = [float(v.mean()) for v in precision_recall_fscore_support(t, p, average=None, **kw)[:3]]
     assert [ours[f"ents_seqeval_micro_{m}"] for m in "prf"] == pytest.approx([float(v) for v in micro], abs=1e-12)
     assert [ours[f"ents_seqeval_macro_{m}"] for m in "prf"] == pytest.approx(macro, abs=1e-12)
+
+
+def _partly_annotated():
+    """Doc 1, words a-i: gold PER a, LOC e-f, ORG h, O elsewhere but c-d, whose annotation is
+    missing; predicted PER a (right), PER b-c and LOC d (over missing gold: not scored), LOC e-f
+    (right), MISC g and LOC i (wrong). Doc 2, words x-z: no annotation at all (not scored),
+    predicted PER x and LOC y-z."""
+    gold = Doc(VOCAB, words=list("abcdefghi"))
+    gold.set_ents([Span(gold, 0, 1, "PER"), Span(gold, 4, 6, "LOC"), Span(gold, 7, 8, "ORG")],
+                  missing=[Span(gold, 2, 4)], default="outside")
+    pred = _doc(list("abcdefghi"), [(0, 1, "PER"), (1, 3, "PER"), (3, 4, "LOC"), (4, 6, "LOC"), (6, 7, "MISC"), (8, 9, "LOC")])
+    unannotated = Doc(VOCAB, words=list("xyz"))
+    return [Example(pred, gold), Example(_doc(list("xyz"), [(0, 1, "PER"), (1, 3, "LOC")]), unannotated)]
+
+
+def test_seqeval_scores_what_spacy_scores_on_missing_annotation():
+    """Scored: tp 2 (PER a, LOC e-f), fp 2 (MISC g, LOC i), fn 1 (ORG h): micro P 2/4, R 2/3,
+    F (2/3)/(7/6) = 4/7, as spaCy's ents_*. Macro over PER (1, 1, 1), LOC (1/2, 1, 2/3), ORG and
+    MISC (0, 0, 0): P 3/8, R 2/4, F (5/3)/4 = 5/12. The old rule (missing gold as O, every doc)
+    counted the 4 unscored predictions as wrong: micro P 2/8."""
+    from spacy.scorer import get_ner_prf
+
+    examples = _partly_annotated()
+    assert [t.ent_iob for t in examples[0].reference] == [3, 2, 0, 0, 3, 1, 2, 3, 2]
+    assert not examples[1].reference.has_annotation("ENT_IOB")
+    scores = score_entities(examples)
+    assert _scalars(scores) == pytest.approx({
+        "ents_p": 1 / 2, "ents_r": 2 / 3, "ents_f": 4 / 7,
+        "ents_untyped_p": 1 / 2, "ents_untyped_r": 2 / 3, "ents_untyped_f": 4 / 7,
+        "ents_seqeval_micro_p": 1 / 2, "ents_seqeval_micro_r": 2 / 3, "ents_seqeval_micro_f": 4 / 7,
+        "ents_seqeval_macro_p": 3 / 8, "ents_seqeval_macro_r": 1 / 2, "ents_seqeval_macro_f": 5 / 12,
+    })
+    spacy_scores = get_ner_prf(examples)
+    for m in "prf":
+        assert scores[f"ents_seqeval_micro_{m}"] == pytest.approx(spacy_scores[f"ents_{m}"])
+
+
+def test_a_doc_without_annotation_changes_no_score():
+    """As spaCy's scorer: doc 2's 2 predictions count neither way (the old rule took them as
+    wrong: micro P 2/8 with doc 2, 2/6 without)."""
+    examples = _partly_annotated()
+    assert _scalars(score_entities(examples)) == _scalars(score_entities(examples[:1]))
+    assert _scalars(score_entities(examples[1:])) == {name: 0.0 for name in METRICS}
+
+
+@st.composite
+def _partly_annotated_examples(draw, types=("A", "B")):
+    """Examples whose gold leaves some tokens outside its entities unannotated, or a whole doc."""
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(1, 6))
+        words = [f"w{i}" for i in range(n)]
+        tags = [t.ent_iob_ + (f"-{t.ent_type_}" if t.ent_type_ else "") for t in _doc(words, draw(_spans(n, types)))]
+        missing = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        ents = [None if m and t == "O" else t for t, m in zip(tags, missing)]
+        reference = Doc(VOCAB, words=words) if draw(st.booleans()) else Doc(VOCAB, words=words, ents=ents)
+        out.append(Example(_doc(words, draw(_spans(n, types))), reference))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(_partly_annotated_examples())
+def test_seqeval_micro_equals_spacys_scores_on_missing_annotation(examples):
+    scores = score_entities(examples)
+    for m in "prf":
+        assert scores[f"ents_seqeval_micro_{m}"] == pytest.approx(scores[f"ents_{m}"])

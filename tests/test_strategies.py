@@ -27,7 +27,7 @@ def test_sampled_draws_m_reproducibly_and_varies_by_step():
     # every classifier gets drawn, at about m/K of the steps
     freq = numpy.mean(draws, axis=0)
     assert (freq > 0.2).all() and (freq < 0.6).all()
-    assert SampledClassifiers(m=9).plan(COLUMNS, 0)[0].sum() == 5
+    assert SampledClassifiers(m=5).plan(COLUMNS, 0)[0].tolist() == [1, 1, 1, 1, 1]  # m = K: every one
 
 
 def test_strategies_refuse_other_schemes():
@@ -47,3 +47,56 @@ def test_settings_are_checked_under_the_given_key():
     with pytest.raises(ValueError, match=r"^\[components.ner.strategy\] 'sampled' \(it picks OVA classifiers\) cannot train scheme 'crf'"):
         check_trains(make_scheme("crf"), SampledClassifiers(m=2), "components.ner.strategy", "components.ner.scheme")
     SampledClassifiers(m=1).validate()
+
+
+def test_an_m_above_the_number_of_classifiers_is_refused_naming_its_key():
+    """m = 9 of 5 classifiers was cut down to 5, silently: every classifier at every step."""
+    s = SampledClassifiers(m=9)
+    s.validate("components.ner.strategy")  # the count is not known yet
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.m\] must be at most 5, the number of classifiers the pipe has "
+                                         r"\(one per BIO label of its entity types\), not 9$"):
+        s.plan(COLUMNS, 0)
+    with pytest.raises(ValueError, match=r"^\[strategy.m\] must be at most 3, .* not 4$"):
+        SampledClassifiers(m=4).plan(COLUMNS[:3], 0)  # never told its key: the block's own
+
+
+SMALL_MODEL = {
+    "@architectures": "spacy_auc_ner.TokenScorer.v2",
+    "tok2vec": {"@architectures": "spacy.HashEmbedCNN.v2", "width": 8, "depth": 1, "embed_size": 50, "window_size": 1,
+                "maxout_pieces": 2, "subword_features": False, "pretrained_vectors": None},
+}
+
+
+def test_a_pipe_with_fewer_classifiers_than_m_is_refused_at_initialize_or_its_first_update():
+    """One entity type, scheme ova: 3 classifiers (O, B-PER, I-PER). m = 99 is refused once the
+    pipe knows its count: at initialize (labels may come from the data), or, for a pipe that
+    resumes without initialize (sourced), at its first update, before any weight moves; m = 3
+    trains."""
+    import spacy
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    message = r"^\[components.auc_ner.strategy.m\] must be at most 3, the number of classifiers the pipe has \(one per BIO label of its entity types\), not 99$"
+
+    def pipeline(m):
+        nlp = spacy.blank("en")
+        strategy = {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": m}
+        nlp.add_pipe("auc_ner", config={"model": SMALL_MODEL, "strategy": strategy})
+        doc = Doc(nlp.vocab, words=["Alice", "sings", "."], ents=["B-PER", "O", "O"])
+        examples = [Example(nlp.make_doc(doc.text), doc)]
+        return nlp, examples
+
+    nlp, examples = pipeline(99)
+    with pytest.raises(ValueError, match=message):
+        nlp.initialize(lambda: examples)
+    nlp, examples = pipeline(3)
+    optimizer = nlp.initialize(lambda: examples)
+    ner = nlp.get_pipe("auc_ner")
+    assert ner.columns == ["O", "B-PER", "I-PER"]
+    nlp.update(examples, sgd=optimizer)
+    assert ner.cfg["n_updates"] == 1
+    ner.strategy.m = 99  # as a sourced pipe resumed under another strategy setting
+    before = ner.model.get_ref("output").get_param("W").copy()
+    with pytest.raises(ValueError, match=message):
+        nlp.update(examples, sgd=optimizer)
+    assert (ner.model.get_ref("output").get_param("W") == before).all() and ner.cfg["n_updates"] == 1

@@ -35,8 +35,9 @@ def build_token_scorer(
     maxout_pieces: int = 3,
 ) -> Model[List[Doc], List[Floats2d]]:
     """One raw score (logit) per token and output column; leave `nO` unset (the component sets
-    it). `hidden_width` > 0 puts a normalised maxout layer before the head, the capacity spaCy's
-    `ner` has above its tok2vec; 0 keeps the head linear."""
+    it). `hidden_width` > 0 puts a normalised maxout layer (of `maxout_pieces` >= 1) before the
+    head, the capacity spaCy's `ner` has above its tok2vec; 0 keeps the head linear; a negative
+    one is refused."""
     return _token_scorer(tok2vec, build_classifier_head(nO), hidden_width, maxout_pieces)
 
 
@@ -52,6 +53,9 @@ def build_token_scorer_v1(
 
 
 def _token_scorer(tok2vec, head, hidden_width: int, maxout_pieces: int):
+    # written as a positive condition (NaN fails it); a negative width was a linear head, silently
+    if not (hidden_width >= 0 and maxout_pieces >= 1):
+        raise ValueError(f"[model] TokenScorer needs hidden_width >= 0 and maxout_pieces >= 1, not {hidden_width} and {maxout_pieces}")
     if hidden_width > 0:
         hidden = Maxout(nO=hidden_width, nP=maxout_pieces, normalize=True)
         model = chain(tok2vec, with_array(chain(hidden, head)))

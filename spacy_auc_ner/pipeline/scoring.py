@@ -1,15 +1,16 @@
 """Entity scores (:data:`METRICS`): spaCy's ``get_ner_prf``, the same on span boundaries alone
 (how the AUC-2T paper scores CoNLL 2003 in its Table 2), and seqeval strict IOB2 on the
-predicted tokens. No score is ever None or NaN (an undefined one is 0), so ``spacy evaluate
---output`` always writes its JSON and a dev set without entities trains without warnings.
+predicted tokens. All three score what spaCy's scorer scores: a doc without entity annotation
+is left out, and a predicted entity over a token with missing gold annotation (or aligned to
+no gold token) is neither right nor wrong (`scored_entities`). No score is ever None or NaN
+(an undefined one is 0), so ``spacy evaluate --output`` always writes its JSON and a dev set
+without entities trains without warnings.
 """
-from typing import Any, Callable, Dict, Iterable, List, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
 
 from spacy.scorer import get_ner_prf
 from spacy.training import Example
 from spacy.util import registry
-
-from ..labels import doc_bio_tags
 
 # Every scalar score of `score_entities`, with what it measures (study reports name them so).
 METRICS: Dict[str, str] = {
@@ -27,8 +28,26 @@ METRICS: Dict[str, str] = {
 }
 
 
+def scored_entities(example: Example) -> Iterator[Tuple[Any, int, int]]:
+    """``(entity, start, end)`` for each predicted entity that spaCy's ``get_ner_prf`` scores,
+    ``start:end`` its span on the reference tokens: those aligned to no reference token, or
+    to a span with a token of missing gold annotation (``ent_iob == 0``), are neither right
+    nor wrong and left out. The reference must have entity annotation (else spaCy skips the doc)."""
+    from spacy.attrs import ENT_IOB
+
+    annotated = example.y.to_array(ENT_IOB) != 0
+    x2y = example.alignment.x2y
+    for ent in example.x.ents:
+        indices = x2y[ent.start : ent.end]
+        if not len(indices):
+            continue
+        start, end = int(indices[0]), int(indices[-1]) + 1
+        if annotated[start:end].all():
+            yield ent, start, end
+
+
 def gold_bio_tags(example: Example) -> List[str]:
-    """The reference entities as IOB2 tags on the predicted tokens (misaligned: O)."""
+    """The reference entities as IOB2 tags on the predicted tokens (misaligned or missing: O)."""
     tags = []
     for t in example.get_aligned_ner():
         if not t or t in ("O", "-"):
@@ -37,6 +56,16 @@ def gold_bio_tags(example: Example) -> List[str]:
             tags.append("B" + t[1:])
         else:
             tags.append("I" + t[1:])
+    return tags
+
+
+def predicted_bio_tags(example: Example) -> List[str]:
+    """The predicted entities as IOB2 tags, less those spaCy's scorer does not score
+    (`scored_entities`): over missing gold annotation they are neither right nor wrong, so
+    their tokens are O, as the gold's are there."""
+    tags = ["O"] * len(example.x)
+    for ent, _, _ in scored_entities(example):
+        tags[ent.start : ent.end] = [f"B-{ent.label_}"] + [f"I-{ent.label_}"] * (len(ent) - 1)
     return tags
 
 
@@ -58,22 +87,12 @@ def typed_scores(examples: List[Example]) -> Dict[str, Any]:
 
 def untyped_scores(examples: List[Example]) -> Dict[str, float]:
     """ents_untyped_p/r/f: spaCy's matching (see `get_ner_prf`) on span boundaries alone."""
-    from spacy.attrs import ENT_IOB
-
     tp = fp = fn = 0
     for eg in examples:
         if not eg.y.has_annotation("ENT_IOB"):
             continue
         golds = {(e.start, e.end) for e in eg.y.ents}
-        annotated = eg.y.to_array(ENT_IOB) != 0
-        x2y = eg.alignment.x2y
-        for ent in eg.x.ents:
-            indices = x2y[ent.start : ent.end]
-            if not len(indices):
-                continue
-            start, end = int(indices[0]), int(indices[-1]) + 1
-            if not annotated[start:end].all():  # over missing gold: neither right nor wrong
-                continue
+        for _, start, end in scored_entities(eg):
             if (start, end) in golds:
                 tp += 1
                 golds.remove((start, end))
@@ -122,8 +141,9 @@ def score_entities(examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
     examples = list(examples)
     scores = typed_scores(examples)
     scores.update(untyped_scores(examples))
-    y_true = [gold_bio_tags(eg) for eg in examples]
-    y_pred = [doc_bio_tags(eg.predicted) for eg in examples]
+    annotated = [eg for eg in examples if eg.y.has_annotation("ENT_IOB")]  # as spaCy's get_ner_prf
+    y_true = [gold_bio_tags(eg) for eg in annotated]
+    y_pred = [predicted_bio_tags(eg) for eg in annotated]
     scores.update(seqeval_scores(y_true, y_pred))
     return scores
 
@@ -145,5 +165,6 @@ def dev_scores(nlp, examples: Iterable[Example]) -> Dict[str, float]:
 @registry.scorers("spacy_auc_ner.entity_scorer.v1")
 def make_entity_scorer() -> Callable:
     """spaCy's entity P/R/F (ents_f, ents_per_type), the same without types
-    (ents_untyped_f) and strict-IOB2 seqeval micro and macro; never None or NaN."""
+    (ents_untyped_f) and strict-IOB2 seqeval micro and macro, all three over what spaCy's
+    scorer scores (not over missing gold annotation); never None or NaN."""
     return score_entities

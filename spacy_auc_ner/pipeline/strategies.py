@@ -29,6 +29,10 @@ class UpdateStrategy:
     def validate(self, key: str = "strategy") -> None:
         """Raise a one-line error naming `key` and the setting when a setting is invalid."""
 
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Raise a one-line error naming the setting (under the key `validate` was given) when
+        it does not fit the pipe's columns, known once its labels are; `plan` checks first."""
+
     def unmet_need(self, offers: FrozenSet[str]) -> Optional[Unmet]:
         """Why the strategy cannot train columns offering `offers`, or None (as a loss's)."""
         need = unmet(self.needs, offers)
@@ -57,15 +61,26 @@ class SampledClassifiers(UpdateStrategy):
     def __init__(self, m: int = 2, seed: int = 0):
         self.m = m
         self.seed = seed
+        self.key = "strategy"  # where the config holds it: `validate` is told, `plan` names it
 
     def validate(self, key: str = "strategy") -> None:
         check_setting(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
         check_setting(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
+        self.key = key
+
+    def check_columns(self, columns: Sequence[str]) -> None:
+        """Refuse an m above the pipe's number of classifiers (a larger m was cut down to it,
+        silently, and every classifier trained at every step)."""
+        check_setting(
+            self.m <= len(columns), f"{self.key}.m",
+            f"must be at most {len(columns)}, the number of classifiers the pipe has (one per BIO label of its entity types), not {self.m}",
+        )
 
     def plan(self, columns: Sequence[str], step: int) -> List[numpy.ndarray]:
+        self.check_columns(columns)  # at the first update, before any pass
         K = len(columns)
         rng = numpy.random.default_rng([self.seed, step])
         weights = numpy.zeros(K, dtype="f")
-        weights[rng.choice(K, size=min(self.m, K), replace=False)] = 1.0
+        weights[rng.choice(K, size=self.m, replace=False)] = 1.0
         return [weights]
 
