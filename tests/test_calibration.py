@@ -76,9 +76,43 @@ def test_the_ova_decision_moves_by_the_bias_by_hand():
 def test_entity_bias_is_a_setting_that_round_trips(tmp_path):
     nlp, pipe, examples = _pipe("crf", entity_bias=1.5)
     assert pipe.cfg["entity_bias"] == 1.5
-    pipe.cfg["entity_bias"] = 2.5  # as calibration writes it
+    pipe.set_entity_bias(2.5, nlp.get_pipe_config("auc_ner"))  # as calibration sets it
+    assert nlp.config["components"]["auc_ner"]["entity_bias"] == 2.5
     nlp.to_disk(tmp_path)
     assert spacy.load(tmp_path).get_pipe("auc_ner").cfg["entity_bias"] == 2.5
+    assert spacy.util.load_config(tmp_path / "config.cfg")["components"]["auc_ner"]["entity_bias"] == 2.5
+
+
+def test_the_config_a_pipeline_is_loaded_with_is_what_runs(tmp_path):
+    nlp, pipe, examples = _pipe("ova", entity_bias=2.5)
+    nlp.to_disk(tmp_path)
+    for key, value in (("decoder", "viterbi"), ("entity_bias", -3.0), ("spans_key", "mine")):
+        loaded = spacy.load(tmp_path, config={f"components.auc_ner.{key}": value})
+        assert loaded.get_pipe("auc_ner").cfg[key] == value
+    doc = spacy.load(tmp_path, config={"components.auc_ner.spans_key": "mine"})("Germline mutations of BRCA1.")
+    assert "mine" in doc.spans and "auc_ner" not in doc.spans
+    # the decoder runs: a score table whose greedy and Viterbi readings differ
+    loaded = spacy.load(tmp_path, config={"components.auc_ner.decoder": "viterbi", "components.auc_ner.entity_bias": 0.0})
+    columns = pipe.columns  # O, B-t, I-t per type
+    scores = numpy.full((2, len(columns)), -5.0, dtype="f")
+    scores[0, columns.index(f"I-{pipe.labels[0]}")] = 1.0  # greedy: I-t alone, repaired into an entity;
+    scores[1, columns.index("O")] = 1.0  # Viterbi: a valid sequence starts with O or B, and O wins
+    assert loaded.get_pipe("auc_ner").decode([scores]).start.tolist() == []
+    pipe.cfg["entity_bias"] = 0.0
+    assert pipe.decode([scores]).start.tolist() == [0]
+
+
+def test_a_pipeline_saved_before_its_config_held_the_bias_keeps_the_bias_of_its_cfg(tmp_path):
+    import srsly
+
+    nlp, pipe, examples = _pipe("crf")
+    pipe.cfg["entity_bias"] = 2.5  # as calibration wrote it then: the config kept 0.0
+    del pipe.cfg["entity_bias_in_config"]
+    nlp.to_disk(tmp_path)
+    assert "entity_bias_in_config" not in srsly.read_json(tmp_path / "auc_ner" / "cfg")
+    assert spacy.load(tmp_path).get_pipe("auc_ner").cfg["entity_bias"] == 2.5
+    # a bias the config now gives wins
+    assert spacy.load(tmp_path, config={"components.auc_ner.entity_bias": 1.0}).get_pipe("auc_ner").cfg["entity_bias"] == 1.0
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
@@ -122,6 +156,7 @@ def test_the_callback_calibrates_at_evaluation_steps_only(toy_corpus):
     assert pipe.cfg["entity_bias"] == 123.0
     callback(nlp, {"step": 10, "epoch": 0})
     assert pipe.cfg["entity_bias"] != 123.0
+    assert nlp.config["components"]["auc_ner"]["entity_bias"] == pipe.cfg["entity_bias"]  # what model-best's config.cfg says
 
 
 def test_bad_rates_are_refused():
@@ -137,3 +172,25 @@ def test_an_eval_frequency_of_0_names_its_key(toy_corpus):
     nlp.config["training"]["eval_frequency"] = 0
     with pytest.raises(ValueError, match=r"^\[training.eval_frequency\]: must be 1 or more, not 0$"):
         make_calibrate_entity_bias()(nlp, {"step": 0, "epoch": 0})
+
+
+def test_the_callback_chooses_on_the_weights_spacy_evaluates(toy_corpus, monkeypatch):
+    """With use_averages, spaCy evaluates and saves the averaged weights: the bias is chosen on them."""
+    from thinc.api import Adam
+
+    nlp, pipe, examples = _pipe("crf")
+    nlp.config["paths"]["dev"] = str(toy_corpus / "dev.spacy")
+    nlp.config["corpora"] = {"dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False}}
+    nlp.config["training"]["eval_frequency"] = 10
+    optimizer = Adam(0.05, use_averages=True)
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+    head = pipe.model.get_ref("output")
+    raw, averaged = head.get_param("W").copy(), optimizer.averages[(head.id, "W")].copy()
+    assert not numpy.allclose(raw, averaged)
+    seen = []
+    predict = pipe.predict
+    monkeypatch.setattr(pipe, "predict", lambda docs: seen.append(head.get_param("W").copy()) or predict(docs))
+    make_calibrate_entity_bias()(nlp, {"step": 10, "epoch": 0})
+    assert len(seen) == 1 and numpy.allclose(seen[0], averaged)
+    numpy.testing.assert_array_equal(head.get_param("W"), raw)  # the raw weights back for the update

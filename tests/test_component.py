@@ -410,3 +410,62 @@ def test_overwrite_ents_must_be_true_or_false():
     model = spacy.util.registry.resolve({"model": DEFAULT_MODEL})["model"]
     with pytest.raises(ValueError, match=r"^\[components.auc_ner.overwrite_ents\] must be true or false, not 'yes'$"):
         AUCNER(spacy.blank("en").vocab, model, overwrite_ents="yes")  # the class checks it when made from Python
+
+
+@pytest.mark.parametrize("scheme", ["ova", "crf", "two_task", "softmax"])
+def test_no_entity_starts_on_whitespace_or_crosses_a_sentence_an_earlier_pipe_set(scheme):
+    # as spaCy's ner: every token would be an entity under this bias, yet none may start on
+    # whitespace, and none may run over the sentencizer's boundary
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    pipe = nlp.add_pipe("auc_ner", config={"scheme": scheme})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    pipe.cfg["entity_bias"] = 1e4
+    doc = nlp("He had breast  cancer. Ovarian\n\ncancer is rare.  ")
+    assert doc.ents and any(t.is_space for t in doc)
+    for ent in doc.ents:
+        assert not ent[0].is_space and not any(t.is_sent_start for t in ent[1:])
+    assert [e.text for e in doc.spans["auc_ner"]] == [e.text for e in doc.ents]
+    assert all(not e.text.isspace() for e in nlp(" \n ").ents)
+
+
+def test_two_pipes_with_one_spans_key_are_refused_and_their_own_keys_keep_both():
+    nlp = spacy.blank("en")
+    first = nlp.add_pipe("auc_ner", name="ner_a")
+    nlp.add_pipe("auc_ner", name="ner_b")
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    first.cfg["entity_bias"] = 1e4  # ner_a labels every word
+    with pytest.raises(ValueError, match=r"^\[components.ner_b.spans_key\] is 'auc_ner', where pipe 'ner_a' keeps its entities"):
+        nlp("Germline mutations of BRCA1.")
+    nlp.get_pipe("ner_b").cfg["spans_key"] = "b"
+    doc = nlp("Germline mutations of BRCA1.")
+    assert len(doc.spans["auc_ner"]) and [e.text for e in doc.ents] == [e.text for e in doc.spans["auc_ner"]]  # ner_b kept ner_a's
+    assert doc.spans["auc_ner"].attrs["pipe"] == "ner_a" and doc.spans["b"].attrs["pipe"] == "ner_b"
+    assert nlp(doc).ents == doc.ents  # a pipe's own earlier pass is replaced, not refused
+
+
+def test_a_type_the_pipe_has_no_columns_for_is_warned_of_once():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("auc_ner")
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    doc = nlp.make_doc("Alice met Bob")
+    new = Example.from_dict(doc, {"entities": ["U-NEWTYPE", "O", "U-PER"]})  # BILUO tags
+    assert "PER" in pipe.labels and [e.label_ for e in new.reference.ents] == ["NEWTYPE", "PER"]
+    with pytest.warns(UserWarning, match=r"^\[auc_ner\] the training data has entity types the pipe was not initialised with \(NEWTYPE; it knows "):
+        nlp.update([new, *examples])
+    import warnings as _warnings
+
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error")
+        nlp.update([new])  # once per type
+        nlp.update(examples)  # known types: no warning
+
+
+def test_an_empty_training_corpus_says_what_spacy_corpus_reads():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("auc_ner")
+    with pytest.raises(ValueError, match=r"^\[auc_ner\] initialize got no examples: .*'spacy-auc-ner convert'"):
+        nlp.initialize(lambda: iter([]))  # a reader of a file that is not .spacy yields nothing

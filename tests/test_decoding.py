@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.labels import LabelSet
-from spacy_auc_ner.ml.decoding import bio_spans, greedy_bio, two_task_spans
+from spacy_auc_ner.ml.decoding import Spans, bio_spans, fit_to_text, greedy_bio, two_task_spans
 
 
 def test_bio_spans_repairs_and_splits_by_type_and_doc():
@@ -89,3 +89,57 @@ def test_two_task_output_is_always_valid(lengths, seed):
     spans = two_task_spans(rng.random(N), rng.random(N), numpy.log(rng.dirichlet([1, 1, 1], size=N)), lengths)
     _valid(spans, lengths)
     assert ((spans.type >= 0) & (spans.type < 3)).all()
+
+
+def _spans(rows):
+    doc, start, end, typ, score = (numpy.asarray(c) for c in zip(*rows)) if rows else ([],) * 5
+    return Spans(numpy.asarray(doc, dtype="i"), numpy.asarray(start, dtype="i"), numpy.asarray(end, dtype="i"),
+                 numpy.asarray(typ, dtype="i"), numpy.asarray(score, dtype="f"))
+
+
+def _rows(spans):
+    return list(zip(spans.doc.tolist(), spans.start.tolist(), spans.end.tolist(), spans.type.tolist(), [round(x, 3) for x in spans.score.tolist()]))
+
+
+def test_fit_to_text_by_hand():
+    # doc 0: ' ' A B | ' ' ' ' ' ' ; doc 1: C ' ' [sentence] D E
+    spans = _spans([(0, 0, 3, 0, 0.9), (0, 3, 6, 1, 0.8), (1, 0, 4, 0, 0.7)])
+    is_space = numpy.asarray([1, 0, 0, 1, 1, 1, 0, 1, 0, 0], dtype=bool)
+    sent_start = numpy.asarray([1, 0, 0, 0, 0, 0, 1, 0, 1, 0], dtype=bool)
+    got = fit_to_text(spans, [6, 4], is_space, sent_start)
+    # leading whitespace dropped, the all-whitespace span gone, doc 1's span cut at its sentence start
+    assert _rows(got) == [(0, 1, 3, 0, 0.9), (1, 0, 2, 0, 0.7), (1, 2, 4, 0, 0.7)]
+    # a piece after the cut that starts on whitespace loses it too; nothing to fit: unchanged
+    got = fit_to_text(_spans([(0, 0, 4, 2, 0.5)]), [4], numpy.asarray([0, 0, 1, 0], dtype=bool), numpy.asarray([1, 0, 1, 0], dtype=bool))
+    assert _rows(got) == [(0, 0, 2, 2, 0.5), (0, 3, 4, 2, 0.5)]
+    plain = _spans([(0, 1, 3, 1, 0.4)])
+    assert _rows(fit_to_text(plain, [4], numpy.zeros(4, dtype=bool), numpy.asarray([1, 0, 0, 0], dtype=bool))) == _rows(plain)
+    assert _rows(fit_to_text(_spans([]), [3], numpy.ones(3, dtype=bool), numpy.ones(3, dtype=bool))) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(0, 9), min_size=1, max_size=4), seed=st.integers(0, 2**31 - 1))
+def test_fit_to_text_never_starts_on_whitespace_nor_crosses_a_sentence(lengths, seed):
+    rng = numpy.random.default_rng(seed)
+    lengths = numpy.asarray(lengths, dtype="i")
+    N = int(lengths.sum())
+    tags = rng.integers(0, 3, N)  # 0 O, 1 B, 2 I: any spans bio_spans makes
+    spans = bio_spans(tags > 0, tags == 1, rng.integers(0, 2, N), rng.random(N), lengths)
+    is_space, sent_start = rng.random(N) < 0.3, rng.random(N) < 0.2
+    got = fit_to_text(spans, lengths, is_space, sent_start)
+    offsets = numpy.cumsum(lengths) - lengths
+    before = {int(offsets[d] + t): (int(d), int(k)) for d, s, e, k in zip(spans.doc, spans.start, spans.end, spans.type) for t in range(s, e)}
+    covered = []
+    for d, s, e, k in zip(got.doc, got.start, got.end, got.type):
+        g = int(offsets[d])
+        assert 0 <= s < e <= lengths[d] and not is_space[g + s]
+        assert not sent_start[g + s + 1: g + e].any()
+        tokens = range(g + s, g + e)
+        assert all(before.get(t) == (int(d), int(k)) for t in tokens)  # inside the spans it was cut from, same type
+        assert len({spans_id for spans_id in (numpy.searchsorted(offsets[spans.doc] + spans.start, t, side="right") for t in tokens)}) == 1
+        covered.extend(tokens)
+    assert len(covered) == len(set(covered))
+    # every token dropped is whitespace at the head of a piece: a word inside a span stays covered
+    for t, (d, k) in before.items():
+        if not is_space[t]:
+            assert t in covered

@@ -86,6 +86,9 @@ def config(
     lowres_extras.cfg), or, for a name ending in _trf (lowres_best_trf), onto the transformer
     base after self_training.cfg.
 
+    spacy train takes it as it is; spacy debug config and spacy debug data want every default
+    written out: run spacy init fill-config on it first.
+
     The config is built (not trained) before it is written, so a wrong key in a config file
     stops here with one line naming the file; nothing is written on an error. An existing
     output file is kept unless --overwrite; a file the command reads is never written over.

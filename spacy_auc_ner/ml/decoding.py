@@ -128,3 +128,46 @@ def viterbi_bio(
     conf = conf[xp.arange(best_x.shape[0]), best_x]
     best = ops.to_numpy(best_x).astype("i")
     return bio_spans(best > 0, bio_begin[best], bio_type[best], ops.to_numpy(conf), lengths)
+
+
+def fit_to_text(spans: Spans, lengths, is_space, sent_start) -> Spans:
+    """The spans cut where spaCy's ``ner`` could not have drawn them (its transition rules), for
+    any scheme's decoder: a span that runs over a sentence start (``sent_start``, (N,) True where
+    an earlier pipe set one) is cut there, and a piece drops the whitespace tokens it starts
+    with (``is_space``, (N,)), an all-whitespace piece dropped whole. Each piece keeps its span's
+    type and score; the batch's tokens are concatenated as ``lengths`` says."""
+    if spans.start.size == 0:
+        return spans
+    lengths = numpy.asarray(lengths, dtype="i")
+    is_space = numpy.asarray(is_space, dtype=bool)
+    sent_start = numpy.asarray(sent_start, dtype=bool)
+    offsets = numpy.cumsum(lengths) - lengths
+    g_start = spans.start + offsets[spans.doc]
+    sizes = spans.end - spans.start
+    # the span of each token (-1: outside every span); spans never overlap
+    tokens = numpy.repeat(g_start, sizes) + numpy.arange(sizes.sum()) - numpy.repeat(numpy.cumsum(sizes) - sizes, sizes)
+    span_of = numpy.full(is_space.shape[0], -1)
+    span_of[tokens] = numpy.repeat(numpy.arange(sizes.shape[0]), sizes)
+    inside = span_of >= 0
+    previous = numpy.concatenate([[-1], span_of[:-1]])
+    piece_start = inside & ((span_of != previous) | sent_start)
+    piece = numpy.cumsum(piece_start) - 1  # the piece of each token inside a span
+    # a token is kept once its piece has shown a token that is not whitespace
+    words = numpy.cumsum(inside & ~is_space)
+    before_piece = (words - (inside & ~is_space))[piece_start]  # the count before each piece's first token
+    kept = inside & (words - before_piece[numpy.maximum(piece, 0)] > 0)
+    kept_prev = numpy.concatenate([[False], kept[:-1]])
+    piece_prev = numpy.concatenate([[-1], piece[:-1]])
+    starts = numpy.flatnonzero(kept & (~kept_prev | (piece != piece_prev)))
+    kept_next = numpy.concatenate([kept[1:], [False]])
+    piece_next = numpy.concatenate([piece[1:], [-1]])
+    ends = numpy.flatnonzero(kept & (~kept_next | (piece != piece_next))) + 1
+    source = span_of[starts]
+    doc = spans.doc[source]
+    return Spans(
+        doc=doc.astype("i"),
+        start=(starts - offsets[doc]).astype("i"),
+        end=(ends - offsets[doc]).astype("i"),
+        type=spans.type[source].astype("i"),
+        score=spans.score[source].astype("f"),
+    )

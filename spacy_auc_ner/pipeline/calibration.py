@@ -5,12 +5,14 @@ yet flags fewer than 5 %). Candidates are scale-free: 0 and, per entity rate r o
 :data:`DEFAULT_RATES`, the bias that flags the share r of dev tokens by their entity margin;
 the best dev F1 wins, ties going to the one nearest 0.
 """
+from contextlib import nullcontext
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry, resolve_dot_names
+from thinc.api import Config
 
 from .scoring import score_entities, typed_scores
 
@@ -42,9 +44,12 @@ def choose_bias(candidates: Sequence[float], score: Callable[[float], float]) ->
     return best, best_score
 
 
-def calibrate_entity_bias(pipe, examples: Sequence[Example], rates: Sequence[float] = DEFAULT_RATES, metric: str = "ents_f") -> Dict[str, float]:
-    """Set ``pipe.cfg["entity_bias"]`` to the candidate with the best `metric` on `examples` (whose
-    predicted docs hold what earlier pipes set); returns {"entity_bias": b, metric: score}."""
+def calibrate_entity_bias(
+    pipe, examples: Sequence[Example], rates: Sequence[float] = DEFAULT_RATES, metric: str = "ents_f", pipe_config: Optional[Config] = None
+) -> Dict[str, float]:
+    """Set the pipe's ``entity_bias`` (`AUCNER.set_entity_bias`: in its cfg and in ``pipe_config``,
+    the pipeline's config of the pipe) to the candidate with the best `metric` on `examples`
+    (whose predicted docs hold what earlier pipes set); returns {"entity_bias": b, metric: score}."""
     docs = [eg.predicted.copy() for eg in examples]
     scores = pipe.predict(docs)
     if not pipe.labels or not len(scores):
@@ -61,7 +66,7 @@ def calibrate_entity_bias(pipe, examples: Sequence[Example], rates: Sequence[flo
         return float(scorer([Example(d, eg.reference) for d, eg in zip(docs, examples)])[metric] or 0.0)
 
     best, best_score = choose_bias(bias_candidates(margins, rates), score)
-    pipe.cfg["entity_bias"] = float(best)
+    pipe.set_entity_bias(best, pipe_config)
     return {"entity_bias": float(best), metric: best_score}
 
 
@@ -72,10 +77,13 @@ def make_calibrate_entity_bias(
     rates: Optional[List[float]] = None,
     metric: str = "ents_f",
 ) -> Callable[[Language, Dict], None]:
-    """A ``[training.before_update]`` callback: at every evaluation step, just before spaCy's loop
-    evaluates, choose `component`'s ``entity_bias`` on `dev_corpus` by `metric`, so that the model
-    early stopping keeps is saved with the bias it was scored with. `rates`: the candidate entity
-    shares (null: :data:`DEFAULT_RATES`)."""
+    """A ``[training.before_update]`` callback: at every evaluation step choose `component`'s
+    ``entity_bias`` on `dev_corpus` by `metric`, so that the model early stopping keeps is saved
+    with the bias it was scored with (and its config.cfg names it). spaCy's loop calls the
+    callback before the step's update and evaluates after it, so the bias is chosen on the
+    weights one update older than those scored: on their averages when the optimizer keeps
+    them (``[training] use_averages``), as spaCy evaluates and saves. `rates`: the candidate
+    entity shares (null: :data:`DEFAULT_RATES`)."""
     state: Dict = {}
     for r in rates or ():
         if not 0.0 < r < 1.0:
@@ -90,8 +98,12 @@ def make_calibrate_entity_bias(
             (reader,) = resolve_dot_names(config, [dev_corpus])
             state["examples"] = list(reader(nlp))
         if args.get("step", 0) % state["every"] == 0:
-            examples = _after_earlier_pipes(nlp, component, state["examples"])
-            calibrate_entity_bias(nlp.get_pipe(component), examples, rates or DEFAULT_RATES, metric)
+            pipe = nlp.get_pipe(component)
+            optimizer = getattr(pipe, "_optimizer", None)  # the one its last update used: none before the first
+            averages = optimizer.averages if optimizer is not None and optimizer.averages else None
+            with nlp.use_params(averages) if averages else nullcontext():
+                examples = _after_earlier_pipes(nlp, component, state["examples"])
+                calibrate_entity_bias(pipe, examples, rates or DEFAULT_RATES, metric, nlp.get_pipe_config(component))
 
     return before_update
 

@@ -9,6 +9,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
+from spacy.attrs import IS_SPACE, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
@@ -24,7 +25,7 @@ from ..losses import TokenLoss
 from ..losses.base import check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.averages import torch_averages
-from ..ml.decoding import Spans
+from ..ml.decoding import Spans, fit_to_text
 from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
 from .strategies import UpdateStrategy
 
@@ -101,6 +102,10 @@ def make_auc_ner(
     )
 
 
+# the cfg key that says the pipeline's config holds its entity bias (`AUCNER.set_entity_bias`)
+BIAS_IN_CONFIG = "entity_bias_in_config"
+
+
 class AUCNER(TrainablePipe):
     def __init__(
         self,
@@ -138,14 +143,22 @@ class AUCNER(TrainablePipe):
         # the config a pipeline is loaded with
         self.overwrite_ents = overwrite_ents
         self._optimizer: Optional[Optimizer] = None
+        # what the config says; cfg holds copies (saved with the weights), which loading brings
+        # back to these (`_after_load`), so that the config a pipeline is loaded with is what runs
+        self._config_settings = {
+            "decoder": decoder if decoder is not None else self.scheme.default_decoder,
+            "entity_bias": float(entity_bias),
+            "spans_key": spans_key,
+        }
         self.cfg: Dict = {
             "labels": [],
             "scheme": self.scheme.name,
             "two_task_lambda": float(getattr(self.scheme, "lam", two_task_lambda)),
-            "decoder": decoder if decoder is not None else self.scheme.default_decoder,
             "threshold": float(getattr(self.scheme, "threshold", threshold)),
-            "entity_bias": float(entity_bias),
-            "spans_key": spans_key,
+            **self._config_settings,
+            # calibration writes the bias into the pipeline's config too (`set_entity_bias`);
+            # a pipeline saved before that holds it in cfg alone (`_after_load`)
+            BIAS_IN_CONFIG: True,
             "n_updates": 0,
             "class_counts": None,
         }
@@ -215,7 +228,7 @@ class AUCNER(TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
         docs = list(docs)
-        spans = self.decode(scores, entity_bias)
+        spans = fit_to_text(self.decode(scores, entity_bias), *text_arrays(docs))
         types = self.labels
         key = self.cfg["spans_key"]
         by_doc: List[List[Span]] = [[] for _ in docs]
@@ -224,6 +237,10 @@ class AUCNER(TrainablePipe):
             by_doc[d].append(Span(docs[d], s, e, label=types[t]))
             span_scores[d].append(sc)
         for doc, ents, ent_scores in zip(docs, by_doc, span_scores):
+            owner = doc.spans[key].attrs.get("pipe", self.name) if key in doc.spans else self.name
+            if owner != self.name:  # another pipe's entities and scores: replacing them would lose them
+                raise ValueError(f"[components.{self.name}.spans_key] is {key!r}, where pipe {owner!r} keeps its entities: "
+                                 "give each pipe its own spans_key")
             if self.overwrite_ents:
                 doc.set_ents(ents, default="outside")
             else:
@@ -241,6 +258,7 @@ class AUCNER(TrainablePipe):
                 doc.set_ents(ents, outside=unset, default="unmodified")
             group = SpanGroup(doc, name=key, spans=ents)
             group.attrs["scores"] = numpy.asarray(ent_scores, dtype="f")
+            group.attrs["pipe"] = self.name  # whose group: another pipe with the same key is refused
             doc.spans[key] = group
 
     # ---- training -------------------------------------------------------------------
@@ -260,6 +278,7 @@ class AUCNER(TrainablePipe):
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
+        self._warn_unknown_types(examples)
         gold = self.scheme.gold(examples, self.label_set, self.model.ops)  # once per batch, whatever the plan
         # Language.update passes sgd=None and the training loop calls finish_update after;
         # strategies with several steps per batch use the optimizer seen last.
@@ -280,6 +299,20 @@ class AUCNER(TrainablePipe):
             self.finish_update(sgd)
         self.cfg["n_updates"] += 1
         return losses
+
+    def _warn_unknown_types(self, examples: Sequence[Example]) -> None:
+        """Warn, once per type, of gold entity types the pipe has no columns for (a sourced
+        pipe resumed on data with a new type: spaCy's ner would add the label; this pipe's
+        columns are fixed at initialisation, so the type's tokens get no gradient)."""
+        found = numpy.unique(numpy.concatenate([eg.reference.to_array("ENT_TYPE").reshape(-1) for eg in examples]))
+        known = numpy.asarray([self.vocab.strings[t] for t in self.labels] + [0], dtype="uint64")
+        warned = self.__dict__.setdefault("_warned_types", set())
+        new = [self.vocab.strings[int(h)] for h in found[~numpy.isin(found, known)] if int(h) not in warned]
+        if new:
+            warned.update(self.vocab.strings[t] for t in new)
+            warnings.warn(f"[{self.name}] the training data has entity types the pipe was not initialised with "
+                          f"({', '.join(sorted(new))}; it knows {', '.join(self.labels) or 'none'}): their tokens get no gradient. "
+                          "Train the pipe from scratch (not sourced) to learn them")
 
     def get_loss(
         self,
@@ -334,6 +367,10 @@ class AUCNER(TrainablePipe):
         data, then the output columns and the loss's learned parameters; with no entity type at all,
         a warning (the pipeline trains and predicts no entities)."""
         validate_get_examples(get_examples, "AUCNER.initialize")
+        doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
+        if not doc_sample:
+            raise ValueError(f"[{self.name}] initialize got no examples: the training corpus is empty (spacy.Corpus.v1 reads "
+                             ".spacy files; 'spacy-auc-ner convert' makes one of a token/label column file)")
         if labels is not None:
             check_setting(
                 not isinstance(labels, (str, dict)) and all(isinstance(t, str) for t in labels),
@@ -351,9 +388,7 @@ class AUCNER(TrainablePipe):
                 f"[initialize.components.{self.name}] labels gives none, so the pipeline will "
                 "predict no entities"
             )
-        doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
-        if not doc_sample:
-            raise ValueError(f"[{self.name}] initialize got no examples")
+        self.strategy.check_columns(self.columns)  # a strategy's setting that the number of classifiers bounds
         head = self.model.get_ref("output")
         n_columns = len(self.columns)
         if head.has_dim("nO") and head.get_dim("nO") != n_columns:
@@ -384,16 +419,35 @@ class AUCNER(TrainablePipe):
             config["decoder"] = self.cfg["decoder"]
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
+        self.cfg.pop(BIAS_IN_CONFIG, None)  # spaCy updates cfg with the saved one: only a saved marker counts
         out = super().from_bytes(bytes_data, exclude=exclude)
         self._after_load()
         return out
 
     def from_disk(self, path, *, exclude=tuple()):
+        self.cfg.pop(BIAS_IN_CONFIG, None)
         out = super().from_disk(path, exclude=exclude)
         self._after_load()
         return out
 
+    def set_entity_bias(self, bias: float, pipe_config: Optional[Config] = None) -> None:
+        """Set ``entity_bias`` (as calibration chooses it) in cfg and in ``pipe_config``, the
+        pipeline's config of this pipe (``nlp.get_pipe_config(name)``), so that the pipeline
+        saved next names the bias it runs with."""
+        self.cfg["entity_bias"] = self._config_settings["entity_bias"] = float(bias)
+        if pipe_config is not None:
+            pipe_config["entity_bias"] = float(bias)
+        # without the pipeline's config, the saved config.cfg will not hold it: loading reads cfg's
+        self.cfg[BIAS_IN_CONFIG] = pipe_config is not None
+
     def _after_load(self) -> None:
+        # the config the pipeline is loaded with wins over the copies saved in cfg: a decoder,
+        # bias or spans key given to spacy.load(config=...) or edited in config.cfg is what runs
+        stored_bias = self.cfg.get("entity_bias", 0.0)
+        self.cfg.update(self._config_settings)
+        if not self.cfg.get(BIAS_IN_CONFIG) and self._config_settings["entity_bias"] == 0.0:
+            # saved before calibration wrote the config: its config says 0.0, its cfg the bias chosen
+            self.cfg["entity_bias"] = self._config_settings["entity_bias"] = stored_bias
         if self.cfg.get("class_counts") is not None:
             self.loss.initialize(self.model.ops.asarray1f(self.cfg["class_counts"]))
         head = self.model.get_ref("output")
@@ -411,6 +465,15 @@ class AUCNER(TrainablePipe):
                     f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
                     f"which the saved model does not hold: it was trained with another loss"
                 )
+
+
+def text_arrays(docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """What `fit_to_text` reads of a batch's Docs: tokens per doc, and per token whether it is
+    whitespace and whether an earlier pipe set it to start a sentence."""
+    lengths = numpy.asarray([len(doc) for doc in docs], dtype="i")
+    table = [doc.to_array([IS_SPACE, SENT_START]).reshape(-1, 2) for doc in docs]
+    flat = numpy.concatenate(table) if table else numpy.zeros((0, 2), dtype="uint64")
+    return lengths, flat[:, 0] == 1, flat[:, 1] == 1  # SENT_START: 1 set, 0 unknown, -1 (wrapped) not a start
 
 
 def free_spans(spans: Sequence[Tuple[int, int]], taken: Sequence[bool]) -> List[int]:
