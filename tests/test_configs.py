@@ -569,3 +569,47 @@ def test_a_header_without_its_bracket_and_a_missing_configs_folder(tmp_path):
     assert out.exit_code == 1 and out.stderr.strip().endswith("broken.cfg:1: cannot parse '[components.auc_ner' (a section header is [name])")
     out = CliRunner().invoke(app, ["config", "ce", "--configs-dir", str(tmp_path / "nope")])
     assert out.exit_code == 1 and out.stderr.strip() == f"Error: {tmp_path / 'nope'}: no such configs folder (it holds base_cpu.cfg and methods/)"
+
+
+def _with_parent_sections(block: str) -> str:
+    """A config excerpt of the docs as a whole config: the parent sections it leaves out
+    ([components] before [components.auc_ner]) added, the '...' that elides lines dropped."""
+    import re
+
+    lines, seen = [], set()
+    for line in block.splitlines():
+        if line.strip() == "...":
+            continue
+        header = re.fullmatch(r"\[([^\]]+)\]", line.strip())
+        if header:
+            parts = header.group(1).split(".")
+            for i in range(1, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent not in seen:
+                    lines.append(f"[{parent}]")
+                    seen.add(parent)
+            seen.add(header.group(1))
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/guide.md"])
+def test_every_config_excerpt_of_the_docs_parses_without_a_comment_inside_a_value(doc):
+    """spaCy's config parser keeps a '# comment' after a value as part of the value: an excerpt a
+    user copies with one fails to train (a registry name with the comment in it)."""
+    import re
+
+    from thinc.api import Config
+
+    blocks = re.findall(r"```ini\n(.*?)```", (ROOT / doc).read_text(encoding="utf8"), flags=re.S)
+    assert blocks
+    for block in blocks:
+        config = Config().from_str(_with_parent_sections(block), interpolate=False)
+        stack = [("", config)]
+        while stack:
+            where, section = stack.pop()
+            for key, value in section.items():
+                if isinstance(value, dict):
+                    stack.append((f"{where}.{key}", value))
+                else:
+                    assert not (isinstance(value, str) and "#" in value), f"{doc}: [{where[1:]}] {key} = {value!r}"

@@ -48,12 +48,15 @@ OLD_OPTIONS = {
     "--skip-empty": "--self_training.keep_empty false", "--pretrain-epochs": "--pretraining.max_epochs",
     "--no-pretrain": "--pretraining.max_epochs 0", "--pretrain": "(nothing: the config's [pretraining] decides)",
 }
-OVERRIDES_HELP = (
-    "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "
-    "--paths.raw_text), pretraining (--pretraining.max_epochs 5), self-training (--self_training.rounds 1, "
-    "--self_training.threshold 0.8, ...), the budget in epochs (--budget.epochs 30) and training "
-    "(--training.optimizer.learn_rate.initial_rate 0.0003); a key that names nothing in the config is refused."
-)
+def overrides_help(pretraining: bool) -> str:
+    """The help text of a command's config overrides (self-train never pretrains: no example of it)."""
+    return (
+        "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "
+        "--paths.raw_text), " + ("pretraining (--pretraining.max_epochs 5), " if pretraining else "")
+        + "self-training (--self_training.rounds 1, --self_training.threshold 0.8, ...), the budget in epochs "
+        "(--budget.epochs 30) and training (--training.optimizer.learn_rate.initial_rate 0.0003); a key that "
+        "names nothing in the config is refused."
+    )
 
 
 def _overrides(command: str, config: str, output_dir: Optional[Path], args: List[str]) -> Dict[str, Any]:
@@ -119,7 +122,7 @@ def self_train_command(
     _print_rounds({"rounds": records, "model": str(Path(output_dir) / "model-best")})
 
 
-self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", OVERRIDES_HELP + "\n\n    Example:")
+self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", overrides_help(pretraining=False) + "\n\n    Example:")
 
 
 @lowres_app.command("pretrain-config")
@@ -190,4 +193,4 @@ def recipe_command(
     _print_rounds(summary)
 
 
-recipe_command.__doc__ = recipe_command.__doc__.replace("Example:", OVERRIDES_HELP + "\n\n    Example:")
+recipe_command.__doc__ = recipe_command.__doc__.replace("Example:", overrides_help(pretraining=True) + "\n\n    Example:")
