@@ -65,6 +65,11 @@ class LabelSet:
         order = numpy.argsort(hashes)
         return hashes[order], order.astype("i")
 
+    @property
+    def type_hashes(self) -> numpy.ndarray:
+        """(n_types,) the string hashes of the entity types, sorted (as `ENT_TYPE` holds them)."""
+        return self._hash_lookup[0]
+
     def gold(self, examples: Sequence[Example]) -> numpy.ndarray:
         """(N,) gold BIO index of each predicted token of the examples, MISSING where none."""
         parts = [self._gold_one(eg) for eg in examples]

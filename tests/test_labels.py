@@ -20,6 +20,14 @@ def test_bio_layout():
         bio_layout(4)
 
 
+def test_type_hashes_are_the_types_string_ids_sorted():
+    from spacy.strings import get_string_id
+
+    hashes = LabelSet(["PER", "LOC"]).type_hashes
+    assert hashes.tolist() == sorted([get_string_id("PER"), get_string_id("LOC")]) and hashes.dtype == "uint64"
+    assert LabelSet([]).type_hashes.tolist() == []
+
+
 def test_index_helpers_by_hand():
     index = numpy.asarray([MISSING, 0, 1, 2, 3, 4, 5, 6])
     assert label_type(index).tolist() == [-1, -1, 0, 0, 1, 1, 2, 2]

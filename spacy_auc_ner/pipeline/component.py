@@ -305,11 +305,12 @@ class AUCNER(TrainablePipe):
         pipe resumed on data with a new type: spaCy's ner would add the label; this pipe's
         columns are fixed at initialisation, so the type's tokens get no gradient)."""
         found = numpy.unique(numpy.concatenate([eg.reference.to_array("ENT_TYPE").reshape(-1) for eg in examples]))
-        known = numpy.asarray([self.vocab.strings[t] for t in self.labels] + [0], dtype="uint64")
         warned = self.__dict__.setdefault("_warned_types", set())
-        new = [self.vocab.strings[int(h)] for h in found[~numpy.isin(found, known)] if int(h) not in warned]
+        # 0 is "no type"; the known hashes are the label set's, computed once
+        unknown = found[(found != 0) & ~numpy.isin(found, self.label_set.type_hashes)]
+        new = [self.vocab.strings[int(h)] for h in unknown if int(h) not in warned]
         if new:
-            warned.update(self.vocab.strings[t] for t in new)
+            warned.update(int(h) for h in unknown)
             warnings.warn(f"[{self.name}] the training data has entity types the pipe was not initialised with "
                           f"({', '.join(sorted(new))}; it knows {', '.join(self.labels) or 'none'}): their tokens get no gradient. "
                           "Train the pipe from scratch (not sourced) to learn them")
