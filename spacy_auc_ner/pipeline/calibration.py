@@ -14,6 +14,7 @@ from spacy.training import Example
 from spacy.util import registry, resolve_dot_names
 from thinc.api import Config
 
+from .component import text_arrays
 from .scoring import score_entities, typed_scores
 
 # shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)
@@ -61,8 +62,10 @@ def calibrate_entity_bias(
     # slow, and it runs once per candidate at every evaluation
     scorer = typed_scores if metric in ("ents_p", "ents_r", "ents_f") else score_entities
 
+    text = text_arrays(docs)  # the same docs at every candidate: read their text once
+
     def score(bias: float) -> float:
-        pipe.set_annotations(docs, scores, entity_bias=bias)
+        pipe.set_annotations(docs, scores, entity_bias=bias, text=text)
         return float(scorer([Example(d, eg.reference) for d, eg in zip(docs, examples)])[metric] or 0.0)
 
     best, best_score = choose_bias(bias_candidates(margins, rates), score)

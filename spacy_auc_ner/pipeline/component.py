@@ -29,6 +29,8 @@ from ..ml.decoding import Spans, fit_to_text
 from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
 from .strategies import UpdateStrategy
 
+TextArrays = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]  # what `text_arrays` returns
+
 DEFAULT_MODEL_CONFIG = """
 [model]
 @architectures = "spacy_auc_ner.TokenScorer.v2"
@@ -226,9 +228,13 @@ class AUCNER(TrainablePipe):
         """The loss's learned parameters that decoding reads (a CRF's transitions), or None."""
         return self.loss.read_params(self.model.get_ref("output"))
 
-    def set_annotations(self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None) -> None:
+    def set_annotations(
+        self, docs: Iterable[Doc], scores: List[Floats2d], entity_bias: Optional[float] = None, text: Optional[TextArrays] = None
+    ) -> None:
+        """Write the decoded entities into the docs (`entity_bias`: instead of the pipe's own).
+        `text`: `text_arrays(docs)` when the caller annotates the same docs many times."""
         docs = list(docs)
-        spans = fit_to_text(self.decode(scores, entity_bias), *text_arrays(docs))
+        spans = fit_to_text(self.decode(scores, entity_bias), *(text if text is not None else text_arrays(docs)))
         types = self.labels
         key = self.cfg["spans_key"]
         by_doc: List[List[Span]] = [[] for _ in docs]
@@ -468,7 +474,7 @@ class AUCNER(TrainablePipe):
                 )
 
 
-def text_arrays(docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+def text_arrays(docs: Sequence[Doc]) -> TextArrays:
     """What `fit_to_text` reads of a batch's Docs: tokens per doc, and per token whether it is
     whitespace and whether an earlier pipe set it to start a sentence."""
     lengths = numpy.asarray([len(doc) for doc in docs], dtype="i")
