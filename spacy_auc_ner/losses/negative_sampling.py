@@ -103,8 +103,10 @@ class NegativeSampling(LossWrapper):
         over the sentence's candidates, 0 for the other tokens."""
         xp = get_array_ops(scores).xp
         sent, candidate = self._candidates(scores, truth)
-        # r / T lies in [0, log K]: exp cannot overflow, no per-sentence max needed
-        w = xp.where(candidate, xp.exp(self.sampling_logits(scores, truth)), 0.0)
+        logits = xp.where(candidate, self.sampling_logits(scores, truth), -xp.inf)
+        # r / T reaches log K / T: a small fixed T overflows exp, so each sentence is shifted by its largest
+        top = segment_max(logits, sent, len(truth.lengths))
+        w = xp.exp(logits - xp.where(xp.isfinite(top), top, 0.0)[sent])
         totals = xp.bincount(sent, weights=w, minlength=len(truth.lengths))
         return w / xp.maximum(totals[sent], 1e-300)
 
@@ -143,6 +145,20 @@ class NegativeSampling(LossWrapper):
         sent = xp.searchsorted(xp.cumsum(lengths), xp.arange(N), side="right")
         candidate = (truth.targets[:, truth.o_column] > 0) & (truth.mask > 0)
         return sent, candidate
+
+
+def segment_max(values, segment, n_segments: int):
+    """(n_segments,) the largest of `values` (N,) in each segment, `segment` (N,) the ascending
+    segment of each value; -inf for a segment without values."""
+    xp = get_array_ops(values).xp
+    out = xp.full(n_segments, -xp.inf, dtype=values.dtype)
+    if values.shape[0] == 0:
+        return out
+    # sorted by segment, then value: a segment's last entry is its largest
+    order = xp.lexsort(xp.stack([values, segment.astype(values.dtype)]))
+    counts = xp.bincount(segment, minlength=n_segments)
+    last = xp.maximum(xp.cumsum(counts) - 1, 0)
+    return xp.where(counts > 0, values[order][last], out)
 
 
 def label_distribution(scores, multilabel: bool):

@@ -80,6 +80,12 @@ def logsumexp(x, axis: int):
     return out.squeeze(axis)
 
 
+def log_probability(x):
+    """`x`, a log-probability up to float32 rounding, capped at 0: at large scores (|E| ~ 1e7) the
+    rounding of alpha + beta - log Z exceeds 88 and exp overflowed to an infinite gradient."""
+    return get_array_ops(x).xp.minimum(x, 0.0)
+
+
 def forward_backward(E, mask, trans, start, end):
     """Forward and backward log-scores (B, T, K) and the log-partition (B,): ``alpha[b, t, k]``
     of the label prefixes of sentence b ending in k at t, ``beta[b, t, k]`` of the suffixes after
@@ -105,7 +111,7 @@ def marginals(E, mask, trans, start, end):
     xp = get_array_ops(E).xp
     alpha, beta, log_z = forward_backward(E, mask, trans, start, end)
     finite_z = xp.where(xp.isfinite(log_z), log_z, 0.0).astype(E.dtype)
-    return xp.exp(alpha + beta - finite_z[:, None, None]) * mask[:, :, None]
+    return xp.exp(log_probability(alpha + beta - finite_z[:, None, None])) * mask[:, :, None]
 
 
 class CRFGradients(NamedTuple):
@@ -126,7 +132,7 @@ def _expected_counts(E, mask, trans, scores, weights):
     alpha, beta, log_z = scores
     # alpha + beta is -inf wherever log Z is (no path), so z = 0 there gives exp(-inf) = 0.
     z = xp.where(xp.isfinite(log_z), log_z, 0.0).astype(E.dtype)
-    unary = xp.exp(alpha + beta - z[:, None, None]) * (mask * weights[:, None])[:, :, None]
+    unary = xp.exp(log_probability(alpha + beta - z[:, None, None])) * (mask * weights[:, None])[:, :, None]
     # pairs (t-1, t) for t >= 1: alpha[t-1, i] + trans[i, j] + E[t, j] + beta[t, j] - log Z
     pair_log = (
         alpha[:, :-1, :, None]
@@ -135,7 +141,7 @@ def _expected_counts(E, mask, trans, scores, weights):
         - z[:, None, None, None]
     )
     pair_w = (mask[:, 1:] * weights[:, None])[:, :, None, None]
-    pairs = (xp.exp(pair_log) * pair_w).sum(axis=(0, 1))
+    pairs = (xp.exp(log_probability(pair_log)) * pair_w).sum(axis=(0, 1))
     last = mask.sum(axis=1) - 1
     return unary, pairs, unary[:, 0].sum(axis=0), unary[xp.arange(E.shape[0]), last].sum(axis=0)
 

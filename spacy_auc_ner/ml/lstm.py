@@ -63,15 +63,19 @@ def _forward(model: Model, Xp: Padded, is_train: bool):
     return Yp, backprop
 
 
+def _live(xp, sizes: numpy.ndarray, batch: int):
+    """(T, batch) True on the rows alive at each step (the first sizes[t]), on the device."""
+    return xp.asarray(numpy.arange(batch)[None, :] < numpy.asarray(sizes)[:, None])
+
+
 def _pack(xp, data, sizes: numpy.ndarray):
     """Padded (T, B, width) to packed (sum of sizes, width): step t's live rows, in turn."""
-    return xp.concatenate([data[t, : int(n)] for t, n in enumerate(sizes)], axis=0)
+    return data[_live(xp, sizes, data.shape[1])]  # one gather (row-major: step by step), not one slice per step
 
 
 def _unpack(xp, packed, sizes: numpy.ndarray, batch: int):
     out = xp.zeros((len(sizes), batch, packed.shape[1]), dtype=packed.dtype)
-    for t, (start, n) in enumerate(zip(_starts(sizes), sizes)):
-        out[t, : int(n)] = packed[start : start + int(n)]
+    out[_live(xp, sizes, batch)] = packed
     return out
 
 

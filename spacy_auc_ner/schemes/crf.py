@@ -8,8 +8,8 @@ from thinc.backends import get_array_ops
 
 from ..capabilities import BIO, CRF, O_COLUMN, ONE_CLASS
 from ..labels import LabelSet
-from ..losses.crf import END, START, TRANS
-from ..ml.crf import best_path_log_prob, bio_constraints, posteriors
+from ..losses.crf import END, START, TRANS, bio_constraints_of
+from ..ml.crf import best_path_log_prob, posteriors
 from ..ml.decoding import Spans, greedy_bio, viterbi_bio
 from .softmax import SoftmaxScheme
 
@@ -25,19 +25,19 @@ class CRFScheme(SoftmaxScheme):
 
     def label_distribution(self, scores, lengths, labels: LabelSet, params):
         """The CRF's marginals under the BIO constraints (what its span scores average)."""
-        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        constraints = bio_constraints_of(len(labels.bio))
         return posteriors(scores, lengths, params[TRANS], params[START], params[END], constraints)
 
     def best_path_log_prob(self, scores, lengths, labels: LabelSet, params):
         """The probability of the CRF's Viterbi path among the valid BIO sequences (MNLP's)."""
-        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        constraints = bio_constraints_of(len(labels.bio))
         return best_path_log_prob(scores, lengths, params[TRANS], params[START], params[END], constraints)
 
     def decode_spans(self, scores, lengths, labels: LabelSet, decoder: str, params) -> Spans:
         """Viterbi path (or per-token posterior argmax) under the learned transitions; span
         scores are the mean posterior probability of the chosen labels."""
         trans, start, end = params[TRANS], params[START], params[END]
-        constraints = bio_constraints(labels.bio_type, labels.bio_begin)
+        constraints = bio_constraints_of(len(labels.bio))
         probs = posteriors(scores, lengths, trans, start, end, constraints)
         if decoder == "viterbi":
             return viterbi_bio(scores, lengths, labels.bio_type, labels.bio_begin, probs, trans, start, end)

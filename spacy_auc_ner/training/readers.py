@@ -230,27 +230,27 @@ def draw_entity_ratio(
     cb_e = numpy.concatenate([[0.0], numpy.cumsum(ents[bearing])])
     cb_l = numpy.concatenate([[0.0], numpy.cumsum(lengths[bearing])])
     cf_l = numpy.concatenate([[0.0], numpy.cumsum(lengths[free])])
-    shares = cb_e[ks] / (cb_l[ks] + cf_l[n - ks])
+    shares = entity_share(cb_e[ks], cb_l[ks] + cf_l[n - ks])
     k = int(ks[numpy.argmin(numpy.abs(shares - target))])
     chosen = numpy.asarray(bearing[:k] + free[: n - k], dtype="i8")
     unchosen = numpy.asarray(bearing[k:] + free[n - k :], dtype="i8")
     E, L = ents[chosen].sum(), lengths[chosen].sum()
     rounds = max_rounds if max_rounds is not None else 4 * n + 10
     for _ in range(rounds):
-        err = abs(E / L - target)
+        err = abs(entity_share(E, L) - target)
         if err <= 0.01 * target or not len(unchosen):  # within 1% of the target
             break
         cand = numpy.asarray(rng.sample(range(len(unchosen)), min(n_candidates, len(unchosen))), dtype="i8")
         j = unchosen[cand]
         new_E = E - ents[chosen][:, None] + ents[j][None, :]
         new_L = L - lengths[chosen][:, None] + lengths[j][None, :]
-        new_err = numpy.abs(new_E / new_L - target)
+        new_err = numpy.abs(entity_share(new_E, new_L) - target)
         a, b = numpy.unravel_index(int(numpy.argmin(new_err)), new_err.shape)
         if new_err[a, b] >= err - 1e-12:
             break
         E, L = new_E[a, b], new_L[a, b]
         chosen[a], unchosen[cand[b]] = unchosen[cand[b]], chosen[a]
-    reached = 100.0 * E / L
+    reached = 100.0 * E / max(L, 1.0)  # as entity_share: 0 over no tokens
     if abs(reached - percent) > tolerance * percent:
         overall = 100.0 * ents.sum() / max(lengths.sum(), 1.0)
         raise DataError(
@@ -261,6 +261,12 @@ def draw_entity_ratio(
     order = chosen.tolist()
     rng.shuffle(order)
     return order, float(reached)
+
+
+def entity_share(entity_tokens, tokens):
+    """Entity tokens over tokens, 0 over no tokens: 0/0 (empty sentences) was NaN, which argmin
+    chose and the tolerance check let through."""
+    return entity_tokens / numpy.maximum(tokens, 1.0)
 
 
 @registry.readers("spacy_auc_ner.MaskedEntities.v1")
