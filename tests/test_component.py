@@ -5,7 +5,7 @@ import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_auc_ner.pipeline.component import AUCNER
+from spacy_auc_ner.pipeline.component import AUCNER, free_spans, token_mask, true_runs
 from toy_data import TOY, fit_toy, make_examples
 
 PIPE_CONFIGS = [
@@ -446,6 +446,18 @@ def test_two_pipes_with_one_spans_key_are_refused_and_their_own_keys_keep_both()
     assert nlp(doc).ents == doc.ents  # a pipe's own earlier pass is replaced, not refused
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_scores_that_diverged_are_refused_in_one_line(bad):
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("auc_ner")
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    scores = pipe.predict([eg.predicted for eg in examples])
+    scores[0][0, 0] = bad  # one score alone: an inf sums to inf, not NaN
+    with pytest.raises(ValueError, match=r"^\[auc_ner\] NaN or inf in the model's scores \(it diverged\); lower \[training.optimizer.learn_rate\]$"):
+        pipe.get_loss(examples, scores)
+
+
 def test_a_type_the_pipe_has_no_columns_for_is_warned_of_once():
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("auc_ner")
@@ -469,3 +481,22 @@ def test_an_empty_training_corpus_says_what_spacy_corpus_reads():
     nlp.add_pipe("auc_ner")
     with pytest.raises(ValueError, match=r"^\[auc_ner\] initialize got no examples: .*'spacy-auc-ner convert'"):
         nlp.initialize(lambda: iter([]))  # a reader of a file that is not .spacy yields nothing
+
+
+def test_the_span_arrays_of_set_annotations_by_hand():
+    taken = numpy.asarray([False, True, False, False, True])
+    starts, ends = numpy.asarray([0, 0, 2, 2, 4, 5]), numpy.asarray([1, 2, 4, 5, 5, 5])
+    assert free_spans(starts, ends, taken).tolist() == [True, False, True, False, False, True]
+    assert token_mask(6, [(1, 3), (2, 4)]).tolist() == [False, True, True, True, False, False]
+    assert token_mask(3, []).tolist() == [False] * 3 and token_mask(0, []).tolist() == []
+    assert true_runs(numpy.asarray([True, True, False, True])) == [(0, 2), (3, 4)]
+    assert true_runs(numpy.zeros(0, dtype=bool)) == []
+
+
+def test_true_runs_and_token_mask_are_inverse():
+    rng = numpy.random.default_rng(0)
+    for n in range(0, 30):
+        mask = rng.random(n) < 0.5
+        runs = true_runs(mask)
+        assert token_mask(n, runs).tolist() == mask.tolist()
+        assert all(a < b for a, b in runs) and all(b < c for (_, b), (c, _) in zip(runs, runs[1:]))  # gaps between runs

@@ -9,7 +9,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import IS_SPACE, SENT_START
+from spacy.attrs import ENT_IOB, IS_SPACE, SENT_START
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
@@ -237,33 +237,33 @@ class AUCNER(TrainablePipe):
         spans = fit_to_text(self.decode(scores, entity_bias), *(text if text is not None else text_arrays(docs)))
         types = self.labels
         key = self.cfg["spans_key"]
-        by_doc: List[List[Span]] = [[] for _ in docs]
-        span_scores: List[List[float]] = [[] for _ in docs]
-        for d, s, e, t, sc in zip(spans.doc.tolist(), spans.start.tolist(), spans.end.tolist(), spans.type.tolist(), spans.score.tolist()):
-            by_doc[d].append(Span(docs[d], s, e, label=types[t]))
-            span_scores[d].append(sc)
-        for doc, ents, ent_scores in zip(docs, by_doc, span_scores):
+        order = numpy.argsort(spans.doc, kind="stable")
+        bounds = numpy.searchsorted(spans.doc[order], numpy.arange(len(docs) + 1))
+        for d, doc in enumerate(docs):
+            pick = order[bounds[d] : bounds[d + 1]]
+            starts, ends, kinds, scores_d = spans.start[pick], spans.end[pick], spans.type[pick], spans.score[pick]
             owner = doc.spans[key].attrs.get("pipe", self.name) if key in doc.spans else self.name
             if owner != self.name:  # another pipe's entities and scores: replacing them would lose them
                 raise ValueError(f"[components.{self.name}.spans_key] is {key!r}, where pipe {owner!r} keeps its entities: "
                                  "give each pipe its own spans_key")
-            if self.overwrite_ents:
-                doc.set_ents(ents, default="outside")
-            else:
+            if not self.overwrite_ents:
                 # preset entities (and blocked tokens) win, as in spaCy's ner: a prediction that
                 # overlaps one is dropped; the tokens left unset become O, as spaCy's ner leaves
                 # them. The entities of this pipe's own earlier pass (its span group; calibration
                 # annotates the same docs once per bias) are replaced, not kept.
                 earlier = {(e.start, e.end, e.label) for e in doc.spans[key]} if key in doc.spans else set()
-                mine = {i for e in doc.ents if (e.start, e.end, e.label) in earlier for i in range(e.start, e.end)}
-                taken = [t.ent_iob in (1, 3) and t.i not in mine for t in doc]
-                keep = free_spans([(e.start, e.end) for e in ents], taken)
-                ents, ent_scores = [ents[i] for i in keep], [ent_scores[i] for i in keep]
-                covered = {i for e in ents for i in range(e.start, e.end)}
-                unset = [Span(doc, t.i, t.i + 1) for t in doc if (t.ent_iob == 0 or t.i in mine) and t.i not in covered]
-                doc.set_ents(ents, outside=unset, default="unmodified")
+                mine = token_mask(len(doc), [(e.start, e.end) for e in doc.ents if (e.start, e.end, e.label) in earlier])
+                iob = doc.to_array(ENT_IOB)  # 0 unset, 1 I, 2 O, 3 B
+                keep = free_spans(starts, ends, ((iob == 1) | (iob == 3)) & ~mine)
+                starts, ends, kinds, scores_d = starts[keep], ends[keep], kinds[keep], scores_d[keep]
+                unset = ((iob == 0) | mine) & ~token_mask(len(doc), zip(starts.tolist(), ends.tolist()))
+            ents = [Span(doc, s, e, label=types[t]) for s, e, t in zip(starts.tolist(), ends.tolist(), kinds.tolist())]
+            if self.overwrite_ents:
+                doc.set_ents(ents, default="outside")
+            else:
+                doc.set_ents(ents, outside=[Span(doc, s, e) for s, e in true_runs(unset)], default="unmodified")
             group = SpanGroup(doc, name=key, spans=ents)
-            group.attrs["scores"] = numpy.asarray(ent_scores, dtype="f")
+            group.attrs["scores"] = numpy.asarray(scores_d, dtype="f")
             group.attrs["pipe"] = self.name  # whose group: another pipe with the same key is refused
             doc.spans[key] = group
 
@@ -344,8 +344,8 @@ class AUCNER(TrainablePipe):
         weights = ops.xp.ones(len(self.columns), dtype="f") if column_weights is None else ops.asarray1f(column_weights)
         lengths = ops.asarray1i([s.shape[0] for s in scores])
         flat = ops.flatten(scores)
-        if ops.xp.isnan(flat.sum()):
-            raise ValueError(f"[{self.name}] NaN in the model's scores; lower [training.optimizer.learn_rate]")
+        if not ops.xp.isfinite(flat.sum()):  # a NaN or an inf (an inf alone sums to inf, not NaN)
+            raise ValueError(f"[{self.name}] NaN or inf in the model's scores (it diverged); lower [training.optimizer.learn_rate]")
         params = self.loss.read_params(self.model.get_ref("output"))
         out = self.scheme.get_loss(self.loss, flat, gold, weights, lengths, params, self.cfg["n_updates"])
         return out, lengths
@@ -483,9 +483,25 @@ def text_arrays(docs: Sequence[Doc]) -> TextArrays:
     return lengths, flat[:, 0] == 1, flat[:, 1] == 1  # SENT_START: 1 set, 0 unknown, -1 (wrapped) not a start
 
 
-def free_spans(spans: Sequence[Tuple[int, int]], taken: Sequence[bool]) -> List[int]:
-    """The indices of the ``(start, end)`` token spans that overlap no taken token."""
-    return [i for i, (start, end) in enumerate(spans) if not any(taken[start:end])]
+def free_spans(starts: numpy.ndarray, ends: numpy.ndarray, taken: numpy.ndarray) -> numpy.ndarray:
+    """(n_spans,) True for the token spans ``[start, end)`` that overlap no `taken` token."""
+    before = numpy.concatenate([[0], numpy.cumsum(taken, dtype="i")])  # taken tokens before each position
+    return before[ends] == before[starts]
+
+
+def token_mask(n_tokens: int, spans: Iterable[Tuple[int, int]]) -> numpy.ndarray:
+    """(n_tokens,) True on the tokens inside any of the ``(start, end)`` spans."""
+    edges = numpy.zeros(n_tokens + 1, dtype="i")
+    for start, end in spans:  # one pair of writes a span; the tokens are filled by cumsum
+        edges[start] += 1
+        edges[end] -= 1
+    return numpy.cumsum(edges[:-1]) > 0
+
+
+def true_runs(mask: numpy.ndarray) -> List[Tuple[int, int]]:
+    """The ``(start, end)`` of each run of True in `mask`, in order."""
+    steps = numpy.diff(numpy.concatenate([[0], mask.astype("i1"), [0]]))
+    return list(zip(numpy.flatnonzero(steps == 1).tolist(), numpy.flatnonzero(steps == -1).tolist()))
 
 
 def _check_settings(
