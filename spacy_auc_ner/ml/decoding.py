@@ -1,6 +1,6 @@
 """From per-token scores to valid BIO entity spans, over a batch's concatenated tokens
-(``lengths`` per doc). Greedy decoders take CPU numpy arrays; Viterbi runs on the scores'
-device and moves only the chosen labels.
+(``lengths`` per doc). The decoders run on the scores' device and move only the chosen labels
+and their confidences (the two-task decoder takes CPU arrays).
 """
 from typing import NamedTuple
 
@@ -72,8 +72,10 @@ def bio_spans(is_entity, is_begin, types, confidence, lengths) -> Spans:
 
 def greedy_bio(bio_probs: numpy.ndarray, bio_type: numpy.ndarray, bio_begin: numpy.ndarray, lengths) -> Spans:
     """Maximum-confidence label per token (eq. 2 of the OVA paper), then BIO repair."""
-    best = bio_probs.argmax(axis=1)
-    conf = bio_probs[numpy.arange(best.shape[0]), best]
+    ops = get_array_ops(bio_probs)
+    best_on_device = bio_probs.argmax(axis=1)
+    conf = ops.to_numpy(bio_probs[ops.xp.arange(best_on_device.shape[0]), best_on_device])
+    best = ops.to_numpy(best_on_device)  # (N,) back to the CPU, not the (N, n_bio) probabilities
     return bio_spans(best > 0, bio_begin[best], bio_type[best], conf, lengths)
 
 

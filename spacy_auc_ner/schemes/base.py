@@ -189,5 +189,4 @@ class BIOScheme:
         if decoder == "viterbi":
             log_scores = self.bio_log_scores(scores, labels)
             return viterbi_bio(log_scores, lengths, labels.bio_type, labels.bio_begin)
-        probs = get_array_ops(scores).to_numpy(self.bio_probabilities(scores, labels))
-        return greedy_bio(probs, labels.bio_type, labels.bio_begin, lengths)
+        return greedy_bio(self.bio_probabilities(scores, labels), labels.bio_type, labels.bio_begin, lengths)

@@ -4,7 +4,6 @@ head); Viterbi decoding under the BIO constraints by default."""
 from typing import FrozenSet
 
 from spacy.util import registry
-from thinc.backends import get_array_ops
 
 from ..capabilities import BIO, CRF, O_COLUMN, ONE_CLASS
 from ..labels import LabelSet
@@ -41,4 +40,4 @@ class CRFScheme(SoftmaxScheme):
         probs = posteriors(scores, lengths, trans, start, end, constraints)
         if decoder == "viterbi":
             return viterbi_bio(scores, lengths, labels.bio_type, labels.bio_begin, probs, trans, start, end)
-        return greedy_bio(get_array_ops(probs).to_numpy(probs), labels.bio_type, labels.bio_begin, lengths)
+        return greedy_bio(probs, labels.bio_type, labels.bio_begin, lengths)
