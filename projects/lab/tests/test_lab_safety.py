@@ -127,6 +127,9 @@ def test_verdicts_never_writes_over_the_spec_that_names_a_stores_rows(study, tmp
 
 def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp_path):
     spec, store, _ = study
+    # the store as the run left it (its rows, and the diff of the tree when it was not committed)
+    contents = sorted(str(p.relative_to(store)) for p in store.rglob("*"))
+    assert {c.key for c in load_spec(spec).cells()} | {MARKER} <= {p.name for p in store.iterdir()}
     line = one_error_line(invoke(app, "study", "report", store, "--out", store, "--no-plots"))
     assert line == f"Error: {store}: is a results store, which holds rows only; write it to another folder"
     line = one_error_line(invoke(app, "study", "report", store, "--out", store / "rep", "--no-plots"))
@@ -138,7 +141,7 @@ def test_report_never_writes_into_a_store_nor_over_an_existing_report(study, tmp
     run_study(load_spec(spec).cells()[:1], other, workers=0, runner=instant_cell, **QUIET)
     line = one_error_line(invoke(app, "study", "report", store, "--out", other, "--no-plots"))
     assert line == f"Error: {other}: is a results store, which holds rows only; write it to another folder"
-    assert sorted(p.name for p in store.iterdir()) == sorted([MARKER] + [c.key for c in load_spec(spec).cells()])
+    assert sorted(str(p.relative_to(store)) for p in store.rglob("*")) == contents
     assert "reported cells: 6 ok" in _status(spec, store).stdout  # the store as it was
     out = tmp_path / "rep"
     assert invoke(app, "study", "report", store, "--out", out, "--no-plots").exit_code == 0
