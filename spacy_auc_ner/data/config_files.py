@@ -57,10 +57,29 @@ def load_config_file(path: PathLike, overrides: Optional[Dict[str, Any]] = None)
     return parse_config_text(text, path, overrides)
 
 
+# text -> its Config, without overrides: a study assembles thousands of cells from a handful
+# of files, and parsing was most of the time `lab.py docs` took; callers get copies (a Config
+# is mutable)
+_PARSED: Dict[str, Any] = {}
+_PARSED_MAX = 256
+
+
 def parse_config_text(text: str, where: PathLike, overrides: Optional[Dict[str, Any]] = None) -> Any:
     """A config's ``text`` as a Config with ``overrides``, not interpolated, in spaCy's order of
     the sections; what the parser refuses is one line naming ``where`` and, where there is one,
     the line. The one reader of config text: files, assembled recipes and overrides alike."""
+    if overrides:
+        return _parse_config_text(text, where, overrides)
+    cached = _PARSED.get(text)
+    if cached is None:
+        cached = _parse_config_text(text, where, None)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = cached
+    return cached.copy()
+
+
+def _parse_config_text(text: str, where: PathLike, overrides: Optional[Dict[str, Any]]) -> Any:
     from spacy.util import load_config_from_str
 
     error = config_syntax_error(text)  # configparser's own errors carry no file, and a traceback

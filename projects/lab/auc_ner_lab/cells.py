@@ -7,6 +7,7 @@ training config as assembled, not the method's or a file's name), its `id` is a 
 for logs and lists."""
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -205,7 +206,9 @@ def _stamp(path: str) -> Optional[tuple]:
         stat = Path(path).stat()
     except OSError:
         return None
-    return (str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size)
+    # the file as it is now (a cache key): which file (absolute path, device and inode: cheaper
+    # than resolving links, which every cell of every spec did), when and how large
+    return (os.path.abspath(path), stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=1024)
