@@ -1,4 +1,5 @@
 import numpy
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,66 @@ def test_two_task_algorithm_1_and_type_head():
     assert list(zip(spans.start.tolist(), spans.end.tolist())) == [(0, 2), (3, 4), (4, 5)]
     # span 0 sums log-probs of tokens 0 and 1: log .36 vs log .06 -> type 0
     assert spans.type.tolist() == [0, 1, 0]
+
+
+def test_two_task_type_is_the_highest_summed_log_probability():
+    # one span of 3 tokens, type probabilities (.95, .05), (.2, .8), (.2, .8): the product
+    # .95 * .2 * .2 = .038 beats .05 * .8 * .8 = .032, so type 0, though two tokens of three
+    # prefer type 1 and so does the summed probability (1.35 against 1.65)
+    p_en = numpy.asarray([0.9, 0.9, 0.9])
+    p_be = numpy.asarray([0.9, 0.1, 0.1])
+    type_lp = numpy.log(numpy.asarray([[0.95, 0.05], [0.2, 0.8], [0.2, 0.8]]))
+    spans = two_task_spans(p_en, p_be, type_lp, numpy.asarray([3]))
+    assert list(zip(spans.start.tolist(), spans.end.tolist(), spans.type.tolist())) == [(0, 3, 0)]
+    assert spans.score[0] == pytest.approx(0.9)
+
+
+def _two_task_by_hand(p_en, p_be, type_lp, lengths, threshold):
+    """Algorithm 1 token by token (B: both on, I: entity only, O: else), an I with no entity to
+    continue opening one; a span's type the argmax of its tokens' summed log-probabilities."""
+    out, g = [], 0
+    for d, n in enumerate(lengths):
+        current = None
+        for i in range(n):
+            en, be = p_en[g + i] > threshold, p_be[g + i] > threshold
+            if en and (be or current is None):
+                if current is not None:
+                    out.append(current)
+                current = [d, i, i + 1]
+            elif en:
+                current[2] = i + 1
+            elif current is not None:
+                out.append(current)
+                current = None
+        if current is not None:
+            out.append(current)
+        g += n
+    offsets = numpy.cumsum(lengths) - lengths
+    rows = []
+    for d, s, e in out:
+        tokens = slice(offsets[d] + s, offsets[d] + e)
+        rows.append((d, s, e, int(type_lp[tokens].sum(axis=0).argmax()), float(p_en[tokens].mean())))
+    return rows
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 8), min_size=1, max_size=5),
+    n_types=st.integers(1, 3),
+    threshold=st.sampled_from([0.3, 0.5, 0.8]),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_two_task_decoder_is_algorithm_1(lengths, n_types, threshold, seed):
+    rng = numpy.random.default_rng(seed)
+    lengths = numpy.asarray(lengths)
+    N = int(lengths.sum())
+    p_en, p_be = rng.random(N), rng.random(N)
+    type_lp = numpy.log(rng.dirichlet(numpy.ones(n_types), size=N))
+    spans = two_task_spans(p_en, p_be, type_lp, lengths, threshold)
+    got = list(zip(spans.doc.tolist(), spans.start.tolist(), spans.end.tolist(), spans.type.tolist()))
+    expected = _two_task_by_hand(p_en, p_be, type_lp, lengths, threshold)
+    assert got == [row[:4] for row in expected]
+    numpy.testing.assert_allclose(spans.score, [row[4] for row in expected], rtol=1e-5)
 
 
 def _valid(spans, lengths):

@@ -285,3 +285,30 @@ def test_auc_settings_are_checked_under_the_given_key(kwargs, setting):
     with pytest.raises(ValueError, match=rf"^\[components.ner.loss.{setting}\] must "):
         AUCMargin(**kwargs).validate("components.ner.loss")
     AUCMargin().validate("components.ner.loss")
+
+
+def test_auc_batch_alpha_is_clamped_at_zero_when_the_margin_is_met():
+    # one column, h = .9, .8 (positives) and .1, .2 (negatives), m = .5: the gap
+    # m - mean_pos + mean_neg = .5 - .85 + .15 = -.2 < 0, so alpha = max(0, gap) = 0 and only the
+    # two variances remain: (.05^2 + .05^2) / 2 = .0025 each, .005 in all (alpha = gap would add
+    # 2 (-.2)(-.2) - .04 = .04). Its gradient: 2 (h - class mean) / 2 h (1 - h) per token.
+    h = numpy.asarray([[0.9], [0.8], [0.1], [0.2]])
+    scores = numpy.log(h / (1 - h))
+    truth = make_truth([0, 0, 1, 1], 1)
+    out = check_score_grad(AUCMargin(mode="batch", margin=0.5), scores, truth)
+    assert out.loss == pytest.approx(0.005, rel=1e-12)
+    means = numpy.asarray([0.85, 0.85, 0.15, 0.15])
+    expected = (2 * (h[:, 0] - means) / 2 * h[:, 0] * (1 - h[:, 0]))[:, None]
+    numpy.testing.assert_allclose(out.d_scores, expected, rtol=1e-12, atol=1e-15)
+    # with m = 1 the gap is .3 > 0: alpha = .3 adds 2 (.3)(.3) - .09 = .09
+    assert AUCMargin(mode="batch", margin=1.0)(scores, truth).loss == pytest.approx(0.095, rel=1e-12)
+
+
+def test_auc_pesg_step_is_projected_onto_alpha_at_least_zero():
+    # alpha_lr = 1: alpha + (2 (m + b - a) - 2 alpha) by hand, per column
+    #   k = 0: .5 + (2 (1 + .1 - .9) - 1)  = .5 - .6  = -.1 -> 0
+    #   k = 1: 0  + (2 (1 + .2 - .8) - 0)  = .8
+    #   k = 2: 1.5 + (2 (1 + .3 - .7) - 3) = 1.5 - 1.8 = -.3 -> 0
+    truth = make_truth(GOLD, 3, params=params())
+    out = AUCMargin(alpha_update="pesg", alpha_lr=1.0)(SCORES, truth)
+    numpy.testing.assert_allclose(out.new_params["dam_alpha"], [0.0, 0.8, 0.0], rtol=1e-12, atol=1e-15)

@@ -105,6 +105,22 @@ def test_dice_batch_value_by_hand():
     assert out.loss == pytest.approx(expected, rel=1e-10)
 
 
+def test_dice_batch_softmax_value_by_hand():
+    # the set form over softmax probabilities: per column k, 1 - (2 sum_i w q y + d) / (sum_i w q
+    # + sum_i w y + d), q = (1 - p)^alpha p, summed over the columns
+    truth = make_truth(GOLD, 3, mask=MASK, multilabel=False)
+    out = Dice(alpha=0.5, delta=0.2, level="batch")(SCORES, truth)
+    probs = [softmax_row(row) for row in SCORES]
+    expected = 0.0
+    for k in range(3):
+        q = [(1 - probs[i][k]) ** 0.5 * probs[i][k] for i in range(4)]
+        y = [1.0 if g == k else 0.0 for g in GOLD]
+        num = 2 * sum(w * qi * yi for w, qi, yi in zip(MASK, q, y)) + 0.2
+        den = sum(w * qi for w, qi in zip(MASK, q)) + sum(w * yi for w, yi in zip(MASK, y)) + 0.2
+        expected += 1 - num / den
+    assert out.loss == pytest.approx(expected, rel=1e-10)
+
+
 @pytest.mark.parametrize("alpha", [0.0, 1.0, 2.5])
 @pytest.mark.parametrize("level", ["token", "batch"])
 @pytest.mark.parametrize("multilabel", [True, False])

@@ -1,6 +1,7 @@
 """Negative sampling: exact sample sizes, entity tokens kept, reproducible; the weighted
 distribution as the paper prints it (hand-computed), its entropy along the temperature
 schedule, its preference for uncertain tokens; gradients through the sampled loss."""
+import dataclasses
 import math
 
 import numpy
@@ -64,6 +65,8 @@ def test_same_seed_and_step_same_sample(distribution):
     _, later = batch([32, 20], gold, step=8)
     other_seed = NegativeSampling(SoftmaxCE(), distribution=distribution, seed=4).sampled_mask(scores, truth)
     assert (loss.sampled_mask(scores, later) != first).any()
+    # Truth.seed (the pipe's seed) enters the draw too
+    assert (loss.sampled_mask(scores, dataclasses.replace(truth, seed=1)) != first).any()
     assert (other_seed != first).any()
 
 
@@ -94,6 +97,19 @@ def test_weighted_logits_by_hand():
     r = loss.sampling_logits(scores, truth) * 2.0  # T = sqrt(4 - 0) at step 0
     numpy.testing.assert_allclose(r, [U_AC, U_AC * 0.75**8, U_C], rtol=1e-12)
     numpy.testing.assert_allclose(r, [1.0397207708399179, 0.10408947719544527, 0.39439769144744274], rtol=1e-12)
+
+
+def test_weighted_logits_normalise_the_sigmoids_by_hand():
+    # OVA: z is the sigmoids divided by their sum (the paper's z is a distribution), T = 1:
+    #   h = (.8, .4, .4) -> z = (.5, .25, .25): v = 0, u = 1.5 log 2, r = 1.5 log 2
+    #   h = (.2, .6, .2) -> z = (.2, .6, .2):   v = -.4, u = -(.4 log .2 + .6 log .6), r = u .6^8
+    # (the raw sigmoids, which do not sum to 1, give other u and v)
+    h = numpy.asarray([[0.8, 0.4, 0.4], [0.2, 0.6, 0.2]])
+    scores = numpy.log(h / (1 - h))
+    truth = make_truth([0, 0], 3, multilabel=True)
+    r = NegativeSampling(BinaryCE(), distribution="weighted", temperature=1.0).sampling_logits(scores, truth)
+    u_second = -(0.4 * math.log(0.2) + 0.6 * math.log(0.6))
+    numpy.testing.assert_allclose(r, [1.5 * math.log(2), u_second * 0.6**8], rtol=1e-12)
 
 
 def test_sampling_distribution_and_entropy_by_hand():
@@ -172,6 +188,8 @@ def test_entropy_along_the_schedule_never_collapses():
         q_old = numpy.exp(r_old - r_old.max()) / numpy.exp(r_old - r_old.max()).sum()
         assert -(q_old * numpy.log(q_old + 1e-300)).sum() == pytest.approx(H_old, abs=1e-3)
         assert q_old.max() == pytest.approx(top_old, abs=1e-3)
+        # the library is not that reading: on the same scores its first draw is near uniform
+        assert min(entropies) > H_old + 2.0 and max(top) < top_old / 10
 
 
 @settings(max_examples=40, deadline=None)

@@ -158,6 +158,25 @@ def test_compositional_uses_bce_and_auc_by_hand():
     assert set(loss(SCORES, make_truth(GOLD, 3, params=p, step=2)).d_params) == {"dam_a", "dam_b", "dam_alpha"}
 
 
+def test_compositional_values_by_hand():
+    # k = 2: steps 0, 1 are binary CE, steps 2, 3 the AUC margin loss, step 4 CE again; each
+    # value from its formula (OVA-AUC eq. 1 with a, b, alpha given), not from the inner losses
+    p = params()
+    sig = [[1 / (1 + math.exp(-s)) for s in row] for row in SCORES]
+    bce = -sum(math.log(sig[i][k] if GOLD[i] == k else 1 - sig[i][k]) for i in range(5) for k in range(3)) / 5
+    auc = 0.0
+    for k in range(3):
+        pos = [sig[i][k] for i in range(5) if GOLD[i] == k]
+        neg = [sig[i][k] for i in range(5) if GOLD[i] != k]
+        a, b, alpha = p["dam_a"][k], p["dam_b"][k], p["dam_alpha"][k]
+        auc += sum((h - a) ** 2 for h in pos) / len(pos) + sum((h - b) ** 2 for h in neg) / len(neg)
+        auc += 2 * alpha * (1.0 - sum(pos) / len(pos) + sum(neg) / len(neg)) - alpha**2
+    loss = Compositional(BinaryCE(), AUCMargin(), k=2)
+    got = [loss(SCORES, make_truth(GOLD, 3, params=p, step=s)).loss for s in range(5)]
+    assert got == pytest.approx([bce, bce, auc, auc, bce], rel=1e-10)
+    assert abs(bce - auc) > 0.1  # the two phases are told apart
+
+
 def test_compositional_schemes():
     assert schemes_of(Compositional(BinaryCE(), AUCMargin())) == {"ova", "two_task"}
     with pytest.raises(ValueError, match="cannot train scheme 'softmax'"):

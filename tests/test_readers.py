@@ -210,6 +210,22 @@ def test_masking_is_deterministic_and_hides_whole_entities(nlp, tmp_path):
         assert {(e.start, e.end) for e in eg.reference.ents} <= {(0, 2), (3, 4), (5, 7)}
 
 
+def test_masking_hides_the_entities_whose_draw_is_below_p_by_hand(nlp, tmp_path):
+    # the documented stream: one random.Random(seed).random() per gold entity, in corpus order,
+    # the entity hidden when its draw is below p. random.Random(7) gives .324, .151, .651, .072,
+    # .536, .366: of two sentences of 3 entities, p = .4 hides 0, 1, 3 and 5 (0-based), p = .2 only 1 and 3
+    rng = random.Random(7)
+    draws = [rng.random() for _ in range(6)]
+    assert [round(x, 3) for x in draws] == [0.324, 0.151, 0.651, 0.072, 0.536, 0.366]
+    path = tmp_path / "m.spacy"
+    write_sentences(path, [Sentence(("A", "B", "x", "C", "y", "D", "E"), ("B-P", "I-P", "O", "B-L", "O", "B-O", "I-O"))] * 2)
+    spans = [(0, 2, "P"), (3, 4, "L"), (5, 7, "O")]
+    for p, hidden in ((0.4, {0, 1, 3, 5}), (0.2, {1, 3})):
+        base = LowResourceCorpus(str(path), n=2, shuffle=False)
+        got = [[(e.start, e.end, e.label_) for e in eg.reference.ents] for eg in MaskedEntitiesCorpus(base, p=p, seed=7)(nlp)]
+        assert got == [[span for j, span in enumerate(spans) if 3 * d + j not in hidden] for d in range(2)], p
+
+
 def test_masking_extremes_and_missing(nlp, many_entities):
     base = LowResourceCorpus(str(many_entities), n=10)
     assert all(len(eg.reference.ents) == 5 for eg in MaskedEntitiesCorpus(base, p=0.0)(nlp))

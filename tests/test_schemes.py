@@ -90,6 +90,89 @@ def test_two_task_bio_probabilities_sum_to_one():
     assert numpy.allclose(p.sum(axis=1), 1.0, atol=1e-5)
 
 
+def test_two_task_bio_probabilities_by_hand_with_two_types():
+    # p_en = sigmoid(0) = .5, p_be = sigmoid(log 3) = .75, type head softmax = (.3, .7):
+    # O = 1 - p_en, B-t = p_en p_be p_t, I-t = p_en (1 - p_be) p_t, in LABELS.bio's order
+    scores = numpy.asarray([[0.0, math.log(3.0), math.log(0.3), math.log(0.7)]], dtype="f")
+    p = make_scheme("two_task").bio_probabilities(scores, LABELS)
+    assert LABELS.bio == ("O", "B-LOC", "I-LOC", "B-PER", "I-PER")
+    numpy.testing.assert_allclose(p, [[0.5, 0.5 * 0.75 * 0.3, 0.5 * 0.25 * 0.3, 0.5 * 0.75 * 0.7, 0.5 * 0.25 * 0.7]], rtol=1e-6)
+
+
+# ---- the crf scheme decodes under its learned transitions --------------------------------
+ONE = LabelSet(["X"])  # O, B-X, I-X
+
+
+def crf_params(trans, start=(0.0, 0.0, 0.0), end=(0.0, 0.0, 0.0)):
+    return {"crf_trans": numpy.asarray(trans, "f8"), "crf_start": numpy.asarray(start, "f8"), "crf_end": numpy.asarray(end, "f8")}
+
+
+def valid_bio_paths(n):
+    """Every label sequence of one type that BIO allows (no I first, none after O)."""
+    import itertools
+
+    return [q for q in itertools.product(range(3), repeat=n) if q[0] != 2 and all(not (a == 0 and b == 2) for a, b in zip(q, q[1:]))]
+
+
+def crf_by_enumeration(E, p):
+    """The best valid path and the (n, 3) posterior marginals by enumerating the paths."""
+    def score(q):
+        return p["crf_start"][q[0]] + p["crf_end"][q[-1]] + sum(E[t][y] for t, y in enumerate(q)) + sum(p["crf_trans"][a][b] for a, b in zip(q, q[1:]))
+
+    paths = valid_bio_paths(len(E))
+    w = numpy.exp([score(q) for q in paths])
+    marginals = sum(wi * (numpy.asarray(q)[:, None] == numpy.arange(3)) for wi, q in zip(w, paths)) / w.sum()
+    return max(paths, key=score), marginals
+
+
+def test_crf_viterbi_decoding_uses_the_learned_transitions_by_hand():
+    # emissions O, B, I: token 0 (1, .8, 0), token 1 (1, 0, .9). Valid paths: OO 2, OB 1, BO 1.8,
+    # BB .8, BI 1.7. Without transitions O O wins (no entity); trans[B, I] = 1 makes BI 2.7 the
+    # best: one entity over both tokens, its score the mean of P(B at 0) and P(I at 1).
+    E = numpy.asarray([[1.0, 0.8, 0.0], [1.0, 0.0, 0.9]])
+    scheme = make_scheme("crf")
+    flat = scheme.decode(E, numpy.asarray([2]), ONE, "viterbi", crf_params(numpy.zeros((3, 3))))
+    assert flat.start.size == 0
+    trans = numpy.zeros((3, 3))
+    trans[1, 2] = 1.0
+    spans = scheme.decode(E, numpy.asarray([2]), ONE, "viterbi", crf_params(trans))
+    assert list(zip(spans.start.tolist(), spans.end.tolist(), spans.type.tolist())) == [(0, 2, 0)]
+    e = math.exp
+    Z = e(2.0) + e(1.0) + e(1.8) + e(0.8) + e(2.7)
+    p_b0, p_i1 = (e(1.8) + e(0.8) + e(2.7)) / Z, e(2.7) / Z
+    assert spans.score[0] == pytest.approx((p_b0 + p_i1) / 2, rel=1e-5)
+    # start and end scores count too: start[B] = .5, end[I] = -1 make B O 2.3 beat B I 2.2 and O O 2
+    ended = scheme.decode(E, numpy.asarray([2]), ONE, "viterbi", crf_params(trans, start=(0.0, 0.5, 0.0), end=(0.0, 0.0, -1.0)))
+    assert list(zip(ended.start.tolist(), ended.end.tolist())) == [(0, 1)]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_crf_decoders_are_the_best_path_and_the_posterior_argmax(seed):
+    # random emissions and transitions, two sentences: Viterbi gives the best valid path by
+    # enumeration, greedy the argmax of the enumerated marginals; span scores average those marginals
+    from spacy_auc_ner.ml.decoding import bio_spans
+
+    rng = numpy.random.default_rng(seed)
+    lengths = numpy.asarray([4, 3])
+    E = rng.normal(scale=2.0, size=(7, 3))
+    p = crf_params(rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3))
+    scheme = make_scheme("crf")
+    tags, marginals = [], []
+    for sl in (slice(0, 4), slice(4, 7)):
+        best, m = crf_by_enumeration(E[sl], p)
+        tags.extend(best)
+        marginals.append(m)
+    marginals = numpy.concatenate(marginals)
+    tags = numpy.asarray(tags)
+    for decoder, labels in (("viterbi", tags), ("greedy", marginals.argmax(axis=1))):
+        conf = marginals[numpy.arange(7), labels]
+        want = bio_spans(labels > 0, labels == 1, numpy.zeros(7, "i"), conf, lengths)
+        got = scheme.decode(E, lengths, ONE, decoder, p)
+        for field in ("doc", "start", "end", "type"):
+            assert getattr(got, field).tolist() == getattr(want, field).tolist(), (decoder, field)
+        numpy.testing.assert_allclose(got.score, want.score, rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["ova", "two_task", "softmax", "crf"])
 @pytest.mark.parametrize("decoder", ["greedy", "viterbi"])
 def test_no_entity_type_decodes_to_nothing(name, decoder):

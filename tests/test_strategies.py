@@ -100,3 +100,20 @@ def test_a_pipe_with_fewer_classifiers_than_m_is_refused_at_initialize_or_its_fi
     with pytest.raises(ValueError, match=message):
         nlp.update(examples, sgd=optimizer)
     assert (ner.model.get_ref("output").get_param("W") == before).all() and ner.cfg["n_updates"] == 1
+
+
+def test_sampled_draws_every_set_of_m_classifiers_with_equal_probability():
+    """Algorithm 2 samples m of the K classes: by hand, each of the C(5, 2) = 10 pairs with
+    probability 1/10 (and, for m = 1, each classifier with 1/5). Over 3000 steps the count of a
+    pair has sd sqrt(3000 .1 .9) = 16.4 around 300; allow 5 sd."""
+    from collections import Counter
+    from itertools import combinations
+
+    s = SampledClassifiers(m=2, seed=11)
+    pairs = Counter(tuple(numpy.flatnonzero(s.plan(COLUMNS, step)[0]).tolist()) for step in range(3000))
+    assert set(pairs) == set(combinations(range(5), 2))
+    assert all(abs(n - 300) < 5 * 16.4 for n in pairs.values()), pairs
+    single = Counter(int(numpy.flatnonzero(SampledClassifiers(m=1, seed=11).plan(COLUMNS, step)[0])[0]) for step in range(3000))
+    assert all(abs(n - 600) < 5 * 21.9 for n in single.values()) and len(single) == 5, single
+    for step in (0, 1, 2):  # weights are 0/1 only
+        assert set(s.plan(COLUMNS, step)[0].tolist()) == {0.0, 1.0}
