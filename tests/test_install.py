@@ -42,7 +42,7 @@ def test_ci_runs_readmes_first_command():
         assert expected in ci, f"README's `{' '.join(step)}` is not in .ci/run"
     # and the second command is CI's last
     ci_lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf8").splitlines() if line.strip()]
-    assert ci_lines[-1] == _readme_block()[1] == "python -m pytest -q"
+    assert ci_lines[-1] == _readme_block()[1] == "python -m pytest -q -n auto"
 
 
 # the entry points are hidden from catalogue, as for a checkout that is not installed; then
