@@ -4,7 +4,6 @@ the CRF's BIO constraints, fixed by the pipe's labels, are built once, not at ev
 import numpy
 import pytest
 
-import spacy_auc_ner.losses.crf as losses_crf
 import spacy_auc_ner.ml.crf as ml_crf
 from _loss_checks import make_truth
 from spacy_auc_ner.losses import CRFLoss
@@ -66,10 +65,7 @@ def test_the_crf_loss_builds_its_bio_constraints_once(monkeypatch):
         return original(*args)
 
     monkeypatch.setattr(ml_crf, "bio_constraints", counting)
-    monkeypatch.setattr(losses_crf, "bio_constraints", counting)
-    cache_clear = getattr(getattr(losses_crf, "bio_constraints_of", None), "cache_clear", None)
-    if cache_clear is not None:
-        cache_clear()
+    ml_crf.bio_constraints_of.cache_clear()
     K = 7
     loss = CRFLoss()
     params = {p.name: numpy.zeros(p.shape(K), dtype="f8") for p in loss.params}
@@ -78,7 +74,7 @@ def test_the_crf_loss_builds_its_bio_constraints_once(monkeypatch):
         scores = numpy.random.default_rng(step).normal(size=(len(gold), K))
         loss(scores, make_truth(gold, K, lengths=[4, 5], multilabel=False, params=params, step=step))
     assert built == [K]
-    constraints = losses_crf.bio_constraints_of(K)
+    constraints = ml_crf.bio_constraints_of(K)
     assert not any(a.flags.writeable for a in constraints)  # shared by every step: read-only
 
 

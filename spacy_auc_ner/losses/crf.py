@@ -2,29 +2,16 @@
 the emissions; transitions, start and end scores are learned parameters of the loss (zero at
 first), and invalid BIO moves are impossible (-inf).
 """
-from functools import lru_cache
-
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..capabilities import BIO, CRF, requires
-from ..labels import bio_layout
-from ..ml.crf import BIOConstraints, bio_constraints, constrain, crf_nll, pad, unpad
+from ..ml.crf import bio_constraints_of, constrain, crf_nll, pad, unpad
 from .base import LossOutput, LossParam, TokenLoss, Truth
 
 # transition scores trans[i, j] (label i then j), start and end scores; zero at first
 CRF_PARAMS = (LossParam("crf_trans", 2, 0.0), LossParam("crf_start", 1, 0.0), LossParam("crf_end", 1, 0.0))
 TRANS, START, END = (p.name for p in CRF_PARAMS)
-
-
-@lru_cache(maxsize=None)
-def bio_constraints_of(n_labels: int) -> BIOConstraints:
-    """The BIO constraints of `n_labels` labels (read-only), built once: a pipe's labels are fixed
-    for its lifetime, so every step and batch shares them."""
-    constraints = bio_constraints(*bio_layout(n_labels))
-    for array in constraints:
-        array.setflags(write=False)
-    return constraints
 
 
 @registry.losses("spacy_auc_ner.CRFLoss.v1")

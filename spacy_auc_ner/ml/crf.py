@@ -3,11 +3,14 @@
 ``start``, ``end``. Loops run over positions only, vectorised through numpy or cupy; forbidden
 BIO moves are -inf (:func:`constrain`), and every function is NaN-free with them.
 """
+from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 import numpy
 from thinc.backends import get_array_ops
 from thinc.util import is_cupy_array
+
+from ..labels import bio_layout
 
 
 class BIOConstraints(NamedTuple):
@@ -27,6 +30,16 @@ def bio_constraints(bio_type, bio_begin) -> BIOConstraints:
     is_inside = (bio_type >= 0) & ~numpy.asarray(bio_begin, dtype=bool)
     allowed = ~is_inside[None, :] | (bio_type[:, None] == bio_type[None, :])
     return BIOConstraints(allowed, ~is_inside, numpy.ones(len(bio_type), dtype=bool))
+
+
+@lru_cache(maxsize=None)
+def bio_constraints_of(n_labels: int) -> BIOConstraints:
+    """The BIO constraints of `n_labels` labels (read-only), built once: a pipe's labels are fixed
+    for its lifetime, so every step and batch shares them."""
+    constraints = bio_constraints(*bio_layout(n_labels))
+    for array in constraints:
+        array.setflags(write=False)
+    return constraints
 
 
 def constrain(trans, start, end, constraints: Optional[BIOConstraints]):

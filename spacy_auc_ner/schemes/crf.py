@@ -7,8 +7,8 @@ from spacy.util import registry
 
 from ..capabilities import BIO, CRF, O_COLUMN, ONE_CLASS
 from ..labels import LabelSet
-from ..losses.crf import END, START, TRANS, bio_constraints_of
-from ..ml.crf import best_path_log_prob, posteriors
+from ..losses.crf import END, START, TRANS
+from ..ml.crf import best_path_log_prob, bio_constraints_of, posteriors
 from ..ml.decoding import Spans, greedy_bio, viterbi_bio
 from .softmax import SoftmaxScheme
 

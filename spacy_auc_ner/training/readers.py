@@ -250,9 +250,9 @@ def draw_entity_ratio(
             break
         E, L = new_E[a, b], new_L[a, b]
         chosen[a], unchosen[cand[b]] = unchosen[cand[b]], chosen[a]
-    reached = 100.0 * E / max(L, 1.0)  # as entity_share: 0 over no tokens
+    reached = float(entity_share(100.0 * E, L))  # in %
     if abs(reached - percent) > tolerance * percent:
-        overall = 100.0 * ents.sum() / max(lengths.sum(), 1.0)
+        overall = float(entity_share(100.0 * ents.sum(), lengths.sum()))
         raise DataError(
             f"{where}: cannot reach {percent}% entity tokens with {n} sentences; the closest found is "
             f"{reached:.2f}% (the corpus has {overall:.2f}% overall, {len(bearing)} entity-bearing and "
