@@ -51,16 +51,18 @@ def test_the_sentence_by_hand():
     random = _results({("lowres_best_trf", "c", 20): {0: 0.30, 1: 0.30}, ("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50},
                        ("lowres_best_trf", "c", 100): {0: 0.60, 1: 0.60}})
     text = readme_text(loop, random, ["c"])
-    assert text.startswith("4 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences")
+    assert text.startswith("4 of 90 cells have rows. 20 drawn + 30 chosen sentences")
     # against its own control random_30: differences 0.05 and 0.14, mean 0.095, their sd 0.045 sqrt 2,
     # t = 0.095 / 0.045 = 2.11: p = 1 - 2 atan(2.11) / pi = 0.282; the interval 0.095 +- 12.706 * 0.045
-    assert ("`mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws), as good as ≈ 84 random sentences on c; against "
-            "`random_30`, the loop's own random draws: +9.5 [-47.7, +66.7] points (p = 0.282, 2 draws), by corpus: c +9.5 points "
-            "(p = 0.282, 2 draws); ") in text
+    assert ("\n| `mnlp_30` | 2 | +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws) | `random_30`: +9.5 [-47.7, +66.7] points "
+            "(p = 0.282, 2 draws) |\n") in text
+    assert "\n| `random_30` | 2 | -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws) | (a random control) |\n" in text
+    # by corpus: mnlp_30's mean 57.5 is worth 84 random sentences, random_30's 48.0 is worth 46
+    assert "\n| `mnlp_30` | c | 57.5 | ≈ 84 random sentences | +9.5 points (p = 0.282, 2 draws) |\n" in text
+    assert "\n| `random_30` | c | 48.0 | ≈ 46 random sentences | – |\n" in text
     # neither reference is beaten with p < 0.05: the paper's claim is read against the rows
     assert text.rstrip().endswith("on these rows no strategy beats random choice (none lies above the random references it has, "
                                   "50 random sentences and its own random control, with p < 0.05).")
-    assert "`random_30` -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws), as good as ≈ 46 random sentences on c." in text
     assert "Goal (+3 points, p < 0.05) for the best strategy, `mnlp_30`: not met; the F1 of 100 random sentences on at least one corpus: not met" in text
     assert "nan" not in text.lower()
 
@@ -69,15 +71,17 @@ def test_without_100_sentence_rows_the_second_goal_waits():
     loop = _results({("mnlp_30", "c", 20): {0: 0.70, 1: 0.72, 2: 0.74}})
     random = _results({("lowres_best_trf", "c", 20): {0: 0.3, 1: 0.3, 2: 0.3}, ("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.51, 2: 0.52}})
     text = readme_text(loop, random, ["c"])
-    assert "as good as more than 50 random sentences on c." in text
+    assert "| `mnlp_30` | c | 72.0 | more than 50 random sentences | – |" in text
     assert "`mnlp_30`: met; the F1 of 100 random sentences: no 100-sentence rows of its draws yet on these rows.\n" in text
 
 
 def test_a_method_without_its_50_random_twin_says_so():
     loop = _results({("entropy_30", "c", 20): {3: 0.5}})
     random = _results({("lowres_best_trf", "c", 50): {0: 0.5}})
-    assert readme_text(loop, random, ["c"]) == ("1 of 90 cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe "
-                                                "without a dev set, test F1, paired by draw): `entropy_30`: no 50-random row of its draws yet.\n")
+    text = readme_text(loop, random, ["c"])
+    assert "\n| `entropy_30` | 1 | no 50-random row of its draws yet | `random_30`: no rows of its draws yet |\n" in text
+    assert "\n| `entropy_30` | c | 50.0 | no random curve of its draws yet | – |\n" in text
+    assert text.endswith("\nNo strategy has a 50-random row of its draws yet.\n")
 
 
 def test_the_readmes_short_sentence_names_the_best_with_its_test_and_the_goal():
@@ -110,9 +114,9 @@ def test_a_random_control_is_never_the_best_strategy_and_device_mixes_are_counte
            "draw; 2 of the 2 pairs mix a GPU row with a CPU one), -14.0 points (p = 0.177, 2 draws) against the loop's own " \
            "random `random_30`;" in short
     text = readme_text(loop, random, ["c"])
-    assert "; against `random_30`, the loop's own random draws: -14.0 [-64.8, +36.8] points (p = 0.177, 2 draws; 1 of the 2 " \
-           "pairs mix a GPU row with a CPU one)" in text
-    assert "`mnlp_10x3` -10.0 [-10.0, -10.0] points" in text and "against `random_10x3`" not in text
+    assert "| `random_30`: -14.0 [-64.8, +36.8] points (p = 0.177, 2 draws; 1 of the 2 pairs mix a GPU row with a CPU one) |" in text
+    assert "| `mnlp_10x3` | 2 | -10.0 [-10.0, -10.0] points (p < 0.001, 2 draws; 2 of the 2 pairs mix a GPU row with a CPU one) | " \
+           "`random_10x3`: no rows of its draws yet |" in text
     assert "the best strategy, `entropy_30`" in text
 
 

@@ -167,40 +167,65 @@ def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
     return f"{'fewer than' if how == '<' else 'more than'} {n} random sentences on {corpus}"
 
 
+def _row(loop: Results, random: Results, method: str) -> str:
+    """`method`'s line of the strategies' table: draws, the paired difference against 50
+    random sentences, and against the loop's own random control of its schedule."""
+    pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
+    control, own = _control_pairs(loop, method)
+    draws = len({(c, p) for (m, c, size), r in loop.items() if m == method and size == DRAW for p in r.scores})
+    against = _tested(pairs) if pairs else "no 50-random row of its draws yet"
+    versus = f"`{control}`: {_tested(own)}" if own else ("(a random control)" if control is None else f"`{control}`: no rows of its draws yet")
+    return f"| `{method}` | {draws} | {against} | {versus} |"
+
+
+def _corpus_rows(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> List[str]:
+    """`method`'s lines of the per-corpus table: mean test F1, the random sentences it is worth,
+    and the paired difference against its control on that corpus."""
+    control = control_of(method)
+    lines = []
+    for corpus in corpora:
+        scores = [f for (m, c, size), r in loop.items() if (m, c, size) == (method, corpus, DRAW) for f in r.scores.values()]
+        if not scores:
+            continue
+        (how, n), _ = _worth(loop, random, method, corpus)
+        worth = "no random curve of its draws yet" if how == "?" else _sentences_text(corpus, (how, n)).rsplit(" on ", 1)[0]
+        own = _pairs(loop, method, loop, control, DRAW, corpus) if control else []
+        versus = short_difference([x for x, _, _ in own], [y for _, y, _ in own]) if own else "–"
+        lines.append(f"| `{method}` | {corpus} | {100 * sum(scores) / len(scores):.1f} | {worth} | {versus} |")
+    return lines
+
+
 def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
-    """The loop's full sentences, for docs/evidence/transformer.md (the README has
-    `readme_short`), generated from the rows: how many cells have rows; per
-    method (strategy and schedule), the paired difference against 50 random sentences and the
-    random sentences its F1 is worth on each corpus; the issue's goal read on these rows."""
+    """The loop's evidence for docs/evidence/transformer.md (the README has `readme_short`),
+    generated from the rows: how many cells have rows; a table of each method (strategy and
+    schedule) against 50 random sentences and against its own random control, paired by draw;
+    a table per corpus of its mean F1, the random sentences that F1 is worth and the difference
+    to its control there; the issue's goal read on these rows."""
     cells = sum(len(r.scores) for r in loop.values())
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml).\n"
-    parts = []
-    for method in methods_of(loop):
-        pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
-        if not pairs:
-            parts.append(f"`{method}`: no 50-random row of its draws yet")
-            continue
-        worth = []
-        for corpus in corpora:
-            found, _ = _worth(loop, random, method, corpus)
-            if found[0] != "?":
-                worth.append(_sentences_text(corpus, found))
-        parts.append(f"`{method}` {_tested(pairs)}" + (f", as good as {', '.join(worth)}" if worth else "")
-                     + against_control(loop, method, corpora))
-    head = (f"{cells} of {TOTAL_CELLS} cells have rows; 20 drawn + 30 chosen against 50 random sentences (the recipe without a dev "
-            f"set, test F1, paired by draw): " + "; ".join(parts))
+    methods = methods_of(loop)
+    lines = [f"{cells} of {TOTAL_CELLS} cells have rows. 20 drawn + 30 chosen sentences (the recipe without a dev set), test F1 "
+             "in points, paired by draw (a corpus and partition); a pair \"mixes\" when its two rows trained on different "
+             "device kinds:", "",
+             "| method | draws | against 50 random sentences | against the loop's own random control |", "|---|---:|---|---|",
+             *(_row(loop, random, m) for m in methods), "",
+             "By corpus: the mean test F1, how many random sentences reach it (the recipe's mean F1 at 20, 50 and 100 random "
+             "sentences on the same draws, interpolated in log n), and the difference to the loop's own random control:", "",
+             "| method | corpus | F1 | as good as | against its control |", "|---|---|---:|---|---|",
+             *(line for m in methods for line in _corpus_rows(loop, random, m, corpora)), ""]
     best = _best(loop, random)
     if best is None:
-        return head + ".\n"
+        return "\n".join(lines + ["No strategy has a 50-random row of its draws yet."]) + "\n"
     method, test, _ = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
-    goal = f"{head}. Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best strategy, `{method}`: {'met' if met else 'not met'}"
     verdict = "" if beats_random(loop, random) else (
         " Shen et al. (2018) report MNLP reaching full-data F1 with about a quarter of the data; on these rows no strategy "
         "beats random choice (none lies above the random references it has, 50 random sentences and its own random control, "
         "with p < 0.05).")
-    return f"{goal}; {reaches_text(loop, random, method, corpora)} on these rows.{verdict}\n"
+    lines.append(f"Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best strategy, `{method}`: {'met' if met else 'not met'}; "
+                 f"{reaches_text(loop, random, method, corpora)} on these rows.{verdict}")
+    return "\n".join(lines) + "\n"
 
 
 def readme_short(loop: Results, random: Results) -> str:
