@@ -55,8 +55,8 @@ def test_the_sentence_by_hand():
     # against its own control random_30: differences 0.05 and 0.14, mean 0.095, their sd 0.045 sqrt 2,
     # t = 0.095 / 0.045 = 2.11: p = 1 - 2 atan(2.11) / pi = 0.282; the interval 0.095 +- 12.706 * 0.045
     assert ("\n| `mnlp_30` | 2 | +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws) | `random_30`: +9.5 [-47.7, +66.7] points "
-            "(p = 0.282, 2 draws) |\n") in text
-    assert "\n| `random_30` | 2 | -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws) | (a random control) |\n" in text
+            "(p = 0.282, 2 draws) | – |\n") in text
+    assert "\n| `random_30` | 2 | -2.0 [-27.4, +23.4] points (p = 0.500, 2 draws) | (a random control) | – |\n" in text
     # by corpus: mnlp_30's mean 57.5 is worth 84 random sentences, random_30's 48.0 is worth 46
     assert "\n| `mnlp_30` | c | 57.5 | ≈ 84 random sentences | +9.5 points (p = 0.282, 2 draws) |\n" in text
     assert "\n| `random_30` | c | 48.0 | ≈ 46 random sentences | – |\n" in text
@@ -79,7 +79,7 @@ def test_a_method_without_its_50_random_twin_says_so():
     loop = _results({("entropy_30", "c", 20): {3: 0.5}})
     random = _results({("lowres_best_trf", "c", 50): {0: 0.5}})
     text = readme_text(loop, random, ["c"])
-    assert "\n| `entropy_30` | 1 | no 50-random row of its draws yet | `random_30`: no rows of its draws yet |\n" in text
+    assert "\n| `entropy_30` | 1 | no 50-random row of its draws yet | `random_30`: no rows of its draws yet | – |\n" in text
     assert "\n| `entropy_30` | c | 50.0 | no random curve of its draws yet | – |\n" in text
     assert text.endswith("\nNo strategy has a 50-random row of its draws yet.\n")
 
@@ -140,3 +140,20 @@ def test_the_100_sentence_random_side_is_nodevs_recipe_at_100():
         theirs = {k: v for k, v in twin.overrides.items() if k not in steps}
         theirs["corpora.train"] = {**theirs["corpora.train"], "n": 100}
         assert cell.overrides == theirs, cell.id
+
+
+def test_rounds_of_ten_are_read_against_the_one_batch_twin():
+    """mnlp_10x3 0.60 and 0.50 against mnlp_30 0.55 and 0.40 on the same draws: differences 0.05
+    and 0.10, +7.5 points, t = 3 on 1 degree of freedom, p = 1 - 2 atan(3) / pi = 0.205; the
+    one-batch methods and a schedule whose twin has no rows say so."""
+    from auc_ner_lab.evidence.selection import one_batch_of
+
+    assert one_batch_of("mnlp_10x3") == "mnlp_30" and one_batch_of("random_10x3") == "random_30"
+    assert one_batch_of("mnlp_30") is None and one_batch_of("entropy_30") is None
+    loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.40}, ("mnlp_10x3", "c", 20): {0: 0.60, 1: 0.50},
+                     ("entropy_10x3", "c", 20): {0: 0.5}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
+    text = readme_text(loop, random, ["c"])
+    assert "| `mnlp_30`: +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws) |\n" in text
+    assert text.count("| – |\n") >= 1  # mnlp_30 itself chooses in one batch
+    assert "| `entropy_30`: no rows of its draws yet |\n" in text

@@ -13,7 +13,9 @@ Each strategy is also read against the loop's own random control of its schedule
 for ``mnlp_30``: the same draws, 20 + 30 random sentences, trained in the same study and mostly on
 the same device), because the 50-random rows and the loop's rows may come from different device
 kinds (CPU and GPU train apart numerically): each comparison says how many of its pairs mix them.
-The best strategy is the best of the strategies, never a random control.
+The best strategy is the best of the strategies, never a random control. A method that chooses
+in three rounds of 10 (retrained between them) is also read against its one-batch twin, the same
+strategy choosing 30 at once (issue 47's "10 + 10 + 10 against one batch of 30").
 
 Pure functions of ``{(method, corpus, size): MethodResult}`` maps (`aggregate.aggregate`), so
 that tests give them hand-made rows.
@@ -167,15 +169,26 @@ def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
     return f"{'fewer than' if how == '<' else 'more than'} {n} random sentences on {corpus}"
 
 
+def one_batch_of(method: str) -> Optional[str]:
+    """The one-batch twin of a method that chooses in rounds (``mnlp_10x3`` -> ``mnlp_30``: the
+    same strategy, 30 sentences chosen at once); None for a one-batch method."""
+    strategy, _, schedule = method.partition("_")
+    return f"{strategy}_{CHOSEN - DRAW}" if schedule and schedule != str(CHOSEN - DRAW) else None
+
+
 def _row(loop: Results, random: Results, method: str) -> str:
     """`method`'s line of the strategies' table: draws, the paired difference against 50
-    random sentences, and against the loop's own random control of its schedule."""
+    random sentences, against the loop's own random control of its schedule, and (for a method
+    that chooses in rounds) against its one-batch twin."""
     pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
     control, own = _control_pairs(loop, method)
     draws = len({(c, p) for (m, c, size), r in loop.items() if m == method and size == DRAW for p in r.scores})
     against = _tested(pairs) if pairs else "no 50-random row of its draws yet"
     versus = f"`{control}`: {_tested(own)}" if own else ("(a random control)" if control is None else f"`{control}`: no rows of its draws yet")
-    return f"| `{method}` | {draws} | {against} | {versus} |"
+    twin = one_batch_of(method)
+    batch = _pairs(loop, method, loop, twin, DRAW) if twin else []
+    at_once = f"`{twin}`: {_tested(batch)}" if batch else ("–" if twin is None else f"`{twin}`: no rows of its draws yet")
+    return f"| `{method}` | {draws} | {against} | {versus} | {at_once} |"
 
 
 def _corpus_rows(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> List[str]:
@@ -208,7 +221,8 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
     lines = [f"{cells} of {TOTAL_CELLS} cells have rows. 20 drawn + 30 chosen sentences (the recipe without a dev set), test F1 "
              "in points, paired by draw (a corpus and partition); a pair \"mixes\" when its two rows trained on different "
              "device kinds:", "",
-             "| method | draws | against 50 random sentences | against the loop's own random control |", "|---|---:|---|---|",
+             "| method | draws | against 50 random sentences | against the loop's own random control "
+             "| rounds of 10 against one batch of 30 |", "|---|---:|---|---|---|",
              *(_row(loop, random, m) for m in methods), "",
              "By corpus: the mean test F1, how many random sentences reach it (the recipe's mean F1 at 20, 50 and 100 random "
              "sentences on the same draws, interpolated in log n), and the difference to the loop's own random control:", "",
