@@ -244,8 +244,9 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
 
 def readme_short(loop: Results, random: Results) -> str:
     """README's sentence on the loop (`readme_text` has every method and corpus): interim while
-    cells are missing; the best strategy against 50 random sentences, paired by draw, and the
-    issue's goal read on it."""
+    cells are missing; the best strategy against 50 random sentences, paired by draw, the
+    issue's goal read on it, and, where no strategy beats random choice, that it does not (the
+    issue: "If no strategy beats random, that is a result: README says so")."""
     cells = sum(len(r.scores) for r in loop.values())
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml)\n"
@@ -256,9 +257,12 @@ def readme_short(loop: Results, random: Results) -> str:
     method, test, pairs = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
     xs, ys = [x for x, _, _ in pairs], [y for _, y, _ in pairs]
+    verdict = "" if beats_random(loop, random) else (
+        "; no strategy beats random choice on these rows (none lies above both random references with p < 0.05), so "
+        "`suggest` is a tool here, not a measured gain")
     return (f"{head}: the best strategy, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by "
             f"draw{_mixed(pairs)}){_short_control(loop, method)}; goal +{GOAL_POINTS:.0f} points with p < 0.05: "
-            f"{'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}\n")
+            f"{'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}{verdict}\n")
 
 
 def _short_control(loop: Results, method: str) -> str:
