@@ -170,3 +170,20 @@ def test_the_readme_says_no_strategy_beats_random_only_when_none_does():
     loser = _results({("mnlp_30", "c", 20): {0: 0.70, 1: 0.72, 2: 0.74}, ("random_30", "c", 20): {0: 0.80, 1: 0.81, 2: 0.84}})
     assert readme_short(loser, random).endswith("; no strategy beats random choice on these rows (none lies above both random "
                                                 "references with p < 0.05), so `suggest` is a tool here, not a measured gain\n")
+
+
+def test_what_the_methods_chose_by_hand():
+    """Two mnlp_30 rows on c: batches of 2 sentences (3 tokens, 1 entity) and 1 + 1 sentences
+    (5 and 4 tokens, 0 and 2 entities): 4 sentences, 12 / 4 = 3.0 tokens, 3 / 4 = 0.75 entities;
+    no row on d; a row without a selection record adds nothing."""
+    from auc_ner_lab.evidence.selection import chosen_table
+
+    rows = [{"method": "mnlp_30", "corpus": "c", "scores": {"selection": {"batches": [{"selected": [4, 9], "tokens": 3, "entities": 1}]}}},
+            {"method": "mnlp_30", "corpus": "c", "scores": {"selection": {"batches": [{"selected": [1], "tokens": 5, "entities": 0},
+                                                                                      {"selected": [7], "tokens": 4, "entities": 2}]}}},
+            {"method": "random_30", "corpus": "c", "scores": {}}]
+    table = chosen_table(rows, ["c", "d"])
+    assert "\n| `mnlp_30` | 4, 3.0, 0.75 | – |\n" in table and "random_30" not in table
+    assert chosen_table(rows[2:], ["c"]) == ""
+    loop = _results({("mnlp_30", "c", 20): {0: 0.55}})
+    assert "| `mnlp_30` | 4, 3.0, 0.75 | – |" in readme_text(loop, _results({}), ["c", "d"], rows)

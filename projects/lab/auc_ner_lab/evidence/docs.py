@@ -196,4 +196,5 @@ def selection_text():
     for study in ("campaign_trf_nodev", "campaign_trf_nodev100"):
         if loop and (committed.ROOT / "results" / study).exists():
             random.update(results_by_cell(study))
-    return selection_readme(loop, random, list(spec.corpora)), selection_short(loop, random)
+    rows = named_rows(spec.name, spec.name) if loop else []
+    return selection_readme(loop, random, list(spec.corpora), rows), selection_short(loop, random)

@@ -208,12 +208,13 @@ def _corpus_rows(loop: Results, random: Results, method: str, corpora: Sequence[
     return lines
 
 
-def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
+def readme_text(loop: Results, random: Results, corpora: Sequence[str], rows: Sequence[Mapping[str, Any]] = ()) -> str:
     """The loop's evidence for docs/evidence/transformer.md (the README has `readme_short`),
     generated from the rows: how many cells have rows; a table of each method (strategy and
     schedule) against 50 random sentences and against its own random control, paired by draw;
     a table per corpus of its mean F1, the random sentences that F1 is worth and the difference
-    to its control there; the issue's goal read on these rows."""
+    to its control there; what the methods chose (`chosen_table`, from the loop's ``rows``); the
+    issue's goal read on these rows."""
     cells = sum(len(r.scores) for r in loop.values())
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml).\n"
@@ -228,6 +229,8 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
              "sentences on the same draws, interpolated in log n), and the difference to the loop's own random control:", "",
              "| method | corpus | F1 | as good as | against its control |", "|---|---|---:|---|---|",
              *(line for m in methods for line in _corpus_rows(loop, random, m, corpora)), ""]
+    chosen = chosen_table(rows, corpora)
+    lines += [chosen] if chosen else []
     best = _best(loop, random)
     if best is None:
         return "\n".join(lines + ["No strategy has a 50-random row of its draws yet."]) + "\n"
@@ -239,6 +242,33 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str]) -> str:
         "with p < 0.05).")
     lines.append(f"Goal (+{GOAL_POINTS:.0f} points, p < 0.05) for the best strategy, `{method}`: {'met' if met else 'not met'}; "
                  f"{reaches_text(loop, random, method, corpora)} on these rows.{verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def chosen_table(rows: Sequence[Mapping[str, Any]], corpora: Sequence[str]) -> str:
+    """What each method chose, from its rows' ``selection`` records (every batch's sentences,
+    tokens and gold entities): per method and corpus, the chosen sentences, their mean length in
+    tokens and mean gold entities; an annotator's effort grows with the tokens, not the
+    sentences. "" without selection records."""
+    totals: dict = {}
+    for row in rows:
+        record = (row.get("scores") or {}).get("selection") or {}
+        for batch in record.get("batches", []):
+            t = totals.setdefault((row["method"], row["corpus"]), [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + len(batch["selected"]), t[1] + batch["tokens"], t[2] + batch["entities"]
+    if not totals:
+        return ""
+    methods = list(dict.fromkeys(method for method, _ in totals))
+    lines = ["What the methods chose (their rows' records of every batch): the sentences, their mean length in tokens "
+             "and their mean gold entities, by corpus:", "",
+             "| method | " + " | ".join(f"{c}: sentences, tokens, entities" for c in corpora) + " |",
+             "|---|" + "---:|" * len(corpora)]
+    for method in methods:
+        cells = []
+        for corpus in corpora:
+            n, tokens, entities = totals.get((method, corpus), (0, 0, 0))
+            cells.append(f"{n}, {tokens / n:.1f}, {entities / n:.2f}" if n else "–")
+        lines.append(f"| `{method}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
