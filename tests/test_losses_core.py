@@ -312,3 +312,37 @@ def test_auc_pesg_step_is_projected_onto_alpha_at_least_zero():
     truth = make_truth(GOLD, 3, params=params())
     out = AUCMargin(alpha_update="pesg", alpha_lr=1.0)(SCORES, truth)
     numpy.testing.assert_allclose(out.new_params["dam_alpha"], [0.0, 0.8, 0.0], rtol=1e-12, atol=1e-15)
+
+
+def test_auc_is_the_papers_eq_1_at_the_saddle_point():
+    """OVA-AUC eq. 1 / AUC-2T eq. 3 from the papers' definitions, on one column of 2 positives
+    and 3 negatives. (1a) is the mean over the 6 pairs of (m - h(x) + h(x'))^2; (1c) with the
+    printed A_1 = E[h^2 | y = 1] - a^2, A_2 = E[h^2 | y = -1] - b^2 at the minimisers a, b (the
+    class means) and alpha at its maximiser max(0, m - a + b). The batch mode is that value; the
+    learned form E[(h - a)^2] (Yuan et al., the module docstring) agrees with the printed A_1 at
+    those a, b, and not away from them."""
+    h = numpy.asarray([0.9, 0.6, 0.3, 0.5, 0.1])
+    scores = numpy.log(h / (1 - h))[:, None]
+    gold = [0, 0, 1, 1, 1]  # column 0: the first two tokens are its positives
+    truth = make_truth(gold, 1)
+    pos, neg = h[:2], h[2:]
+    for m in (1.0, 0.2):  # gap = m - .75 + .3: .55 >= 0, then -.25 < 0
+        a, b = pos.mean(), neg.mean()
+        gap = m - a + b
+        alpha = max(0.0, gap)
+        eq_1c = (numpy.mean(pos**2) - a**2) + (numpy.mean(neg**2) - b**2) + 2 * alpha * gap - alpha**2
+        assert AUCMargin(mode="batch", margin=m)(scores, truth).loss == pytest.approx(eq_1c, rel=1e-12)
+        p = {"dam_a": numpy.asarray([a]), "dam_b": numpy.asarray([b]), "dam_alpha": numpy.asarray([alpha])}
+        learned = AUCMargin(margin=m)(scores, make_truth(gold, 1, params=p)).loss
+        assert learned == pytest.approx(eq_1c, rel=1e-12)
+        eq_1a = numpy.mean([(m - x + y) ** 2 for x in pos for y in neg])
+        if gap >= 0:
+            assert eq_1c == pytest.approx(eq_1a, rel=1e-12)
+        else:  # the max over alpha >= 0 is the squared hinge: (1a) keeps gap^2
+            assert eq_1c == pytest.approx(eq_1a - gap**2, rel=1e-12)
+    # away from the class means they differ: E[(h - a)^2] - (E[h^2] - a^2) = 2 a (a - E[h]),
+    # here a = .5 against E[h | y = 1] = .75 (b = .3 is the negatives' mean): -.25
+    p = {"dam_a": numpy.asarray([0.5]), "dam_b": numpy.asarray([0.3]), "dam_alpha": numpy.asarray([0.0])}
+    learned = AUCMargin()(scores, make_truth(gold, 1, params=p)).loss
+    printed = (numpy.mean(pos**2) - 0.5**2) + (numpy.mean(neg**2) - 0.3**2)
+    assert learned == pytest.approx(printed - 0.25, rel=1e-12)

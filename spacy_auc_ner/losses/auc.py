@@ -1,12 +1,25 @@
 """The deep AUC margin loss (DAM) of Yuan et al. 2021, one binary problem per column.
 
-For column k with h = sigmoid(s) (OVA-AUC paper eq. 1, AUC-2T paper eq. 3):
+The papers (OVA-AUC eq. 1, AUC-2T eq. 3; x positive, x' negative) print
+
+    AUC_M(w) = E[(m - h(x) + h(x'))^2 | y = 1, y' = -1]                               (1a)
+             = min_{a,b} A_1(w) + A_2(w) + max_{alpha >= 0} {2 alpha (m - a + b) - alpha^2}   (1c)
+    A_1(w) = E[h^2(x) | y = 1] - a^2,   A_2(w) = E[h^2(x) | y = -1] - b^2,
+
+minimised at a = E[h(x) | y = 1], b = E[h(x') | y = -1]. This module computes, for column k
+with h = sigmoid(s), DAM as Yuan et al. 2021 (OVA-AUC's [11], AUC-2T's 2021b) and LibAUC write it:
 
     L_k = mean_pos (h - a_k)^2 + mean_neg (h - b_k)^2
           + 2 alpha_k (m - mean_pos h + mean_neg h) - alpha_k^2
 
 minimised over the network, a_k and b_k, maximised over alpha_k >= 0, summed with the
-weights of ``Truth.columns``. A column with one class only keeps the variance term of that
+weights of ``Truth.columns``. This deviates from (1c) as printed, deliberately: A_1 = E[h^2] -
+a^2 is unbounded below in a (so (1c) cannot be minimised over a, b as written), and a margin
+term in a, b alone gives the scores no gradient from the margin. At the minimisers a, b (the
+class means) both forms are equal, and with alpha at its maximiser max(0, gap) the value is
+(1a) whenever gap = m - mean_pos h + mean_neg h >= 0 (below 0 the max over alpha >= 0 drops
+the gap term: (1c) is the squared hinge (gap)_+^2, not (1a)'s (gap)^2); ``mode = "batch"``
+computes exactly that saddle value. A column with one class only keeps the variance term of that
 class (the margin term needs both). ``weighting = "libauc"`` is the form of Yuan et al. 2021
 and LibAUC's default AUCMLoss, p the batch's share of positives:
 
@@ -118,7 +131,8 @@ class AUCMargin(TokenLoss):
         ascent = weights * both * (2.0 * gap - 2.0 * alpha)
         if self.alpha_update == "ascent":
             return LossOutput(d_scores, loss, {A: d_a, B: d_b, ALPHA: -ascent})
-        # PESG's closed-form dual step, with a and b in place of the batch means.
+        # PESG's closed-form dual step: with a and b in place of the batch means, the
+        # derivative in alpha of (1c) as printed, 2 (m - a + b) - 2 alpha.
         step = 2.0 * (m + b - a) - 2.0 * alpha
         active = (weights > 0) * both
         new_alpha = xp.where(active > 0, xp.maximum(0.0, alpha + self.alpha_lr * step), alpha)

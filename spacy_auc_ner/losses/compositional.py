@@ -1,7 +1,11 @@
 """Compositional AUC training (Yuan et al. 2021a; COMAUC-2T): k training steps of a cross
 entropy, then k of the AUC margin loss, and so on. The phase comes from ``Truth.step``, saved
-with the pipeline, so a resumed training continues the cycle. The default CE is per-column
-binary CE, which trains the same sigmoid probabilities as the AUC phase (as LibAUC pairs them).
+with the pipeline, so a resumed training continues the cycle (LibAUC's CompositionalAUCLoss:
+CE while step % 2k < k). The default CE is per-column binary CE, which trains the same sigmoid
+probabilities as the AUC phase (as LibAUC pairs them). This deviates from the AUC-2T paper's
+words, "alternates between the standard multi-class cross entropy loss function and the AUC
+two-task loss function", deliberately: the two tasks' columns are independent sigmoids (a token
+is both ENTITY and BEGIN), which a softmax cannot train; pass ``ce`` to choose another.
 """
 from typing import Optional
 

@@ -6,6 +6,8 @@ q = (1 - p)^alpha p down-weights easy examples, delta smooths, c_k are the colum
     batch level (the set form their released code trains with, the default):
         L = sum_k c_k [1 - (2 sum_i q_ik y_ik + delta) / (sum_i q_ik + sum_i y_ik + delta)]
 
+(The MoM paper's eq. 6 prints the ratio itself, not 1 minus it, and (1 - p)^epsilon in place
+of q in the denominator: a misprint of Li et al.'s form, which is the one followed here.)
 alpha = delta = 0.01 by default: with alpha = 1, q = 0 at p = 1 as at p = 0, and per-example
 dice scored F1 0.03 on NCBI-disease (100 sentences) against 0.32 for the default, 0.34 for CE.
 """

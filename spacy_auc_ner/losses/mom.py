@@ -1,10 +1,16 @@
 """MoM (majority or minority) learning, Nemoto et al.: a token loss plus the same loss over the
 gold-`O` tokens, so that an entity predicted on an `O` token costs extra. The paper's eqs.
-1-3 (M the longest sentence's length, N sentences):
+1-3 (N sentences; M a constant token count per sentence, the models' input length, "the
+maximum number of tokens in a sentence (M=128)"):
 
-    L_MoM(y, p) = 1/M sum_{i: y_i = O} l(y_i, p_i)                            (1)
+    L_MoM(y, p) = - 1/M sum_{i: y_i = O} l(y_i, p_i)                          (1)
     L_sentence  = lambda L(y, p) + (1 - lambda) L_MoM(y, p)                    (2)
     L_model     = 1/N sum_n L_sentence                                          (3)
+
+Eq. 1's leading minus is dropped here, deliberately: with l a loss (cross entropy, focal,
+...) it would reward errors on the O tokens, against the paper's own words ("incorporates the
+loss computed only for samples whose ground truth is the majority class"); we read l as the
+loss itself, L_MoM = 1/M sum_{i: y_i = O} l(y_i, p_i).
 
 Both terms are token sums over one denominator, so with inner losses that are means over the
 batch's Z masked tokens the default ``o_term = "share"`` is

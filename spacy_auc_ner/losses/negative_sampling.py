@@ -1,8 +1,12 @@
 """Negative sampling for missing annotations, over tokens: Li et al. 2021 (uniform) and the
 weighted distribution of Li et al. 2022, "Rethinking negative sampling for handling missing
 entity annotations". Per sentence of n tokens only k = min(ceil(rate n), #candidates) of its
-gold-`O` tokens enter the loss (entity tokens always do), drawn without replacement by
-Gumbel-top-k with noise seeded by (seed, Truth.seed, Truth.step), so a rerun samples the same.
+gold-`O` tokens enter the loss (entity tokens always do), the paper's k = ceil(lambda n) with
+``rate`` its lambda, drawn without replacement by Gumbel-top-k with noise seeded by (seed,
+Truth.seed, Truth.step), so a rerun samples the same. The paper's loss (eq. 1) is the sum of
+-log P(l | x) over the annotated entities and the sampled negatives; here it is the inner
+``loss`` over those tokens, for SoftmaxCE their mean: the same terms, scaled by one over their
+count per batch, as every loss of the package is a mean over tokens.
 
 "weighted" is the paper's eqs. 3-5, with z_l = P(l | x) over all labels L (`O` included):
 

@@ -3,7 +3,8 @@ BIO label's emission scores E[:, k], read as a one-vs-all classifier:
 
     L = NLL_CRF(E; trans, start, end) + mu * sum_k L_k(sigmoid(E[:, k]))
 
-with L_k the margin loss of OVA-AUC eq. 1c (:class:`~spacy_auc_ner.losses.auc.AUCMargin`).
+with L_k the margin loss of OVA-AUC eq. 1c in the form of Yuan et al. 2021
+(:class:`~spacy_auc_ner.losses.auc.AUCMargin`, whose docstring says where it departs from the printed 1c).
 
 Why: the CRF likelihood sees a token's emissions only relative to each other, and its gradient
 is dominated by the many `O` tokens; the AUC term (class-wise means) weighs rare B-/I- labels

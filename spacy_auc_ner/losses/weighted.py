@@ -5,7 +5,8 @@ counts s_k of the training data, s = sum_k s_k, K classes (counts clipped to at 
     "log":     w_k = log10((s - s_k) / s_k + beta)   (Li et al. 2020, beta >= 1)
 
 The loss is sum_i w_i l_i / sum_i w_i, as PyTorch's ``CrossEntropyLoss(weight=...)``; every
-weight is 1 before ``initialize``.
+weight is 1 before ``initialize``. WCE-1 is the paper's "inverse class frequency" s / s_k
+divided by K (mean 1 on balanced classes), a factor that this normalisation cancels.
 """
 from typing import Optional
 

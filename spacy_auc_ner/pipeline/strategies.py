@@ -41,7 +41,9 @@ class UpdateStrategy:
 
 @registry.misc("spacy_auc_ner.GroupedByPrefix.v1")
 class GroupedByPrefix(UpdateStrategy):
-    """Algorithm 1: per batch, one optimizer step per B/I/O prefix group (scheme ova)."""
+    """Algorithm 1: per batch, one optimizer step per B/I/O prefix group, in the order B, I, O,
+    on the sum of eq. 1 over the group's classifiers (scheme ova). The pseudo-code loops over
+    epochs with no batch loop; its body runs here once per batch."""
 
     name = "grouped"
     needs = OVA_CLASSIFIERS
@@ -53,7 +55,9 @@ class GroupedByPrefix(UpdateStrategy):
 
 @registry.misc("spacy_auc_ner.SampledClassifiers.v1")
 class SampledClassifiers(UpdateStrategy):
-    """Algorithm 2: per step, the loss of m randomly sampled classifiers (scheme ova)."""
+    """Algorithm 2: per step, the loss of m classifiers sampled without replacement (scheme
+    ova). The paper calls it a first-order MAML approximation, but its pseudo-code has no inner
+    (task) or outer (meta) update, and neither has this strategy: it follows the pseudo-code."""
 
     name = "sampled"
     needs = OVA_CLASSIFIERS

@@ -1,7 +1,11 @@
 """The AUC-2T paper's scheme: entity-token and beginning-token classifiers trained with
-AUC_en + lam AUC_be (its eq. 5), plus one softmax column per type (trained on gold entity
+AUC_en + lam AUC_be (its eq. 4), plus one softmax column per type (trained on gold entity
 tokens) when there are several; decoded by its Algorithm 1, whose decision threshold on both
-probabilities is ``threshold``."""
+probabilities is ``threshold``.
+
+The type head is not in the paper, which predicts untyped B/I/O tags only (the OVA-AUC paper
+names this as its limit): it is added so that a corpus with several entity types gets typed
+entities: its softmax cross entropy is added to eq. 4's value, and a one-type corpus has none."""
 import math
 from typing import FrozenSet, List
 

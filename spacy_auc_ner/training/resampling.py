@@ -7,8 +7,9 @@ corpus tokens of type t):
     sCRD  = 1 + ceil(sum_t r_t c(t, s) / sqrt(l))
     nsCRD = 1 + ceil(sum_t r_t sqrt(c(t, s)) / sqrt(l))
 
-The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)), ...) and keeps entity-free
-sentences once: ``variant="code"``.
+The paper prints r_t = -log(sum_s c(t, s) / N) without a base; the authors' code takes base 2,
+this module's default ``base``. The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)),
+...) and keeps entity-free sentences once: ``variant="code"``.
 """
 from typing import Sequence, Union
 
