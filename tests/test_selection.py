@@ -10,6 +10,7 @@ from spacy_auc_ner.annotation.selection import (
     DEFAULT_MAX_SIMILARITY,
     diverse_first,
     jaccard,
+    long_enough,
     mnlp,
     parse_marginals,
     priority,
@@ -138,6 +139,27 @@ def test_select_sentences_ranks_then_guards():
     sets = [frozenset("ab"), frozenset("ab"), frozenset("cd"), frozenset("ef")]
     assert select_sentences("entropy", sets, 2, [0.9, 0.8, 0.1, 0.5]) == [0, 3]  # 1 duplicates 0
     assert select_sentences("mnlp", sets, 2, [-0.9, -0.8, -0.1, -0.5]) == [0, 3]
+
+
+def test_the_length_guard_skips_short_sentences_for_every_strategy():
+    """Lengths 1, 6, 2, 5 and min_tokens 5: mnlp's ranking 0, 2, 3, 1 (lowest first) keeps 3, 1;
+    entropy's 2, 0, 1, 3 keeps 1, 3; random's permutation keeps only the long ones; at 1 (off)
+    the ranking is the guard-less one, and a guard without lengths is refused."""
+    sets = [frozenset("a"), frozenset("bcdefg"), frozenset("hi"), frozenset("jklmn")]
+    lengths = [1, 6, 2, 5]
+    assert select_sentences("mnlp", sets, 2, [-0.9, -0.1, -0.8, -0.5], lengths=lengths, min_tokens=5) == [3, 1]
+    assert select_sentences("entropy", sets, 4, [0.8, 0.5, 0.9, 0.1], lengths=lengths, min_tokens=5) == [1, 3]
+    assert set(select_sentences("random", sets, 4, lengths=lengths, min_tokens=5, seed=3)) == {1, 3}
+    assert select_sentences("mnlp", sets, 2, [-0.9, -0.1, -0.8, -0.5], lengths=lengths, min_tokens=1) == [0, 2]
+    assert list(long_enough([3, 0, 1], [1, 6, 2, 5], 2)) == [3, 1]
+    with pytest.raises(ValueError, match="needs one length per sentence"):
+        select_sentences("mnlp", sets, 2, [-0.9, -0.1, -0.8, -0.5], min_tokens=5)
+
+
+@pytest.mark.parametrize("min_tokens", [0, -1, 2.5, True, "5"])
+def test_a_bad_min_tokens_is_one_line(min_tokens):
+    with pytest.raises(DataError, match="--min-tokens: expected a whole number of tokens, 1 or more"):
+        select_sentences("mnlp", [frozenset("a")], 1, [0.0], lengths=[1], min_tokens=min_tokens)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -128,7 +128,7 @@ def test_near_duplicates_are_not_suggested_together(models, tmp_path):
     result = _run(models["ova"], raw, out, "--n", 3, "--strategy", "entropy")
     assert result.exit_code == 0, result.output
     assert "Wrote 2 sentences" in result.stderr
-    assert "(only 2: the --max-similarity guard skipped 2 of the pool's 4 sentences as near-duplicates of those suggested)" in result.stderr
+    assert "(only 2 of the pool's 4 sentences: the --max-similarity guard skipped 2 as near-duplicates of those suggested)" in result.stderr
     texts = [r["text"] for r in _read(out)[0]]
     assert sum("smith" in t.lower() for t in texts) == 1 and "Colon cancer is rare" in texts
     # --max-similarity 1: no guard
@@ -143,7 +143,28 @@ def test_near_duplicates_are_not_suggested_together(models, tmp_path):
 def test_the_shortfall_names_the_guard_only_when_it_skipped_some():
     assert shortfall(10, 10, 50) == ""
     assert shortfall(10, 4, 4) == "only 4: the pool holds only 4 sentences"
-    assert shortfall(10, 3, 5) == "only 3: the --max-similarity guard skipped 2 of the pool's 5 sentences as near-duplicates of those suggested"
+    assert shortfall(10, 3, 5) == "only 3 of the pool's 5 sentences: the --max-similarity guard skipped 2 as near-duplicates of those suggested"
+    assert shortfall(10, 3, 5, too_short=2) == "only 3 of the pool's 5 sentences: the --min-tokens guard skipped 2"
+    assert shortfall(10, 2, 5, too_short=1) == ("only 2 of the pool's 5 sentences: the --min-tokens guard skipped 1 and the "
+                                                "--max-similarity guard skipped 2 as near-duplicates of those suggested")
+
+
+@pytest.mark.parametrize("strategy", ["mnlp", "entropy", "random"])
+def test_the_length_guard_skips_short_lines(models, tmp_path, strategy):
+    """A pool of two one-token lines and three sentences: with --min-tokens 3 no line of fewer than
+    3 tokens is suggested, whatever its score, and the shortfall names the guard; without it (the
+    default) the lines compete as before."""
+    raw = tmp_path / "raw.txt"
+    raw.write_text("-----\n*\nJohn Smith lives in Berlin\nColon cancer is rare in children\nMary met Anna in Paris\n")
+    out = tmp_path / "batch.spacy"
+    result = _run(models["crf"], raw, out, "--n", 5, "--strategy", strategy, "--min-tokens", 3)
+    assert result.exit_code == 0, result.output
+    assert sorted(r["meta"]["pool_index"] for r in _read(out)[0]) == [2, 3, 4]
+    assert "(only 3 of the pool's 5 sentences: the --min-tokens guard skipped 2)" in result.stderr
+    assert _run(models["crf"], raw, out, "--n", 5, "--strategy", strategy, "--overwrite").exit_code == 0
+    assert len(_read(out)[0]) == 5
+    line = _one_line_error(_run(models["crf"], raw, out, "--n", 5, "--min-tokens", 0, "--overwrite"))
+    assert line.startswith("Error: --min-tokens: expected a whole number of tokens, 1 or more")
 
 
 def test_an_existing_output_is_kept_unless_overwrite(models, raw, tmp_path):

@@ -10,6 +10,11 @@ distribution, highest first; ``random``: a seeded shuffle, the control. Ties kee
 The diversity guard walks down the ranking and skips a sentence whose set of (lower-cased)
 tokens is more than ``max_similarity`` alike (Jaccard) to one already chosen: near-duplicates
 share their uncertainty, so a ranking alone would spend the batch on copies of one sentence.
+
+The length guard (``min_tokens``, off at 1) skips sentences shorter than it, for every strategy:
+a score divided by the length ranks a one-token line (a rule of dashes, a heading word) as
+doubtful as a long sentence, and in the lab's simulated loop on CoNLL 2003 both mnlp and
+entropy spent their batches on such lines (projects/lab/docs/evidence/transformer.md).
 """
 from typing import AbstractSet, Iterable, List, Optional, Sequence, Union
 
@@ -20,6 +25,7 @@ from ..data.files import DataError, check_seed
 STRATEGIES = ("mnlp", "entropy", "random")
 Scores = Union[Sequence[float], numpy.ndarray]  # one per sentence of the pool
 DEFAULT_MAX_SIMILARITY = 0.7  # one new word in a 5-word sentence (4/6 alike) passes, one in 8 (7/9) does not
+DEFAULT_MIN_TOKENS = 1  # the length guard off: what the lab's loop measured
 
 
 def check_strategy(strategy: str) -> None:
@@ -101,6 +107,15 @@ def diverse_first(order: Iterable[int], token_sets: Sequence[AbstractSet], n: in
     return chosen
 
 
+def long_enough(order, lengths: Optional[Sequence[int]], min_tokens: int) -> numpy.ndarray:
+    """The sentences of ``order`` with at least ``min_tokens`` tokens (``lengths``: one per pool
+    sentence), in their order; all of them with the guard off or without lengths."""
+    order = numpy.asarray(order, dtype="i8")
+    if min_tokens <= 1 or lengths is None:
+        return order
+    return order[numpy.asarray(lengths, dtype="i8")[order] >= min_tokens]
+
+
 def select_sentences(
     strategy: str,
     token_sets: Sequence[AbstractSet],
@@ -109,14 +124,21 @@ def select_sentences(
     *,
     seed: int = 0,
     max_similarity: float = DEFAULT_MAX_SIMILARITY,
+    lengths: Optional[Sequence[int]] = None,
+    min_tokens: int = DEFAULT_MIN_TOKENS,
 ) -> List[int]:
     """The indices of the ``n`` pool sentences to annotate next, best first: ranked by
-    ``strategy`` on ``scores`` (one per sentence; none for random), near-duplicates skipped."""
-    check_selection(strategy, n, max_similarity, seed)
-    return diverse_first(priority(strategy, scores, len(token_sets), seed), token_sets, n, max_similarity)
+    ``strategy`` on ``scores`` (one per sentence; none for random), sentences of fewer than
+    ``min_tokens`` tokens (``lengths``) and near-duplicates skipped."""
+    check_selection(strategy, n, max_similarity, seed, min_tokens)
+    if min_tokens > 1 and (lengths is None or len(lengths) != len(token_sets)):
+        raise ValueError(f"the length guard (min_tokens {min_tokens}) needs one length per sentence: got "
+                         f"{0 if lengths is None else len(lengths)} for {len(token_sets)}")
+    order = long_enough(priority(strategy, scores, len(token_sets), seed), lengths, min_tokens)
+    return diverse_first(order, token_sets, n, max_similarity)
 
 
-def check_selection(strategy: str, n: int, max_similarity: float, seed: int = 0) -> None:
+def check_selection(strategy: str, n: int, max_similarity: float, seed: int = 0, min_tokens: int = DEFAULT_MIN_TOKENS) -> None:
     """The settings of a selection, each error naming its option."""
     check_strategy(strategy)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -124,3 +146,5 @@ def check_selection(strategy: str, n: int, max_similarity: float, seed: int = 0)
     check_seed(seed, "--seed")
     if isinstance(max_similarity, bool) or not isinstance(max_similarity, (int, float)) or not 0.0 <= max_similarity <= 1.0:
         raise DataError(f"--max-similarity: expected a Jaccard similarity between 0 and 1 (1: no guard), got {max_similarity!r}")
+    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1:
+        raise DataError(f"--min-tokens: expected a whole number of tokens, 1 or more (1: no guard), got {min_tokens!r}")

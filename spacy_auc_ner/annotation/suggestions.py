@@ -17,7 +17,7 @@ from ..data.files import DataError, PathLike, write_text
 from ..outputs import check_output_file
 from ..training.confidences import load_pipeline
 from ..training.unlabeled import pool_docs, read_pool
-from .selection import DEFAULT_MAX_SIMILARITY, check_selection, select_sentences, token_set
+from .selection import DEFAULT_MAX_SIMILARITY, DEFAULT_MIN_TOKENS, check_selection, select_sentences, token_set
 from .uncertainty import annotate, recognizer, sentence_uncertainty
 
 
@@ -38,14 +38,16 @@ def suggest_docs(
     *,
     seed: int = 0,
     max_similarity: float = DEFAULT_MAX_SIMILARITY,
+    min_tokens: int = DEFAULT_MIN_TOKENS,
     component: Optional[str] = None,
     beam_width: int = 16,
     progress: bool = True,
 ) -> List[Suggestion]:
     """The ``n`` docs of the pool most worth annotating by ``strategy``, best first, with the
     model's entities (random: only the chosen docs go through the model; with ``nlp`` None,
-    none does and they come back as given, since random reads no model)."""
-    check_selection(strategy, n, max_similarity, seed)
+    none does and they come back as given, since random reads no model); sentences of fewer than
+    ``min_tokens`` tokens are skipped."""
+    check_selection(strategy, n, max_similarity, seed, min_tokens)
     if nlp is None and strategy != "random":
         raise DataError(f"--strategy {strategy} ranks by a model's uncertainty: it needs the model (only random reads none)")
     if nlp is not None:
@@ -54,12 +56,13 @@ def suggest_docs(
             raise DataError(f"pipe {name!r} of the pipeline has no entity labels (it was trained on no entity): "
                             f"--strategy {strategy} cannot rank by it; train on annotated entities, or use --strategy random")
     sets = [token_set(t.text for t in doc) for doc in docs]
+    lengths = [len(doc) for doc in docs]
     if strategy == "random":
-        chosen = select_sentences(strategy, sets, n, seed=seed, max_similarity=max_similarity)
+        chosen = select_sentences(strategy, sets, n, seed=seed, max_similarity=max_similarity, lengths=lengths, min_tokens=min_tokens)
         picked = [docs[i] for i in chosen]
         return [Suggestion(i, d, None) for i, d in zip(chosen, picked if nlp is None else annotate(nlp, picked, component))]
     annotated, scores = sentence_uncertainty(nlp, docs, strategy, component, beam_width, progress=progress)
-    chosen = select_sentences(strategy, sets, n, scores, seed=seed, max_similarity=max_similarity)
+    chosen = select_sentences(strategy, sets, n, scores, seed=seed, max_similarity=max_similarity, lengths=lengths, min_tokens=min_tokens)
     return [Suggestion(i, annotated[i], float(scores[i])) for i in chosen]
 
 
@@ -99,16 +102,18 @@ def suggest(
     *,
     seed: int = 0,
     max_similarity: float = DEFAULT_MAX_SIMILARITY,
+    min_tokens: int = DEFAULT_MIN_TOKENS,
     component: Optional[str] = None,
     beam_width: int = 16,
     overwrite: bool = False,
     progress: bool = True,
-) -> Tuple[List[Suggestion], int]:
+) -> Tuple[List[Suggestion], int, int]:
     """Suggest the ``n`` sentences of the raw text ``raw`` (.txt, .jsonl or .spacy, as
     ``RawText.v1`` reads it) to annotate next, and write them to ``out`` (.spacy) and its
     JSONL; every input is checked, and neither output may be an input, before anything is written.
-    Returns the suggestions and the number of sentences in the pool (`shortfall` words fewer than ``n``)."""
-    check_selection(strategy, n, max_similarity, seed)
+    Returns the suggestions, the number of sentences in the pool and how many of them are shorter
+    than ``min_tokens`` (`shortfall` words fewer than ``n``)."""
+    check_selection(strategy, n, max_similarity, seed, min_tokens)
     out = Path(out)
     if out.suffix != ".spacy":
         raise DataError(f"{out}: OUT must be a .spacy file (the JSONL goes beside it, as {jsonl_path(out).name})")
@@ -117,19 +122,22 @@ def suggest(
     items = read_pool(raw)
     nlp = load_pipeline(model)
     docs = pool_docs(nlp, items)
-    suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity,
+    suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
                                component=component, beam_width=beam_width, progress=progress)
     write_suggestions(out, suggestions, strategy)
-    return suggestions, len(docs)
+    return suggestions, len(docs), sum(1 for doc in docs if len(doc) < min_tokens)
 
 
-def shortfall(n: int, found: int, pool: int) -> str:
+def shortfall(n: int, found: int, pool: int, too_short: int = 0) -> str:
     """Why ``found`` sentences of a ``pool`` were suggested instead of ``n`` ("" when all were):
-    every strategy ranks the whole pool, so the guard skipped what the pool holds beyond them;
-    the guard is named only when it skipped some (with --max-similarity 1 it skips none)."""
+    every strategy ranks the whole pool, so the guards skipped what the pool holds beyond them:
+    ``too_short`` sentences below --min-tokens, the rest as near-duplicates; a guard is named
+    only when it skipped some (with --max-similarity 1 and --min-tokens 1 neither does)."""
     if found >= n:
         return ""
-    skipped = pool - found
-    if not skipped:
+    near = pool - too_short - found
+    if not near and not too_short:
         return f"only {found}: the pool holds only {pool} sentences"
-    return f"only {found}: the --max-similarity guard skipped {skipped} of the pool's {pool} sentences as near-duplicates of those suggested"
+    why = [f"the --min-tokens guard skipped {too_short}" if too_short else "",
+           f"the --max-similarity guard skipped {near} as near-duplicates of those suggested" if near else ""]
+    return f"only {found} of the pool's {pool} sentences: " + " and ".join(w for w in why if w)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..annotation.selection import DEFAULT_MAX_SIMILARITY, STRATEGIES
+from ..annotation.selection import DEFAULT_MAX_SIMILARITY, DEFAULT_MIN_TOKENS, STRATEGIES
 from .errors import one_line_errors
 
 suggest_app = typer.Typer(add_completion=False)
@@ -22,19 +22,20 @@ def suggest_command(
     strategy: str = typer.Option("mnlp", "--strategy", help=f"How to rank them: {', '.join(STRATEGIES)} (described above)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random strategy (a whole number >= 0)."),
     max_similarity: float = typer.Option(DEFAULT_MAX_SIMILARITY, "--max-similarity", help="Skip a sentence whose lower-cased token set is more alike than this (Jaccard) to one already suggested (1: no guard)."),
+    min_tokens: int = typer.Option(DEFAULT_MIN_TOKENS, "--min-tokens", help="Skip a sentence of fewer tokens than this, whatever its score (1: no guard; measured in the lab at 1 only)."),
     component: Optional[str] = typer.Option(None, "--component", help="The recogniser to read (default: the pipeline's last auc_ner or ner pipe)."),
     beam_width: int = typer.Option(16, "--beam-width", help="Beam of a spaCy ner pipe's uncertainty (as self-training's confidences)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never RAW nor MODEL)."),
 ):
     """Suggest the N sentences of RAW most worth annotating next, with MODEL's entities as pre-annotations.
 
-    Strategies: mnlp, the log-probability of the model's best label sequence over the sentence's length (Shen et al. 2018), least confident first (auc_ner's crf scheme: its Viterbi path among valid BIO sequences; the other schemes: the product of each token's most probable label; spaCy's ner: the best parse's share of the beam); entropy, the mean entropy of the tokens' label distributions, highest first (crf: its marginals; softmax and two_task: their BIO probabilities; ova: its sigmoids normalised to sum to 1; ner: the labels of the beam's parses weighted by their probabilities); random, a seeded draw, the control. Walking down the ranking, a near-duplicate of a sentence already suggested is skipped (--max-similarity).
+    Strategies: mnlp, the log-probability of the model's best label sequence over the sentence's length (Shen et al. 2018), least confident first (auc_ner's crf scheme: its Viterbi path among valid BIO sequences; the other schemes: the product of each token's most probable label; spaCy's ner: the best parse's share of the beam); entropy, the mean entropy of the tokens' label distributions, highest first (crf: its marginals; softmax and two_task: their BIO probabilities; ova: its sigmoids normalised to sum to 1; ner: the labels of the beam's parses weighted by their probabilities); random, a seeded draw, the control. Walking down the ranking, a near-duplicate of a sentence already suggested is skipped (--max-similarity), and so is a sentence shorter than --min-tokens (off by default): a score over the length ranks a one-token line, such as a rule of dashes, as doubtful as a long sentence.
 
     Writes OUT (.spacy: the entities set, every other token O) and OUT's .jsonl beside it, best first, one {"text", "spans": [{"start", "end", "label"}], "score", "meta"} a line in character offsets, as spaCy's and Prodigy's manual NER load; "score" is the strategy's (null for random). Existing outputs are kept unless --overwrite; neither output may be RAW or inside MODEL.
     """
     from ..annotation.suggestions import jsonl_path, shortfall, suggest
 
-    found, pool = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, component=component,
-                          beam_width=beam_width, overwrite=overwrite)
-    short = shortfall(n, len(found), pool)
+    found, pool, too_short = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
+                                     component=component, beam_width=beam_width, overwrite=overwrite)
+    short = shortfall(n, len(found), pool, too_short)
     typer.echo(f"Wrote {len(found)} sentences to {out} and {jsonl_path(out)}, by {strategy}{f' ({short})' if short else ''}", err=True)

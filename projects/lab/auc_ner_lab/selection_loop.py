@@ -16,9 +16,10 @@ method's plain cells train:
 3. each round ranks the candidates not yet chosen by ``strategy`` with the last model (the
    library's `suggest_docs`; ``random``: `select_sentences`' seeded shuffle, seed + round) and
    takes ``batch`` of them, near-duplicates within the batch skipped as ``suggest`` skips them
-   (``max_similarity``); their gold is then revealed, and the config is trained again on the
-   draw plus every sentence chosen so far (a .spacy file read on its annotated tokens, inside the
-   config's augmentation wrapper when it has one; `train_with_extras`, the budget counted on
+   (``max_similarity``), and candidates shorter than ``min_tokens`` (off unless set); their
+   gold is then revealed, and the config is trained again on the draw plus every sentence
+   chosen so far (a .spacy file read on its annotated tokens, inside the config's augmentation
+   wrapper when it has one; `train_with_extras`, the budget counted on
    those sentences and self-training's pool the rest of the split without them);
 4. the last training (draw + rounds x batch sentences) is scored on test as every cell is.
 
@@ -27,6 +28,7 @@ The row adds ``selection``: the settings, the draw, the sentences chosen in each
 into the training split) with their strategy scores, tokens and gold entities, each ranking's
 and each training's seconds; ``train_seconds`` is everything up to the last model.
 """
+import inspect
 import tempfile
 import time
 from pathlib import Path
@@ -34,18 +36,20 @@ from typing import Annotated, Any, ClassVar, Dict, List, Optional, Sequence, Tup
 
 from thinc.api import Config
 
-from spacy_auc_ner.api import DEFAULT_MAX_SIMILARITY, STRATEGIES
+from spacy_auc_ner.api import DEFAULT_MAX_SIMILARITY, STRATEGIES, suggest_docs
 
 from .training_extras import Extra, extras_scores, file_block, train_with_extras
 from .validation import expect, positive, whole
 
 SELECTION = "selection"  # the extras key of a cell of the loop
+# suggest's length guard off, as the library defines it (its signature, as spaCy reads a registered function's)
+MIN_TOKENS_OFF = inspect.signature(suggest_docs).parameters["min_tokens"].default
 
 
 class SelectionSettings(Extra):
     """The ``selection:`` block of a spec's method entry (module docstring)."""
 
-    what: ClassVar[str] = "a mapping of selection settings (strategy, batch, rounds, pool, max_similarity)"
+    what: ClassVar[str] = "a mapping of selection settings (strategy, batch, rounds, pool, max_similarity, min_tokens)"
 
     strategy: Annotated[str, expect(lambda v: v in STRATEGIES, "{value} is not a strategy (" + ", ".join(STRATEGIES) + ")")]
     batch: Annotated[int, positive("whole number of sentences")] = 30  # chosen in each round
@@ -54,6 +58,16 @@ class SelectionSettings(Extra):
     pool: Annotated[int, expect(lambda v: whole(v) and v >= 0, "{value} is not a whole number of sentences (0: all the rest)")] = 2000
     max_similarity: Annotated[float, expect(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
                                             "{value} is not a Jaccard similarity between 0 and 1 (1: no guard)")] = DEFAULT_MAX_SIMILARITY
+    # suggest's length guard: candidates of fewer tokens are skipped (the default: off)
+    min_tokens: Annotated[int, positive("whole number of tokens")] = MIN_TOKENS_OFF
+
+    def settings(self) -> Dict[str, Any]:
+        """The settings, defaults filled in, but the length guard only when on: it came after the
+        loop's first cells, whose keys hash their settings without it."""
+        out = self.model_dump()
+        if out["min_tokens"] == MIN_TOKENS_OFF:
+            del out["min_tokens"]
+        return out
 
 
 def cell_settings(cell) -> SelectionSettings:
@@ -93,10 +107,9 @@ def choose(nlp, docs: Sequence[Any], candidates: Sequence[int], settings: Select
     """The ``batch`` candidates (indices into ``docs``) that ``settings.strategy`` ranks first
     on the model ``nlp`` (None for random, which reads none), best first, and their scores
     (None for random), as ``spacy-auc-ner suggest`` chooses them."""
-    from spacy_auc_ner.api import suggest_docs
-
     shown = unlabeled([docs[i] for i in candidates])
-    found = suggest_docs(nlp, shown, settings.batch, settings.strategy, seed=seed, max_similarity=settings.max_similarity, progress=False)
+    found = suggest_docs(nlp, shown, settings.batch, settings.strategy, seed=seed, max_similarity=settings.max_similarity,
+                         min_tokens=settings.min_tokens, progress=False)
     return [candidates[s.pool_index] for s in found], [s.score for s in found]
 
 

@@ -43,13 +43,31 @@ def test_the_campaign_is_90_cells_whose_round_0_is_campaign_trf_nodev_n20(monkey
         assert cell.overrides == twin.overrides and cell.training_config() == twin.training_config(), cell.id
 
 
+def test_the_guarded_campaign_is_the_one_batch_cells_with_the_length_guard(monkeypatch):
+    """campaign_selection_guard: each cell is campaign_selection's mnlp_30 or entropy_30 cell of
+    its draw with min_tokens 5 added to the selection, and nothing else changed."""
+    monkeypatch.chdir(LAB)
+    guard = load_spec(LAB / "studies" / "campaign_selection_guard.yaml", configs_dir=LAB / "configs")
+    guard.check_configs()
+    loop = {(c.method, c.corpus, c.partition): c for c in load_spec(LAB / "studies" / "campaign_selection.yaml", configs_dir=LAB / "configs").cells()}
+    cells = guard.cells()
+    assert len(cells) == 30 and len({c.key for c in cells}) == 30
+    for cell in cells:
+        twin = loop[(cell.method.replace("_min5", ""), cell.corpus, cell.partition)]
+        assert cell.extras["selection"] == {**twin.extras["selection"], "min_tokens": 5}, cell.id
+        assert (cell.overrides, cell.seed, cell.training_config()) == (twin.overrides, twin.seed, twin.training_config()), cell.id
+
+
 def test_the_settings_are_in_the_key():
     methods = [_loop("a", {"strategy": "mnlp"}), _loop("b", {"strategy": "entropy"}), _loop("c", {"strategy": "mnlp", "batch": 10, "rounds": 3}),
-               _loop("d", {"strategy": "mnlp", "pool": 0}), _loop("e", {"strategy": "mnlp", "max_similarity": 1.0})]
+               _loop("d", {"strategy": "mnlp", "pool": 0}), _loop("e", {"strategy": "mnlp", "max_similarity": 1.0}),
+               _loop("f", {"strategy": "mnlp", "min_tokens": 5}), _loop("g", {"strategy": "mnlp", "min_tokens": 1})]
     spec = parse_spec({"name": "x", "corpora": ["toy"], "methods": methods, "sizes": [5]}, corpora_dir="corpus", configs_dir=LAB / "configs")
     cells = spec.cells()
-    assert len({c.key for c in cells}) == 5
+    # the guard is in the key when on; off (1, its default) the cell is the cell without it (g is a)
+    assert len({c.key for c in cells}) == 6 and cells[6].key == cells[0].key
     assert cells[0].extras == {"selection": {"strategy": "mnlp", "batch": 30, "rounds": 1, "pool": 2000, "max_similarity": 0.7}}
+    assert cells[5].extras["selection"]["min_tokens"] == 5
     assert DEFAULT_MAX_SIMILARITY == 0.7
     plain = parse_spec({"name": "x", "corpora": ["toy"], "methods": ["crf"], "sizes": [5]}, corpora_dir="corpus", configs_dir=LAB / "configs")
     assert cells[0].training_config() == plain.cells()[0].training_config()  # the method's own config, as its plain cells have it
@@ -110,7 +128,7 @@ def _spied(monkeypatch):
         return suggest_docs(nlp, docs, n, strategy, **kwargs)
 
     monkeypatch.setattr(selection_loop, "train_with_extras", train)
-    monkeypatch.setattr("spacy_auc_ner.api.suggest_docs", suggest)  # what selection_loop.choose calls
+    monkeypatch.setattr(selection_loop, "suggest_docs", suggest)  # what selection_loop.choose calls
     return trained, shown
 
 
@@ -185,3 +203,18 @@ def test_self_training_pools_leave_the_chosen_sentences_out(tmp_path, monkeypatc
     assert pools == [sorted(docs[i].text for i in rest), sorted(docs[i].text for i in rest if i not in picked)]
     assert [r["round"] for r in row["scores"]["extras"]["rounds"]] == [0, 1] and row["scores"]["extras"]["tokens"] == "annotated"
     assert row["extras"] == ["selection", "self_train"]
+
+
+def test_choose_applies_the_length_guard():
+    """Random choice (no model) of 3 from candidates of 1, 4, 2, 5 and 3 tokens with min_tokens 3:
+    only the sentences of at least 3 tokens; with the guard off, any of them."""
+    from spacy.tokens import Doc
+
+    from auc_ner_lab.selection_loop import SelectionSettings, choose
+
+    vocab = spacy.blank("en").vocab
+    docs = [Doc(vocab, words=[f"w{i}{j}" for j in range(n)]) for i, n in enumerate([1, 4, 2, 5, 3])]
+    picked, scores = choose(None, docs, [0, 1, 2, 3, 4], SelectionSettings(strategy="random", batch=3, min_tokens=3), seed=0)
+    assert sorted(picked) == [1, 3, 4] and scores == [None, None, None]
+    picked, _ = choose(None, docs, [0, 1, 2, 3, 4], SelectionSettings(strategy="random", batch=5), seed=0)
+    assert sorted(picked) == [0, 1, 2, 3, 4]
