@@ -86,21 +86,6 @@ def _control_pairs(loop: Results, method: str) -> Tuple[Optional[str], List[Tupl
     return control, (_pairs(loop, method, loop, control, DRAW) if control else [])
 
 
-def against_control(loop: Results, method: str, corpora: Sequence[str] = ()) -> str:
-    """"; against `random_30`, the loop's own random draws: -1.5 [...] points (p = ..., 15
-    draws), by corpus: c -6.3 points (p = 0.002, 5 draws), ..." for a strategy whose control has
-    rows of its draws, else ""."""
-    control, pairs = _control_pairs(loop, method)
-    if not pairs or control is None:  # a control has no pairs of its own
-        return ""
-    by_corpus = []
-    for corpus in corpora:
-        here = _pairs(loop, method, loop, control, DRAW, corpus)
-        if here:
-            by_corpus.append(f"{corpus} {short_difference([x for x, _, _ in here], [y for _, y, _ in here])}")
-    return f"; against `{control}`, the loop's own random draws: {_tested(pairs)}" + (f", by corpus: {', '.join(by_corpus)}" if by_corpus else "")
-
-
 def beats_random(loop: Results, random: Results) -> bool:
     """Whether some strategy lies above every random reference it has rows against (50 random
     sentences, its own random control), each with p < 0.05."""
@@ -162,11 +147,11 @@ def _worth(loop: Results, random: Results, method: str, corpus: str):
     return (equivalent_sentences(sum(scores.values()) / len(scores), curve) if curve else ("?", None)), curve
 
 
-def _sentences_text(corpus: str, found: Tuple[str, Optional[float]]) -> str:
+def _sentences_text(found: Tuple[str, Optional[float]]) -> str:
     how, n = found
     if how == "=":
-        return f"≈ {n:.0f} random sentences on {corpus}"
-    return f"{'fewer than' if how == '<' else 'more than'} {n} random sentences on {corpus}"
+        return f"≈ {n:.0f} random sentences"
+    return f"{'fewer than' if how == '<' else 'more than'} {n} random sentences"
 
 
 def one_batch_of(method: str) -> Optional[str]:
@@ -201,7 +186,7 @@ def _corpus_rows(loop: Results, random: Results, method: str, corpora: Sequence[
         if not scores:
             continue
         (how, n), _ = _worth(loop, random, method, corpus)
-        worth = "no random curve of its draws yet" if how == "?" else _sentences_text(corpus, (how, n)).rsplit(" on ", 1)[0]
+        worth = "no random curve of its draws yet" if how == "?" else _sentences_text((how, n))
         own = _pairs(loop, method, loop, control, DRAW, corpus) if control else []
         versus = short_difference([x for x, _, _ in own], [y for _, y, _ in own]) if own else "–"
         lines.append(f"| `{method}` | {corpus} | {100 * sum(scores) / len(scores):.1f} | {worth} | {versus} |")
