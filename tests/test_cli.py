@@ -157,6 +157,37 @@ def test_convert_a_spacy_file_to_columns_and_back(tmp_path):
     assert not (tmp_path / "c.tsv").exists()
 
 
+def test_a_spacy_file_is_written_as_columns_only_as_it_reads_back(tmp_path):
+    """A Doc's tokens may be anything: spaCy's whitespace tokens ('  ', '\\t', '\\n\\n') were
+    written as lines that broke the file ('\\t\\tO' read back as 'empty token or label'), a
+    Doc without tokens as a sentence that was not there, and an empty Doc stopped a .spacy
+    copy with an IndexError traceback."""
+    from spacy.tokens import Doc
+
+    nlp = spacy.blank("en")
+    doc = nlp("John  lives in\tNew York .\n\nOk")
+    doc.ents = [doc.char_span(0, 4, "PER"), doc.char_span(15, 23, "LOC")]
+    DocBin(docs=[doc, Doc(nlp.vocab, words=[])]).to_disk(tmp_path / "ws.spacy")
+    result = _run("convert", tmp_path / "ws.spacy", tmp_path / "ws.tsv")
+    assert result.exit_code == 0 and "Wrote 1 sentences" in result.stderr, result.output
+    # the whitespace tokens (all outside the entities) left out; what is written reads back
+    assert (tmp_path / "ws.tsv").read_text() == "John\tB-PER\nlives\tO\nin\tO\nNew\tB-LOC\nYork\tI-LOC\n.\tO\nOk\tO\n\n"
+    assert [s.tokens for s in read_columns(tmp_path / "ws.tsv")] == [("John", "lives", "in", "New", "York", ".", "Ok")]
+    result = _run("convert", tmp_path / "ws.spacy", tmp_path / "copy.spacy")
+    assert result.exit_code == 0 and len(read_docs(tmp_path / "copy.spacy", nlp.vocab)) == 2, result.output
+    # a token that no column line holds: refused, naming it, nothing written
+    bad = [Doc(nlp.vocab, words=["a\tb", "c"], ents=["O", "B-X"]), Doc(nlp.vocab, words=["A", " ", "B"], ents=["B-X", "I-X", "I-X"]),
+           Doc(nlp.vocab, words=["-DOCSTART-", "x"]), Doc(nlp.vocab, words=[])]
+    for i, (d, why) in enumerate(zip(bad, ["token 1 'a\\tb' of sentence 1 as a column line: the token holds a tab or a line break",
+                                           "token 2 ' ' of sentence 1 as a column line: a whitespace token inside an entity",
+                                           "token 1 '-DOCSTART-' of sentence 1 as a column line: reading drops a -DOCSTART- line",
+                                           "no sentence has a token to write"])):
+        DocBin(docs=[d]).to_disk(tmp_path / f"bad{i}.spacy")
+        line = _error_line(_run("convert", tmp_path / f"bad{i}.spacy", tmp_path / f"bad{i}.tsv"))
+        assert line.startswith(f"Error: {tmp_path / f'bad{i}.tsv'}: ") and why in line, line
+        assert not (tmp_path / f"bad{i}.tsv").exists()
+
+
 def test_a_missing_entity_annotation_is_written_o(tmp_path):
     from spacy.tokens import Doc
 

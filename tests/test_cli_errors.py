@@ -183,6 +183,25 @@ def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_p
     assert not (tmp_path / "out").exists() and not (tmp_path / "p.cfg").exists()
 
 
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Windows editors put a UTF-8 byte-order mark first: the file was 'not a config file (no
+    section header)', its first header read as '\\ufeff[paths]'; a bad byte after the mark is
+    named at its byte of the file."""
+    from spacy_auc_ner.data.files import read_text
+
+    fragment = Path(__file__).parents[1] / "configs" / "pretrain" / "characters.cfg"
+    base = tmp_path / "ce.cfg"
+    assert _invoke("config", "ce", "--output", base).exit_code == 0
+    marked = tmp_path / "marked.cfg"
+    marked.write_bytes(b"\xef\xbb\xbf" + base.read_bytes())
+    result = _invoke("pretrain-config", marked, fragment, tmp_path / "p.cfg")
+    assert result.exit_code == 0, result.output
+    assert read_text(marked) == base.read_text(encoding="utf-8")
+    binary = tmp_path / "binary.cfg"
+    binary.write_bytes(b"\xef\xbb\xbf[nlp]\nlang = \"en\"\n\xff\xfe")
+    assert _one_error_line(_invoke("pretrain-config", binary, fragment, tmp_path / "q.cfg")) == f"Error: {binary}:3: not UTF-8 text (invalid start byte at byte 21)"
+
+
 def test_a_config_validation_error_is_one_line_per_error_without_the_config():
     """spaCy's and confection's ConfigValidationError printed the whole config (hundreds of
     characters of dump) after a location such as 'auc_ner -> entity_bias at root'."""

@@ -210,6 +210,8 @@ def _never_train(monkeypatch):
     (RECIPE, {"paths.train": None}, r"\[paths.train\] of recipe lowres_best .* is null: give the file with --paths.train"),
     (RECIPE, {"paths.train": "."}, r"^\.: is a folder; give a file \(\[paths.train\] of recipe lowres_best"),
     (RECIPE, {"paths.train": "ALL_O"}, r"all_o.tsv: none of its 2 sentences has an entity, and no \[initialize.components\] labels are given"),
+    # it trained, every dev F1 0.00: each round's teacher kept, the steps and the bias chosen on nothing
+    (RECIPE, {"paths.dev": "ALL_O"}, r"all_o.tsv: none of its 2 sentences has an entity, so every dev score would be 0"),
     (RECIPE, {"self_training.rounds": -1}, r"^\[self_training.rounds\] must be a whole number >= 0 \(0: train once\), not -1$"),
     (RECIPE, {"self_training.threshold": 2}, r"^\[self_training.threshold\] must be a confidence in \[0, 1\], not 2$"),
     (RECIPE, {"self_training.low_confidence": "o"}, r"^\[self_training.low_confidence\] must be \"missing\" or \"outside\", not \"o\"$"),
@@ -228,9 +230,10 @@ def _never_train(monkeypatch):
 ])
 def test_bad_input_is_refused_before_anything_trains(toy_corpus, raw, monkeypatch, recipe, change, message):
     _never_train(monkeypatch)
-    if change.get("paths.train") == "ALL_O":  # a column file whose labels are all O
-        (toy_corpus / "all_o.tsv").write_text("Aspirin\tO\nworks\tO\n\nColon\tO\ncancer\tO\n\n")
-        change = {"paths.train": str(toy_corpus / "all_o.tsv")}
+    for key in ("paths.train", "paths.dev"):
+        if change.get(key) == "ALL_O":  # a column file whose labels are all O
+            (toy_corpus / "all_o.tsv").write_text("Aspirin\tO\nworks\tO\n\nColon\tO\ncancer\tO\n\n")
+            change = {key: str(toy_corpus / "all_o.tsv")}
     if change.get("paths.raw_text") == "COLUMNS":
         (toy_corpus / "cols.txt").write_text("Aspirin\tB-Chemical\nworks\tO\n\nColon\tB-Disease\ncancer\tI-Disease\n\n")
         change = {"paths.raw_text": str(toy_corpus / "cols.txt")}

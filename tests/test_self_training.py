@@ -79,6 +79,18 @@ def test_read_pool_formats(tmp_path):
     assert read_pool(tmp_path / "p.spacy") == [(["Flu", "here"], [True, False])]  # annotation dropped
 
 
+def test_read_pool_reads_a_byte_order_mark_and_lines_as_json_and_text_editors_do(tmp_path):
+    """A BOM (Windows editors) was the first character of the first text ('\\ufeffJohn': an
+    entity's offsets counted it) or made a .jsonl's first line 'not a JSON line'; a JSON string
+    holding U+2028 or U+0085 unescaped (json.dumps(..., ensure_ascii=False)) was cut in two by
+    str.splitlines() ('not a JSON line'), and a .txt line was three texts."""
+    (tmp_path / "p.txt").write_bytes("\ufeffJohn lives in Rome\r\nMary\x85met Anna\u2028today\x1c.\rlast".encode("utf-8"))
+    assert read_pool(tmp_path / "p.txt") == ["John lives in Rome", "Mary\x85met Anna\u2028today\x1c.", "last"]
+    text = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in ("a\u2028b", "c\x85d"))
+    (tmp_path / "p.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert read_pool(tmp_path / "p.jsonl") == ["a\u2028b", "c\x85d"]
+
+
 @pytest.mark.parametrize("name,text,message", [
     ("bad.jsonl", '{"text": "ok"}\n{"text": \n', r"bad\.jsonl:2: not a JSON line"),
     ("bad.jsonl", '{"text": "ok"}\n\n["a"]\n', r'bad\.jsonl:3: expected a JSON object with a "text" string'),
@@ -411,7 +423,8 @@ def test_self_train_from_a_given_model_nothing_partial_on_failure(corpus, monkey
     (["--self_training.threshold", "1.5"], "[self_training.threshold] must be a confidence in [0, 1], not 1.5"),
     (["--self_training.rounds", "-1"], "[self_training.rounds] must be a whole number >= 0 (0: train once), not -1"),
     (["--self_training.low_confidence", "drop"], '[self_training.low_confidence] must be "missing" or "outside", not "drop"'),
-    (["--self_training.beam_width", "1"], "[self_training.beam_width] must be a whole number >= 2, not 1"),
+    (["--self_training.beam_width", "1"], "[self_training.beam_width] must be a whole number from 2 to 1024, not 1"),
+    (["--self_training.beam_width", "99999999999"], "[self_training.beam_width] must be a whole number from 2 to 1024, not 99999999999"),
     (["--training.max_stepz", "10"], "--training.max_stepz: names nothing in {config}"),
 ])
 def test_self_train_command_errors(corpus, args, message, full_configs):

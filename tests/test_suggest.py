@@ -165,6 +165,11 @@ def test_the_length_guard_skips_short_lines(models, tmp_path, strategy):
     assert len(_read(out)[0]) == 5
     line = _one_line_error(_run(models["crf"], raw, out, "--n", 5, "--min-tokens", 0, "--overwrite"))
     assert line.startswith("Error: --min-tokens: expected a whole number of tokens, 1 or more")
+    # a guard that skips the whole pool: no empty batch written (over the last one, with --overwrite)
+    before = out.read_bytes(), out.with_suffix(".jsonl").read_bytes()
+    line = _one_line_error(_run(models["crf"], raw, out, "--n", 5, "--strategy", strategy, "--min-tokens", 50, "--overwrite"))
+    assert line == f"Error: {raw}: no sentence to suggest (only 0 of the pool's 5 sentences: the --min-tokens guard skipped 5); nothing written"
+    assert (out.read_bytes(), out.with_suffix(".jsonl").read_bytes()) == before
 
 
 def test_an_existing_output_is_kept_unless_overwrite(models, raw, tmp_path):
@@ -193,7 +198,9 @@ def test_errors_are_one_line_and_write_nothing(models, raw, tmp_path):
         ((models["crf"], raw, out, "--max-similarity", 2), "--max-similarity: expected a Jaccard similarity between 0 and 1"),
         # numpy's "expected non-negative integer", with no word of the option
         ((models["crf"], raw, out, "--strategy", "random", "--seed", -1), "--seed must be a whole number >= 0, not -1"),
-        ((models["ner"], raw, out, "--beam-width", 1), "--beam-width: expected a whole number >= 2, got 1"),
+        ((models["ner"], raw, out, "--beam-width", 1), "--beam-width: must be a whole number from 2 to 1024, not 1"),
+        # spaCy's beam_parse takes a C int: an OverflowError traceback
+        ((models["ner"], raw, out, "--beam-width", 3000000000), "--beam-width: must be a whole number from 2 to 1024, not 3000000000"),
         ((models["crf"], raw, out, "--component", "tagger"), "--component: the pipeline has no pipe 'tagger' (it has auc_ner)"),
         ((models["crf"], raw, models["crf"] / "out.spacy"), f"{models['crf'] / 'out.spacy'}: is an input of this command ({models['crf']})"),
     ]

@@ -124,8 +124,11 @@ def suggest(
     docs = pool_docs(nlp, items)
     suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
                                component=component, beam_width=beam_width, progress=progress)
+    too_short = sum(1 for doc in docs if len(doc) < min_tokens)
+    if not suggestions:  # empty files, written over a previous batch with --overwrite, are no batch
+        raise DataError(f"{raw}: no sentence to suggest ({shortfall(n, 0, len(docs), too_short)}); nothing written")
     write_suggestions(out, suggestions, strategy)
-    return suggestions, len(docs), sum(1 for doc in docs if len(doc) < min_tokens)
+    return suggestions, len(docs), too_short
 
 
 def shortfall(n: int, found: int, pool: int, too_short: int = 0) -> str:

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from ..data.columns import tokens_only
 from ..data.files import DataError
 from ..pipeline.component import AUCNER
-from ..training.confidences import find_recognizer, pipe_factories
+from ..training.confidences import beam_width_error, find_recognizer, pipe_factories
 from .selection import mnlp, parse_marginals, sentence_means, token_entropy
 
 SCORED = ("mnlp", "entropy")  # the strategies that read the model's uncertainty
@@ -57,8 +57,8 @@ def sentence_uncertainty(
     best-sequence log-probability per token; ``entropy``: mean token-label entropy in nats)."""
     if strategy not in SCORED:
         raise DataError(f"--strategy: {strategy!r} reads no uncertainty of the model; choose one of {', '.join(SCORED)}")
-    if isinstance(beam_width, bool) or not isinstance(beam_width, int) or beam_width < 2:
-        raise DataError(f"--beam-width: expected a whole number >= 2, got {beam_width!r}")
+    if beam_width_error(beam_width):
+        raise DataError(f"--beam-width: {beam_width_error(beam_width)}, not {beam_width!r}")
     name = recognizer(nlp, component)
     pipe = nlp.get_pipe(name)
     before = nlp.pipe_names[: nlp.pipe_names.index(name)]

@@ -39,6 +39,7 @@ def convert(
     """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a
     .spacy file to token<TAB>BIO (its Docs' entities; a token with missing annotation is O).
 
+    Whitespace tokens outside entities are left out of a column file; a token with a tab or line break is refused.
     -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
     An existing output file is kept unless --overwrite; the input is never written over.
     """

@@ -209,9 +209,44 @@ def _fmt(p: str, t: str) -> str:
 _NORMALISERS = {"bio": _to_bio, "iob1": _iob1_to_bio, "bioes": _bioes_to_bio}
 
 
-def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> None:
-    """Write sentences as ``token<TAB>label`` lines, a blank line after each sentence, atomically."""
-    write_text(path, columns_text(sentences))
+# what ends a column line or a field when the file is read back: a token holding one is refused
+_FIELD_BREAK = re.compile(r"[\t\r\n]")
+
+
+def write_columns(path: PathLike, sentences: Iterable[Sentence]) -> int:
+    """Write sentences as ``token<TAB>label`` lines, a blank line after each sentence, atomically;
+    returns how many were written. Only what reads back as it was is written (a Doc's tokens from
+    a .spacy file may be anything): spaCy's whitespace tokens outside every entity are left out
+    (a column file has no line for them), and so is a sentence left without tokens; a token that
+    would not read back (`column_line`) stops the write, naming it, with nothing written."""
+    path = Path(path)
+    kept = []
+    for s in sentences:
+        pairs = [(t, lab) for t, lab in zip(s.tokens, s.labels) if t.strip() or lab != "O"]
+        for j, (token, label) in enumerate(zip(s.tokens, s.labels), 1):
+            why = column_line(token, label)
+            if why and (token.strip() or label != "O"):
+                raise DataError(f"{path}: cannot write token {j} {token!r} of sentence {s.line} as a column line: {why}; write .spacy to keep it")
+        if pairs:
+            kept.append(Sentence(tuple(t for t, _ in pairs), tuple(lab for _, lab in pairs), s.line))
+    if not kept:
+        raise DataError(f"{path}: no sentence has a token to write (a column file would read back as empty)")
+    write_text(path, columns_text(kept))
+    return len(kept)
+
+
+def column_line(token: str, label: str) -> str:
+    """Why ``token<TAB>label`` would not read back as this token and label ("" when it would)."""
+    if not token.strip():
+        return "a whitespace token inside an entity" if token else "an empty token"
+    for text, what in ((token, "the token"), (label, f"its label {label!r}")):
+        if _FIELD_BREAK.search(text):
+            return f"{what} holds a tab or a line break"
+        if text != text.strip():
+            return f"{what} begins or ends with whitespace, which reading strips"
+    if token == DOCSTART:
+        return f"reading drops a {DOCSTART} line as a document separator"
+    return ""
 
 
 def columns_text(sentences: Iterable[Sentence]) -> str:
@@ -233,7 +268,8 @@ def sentences_to_docs(sentences: Iterable[Sentence], vocab) -> Iterator:
 
     for s in sentences:
         spaces = [True] * len(s.tokens)
-        spaces[-1] = False
+        if spaces:  # a Doc without tokens (a .spacy file may hold one) stays one
+            spaces[-1] = False
         yield Doc(vocab, words=list(s.tokens), spaces=spaces, ents=list(s.labels))
 
 
@@ -325,5 +361,4 @@ def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:
         from spacy.vocab import Vocab
 
         return write_docs(path, sentences_to_docs(sentences, Vocab()))
-    write_columns(path, sentences)
-    return len(sentences)
+    return write_columns(path, sentences)

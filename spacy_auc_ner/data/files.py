@@ -37,17 +37,30 @@ def os_error_text(err: OSError) -> str:
 
 
 def read_text(path: PathLike) -> str:
-    """A UTF-8 text file's text; a file that is not UTF-8 is one line naming it."""
+    """A UTF-8 text file's text, without the byte-order mark that Windows editors put first (it
+    would be the first character of the first line: a config's first header unread, a raw
+    text's first word with an invisible character); line ends read as ``\n`` (universal
+    newlines); a file that is not UTF-8 is one line naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
         raise not_utf8(path, err) from None
 
 
 def not_utf8(path: PathLike, err: UnicodeDecodeError) -> DataError:
-    """The one-line error of a file that is not UTF-8: its path, the line and the byte."""
+    """The one-line error of a file that is not UTF-8: its path, the line and the byte (of the
+    file: utf-8-sig's offsets start after the byte-order mark)."""
     line = bytes(err.object[: err.start]).count(b"\n") + 1
-    return DataError(f"{path}:{line}: not UTF-8 text ({err.reason} at byte {err.start})")
+    byte = err.start + (3 if _starts_with_bom(path) and not bytes(err.object).startswith(b"\xef\xbb\xbf") else 0)
+    return DataError(f"{path}:{line}: not UTF-8 text ({err.reason} at byte {byte})")
+
+
+def _starts_with_bom(path: PathLike) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
 
 
 def check_utf8(path: PathLike) -> None:

@@ -19,6 +19,16 @@ from ..pipeline.component import AUCNER
 
 RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
 COMPONENT_KEY = "[self_training.component]"
+# the widest beam of spaCy ner's confidences: spaCy's beam_parse takes a C int (wider ended in an
+# OverflowError traceback), and a beam of a million parses took 3.8 GB for two short sentences
+MAX_BEAM_WIDTH = 1024
+
+
+def beam_width_error(value) -> str:
+    """Why ``value`` is no beam width ("" when it is one): a whole number from 2 to `MAX_BEAM_WIDTH`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_BEAM_WIDTH:
+        return f"must be a whole number from 2 to {MAX_BEAM_WIDTH}"
+    return ""
 
 
 def load_pipeline(model: PathLike) -> Language:

@@ -220,6 +220,12 @@ def prepare(
         # spaCy's ner and auc_ner would train and warn, and the pipeline would predict nothing
         raise DataError(f"{train}: none of its {len(docs['train'])} sentences has an entity, and no [initialize.components] "
                         f"labels are given: there is nothing to learn (a column file's labels in another column? see convert --help)")
+    if dev is not None and not any(doc.ents for doc in docs["dev"]):
+        # every dev F1 would be 0: the steps, the entity bias and the rounds chosen on nothing
+        # (the teacher always kept, as no student beats 0), all logged as if scored
+        raise DataError(f"{dev}: none of its {len(docs['dev'])} sentences has an entity, so every dev score would be 0 and nothing "
+                        f"chosen on it (the step, the entity bias, the self-training round) would be chosen; give a dev file with "
+                        f"entities, or leave --paths.dev out (a column file's labels in another column? see convert --help)")
     columns = {role: docs[role] for role, path in given.items() if not is_docbin(path)}
     # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
     # ...), before the column files' paths below point into the output folder

@@ -29,7 +29,7 @@ from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
 from .budget import has_dev
-from .confidences import find_recognizer, load_pipeline, pipe_factories
+from .confidences import beam_width_error, find_recognizer, load_pipeline, pipe_factories
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
 from .spacy_training import checked_block, load_training_config, train_config
 from .unlabeled import PoolItem
@@ -64,7 +64,7 @@ CHECKS: Dict[str, Any] = {
     "low_confidence": (lambda v: v in LOW_CONFIDENCE, "must be " + " or ".join(f'"{v}"' for v in LOW_CONFIDENCE)),
     "keep_empty": (lambda v: isinstance(v, bool), "must be true or false"),
     "component": (lambda v: v is None or (isinstance(v, str) and bool(v)), "must be the name of a pipe, or null"),
-    "beam_width": (lambda v: _whole(v) and v >= 2, "must be a whole number >= 2"),
+    "beam_width": (lambda v: not beam_width_error(v), beam_width_error(None)),
     "max_steps": (lambda v: v is None or (_whole(v) and v >= 1), "must be a whole number >= 1, or null"),
 }
 

@@ -40,7 +40,9 @@ def read_pool(path: PathLike) -> List[PoolItem]:
         for doc in read_docs(path, Vocab()):
             items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
     else:
-        lines = read_text(path).splitlines()
+        # lines end only at \n (read_text reads \r\n and \r as \n): str.splitlines() would also
+        # end one inside a text at U+2028, U+0085, \x1c..., which a JSON string holds unescaped
+        lines = read_text(path).split("\n")
         if path.suffix == ".txt":
             check_not_columns(path, lines)
         for i, line in enumerate(lines, 1):
