@@ -169,7 +169,7 @@ def test_a_spacy_file_is_written_as_columns_only_as_it_reads_back(tmp_path):
     doc.ents = [doc.char_span(0, 4, "PER"), doc.char_span(15, 23, "LOC")]
     DocBin(docs=[doc, Doc(nlp.vocab, words=[])]).to_disk(tmp_path / "ws.spacy")
     result = _run("convert", tmp_path / "ws.spacy", tmp_path / "ws.tsv")
-    assert result.exit_code == 0 and "Wrote 1 sentences" in result.stderr, result.output
+    assert result.exit_code == 0 and "Wrote 1 sentence to" in result.stderr, result.output
     # the whitespace tokens (all outside the entities) left out; what is written reads back
     assert (tmp_path / "ws.tsv").read_text() == "John\tB-PER\nlives\tO\nin\tO\nNew\tB-LOC\nYork\tI-LOC\n.\tO\nOk\tO\n\n"
     assert [s.tokens for s in read_columns(tmp_path / "ws.tsv")] == [("John", "lives", "in", "New", "York", ".", "Ok")]

@@ -447,3 +447,13 @@ def test_a_failed_run_discards_what_it_wrote_and_nothing_else(tmp_path):
     again.release()
     assert sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*")) == [MANIFEST, "data", "data/mine.txt", "old"]
     assert json.loads((tmp_path / "out" / MANIFEST).read_text())["written"] == ["old"]
+
+
+@pytest.mark.parametrize("command", [["recipe", "lowres_best"], ["self-train", "c.cfg"]])
+def test_an_empty_output_dir_is_refused_not_read_as_the_current_folder(tmp_path, monkeypatch, command):
+    """An unset shell variable ("$OUT") gives OUTPUT_DIR "": Path("") is ".", and the run
+    would write pretrain/, round-K/ and model-best among the files of the current folder."""
+    monkeypatch.chdir(tmp_path)
+    line = _error(runner.invoke(app, [*command, "", "--paths.train", "t.tsv"]))
+    assert line == "Error: OUTPUT_DIR is an empty path: name a folder ('.' for the current one)"
+    assert list(tmp_path.iterdir()) == []

@@ -312,7 +312,7 @@ def test_the_command_takes_a_name_or_a_file_and_hands_on_the_overrides(toy_corpu
 
     def fake_run_recipe(recipe, output_dir, overrides, **kwargs):
         seen.append((recipe, overrides, kwargs.get("gpu_id"), kwargs.get("overwrite")))
-        return {"rounds": [], "model": str(output_dir / "model-best")}
+        return {"rounds": [], "model": str(Path(output_dir) / "model-best")}
 
     monkeypatch.setattr(recipe_module, "run_recipe", fake_run_recipe)
     written = tmp_path / "mine.cfg"

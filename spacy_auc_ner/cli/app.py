@@ -59,7 +59,7 @@ def convert(
         sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
     check_output_file(target, [input_path], overwrite)
     n = write_sentences(target, sentences)
-    typer.echo(f"Wrote {n} sentences to {target}", err=True)
+    typer.echo(f"Wrote {n} sentence{'' if n == 1 else 's'} to {target}", err=True)
 
 
 def _in_folder(output: str, name: str) -> Path:

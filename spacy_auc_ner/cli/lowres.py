@@ -35,7 +35,7 @@ def pool_command(
     from ..training.unlabeled import write_pool
 
     n = write_pool(input_path, output_path, size, seed, limit, overwrite=overwrite)
-    typer.echo(f"Wrote {n} unlabeled sentences to {output_path}", err=True)
+    typer.echo(f"Wrote {n} unlabeled sentence{'' if n == 1 else 's'} to {output_path}", err=True)
 
 
 # the options of `recipe` and `self-train` until 2026-11-26 -> the config keys that replace them
@@ -59,7 +59,7 @@ def overrides_help(pretraining: bool) -> str:
     )
 
 
-def _overrides(command: str, config: str, output_dir: Optional[Path], args: List[str]) -> Dict[str, Any]:
+def _overrides(command: str, config: str, output_dir: Optional[str], args: List[str]) -> Dict[str, Any]:
     """The config overrides among the extra arguments; the options of the old form are refused
     with one line saying what to type instead."""
     from spacy.cli._util import parse_config_overrides
@@ -99,7 +99,7 @@ def _print_rounds(summary: Dict[str, Any]) -> None:
 def self_train_command(
     ctx: typer.Context,
     config: str = typer.Argument(..., help="Training config: a file, or a recipe's name (lowres_best, ...); the same one every round. Its self_training block holds the settings (configs/self_training.cfg fills what it leaves out)."),
-    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite; neither the --model folder nor inside it)."),
+    output_dir: Optional[str] = typer.Argument(None, show_default=False, help="Required. Folder for round-K/model-best, rounds.jsonl and model-best (must not hold a run, unless --overwrite; neither the --model folder nor inside it)."),
     model: Optional[Path] = typer.Option(None, "--model", help="A trained pipeline folder as round 0 (default: train the config on paths.train)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
@@ -169,7 +169,7 @@ def pretrain_config_command(
 def recipe_command(
     ctx: typer.Context,
     config: str = typer.Argument(..., help=f"The recipe: a name of the package's configs/recipes/ ({DEFAULT_RECIPE}: its BiLSTM-CRF head; lowres_spacy_ner: spaCy's ner; lowres_crf_auc: the CRF + AUC head; lowres_best_trf: the CRF head on the transformer named by --paths.transformer, needs the transformers extra; 'spacy-auc-ner config --list' says what each is) or a config file."),
-    output_dir: Optional[Path] = typer.Argument(None, show_default=False, help="Required. Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
+    output_dir: Optional[str] = typer.Argument(None, show_default=False, help="Required. Folder for pretrain/, round-K/, rounds.jsonl and model-best (must not hold a run, unless --overwrite)."),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):

@@ -38,4 +38,4 @@ def suggest_command(
     found, pool, too_short = suggest(model, raw, out, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
                                      component=component, beam_width=beam_width, overwrite=overwrite)
     short = shortfall(n, len(found), pool, too_short)
-    typer.echo(f"Wrote {len(found)} sentences to {out} and {jsonl_path(out)}, by {strategy}{f' ({short})' if short else ''}", err=True)
+    typer.echo(f"Wrote {len(found)} sentence{'' if len(found) == 1 else 's'} to {out} and {jsonl_path(out)}, by {strategy}{f' ({short})' if short else ''}", err=True)

@@ -181,6 +181,8 @@ def prepare(
     validates them (`validate_training_config`). The steps are the config's
     (`Steps`), less pretraining without ``pretrain``; ``self_train`` True: self-training
     whatever the rounds, and raw text is required (``self-train``)."""
+    if not str(output_dir).strip():  # an unset shell variable: Path("") would be the current folder
+        raise DataError("OUTPUT_DIR is an empty path: name a folder ('.' for the current one)")
     output_dir = Path(output_dir)
     # the claim refuses a teacher inside what the run writes; the run's folder inside the
     # teacher's (or the teacher's folder itself) would put round-K, model-best and the record
