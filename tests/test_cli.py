@@ -174,7 +174,9 @@ def test_a_spacy_file_is_written_as_columns_only_as_it_reads_back(tmp_path):
     assert (tmp_path / "ws.tsv").read_text() == "John\tB-PER\nlives\tO\nin\tO\nNew\tB-LOC\nYork\tI-LOC\n.\tO\nOk\tO\n\n"
     assert [s.tokens for s in read_columns(tmp_path / "ws.tsv")] == [("John", "lives", "in", "New", "York", ".", "Ok")]
     result = _run("convert", tmp_path / "ws.spacy", tmp_path / "copy.spacy")
-    assert result.exit_code == 0 and len(read_docs(tmp_path / "copy.spacy", nlp.vocab)) == 2, result.output
+    copied = read_docs(tmp_path / "copy.spacy", nlp.vocab)
+    assert result.exit_code == 0 and [d.text for d in copied] == [doc.text, ""], result.output  # the spacing kept
+    assert [(e.text, e.label_) for e in copied[0].ents] == [("John", "PER"), ("New York", "LOC")]
     # a token that no column line holds: refused, naming it, nothing written
     bad = [Doc(nlp.vocab, words=["a\tb", "c"], ents=["O", "B-X"]), Doc(nlp.vocab, words=["A", " ", "B"], ents=["B-X", "I-X", "I-X"]),
            Doc(nlp.vocab, words=["-DOCSTART-", "x"]), Doc(nlp.vocab, words=[])]

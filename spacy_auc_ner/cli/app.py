@@ -37,13 +37,15 @@ def convert(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):
     """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a
-    .spacy file to token<TAB>BIO (its Docs' entities; a token with missing annotation is O).
+    .spacy file to token<TAB>BIO or .spacy (its Docs' entities; a token with missing annotation is O).
 
     Whitespace tokens outside entities are left out of a column file; a token with a tab or line break is refused.
     -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
     An existing output file is kept unless --overwrite; the input is never written over.
     """
-    from ..data.columns import check_sentences_output, docs_to_sentences, is_docbin, read_columns, read_docs, write_sentences
+    from spacy.tokens import Doc
+
+    from ..data.columns import check_sentences_output, docs_to_sentences, is_docbin, read_columns, read_docs, write_docs, write_sentences
     from ..outputs import check_output_file
 
     target = _in_folder(output_path, f"{input_path.stem}.spacy")
@@ -54,11 +56,16 @@ def convert(
             raise ValueError(f"{', '.join(k for k, v in given.items() if v)}: for column files only; {input_path} is a .spacy file, whose entities are spans")
         from spacy.vocab import Vocab
 
-        sentences = docs_to_sentences(read_docs(input_path, Vocab()))
+        docs = read_docs(input_path, Vocab())
+        sentences = docs_to_sentences(docs)
     else:
         sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
     check_output_file(target, [input_path], overwrite)
-    n = write_sentences(target, sentences)
+    if is_docbin(input_path) and is_docbin(target):  # a copy keeps each token's space, which a Sentence has not
+        n = write_docs(target, (Doc(d.vocab, words=list(s.tokens), spaces=[bool(t.whitespace_) for t in d], ents=list(s.labels))
+                                for d, s in zip(docs, sentences)))
+    else:
+        n = write_sentences(target, sentences)
     typer.echo(f"Wrote {n} sentence{'' if n == 1 else 's'} to {target}", err=True)
 
 
