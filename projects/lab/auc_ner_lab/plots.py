@@ -194,3 +194,52 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
     ax.set_xlabel(AXIS_LABELS[setting])
     ax.set_ylabel("entity F1 (%)")
     ax.grid(alpha=0.3)
+
+
+def plot_selection(panels: Dict[str, Tuple[Sequence[Any], Sequence[Any]]], out_dir: PathLike, stem: str, at: int,
+                   *, formats: Sequence[str] = ("png", "svg")) -> List[Path]:
+    """The annotation loop's figure, one panel per corpus (`evidence.selection.figure_points`):
+    the recipe's mean test F1 on random sentences against how many were annotated (log axis),
+    with its 95 % band, and each method's mean F1 at ``at`` sentences with its interval, side by
+    side; a strategy above the band at ``at`` did better than random choice there."""
+    from .requirements import require
+
+    require("matplotlib", "plotting").use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    if not panels:
+        return []
+    methods = list(OrderedDict.fromkeys(m for _, chosen in panels.values() for m, _ in chosen))
+    colours = plt.get_cmap("tab10")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    for ax, (corpus, (curve, chosen)) in zip(axes.flat, panels.items()):
+        if curve:
+            ns = [n for n, _ in curve]
+            ax.plot(ns, [mean for _, (mean, _, _) in curve], marker="o", color="grey", label="random sentences")
+            banded = [(n, low, high) for n, (_, low, high) in curve if low is not None]
+            if banded:
+                ax.fill_between([n for n, _, _ in banded], [lo for _, lo, _ in banded], [hi for _, _, hi in banded],
+                                color="grey", alpha=0.2, linewidth=0)
+        for method, (mean, low, high) in chosen:
+            i = methods.index(method)
+            x = at * 1.04 ** (i - (len(methods) - 1) / 2)  # side by side around ``at`` on the log axis
+            err = [[0.0], [0.0]] if low is None else [[mean - low], [high - mean]]
+            ax.errorbar([x], [mean], yerr=err, fmt="o", capsize=2, markersize=4, color=colours(i % 10), label=method)
+        ticks = sorted({n for n, _ in curve} | {at})
+        ax.set_xscale("log")
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+        ax.set_title(corpus)
+        ax.set_xlabel("annotated sentences")
+        ax.set_ylabel("entity F1 (%)")
+        ax.grid(alpha=0.3)
+    handles, labels = _legend(axes)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False)
+    fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4), 1, 1))
+    written = []
+    for fmt in formats:
+        path = Path(out_dir) / f"{stem}.{fmt}"
+        save_figure(fig, path, fmt, bbox_inches="tight")
+        written.append(path)
+    plt.close(fig)
+    return written

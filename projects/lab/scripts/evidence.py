@@ -20,8 +20,10 @@ if __name__ == "__main__":  # run as a file: this lab folder, which holds auc_ne
 
 from auc_ner_lab.corpora import locate  # noqa: E402
 from auc_ner_lab.evidence import committed  # noqa: E402
-from auc_ner_lab.evidence.docs import docs  # noqa: E402
+from auc_ner_lab.evidence.docs import docs, selection_results  # noqa: E402
 from auc_ner_lab.evidence.reports import OTHER_STUDIES  # noqa: E402
+from auc_ner_lab.evidence.selection import CHOSEN, FIGURE, figure_points  # noqa: E402
+from auc_ner_lab.plots import plot_selection  # noqa: E402
 
 
 def run(*args: str) -> bool:
@@ -30,8 +32,8 @@ def run(*args: str) -> bool:
 
 
 def main() -> None:
-    """Everything `docs` writes, plus the studies' plots and the corpus overlap table (which
-    needs the corpora)."""
+    """Everything `docs` writes, plus the studies' plots (the annotation loop's too) and the
+    corpus overlap table (which needs the corpora)."""
     committed.ROOT = ROOT
     out = committed.evidence_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -44,6 +46,8 @@ def main() -> None:
         if (ROOT / "results" / name).exists():
             run("study", "report", f"results/{name}", "--spec", f"studies/{name}.yaml", "--baseline", baseline,
                 "--out", str((out / name).relative_to(ROOT)), "--overwrite")
+    spec, loop, random = selection_results()  # the annotation loop's figure, beside its report
+    plot_selection(figure_points(loop, random, list(spec.corpora)), out / spec.name, FIGURE, CHOSEN)
     corpora = ["conll2003", "ncbi_disease", "s800"]
     if all(locate(c, cwd=ROOT) for c in corpora):
         subprocess.run([sys.executable, "-m", "scripts.corpus_overlap", *corpora, "--out",

@@ -187,3 +187,28 @@ def test_what_the_methods_chose_by_hand():
     assert chosen_table(rows[2:], ["c"]) == ""
     loop = _results({("mnlp_30", "c", 20): {0: 0.55}})
     assert "| `mnlp_30` | 4, 3.0, 0.75 | – |" in readme_text(loop, _results({}), ["c", "d"], rows)
+
+
+def test_the_figure_points_by_hand(tmp_path):
+    """The random curve at each size and each method at its 50 sentences, in points: two draws
+    40 and 60 are a mean of 50, sd 10 sqrt 2, so the 95 % half width is t(0.975, 1) * sd / sqrt 2
+    = 12.706 * 10 points; one draw has no interval; another method's row and a corpus without
+    rows are left out; the figure is written whole, the same bytes twice."""
+    from auc_ner_lab.evidence.selection import figure_points
+    from auc_ner_lab.plots import plot_selection
+
+    loop = _results({("mnlp_30", "c", 20): {0: 0.4, 1: 0.6}, ("random_30", "c", 20): {0: 0.3}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.5, 1: 0.5}, ("lowres_best_trf", "c", 20): {0: 0.2},
+                       ("crf", "c", 50): {0: 0.9}})
+    points = figure_points(loop, random, ["c", "d"])
+    assert list(points) == ["c"]
+    curve, chosen = points["c"]
+    assert curve == [(20, (pytest.approx(20.0), None, None)), (50, (pytest.approx(50.0), pytest.approx(50.0), pytest.approx(50.0)))]
+    (method, (mean, low, high)), control = chosen
+    assert method == "mnlp_30" and mean == pytest.approx(50.0)
+    assert (low, high) == (pytest.approx(50.0 - 12.7062 * 10), pytest.approx(50.0 + 12.7062 * 10))
+    assert control == ("random_30", (pytest.approx(30.0), None, None))
+    written = plot_selection(points, tmp_path, "fig", 50, formats=("svg",))
+    first = written[0].read_bytes()
+    assert [p.name for p in written] == ["fig.svg"] and plot_selection(points, tmp_path, "fig", 50, formats=("svg",))[0].read_bytes() == first
+    assert plot_selection({}, tmp_path, "none", 50) == [] and not (tmp_path / "none.png").exists()

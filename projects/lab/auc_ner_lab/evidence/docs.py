@@ -183,18 +183,24 @@ def unread_rows(compute):
     return result, list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnreadableRow)))
 
 
-def selection_text():
-    """The annotation loop's sentences, in full for the lab (`selection.readme_text`) and short
-    for the README (`selection.readme_short`): the rows of studies/campaign_selection.yaml
-    against the recipe's random draws (campaign_trf_nodev, campaign_trf_nodev100)."""
-    from .selection import readme_short as selection_short
-    from .selection import readme_text as selection_readme
-
+def selection_results():
+    """(the spec of studies/campaign_selection.yaml, its results, the recipe's on random draws:
+    campaign_trf_nodev's 20 and 50 sentences, campaign_trf_nodev100's 100), as `aggregate`'s maps."""
     spec = load_spec(committed.ROOT / "studies" / "campaign_selection.yaml")
     loop = results_by_cell(spec.name, spec) if (committed.ROOT / "results" / spec.name).exists() else {}
-    random = {}  # the recipe on random draws: campaign_trf_nodev's 20 and 50 sentences, campaign_trf_nodev100's 100
+    random = {}
     for study in ("campaign_trf_nodev", "campaign_trf_nodev100"):
         if loop and (committed.ROOT / "results" / study).exists():
             random.update(results_by_cell(study))
+    return spec, loop, random
+
+
+def selection_text():
+    """The annotation loop's sentences, in full for the lab (`selection.readme_text`) and short
+    for the README (`selection.readme_short`), from `selection_results`."""
+    from .selection import readme_short as selection_short
+    from .selection import readme_text as selection_readme
+
+    spec, loop, random = selection_results()
     rows = named_rows(spec.name, spec.name) if loop else []
     return selection_readme(loop, random, list(spec.corpora), rows), selection_short(loop, random)

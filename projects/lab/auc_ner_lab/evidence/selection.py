@@ -24,7 +24,7 @@ import math
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from ..aggregate import crosses_devices
-from ..stats import paired_t_test
+from ..stats import paired_t_test, summarize
 from .nodev import difference, short_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
@@ -33,6 +33,7 @@ RANDOM_METHOD, DRAW, CHOSEN = "lowres_best_trf", 20, 50  # campaign_trf_nodev's 
 TOTAL_CELLS = 90  # campaign_selection's
 GOAL_POINTS = 3.0  # issue 47: the best strategy at least 3 points above 50 random sentences, p < 0.05
 GOAL_SIZE = 100  # ... and at the F1 of 100 random sentences on at least one corpus
+FIGURE = "f1_vs_annotated"  # docs/evidence/campaign_selection/FIGURE.png and .svg (`plots.plot_selection`)
 
 
 def methods_of(loop: Results) -> List[str]:
@@ -298,3 +299,25 @@ def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[
     if not judged:
         return f"the F1 of {GOAL_SIZE} random sentences: no {GOAL_SIZE}-sentence rows of its draws yet"
     return f"the F1 of {GOAL_SIZE} random sentences on at least one corpus: {'met' if any(judged) else 'not met'}"
+
+
+Point = Tuple[float, Optional[float], Optional[float]]  # mean F1 and its 95 % interval in points (no interval from one draw)
+
+
+def _point(scores: Sequence[float]) -> Point:
+    s = summarize(scores)
+    return 100 * s.mean, None if s.low is None else 100 * s.low, None if s.high is None else 100 * s.high
+
+
+def figure_points(loop: Results, random: Results, corpora: Sequence[str]):
+    """What the figure (`plots.plot_selection`) draws, by corpus: the random recipe's curve
+    ``[(n, Point)]`` at each size it has rows for, and each loop method's ``(method, Point)``
+    at its 50 annotated sentences (20 drawn + 30 chosen); corpora without rows are left out."""
+    out = {}
+    for corpus in corpora:
+        curve = sorted((size, _point(list(r.scores.values()))) for (m, c, size), r in random.items()
+                       if m == RANDOM_METHOD and c == corpus and size is not None and r.scores)
+        chosen = [(m, _point(list(r.scores.values()))) for (m, c, size), r in loop.items() if c == corpus and size == DRAW and r.scores]
+        if curve or chosen:
+            out[corpus] = (curve, chosen)
+    return out
