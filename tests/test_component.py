@@ -212,7 +212,7 @@ BAD_SETTINGS = [
     ({"two_task_lambda": -1.0}, "two_task_lambda", "must be a finite number >= 0"),
     ({"spans_key": ""}, "spans_key", "must be a non-empty string"),
     ({"scheme": "softmax", "loss": {"@losses": AUC}}, "loss", "AUCMargin.v1 cannot train scheme 'softmax'"),
-    ({"loss": {"@losses": AUC, "margin": 0.0}}, "loss.margin", "must be > 0, not 0.0"),
+    ({"loss": {"@losses": AUC, "margin": 0.0}}, "loss.margin", "must be > 0 and finite, not 0.0"),
     ({"loss": {"@losses": AUC, "mode": "online"}}, "loss.mode", "must be 'learned' or 'batch'"),
     ({"loss": {"@losses": AUC, "alpha_update": "sgd"}}, "loss.alpha_update", "must be 'ascent' or 'pesg'"),
     ({"loss": {"@losses": AUC, "alpha_lr": -0.1}}, "loss.alpha_lr", "must be > 0"),
@@ -226,7 +226,25 @@ BAD_SETTINGS = [
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.WeightedCE.v1", "beta": 0.5}}, "loss.beta", "must be >= 1"),
     ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.MoM.v1"}}, "loss.loss", "SoftmaxCE.v1 cannot train scheme 'ova'"),
     ({"scheme": "two_task", "strategy": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "strategy", "'grouped' (it picks OVA classifiers) cannot train scheme 'two_task'"),
-    ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 0}}, "strategy.m", "must be >= 1, not 0"),
+    ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 0}}, "strategy.m", "must be a whole number >= 1, not 0"),
+    # `x = inf` (unquoted) or a quoted number in a config file reaches the blocks as the string
+    # (confection checks that it reads as the type, and passes it on as written): an infinite
+    # setting diverged with "lower the learn rate", a string one raised a TypeError
+    ({"loss": {"@losses": AUC, "margin": "inf"}}, "loss.margin", "must be > 0 and finite, not inf"),
+    ({"loss": {"@losses": AUC, "alpha_update": "pesg", "alpha_lr": "inf"}}, "loss.alpha_lr", "must be > 0 and finite, not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": "inf"}}, "loss.gamma", "must be >= 0 and finite, not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "alpha": "inf"}}, "loss.alpha", "must be >= 0 and finite, not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "delta": "inf"}}, "loss.delta", "must be > 0 and finite"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.WeightedCE.v1", "beta": "inf"}}, "loss.beta", "and finite, not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "mu": "inf"}}, "loss.mu", "must be >= 0 and finite, not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "temperature": "inf"}}, "loss.temperature", "must be > 0 and finite (or null), not inf"),
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "seed": -1}}, "loss.seed", "must be a whole number >= 0, not -1"),
+    ({"entity_bias": "inf"}, "entity_bias", "must be a finite number, not 'inf'"),
+    ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": "2"}}, "strategy.m", "must be a whole number >= 1, not '2'"),
+    ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "seed": "2"}}, "strategy.seed", 'must be a whole number >= 0, not "2"'),
+    # a block of another registry in the slot (an AttributeError on a missing method)
+    ({"loss": {"@misc": "spacy_auc_ner.AllClassifiers.v1"}}, "loss", "must be a loss block (@losses = "),
+    ({"strategy": {"@losses": AUC}}, "strategy", "must be a strategy block (@misc = "),
     # a scheme block: its own settings under its key, the pair checked by capabilities
     ({"scheme": {"@misc": TWO_TASK, "lam": -1.0}}, "scheme.lam", "must be a finite number >= 0, not -1.0"),
     ({"scheme": {"@misc": TWO_TASK, "threshold": 1.0}}, "scheme.threshold", "must be in (0, 1), not 1.0"),

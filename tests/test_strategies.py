@@ -40,9 +40,9 @@ def test_strategies_refuse_other_schemes():
 
 
 def test_settings_are_checked_under_the_given_key():
-    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.m\] must be >= 1, not 0$"):
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.m\] must be a whole number >= 1, not 0$"):
         SampledClassifiers(m=0).validate("components.ner.strategy")
-    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.seed\] must be >= 0"):
+    with pytest.raises(ValueError, match=r"^\[components.ner.strategy.seed\] must be a whole number >= 0, not -1$"):
         SampledClassifiers(m=2, seed=-1).validate("components.ner.strategy")
     with pytest.raises(ValueError, match=r"^\[components.ner.strategy\] 'sampled' \(it picks OVA classifiers\) cannot train scheme 'crf'"):
         check_trains(make_scheme("crf"), SampledClassifiers(m=2), "components.ner.strategy", "components.ner.scheme")

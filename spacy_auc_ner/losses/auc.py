@@ -29,6 +29,7 @@ and LibAUC's default AUCMLoss, p the batch's share of positives:
 averaged over all tokens, which is p_k (1 - p_k) L_k. The papers print the prior-free form
 ("mean"), but the AUC-2T paper's code came from libauc, hence both.
 """
+import math
 from typing import Literal
 
 from spacy.util import registry
@@ -76,8 +77,10 @@ class AUCMargin(TokenLoss):
             f"{key}.alpha_update",
             f"must be 'ascent' or 'pesg', not {self.alpha_update!r}",
         )
-        check_setting(self.margin > 0, f"{key}.margin", f"must be > 0, not {self.margin}")
-        check_setting(self.alpha_lr > 0, f"{key}.alpha_lr", f"must be > 0, not {self.alpha_lr}")
+        # finite: an infinite margin or alpha_lr (`margin = inf` in a config) drives alpha to inf
+        # and the scores' gradient to NaN at the first step
+        check_setting(0 < self.margin < math.inf, f"{key}.margin", f"must be > 0 and finite, not {self.margin}")
+        check_setting(0 < self.alpha_lr < math.inf, f"{key}.alpha_lr", f"must be > 0 and finite, not {self.alpha_lr}")
         check_setting(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
 
     def finish_update(self, store) -> None:

@@ -11,6 +11,8 @@ of q in the denominator: a misprint of Li et al.'s form, which is the one follow
 alpha = delta = 0.01 by default: with alpha = 1, q = 0 at p = 1 as at p = 0, and per-example
 dice scored F1 0.03 on NCBI-disease (100 sentences) against 0.32 for the default, 0.34 for CE.
 """
+import math
+
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
@@ -33,8 +35,9 @@ class Dice(TokenLoss):
         self.level = level
 
     def validate(self, key: str = "loss") -> None:
-        check_setting(self.alpha >= 0, f"{key}.alpha", f"must be >= 0, not {self.alpha}")
-        check_setting(self.delta > 0, f"{key}.delta", f"must be > 0 (it keeps the ratio finite), not {self.delta}")
+        # finite: an infinite alpha or delta (`alpha = inf` in a config) makes the ratio inf / inf = NaN
+        check_setting(0 <= self.alpha < math.inf, f"{key}.alpha", f"must be >= 0 and finite, not {self.alpha}")
+        check_setting(0 < self.delta < math.inf, f"{key}.delta", f"must be > 0 and finite (it keeps the ratio finite), not {self.delta}")
         check_setting(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:

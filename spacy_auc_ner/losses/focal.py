@@ -6,6 +6,8 @@ model already gets right (most `O` tokens) contribute little:
 summed over the sigmoid columns (``ova``, ``two_task``), one binary problem each, or over the
 softmax's gold class, then a mask-weighted mean over tokens; gamma = 0 is BinaryCE or SoftmaxCE.
 """
+import math
+
 from spacy.util import registry
 from thinc.backends import get_array_ops
 
@@ -25,7 +27,8 @@ class Focal(TokenLoss):
         self.gamma = float(gamma)
 
     def validate(self, key: str = "loss") -> None:
-        check_setting(self.gamma >= 0, f"{key}.gamma", f"must be >= 0, not {self.gamma}")
+        # finite: an infinite gamma (`gamma = inf` in a config) makes every gradient 0 * inf = NaN
+        check_setting(0 <= self.gamma < math.inf, f"{key}.gamma", f"must be >= 0 and finite, not {self.gamma}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

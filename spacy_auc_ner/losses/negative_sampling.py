@@ -27,6 +27,7 @@ from spacy.util import registry
 from thinc.backends import get_array_ops
 
 from ..capabilities import O_COLUMN, SIGMOID, SOFTMAX, requires
+from ..data.files import check_seed
 from ..ml.activations import log_softmax, sigmoid
 from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, empty_output
 from .crossentropy import SoftmaxCE
@@ -60,8 +61,10 @@ class NegativeSampling(LossWrapper):
         self.mu = float(mu)
         self.epochs = int(epochs)
         self.total_steps = int(total_steps)
-        self.temperature = temperature
-        self.seed = int(seed)
+        # a number: `temperature = inf` or `"2"` in a config reaches here as the string it was
+        # (confection checks that it reads as a float, and passes it on as written)
+        self.temperature = None if temperature is None else float(temperature)
+        self.seed = seed
 
     def validate_own(self, key: str) -> None:
         check_setting(0.0 < self.rate <= 1.0, f"{key}.rate", f"must be in (0, 1], not {self.rate}")
@@ -70,11 +73,13 @@ class NegativeSampling(LossWrapper):
             f"{key}.distribution",
             f"must be 'uniform' or 'weighted', not {self.distribution!r}",
         )
-        check_setting(self.mu >= 0, f"{key}.mu", f"must be >= 0, not {self.mu}")
+        check_setting(0 <= self.mu < math.inf, f"{key}.mu", f"must be >= 0 and finite, not {self.mu}")
         check_setting(self.epochs >= 1, f"{key}.epochs", f"must be >= 1, not {self.epochs}")
         check_setting(self.total_steps >= 1, f"{key}.total_steps", f"must be >= 1, not {self.total_steps}")
         t = self.temperature
-        check_setting(t is None or t > 0, f"{key}.temperature", f"must be > 0 (or null), not {t}")
+        check_setting(t is None or 0 < t < math.inf, f"{key}.temperature", f"must be > 0 and finite (or null), not {t}")
+        # numpy's own refusal of a negative seed names no setting, and comes at the first update
+        check_seed(self.seed, f"[{key}.seed]")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

@@ -8,6 +8,7 @@ The loss is sum_i w_i l_i / sum_i w_i, as PyTorch's ``CrossEntropyLoss(weight=..
 weight is 1 before ``initialize``. WCE-1 is the paper's "inverse class frequency" s / s_k
 divided by K (mean 1 on balanced classes), a factor that this normalisation cancels.
 """
+import math
 from typing import Optional
 
 from spacy.util import registry
@@ -48,7 +49,8 @@ class WeightedCE(TokenLoss):
 
     def validate(self, key: str = "loss") -> None:
         check_setting(self.form in ("inverse", "log"), f"{key}.form", f"must be 'inverse' or 'log', not {self.form!r}")
-        check_setting(self.beta >= 1.0, f"{key}.beta", f"must be >= 1 (so that weights are >= 0), not {self.beta}")
+        # finite: an infinite beta (`beta = inf` in a config) makes every weight inf, the loss inf / inf = NaN
+        check_setting(1.0 <= self.beta < math.inf, f"{key}.beta", f"must be >= 1 (so that weights are >= 0) and finite, not {self.beta}")
 
     def initialize(self, class_counts) -> None:
         self.weights = class_weights(class_counts, self.form, self.beta)

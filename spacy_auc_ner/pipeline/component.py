@@ -128,7 +128,11 @@ class AUCNER(TrainablePipe):
     ):
         key = f"components.{name}"
         _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
-        check_setting(math.isfinite(entity_bias), f"{key}.entity_bias", f"must be a finite number, not {entity_bias}")
+        _check_parts(key, loss, strategy)
+        # a number first: `entity_bias = inf` in a config reaches here as the string "inf"
+        # (confection checks that it reads as a float, and passes it on as written)
+        finite = _is_number(entity_bias) and math.isfinite(entity_bias)
+        check_setting(finite, f"{key}.entity_bias", f"must be a finite number, not {entity_bias!r}")
         check_setting(isinstance(overwrite_ents, bool), f"{key}.overwrite_ents", f"must be true or false, not {overwrite_ents!r}")
         self.vocab = vocab
         self.model = model
@@ -525,6 +529,20 @@ def _check_settings(
     )
     check_setting(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
     check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
+
+
+def _check_parts(key: str, loss, strategy) -> None:
+    """The loss and strategy blocks are of their registries: a block of another (a strategy's
+    @misc under [loss]) failed later with an AttributeError on a missing method."""
+    for name, value, kind, example in (
+        ("loss", loss, TokenLoss, '(@losses = "spacy_auc_ner.AUCMargin.v1") or null'),
+        ("strategy", strategy, UpdateStrategy, '(@misc = "spacy_auc_ner.AllClassifiers.v1")'),
+    ):
+        check_setting(
+            value is None or isinstance(value, kind),
+            f"{key}.{name}",
+            f"must be a {name} block {example}, not a block that makes {type(value).__name__}",
+        )
 
 
 # the component's settings that only the string form of a scheme reads, with their defaults

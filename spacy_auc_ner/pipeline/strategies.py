@@ -9,6 +9,7 @@ import numpy
 from spacy.util import registry
 
 from ..capabilities import BIO, SIGMOID, Needs, requires, unmet
+from ..data.files import check_seed
 from ..losses.base import Unmet, check_setting
 
 # the strategies that pick classifiers need one sigmoid classifier per BIO label (scheme ova)
@@ -68,8 +69,11 @@ class SampledClassifiers(UpdateStrategy):
         self.key = "strategy"  # where the config holds it: `validate` is told, `plan` names it
 
     def validate(self, key: str = "strategy") -> None:
-        check_setting(self.m >= 1, f"{key}.m", f"must be >= 1, not {self.m}")
-        check_setting(self.seed >= 0, f"{key}.seed", f"must be >= 0 (a numpy seed), not {self.seed}")
+        # a whole number: `m = "2"` in a config reaches here as the string (confection checks
+        # that it reads as an int, and passes it on as written); comparing it raised a TypeError
+        m_ok = isinstance(self.m, int) and not isinstance(self.m, bool) and self.m >= 1
+        check_setting(m_ok, f"{key}.m", f"must be a whole number >= 1, not {self.m!r}")
+        check_seed(self.seed, f"[{key}.seed]")
         self.key = key
 
     def check_columns(self, columns: Sequence[str]) -> None:
