@@ -345,6 +345,24 @@ def test_a_pipeline_loaded_with_another_loss_is_a_clear_error(tmp_path):
         spacy.load(tmp_path / "pipe", config={"components": {"auc_ner": {"loss": {"@losses": AUC}}}})
 
 
+def test_a_saved_pipe_with_a_lost_cfg_or_another_scheme_or_a_damaged_model_is_a_clear_error(tmp_path):
+    """Loaded with another scheme (ova's weights read as softmax's: the same columns), a pipe
+    predicted with them; with its cfg file lost, it loaded with no labels and predicted nothing;
+    a truncated model file failed in msgpack's words, naming no file."""
+    nlp, _, _ = fit_toy({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.BinaryCE.v1"}}, n_iter=1)
+    nlp.to_disk(tmp_path / "pipe")
+    softmax = {"components": {"auc_ner": {"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.SoftmaxCE.v1"}}}}
+    with pytest.raises(ValueError, match=r"auc_ner: the pipe was trained with scheme 'ova', but \[components.auc_ner.scheme\] is 'softmax'"):
+        spacy.load(tmp_path / "pipe", config=softmax)
+    (tmp_path / "pipe" / "auc_ner" / "cfg").unlink()
+    with pytest.raises(ValueError, match=r"auc_ner: the saved model has 7 output columns, but the labels of the pipe's cfg \(none\) make 1"):
+        spacy.load(tmp_path / "pipe")
+    model = tmp_path / "pipe" / "auc_ner" / "model"
+    model.write_bytes(model.read_bytes()[:100])
+    with pytest.raises(ValueError, match=r"auc_ner: cannot read the saved pipe \(its model or cfg file is damaged\): "):
+        spacy.load(tmp_path / "pipe")
+
+
 def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
     model = {
         "@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2",

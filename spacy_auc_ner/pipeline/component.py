@@ -432,13 +432,16 @@ class AUCNER(TrainablePipe):
     def from_bytes(self, bytes_data, *, exclude=tuple()):
         self.cfg.pop(BIAS_IN_CONFIG, None)  # spaCy updates cfg with the saved one: only a saved marker counts
         out = super().from_bytes(bytes_data, exclude=exclude)
-        self._after_load()
+        self._after_load(f"[components.{self.name}]")
         return out
 
     def from_disk(self, path, *, exclude=tuple()):
         self.cfg.pop(BIAS_IN_CONFIG, None)
-        out = super().from_disk(path, exclude=exclude)
-        self._after_load()
+        try:
+            out = super().from_disk(path, exclude=exclude)
+        except ValueError as err:  # a truncated model or cfg file: msgpack's and ujson's words name no file
+            raise ValueError(f"{path}: cannot read the saved pipe (its model or cfg file is damaged): {err}") from err
+        self._after_load(str(path))
         return out
 
     def set_entity_bias(self, bias: float, pipe_config: Optional[Config] = None) -> None:
@@ -451,9 +454,12 @@ class AUCNER(TrainablePipe):
         # without the pipeline's config, the saved config.cfg will not hold it: loading reads cfg's
         self.cfg[BIAS_IN_CONFIG] = pipe_config is not None
 
-    def _after_load(self) -> None:
+    def _after_load(self, where: str) -> None:
         # the config the pipeline is loaded with wins over the copies saved in cfg: a decoder,
         # bias or spans key given to spacy.load(config=...) or edited in config.cfg is what runs
+        head = self.model.get_ref("output")
+        saved_columns = head.get_dim("nO") if head.has_param("W") else None
+        check_saved(where, self.name, self.cfg.get("scheme"), self.scheme.name, saved_columns, self.labels, len(self.columns))
         stored_bias = self.cfg.get("entity_bias", 0.0)
         self.cfg.update(self._config_settings)
         if not self.cfg.get(BIAS_IN_CONFIG) and self._config_settings["entity_bias"] == 0.0:
@@ -461,7 +467,6 @@ class AUCNER(TrainablePipe):
             self.cfg["entity_bias"] = self._config_settings["entity_bias"] = stored_bias
         if self.cfg.get("class_counts") is not None:
             self.loss.initialize(self.model.ops.asarray1f(self.cfg["class_counts"]))
-        head = self.model.get_ref("output")
         if not head.has_param("W"):
             return  # saved before initialisation
         n_loss = self.scheme.loss_columns(self.label_set)
@@ -476,6 +481,22 @@ class AUCNER(TrainablePipe):
                     f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
                     f"which the saved model does not hold: it was trained with another loss"
                 )
+
+
+def check_saved(
+    where: str, name: str, saved_scheme, scheme: str, saved_columns: Optional[int], labels: Sequence[str], n_columns: int
+) -> None:
+    """A loaded pipe's cfg (its labels and scheme) against its config and its model: a config
+    whose scheme was edited loaded the weights of another scheme and predicted with them (ova
+    and softmax have the same columns), and a pipe whose cfg file was lost or replaced loaded
+    with no labels (it predicted nothing) or with others (an IndexError when predicting)."""
+    if saved_scheme is not None and saved_scheme != scheme:
+        raise ValueError(f"{where}: the pipe was trained with scheme {saved_scheme!r}, but [components.{name}.scheme] is "
+                         f"{scheme!r}: load it with the config it was saved with, or train it again")
+    if saved_columns is not None and saved_columns != n_columns:
+        raise ValueError(f"{where}: the saved model has {saved_columns} output columns, but the labels of the pipe's cfg "
+                         f"({', '.join(labels) or 'none'}) make {n_columns} for scheme {scheme!r}: its cfg file is missing "
+                         "or is not the one saved with its model")
 
 
 def text_arrays(docs: Sequence[Doc]) -> TextArrays:
