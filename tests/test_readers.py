@@ -290,6 +290,43 @@ def test_resampled_base_changes_rareness(nlp, hand):
     assert reader.rareness == pytest.approx({"LOC": 1.5, "PER": 1.0})
 
 
+BAD_READER_SETTINGS = [
+    # a negative seed: random.Random takes abs(seed) (-1 drew what 1 draws, and the pool command
+    # refuses -1), numpy refused it only when the corpus was read, naming nothing
+    ("LowResource", {"n": 2, "seed": -1}, "[LowResource.v1] seed must be a whole number >= 0, not -1"),
+    ("EntityRatio", {"n": 2, "seed": -1}, "[EntityRatio.v1] seed must be a whole number >= 0, not -1"),
+    ("Pool", {"n": 2, "seed": -1}, "[Pool.v1] seed must be a whole number >= 0, not -1"),
+    ("MaskedEntities", {"seed": -1}, "[MaskedEntities.v1] seed must be a whole number >= 0, not -1"),
+    ("Resampled", {"seed": -1}, "[Resampled.v1] seed must be a whole number >= 0, not -1"),
+    ("Augmented", {"seed": -1}, "[Augmented.v1] seed must be a whole number >= 0, not -1"),
+    # a quoted number (n = "3" in a config) reaches the reader as the string: a TypeError
+    ("LowResource", {"n": "3"}, "[LowResource.v1] n must be a whole number, at least 1, got '3'"),
+    ("MaskedEntities", {"p": "0.5"}, "[MaskedEntities.v1] p must be in [0, 1], got '0.5'"),
+    # a log base below 1 (negative rareness) or NaN: numpy's "repeats may not contain negative values"
+    ("Resampled", {"base": 0.5}, "[Resampled.v1] the log base must be a finite number above 1, got 0.5"),
+    ("Resampled", {"base": float("nan")}, "[Resampled.v1] the log base must be a finite number above 1, got nan"),
+    ("Augmented", {"power": float("inf")}, "[Augmented.v1] power must be 0 or more and finite, got inf"),
+    ("EntityRatio", {"n": 2, "tolerance": -0.5}, "[EntityRatio.v1] tolerance must be a number >= 0, got -0.5"),
+]
+
+
+@pytest.mark.parametrize("reader, settings, message", BAD_READER_SETTINGS)
+def test_bad_reader_settings_are_one_line_errors_when_the_reader_is_made(nlp, numbered, reader, settings, message):
+    inner = {"@readers": "spacy.Corpus.v1", "path": str(numbered), "gold_preproc": False}
+    source = {"path": str(numbered)} if reader in ("LowResource", "EntityRatio", "Pool") else {"corpus": inner}
+    with pytest.raises(DataError) as err:
+        registry.resolve({"r": {"@readers": f"spacy_auc_ner.{reader}.v1", **source, **settings}})
+    assert str(err.value) == message
+
+
+def test_resampling_an_empty_corpus_is_a_one_line_error(nlp, tmp_path):
+    empty = tmp_path / "empty.spacy"
+    spacy.tokens.DocBin().to_disk(empty)
+    reader = ResampledCorpus(lambda nlp: spacy.training.Corpus(empty)(nlp))
+    with pytest.raises(DataError, match=r"^\[Resampled.v1\] the corpus it wraps gives no sentences$"):  # was numpy's reshape error
+        list(reader(nlp))
+
+
 def _conll_sized(seed: int = 0):
     """14,041 sentences of 14 or 15 tokens, 80 % with one or two mentions of 1-3 tokens of
     CoNLL 2003's four types at its training split's shares: its size without its text."""

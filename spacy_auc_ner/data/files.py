@@ -17,12 +17,24 @@ class DataError(ValueError):
     """Bad input data or settings: the message is one line naming the file and line (or key)."""
 
 
+def is_whole(value: Any, low: int = 0) -> bool:
+    """A whole number >= `low`: not a bool, nor the string a quoted number in a config file
+    reaches a registered function as (confection checks that "3" reads as an int, and passes
+    it on as written: comparing it raised a TypeError)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def is_number(value: Any) -> bool:
+    """A real number, not a bool nor the string of a quoted one (as `is_whole`)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def check_seed(seed: Any, name: str) -> None:
     """Refuse a seed that is not a whole number >= 0, in one line naming its option or config
     key (``--seed``, ``[system.seed]``): numpy refuses a negative seed only deep in a run, with no
     word of the option, and ``random.Random`` takes ``abs(seed)``, so -1 would quietly draw what 1
     draws."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_whole(seed, 0):
         raise DataError(f"{name} must be a whole number >= 0, not {json.dumps(seed, default=repr)}")
 
 

@@ -20,6 +20,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
 
 from ..capabilities import describe
+from ..data.files import is_number
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
 from ..losses.base import check_setting
@@ -131,7 +132,7 @@ class AUCNER(TrainablePipe):
         _check_parts(key, loss, strategy)
         # a number first: `entity_bias = inf` in a config reaches here as the string "inf"
         # (confection checks that it reads as a float, and passes it on as written)
-        finite = _is_number(entity_bias) and math.isfinite(entity_bias)
+        finite = is_number(entity_bias) and math.isfinite(entity_bias)
         check_setting(finite, f"{key}.entity_bias", f"must be a finite number, not {entity_bias!r}")
         check_setting(isinstance(overwrite_ents, bool), f"{key}.overwrite_ents", f"must be true or false, not {overwrite_ents!r}")
         self.vocab = vocab
@@ -544,11 +545,11 @@ def _check_settings(
         f"unknown decoder {decoder!r}; use 'greedy' or 'viterbi' (or null: the scheme's default)",
     )
     check_setting(
-        _is_number(two_task_lambda) and 0.0 <= two_task_lambda < math.inf,
+        is_number(two_task_lambda) and 0.0 <= two_task_lambda < math.inf,
         f"{key}.two_task_lambda",
         f"must be a finite number >= 0, not {two_task_lambda!r}",
     )
-    check_setting(_is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
+    check_setting(is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
     check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
 
 
@@ -606,9 +607,3 @@ def check_trains(scheme: Scheme, part, key: str, scheme_key: str) -> None:
             f"[{key}{where}] {who} cannot train scheme '{scheme.name}': it needs {describe(need, ' or ')} "
             f"columns, and [{scheme_key}] offers {describe(scheme.capabilities)}"
         )
-
-
-def _is_number(value) -> bool:
-    """A real number, not a string such as the 'nan' a command-line override leaves (a
-    comparison with it would raise a TypeError instead of naming the key)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

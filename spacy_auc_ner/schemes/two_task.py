@@ -15,6 +15,7 @@ from thinc.backends import get_array_ops
 from thinc.types import Floats2d
 
 from ..capabilities import SIGMOID
+from ..data.files import is_number
 from ..labels import LabelSet, label_is_begin, label_type
 from ..losses import SoftmaxCE, Truth
 from ..losses.base import LossOutput, check_setting
@@ -40,8 +41,8 @@ class TwoTaskScheme(BIOScheme):
         self.type_loss = SoftmaxCE()
 
     def validate(self, key: str = "scheme") -> None:
-        check_setting(_is_number(self.lam) and 0.0 <= self.lam < math.inf, f"{key}.lam", f"must be a finite number >= 0, not {self.lam!r}")
-        check_setting(_is_number(self.threshold) and 0.0 < self.threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {self.threshold!r}")
+        check_setting(is_number(self.lam) and 0.0 <= self.lam < math.inf, f"{key}.lam", f"must be a finite number >= 0, not {self.lam!r}")
+        check_setting(is_number(self.threshold) and 0.0 < self.threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {self.threshold!r}")
 
     def columns(self, labels: LabelSet) -> List[str]:
         cols = ["ENTITY", "BEGIN"]
@@ -111,8 +112,3 @@ class TwoTaskScheme(BIOScheme):
         p = to_numpy(sigmoid(scores[:, :2]))
         type_lp = to_numpy(self.type_log_probs(scores, labels))
         return two_task_spans(p[:, 0], p[:, 1], type_lp, lengths, float(self.threshold))
-
-
-def _is_number(value) -> bool:
-    """A real number, not a string such as the 'nan' a command-line override leaves."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -8,6 +8,7 @@ replaced. The corpus is augmented at once with array operations and Docs built a
 (memory grows by bytes a token, not by Docs); copy k comes from
 ``numpy.random.default_rng([seed, k])``, so raising ``copies`` keeps the first ones.
 """
+import math
 from typing import Callable, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
@@ -18,6 +19,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..data.columns import DataError
+from ..data.files import check_seed, is_number, is_whole
 
 Reader = Callable[[Language], Iterable[Example]]
 OPERATIONS = ("mention", "token", "shuffle")  # MR, LwTR, SiS: the order of a chain
@@ -233,16 +235,17 @@ class AugmentedCorpus:
         seed: int = 0,
     ):
         name = "[Augmented.v1]"
-        if copies < 0:
-            raise DataError(f"{name} copies must be 0 or more, got {copies}")
+        if not is_whole(copies, 0):
+            raise DataError(f"{name} copies must be 0 or more, got {copies!r}")
         probs = {"replace_tokens": replace_tokens, "replace_mentions": replace_mentions, "shuffle_segments": shuffle_segments}
         for key, p in probs.items():
-            if not 0.0 <= p <= 1.0:
-                raise DataError(f"{name} {key} must be in [0, 1], got {p}")
+            if not (is_number(p) and 0.0 <= p <= 1.0):
+                raise DataError(f"{name} {key} must be in [0, 1], got {p!r}")
         if combine not in COMBINE:
             raise DataError(f"{name} combine must be one of {', '.join(COMBINE)}, got {combine!r}")
-        if power < 0:
-            raise DataError(f"{name} power must be 0 or more, got {power}")
+        if not (is_number(power) and 0 <= power < math.inf):  # inf: every weight inf, the draw's probabilities NaN
+            raise DataError(f"{name} power must be 0 or more and finite, got {power!r}")
+        check_seed(seed, f"{name} seed")  # numpy refused -1 only when the corpus was read, naming nothing
         ps = dict(zip(OPERATIONS, (replace_mentions, replace_tokens, shuffle_segments)))
         self.operations = [(op, ps[op]) for op in OPERATIONS if ps[op] > 0]
         if copies and not self.operations:

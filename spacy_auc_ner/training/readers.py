@@ -22,7 +22,8 @@ from spacy.util import registry
 
 from ..data.columns import DataError, read_docs, tokens_only
 from ..data.entity_arrays import EntityArrays
-from .resampling import METHODS, VARIANTS, frequencies, rareness
+from ..data.files import check_seed, is_number, is_whole
+from .resampling import METHODS, VARIANTS, check_base, frequencies, rareness
 
 Reader = Callable[[Language], Iterable[Example]]
 logger = logging.getLogger(__name__)
@@ -89,8 +90,9 @@ class LowResourceCorpus:
     corpus order without shuffle), so a smaller draw with the same seed is a subset of a larger."""
 
     def __init__(self, path: Optional[str] = None, n: int = 100, seed: int = 0, shuffle: bool = True, corpus: Optional[Reader] = None):
-        if n < 1:
-            raise DataError(f"[LowResource.v1] n must be at least 1, got {n}")
+        if not is_whole(n, 1):
+            raise DataError(f"[LowResource.v1] n must be a whole number, at least 1, got {n!r}")
+        check_seed(seed, "[LowResource.v1] seed")
         self.path, self.corpus, self.n, self.seed, self.shuffle = path, corpus, n, seed, shuffle
         self.indices: List[int] = []
         self._docs = FileDocs(path) if path is not None else None
@@ -116,10 +118,10 @@ def pool_indices(n_total: int, n: int, seed: int, limit: int = 0, where="corpus"
     """The sentence indices that the draw of ``n`` with ``seed`` leaves out, the first ``limit``
     of them in the draw's seeded order (0: all; a smaller pool is within a larger), in corpus
     order: the experiments' unlabeled pool (`PoolCorpus`, ``spacy-auc-ner pool``)."""
-    if n < 0:
-        raise DataError(f"{where}: a draw of {n} sentences: expected 0 or more")
-    if limit < 0:
-        raise DataError(f"{where}: a pool limit of {limit} sentences: expected 0 (all) or more")
+    if not is_whole(n, 0):
+        raise DataError(f"{where}: a draw of {n!r} sentences: expected 0 or more")
+    if not is_whole(limit, 0):
+        raise DataError(f"{where}: a pool limit of {limit!r} sentences: expected 0 (all) or more")
     if n >= n_total:
         raise DataError(f"{where}: a draw of {n} sentences leaves none of its {n_total} for the pool")
     order = draw_indices(n_total, n_total, seed, where=where)
@@ -134,6 +136,7 @@ class PoolCorpus:
     ``[corpora.pretrain]`` (spacy pretrain), read from the split itself, never written out."""
 
     def __init__(self, path: str, n: int, seed: int = 0, limit: int = 0):
+        check_seed(seed, "[Pool.v1] seed")  # as the pool command's --seed: -1 drew what 1 draws
         self.path, self.n, self.seed, self.limit = path, n, seed, limit
         self._docs = FileDocs(path)
 
@@ -169,10 +172,13 @@ class EntityRatioCorpus:
     def __init__(
         self, path: Optional[str] = None, n: int = 100, percent: float = 5.0, seed: int = 0, tolerance: float = 0.1, corpus: Optional[Reader] = None
     ):
-        if not 0 < percent < 100:
-            raise DataError(f"[EntityRatio.v1] percent must be between 0 and 100 (exclusive), got {percent}")
-        if n < 1:
-            raise DataError(f"[EntityRatio.v1] n must be at least 1, got {n}")
+        if not (is_number(percent) and 0 < percent < 100):
+            raise DataError(f"[EntityRatio.v1] percent must be between 0 and 100 (exclusive), got {percent!r}")
+        if not is_whole(n, 1):
+            raise DataError(f"[EntityRatio.v1] n must be a whole number, at least 1, got {n!r}")
+        if not (is_number(tolerance) and tolerance >= 0):  # a negative one refused every draw, NaN none
+            raise DataError(f"[EntityRatio.v1] tolerance must be a number >= 0, got {tolerance!r}")
+        check_seed(seed, "[EntityRatio.v1] seed")
         self.path, self.corpus, self.n, self.percent = path, corpus, n, percent
         self.seed, self.tolerance = seed, tolerance
         self.indices: List[int] = []
@@ -275,8 +281,9 @@ class MaskedEntitiesCorpus:
     simulate unlabeled entities; the same seed hides the same entities on every call."""
 
     def __init__(self, corpus: Reader, p: float = 0.5, seed: int = 0, missing: bool = False):
-        if not 0.0 <= p <= 1.0:
-            raise DataError(f"[MaskedEntities.v1] p must be in [0, 1], got {p}")
+        if not (is_number(p) and 0.0 <= p <= 1.0):
+            raise DataError(f"[MaskedEntities.v1] p must be in [0, 1], got {p!r}")
+        check_seed(seed, "[MaskedEntities.v1] seed")
         self.corpus, self.p, self.seed, self.missing = corpus, p, seed, missing
         self.n_entities = 0
         self.n_masked = 0
@@ -311,8 +318,8 @@ class ResampledCorpus:
             raise DataError(f"[Resampled.v1] unknown method {method!r}; choose one of {', '.join(METHODS)}")
         if variant not in VARIANTS:
             raise DataError(f"[Resampled.v1] unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-        if base <= 0 or base == 1:
-            raise DataError(f"[Resampled.v1] base must be positive and not 1, got {base}")
+        check_base(base, "[Resampled.v1]")
+        check_seed(seed, "[Resampled.v1] seed")
         self.corpus, self.method, self.variant, self.base = corpus, method, variant, base
         self.seed, self.shuffle = seed, shuffle
         self.types: Optional[List[str]] = None
@@ -321,6 +328,8 @@ class ResampledCorpus:
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         examples = list(self.corpus(nlp))
+        if not examples:  # numpy's reshape of nothing failed, naming nothing
+            raise DataError("[Resampled.v1] the corpus it wraps gives no sentences")
         gold = gold_arrays(examples)
         types = gold.types
         if self.rareness is None:

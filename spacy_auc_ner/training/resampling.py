@@ -11,9 +11,12 @@ The paper prints r_t = -log(sum_s c(t, s) / N) without a base; the authors' code
 this module's default ``base``. The authors' code puts the 1 inside (ceil(sqrt(1 + sum r c)),
 ...) and keeps entity-free sentences once: ``variant="code"``.
 """
+import math
 from typing import Sequence, Union
 
 import numpy
+
+from ..data.files import DataError, is_number
 
 METHODS = ("sC", "sCR", "sCRD", "nsCRD")
 VARIANTS = ("paper", "code")
@@ -26,11 +29,18 @@ def rareness(type_tokens: Union[Sequence[float], numpy.ndarray], n_tokens: int, 
     counts = numpy.asarray(type_tokens, dtype="f8")
     if n_tokens <= 0:
         raise ValueError("rareness needs a corpus with at least one token")
-    if base <= 0 or base == 1:
-        raise ValueError(f"[base] log base must be positive and not 1, got {base}")
+    check_base(base, "[base]")
     if (counts <= 0).any() or (counts > n_tokens).any():
         raise ValueError("rareness needs each type's token count in 1..n_tokens")
     return -numpy.log(counts / n_tokens) / numpy.log(base)
+
+
+def check_base(base, where: str) -> None:
+    """The log base of the rareness: a finite number above 1. Below 1 every r_t is negative
+    and NaN (base = nan in a config) passed the old test; both repeated sentences a negative
+    number of times, which numpy refused naming nothing."""
+    if not (is_number(base) and 1 < base < math.inf):
+        raise DataError(f"{where} the log base must be a finite number above 1, got {base!r}")
 
 
 def frequencies(
