@@ -190,6 +190,23 @@ def test_bad_rates_are_refused():
         make_calibrate_entity_bias(rates=[0.1, 1.5])
 
 
+def test_bad_callback_settings_name_their_key_when_made_or_first_called(toy_corpus):
+    """An unknown metric was a KeyError at the first evaluation (ents_per_type, a dict, a
+    TypeError), a quoted rate a TypeError, a pipe not in the pipeline spaCy's KeyError."""
+    with pytest.raises(ValueError, match=r"^\[training.before_update.metric\] unknown metric 'ents_x'; choose one of ents_p, "):
+        make_calibrate_entity_bias(metric="ents_x")
+    with pytest.raises(ValueError, match=r"^\[training.before_update.metric\] unknown metric 'ents_per_type'"):
+        make_calibrate_entity_bias(metric="ents_per_type")
+    with pytest.raises(ValueError, match=r"^\[training.before_update.rates\] every rate must be in \(0, 1\), not '0.5'$"):
+        make_calibrate_entity_bias(rates=["0.5"])
+    nlp, pipe, examples = _pipe("crf")
+    nlp.config["paths"]["dev"] = str(toy_corpus / "dev.spacy")
+    nlp.config["corpora"] = {"dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}", "gold_preproc": False}}
+    nlp.config["training"]["eval_frequency"] = 10
+    with pytest.raises(ValueError, match=r"^\[training.before_update.component\] 'ner' is not an auc_ner pipe of the pipeline \(its auc_ner pipes: auc_ner\)$"):
+        make_calibrate_entity_bias(component="ner")(nlp, {"step": 0, "epoch": 0})
+
+
 def test_an_eval_frequency_of_0_names_its_key(toy_corpus):
     """It was a ZeroDivisionError (step % 0) at the first step."""
     nlp, pipe, examples = _pipe("crf")

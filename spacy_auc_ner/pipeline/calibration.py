@@ -14,8 +14,9 @@ from spacy.training import Example
 from spacy.util import registry, resolve_dot_names
 from thinc.api import Config
 
-from .component import text_arrays
-from .scoring import score_entities, typed_scores
+from ..data.files import is_number
+from .component import AUCNER, text_arrays
+from .scoring import METRICS, score_entities, typed_scores
 
 # shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)
 DEFAULT_RATES = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3)
@@ -88,9 +89,7 @@ def make_calibrate_entity_bias(
     them (``[training] use_averages``), as spaCy evaluates and saves. `rates`: the candidate
     entity shares (null: :data:`DEFAULT_RATES`)."""
     state: Dict = {}
-    for r in rates or ():
-        if not 0.0 < r < 1.0:
-            raise ValueError(f"[training.before_update.rates] every rate must be in (0, 1), not {r}")
+    check_calibration(metric, rates)
 
     def before_update(nlp: Language, args: Dict) -> None:
         if "examples" not in state:
@@ -98,6 +97,7 @@ def make_calibrate_entity_bias(
             state["every"] = int(config["training"]["eval_frequency"])
             if state["every"] < 1:  # the step's remainder below: one line naming the key, not a ZeroDivisionError
                 raise ValueError(f"[training.eval_frequency]: must be 1 or more, not {state['every']}")
+            check_component(nlp, component)
             (reader,) = resolve_dot_names(config, [dev_corpus])
             state["examples"] = list(reader(nlp))
         if args.get("step", 0) % state["every"] == 0:
@@ -109,6 +109,25 @@ def make_calibrate_entity_bias(
                 calibrate_entity_bias(pipe, examples, rates or DEFAULT_RATES, metric, nlp.get_pipe_config(component))
 
     return before_update
+
+
+def check_calibration(metric: str, rates: Optional[Sequence[float]]) -> None:
+    """The callback's settings, when it is made: an unknown metric (or ents_per_type, a dict)
+    failed with a KeyError (a TypeError) at the first evaluation, a quoted rate with a TypeError."""
+    if metric not in METRICS:
+        raise ValueError(f"[training.before_update.metric] unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+    for r in rates or ():
+        if not (is_number(r) and 0.0 < r < 1.0):
+            raise ValueError(f"[training.before_update.rates] every rate must be in (0, 1), not {r!r}")
+
+
+def check_component(nlp: Language, component: str) -> None:
+    """The pipe the callback calibrates is an auc_ner pipe of the pipeline: spaCy's KeyError
+    (no such pipe) or an AttributeError (another kind of pipe) named neither setting."""
+    if component not in nlp.pipe_names or not isinstance(nlp.get_pipe(component), AUCNER):
+        pipes = ", ".join(n for n in nlp.pipe_names if isinstance(nlp.get_pipe(n), AUCNER)) or "none"
+        raise ValueError(f"[training.before_update.component] {component!r} is not an auc_ner pipe of the pipeline "
+                         f"(its auc_ner pipes: {pipes})")
 
 
 def _after_earlier_pipes(nlp: Language, component: str, examples: Iterable[Example]) -> List[Example]:
