@@ -239,7 +239,9 @@ BAD_SETTINGS = [
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "mu": "inf"}}, "loss.mu", "must be >= 0 and finite, not inf"),
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "temperature": "inf"}}, "loss.temperature", "must be > 0 and finite (or null), not inf"),
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.NegativeSampling.v1", "seed": -1}}, "loss.seed", "must be a whole number >= 0, not -1"),
-    ({"entity_bias": "inf"}, "entity_bias", "must be a finite number, not 'inf'"),
+    ({"entity_bias": "inf"}, "entity_bias", "must be a finite number in [-1000000, 1000000], not 'inf'"),
+    # finite but near float32's range: NaN span scores (crf), no entity at all (softmax)
+    ({"entity_bias": 1e38}, "entity_bias", "must be a finite number in [-1000000, 1000000], not 1e+38"),
     ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": "2"}}, "strategy.m", "must be a whole number >= 1, not '2'"),
     ({"strategy": {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "seed": "2"}}, "strategy.seed", 'must be a whole number >= 0, not "2"'),
     # a block of another registry in the slot (an AttributeError on a missing method)

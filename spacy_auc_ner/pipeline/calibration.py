@@ -15,7 +15,7 @@ from spacy.util import registry, resolve_dot_names
 from thinc.api import Config
 
 from ..data.files import is_number
-from .component import AUCNER, text_arrays
+from .component import AUCNER, MAX_ENTITY_BIAS, text_arrays
 from .scoring import METRICS, score_entities, typed_scores
 
 # shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)
@@ -31,7 +31,7 @@ def bias_candidates(margins: numpy.ndarray, rates: Sequence[float] = DEFAULT_RAT
     if margins.size:
         for r in rates:
             b = float(-numpy.quantile(margins, 1.0 - r) + 1e-3)
-            if numpy.isfinite(b):
+            if abs(b) <= MAX_ENTITY_BIAS:  # finite, and one the pipe's config takes back when loaded
                 found.append(round(b, 4))
     return sorted(set(found), key=lambda b: (abs(b), b))
 

@@ -105,6 +105,11 @@ def make_auc_ner(
     )
 
 
+# the largest entity_bias: a logit shift that fixes every decision long before it, while one
+# near float32's range (1e38; 1e308 is inf in float32) summed to inf over a sentence in the CRF's
+# Viterbi, and the span scores were NaN (softmax: inf - inf, no entity at all)
+MAX_ENTITY_BIAS = 1e6
+
 # the cfg key that says the pipeline's config holds its entity bias (`AUCNER.set_entity_bias`)
 BIAS_IN_CONFIG = "entity_bias_in_config"
 
@@ -132,8 +137,8 @@ class AUCNER(TrainablePipe):
         _check_parts(key, loss, strategy)
         # a number first: `entity_bias = inf` in a config reaches here as the string "inf"
         # (confection checks that it reads as a float, and passes it on as written)
-        finite = is_number(entity_bias) and math.isfinite(entity_bias)
-        check_setting(finite, f"{key}.entity_bias", f"must be a finite number, not {entity_bias!r}")
+        bounded = is_number(entity_bias) and abs(entity_bias) <= MAX_ENTITY_BIAS
+        check_setting(bounded, f"{key}.entity_bias", f"must be a finite number in [-{MAX_ENTITY_BIAS:.0f}, {MAX_ENTITY_BIAS:.0f}], not {entity_bias!r}")
         check_setting(isinstance(overwrite_ents, bool), f"{key}.overwrite_ents", f"must be true or false, not {overwrite_ents!r}")
         self.vocab = vocab
         self.model = model
