@@ -115,6 +115,15 @@ def test_config_to_a_path_that_cannot_be_created(tmp_path, blocker):
     assert "blocker/ce.cfg: cannot write here" in line
 
 
+def test_config_to_an_empty_output_path_is_refused(tmp_path, monkeypatch):
+    """`--output "$UNSET"` wrote NAME.cfg into the current folder, as recipe's empty OUTPUT_DIR did."""
+    monkeypatch.chdir(tmp_path)
+    configs = Path(__file__).parents[1] / "configs"
+    line = _one_error_line(_invoke("config", "ce", "--output", "", "--configs-dir", configs))
+    assert line == "Error: --output is an empty path: name a file or folder ('.' for the current one), or leave it out to print"
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [

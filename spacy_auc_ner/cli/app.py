@@ -120,6 +120,8 @@ def config(
     )
     from ..outputs import check_output_file
 
+    if output is not None and not output.strip():  # an unset shell variable: Path("") would be the current folder
+        raise MethodError("--output is an empty path: name a file or folder ('.' for the current one), or leave it out to print")
     if list_methods and (name is not None or all_methods or output is not None):
         given = name if name is not None else "--all" if all_methods else "--output"
         raise MethodError(f"--list lists every method and recipe: give it alone, without {given}")
