@@ -445,8 +445,9 @@ class AUCNER(TrainablePipe):
         self.cfg.pop(BIAS_IN_CONFIG, None)
         try:
             out = super().from_disk(path, exclude=exclude)
-        except ValueError as err:  # a truncated model or cfg file: msgpack's and ujson's words name no file
-            raise ValueError(f"{path}: cannot read the saved pipe (its model or cfg file is damaged): {err}") from err
+        except ValueError as err:  # msgpack's, ujson's and thinc's words name no file
+            raise ValueError(f"{path}: cannot read the saved pipe (a damaged model or cfg file, or a model config other "
+                             f"than the one it was saved with): {err}") from err
         self._after_load(str(path))
         return out
 
