@@ -25,6 +25,17 @@ def save_figure(fig, path: PathLike, fmt: str, **options: Any) -> None:
         fig.savefig(tmp, dpi=150, format=fmt, metadata={"Date": None} if fmt == "svg" else None, **options)
 
 
+def _save_and_close(fig, out_dir: PathLike, stem: str, formats: Sequence[str]) -> List[Path]:
+    """Write ``fig`` as out_dir/stem.FORMAT for each of ``formats`` (`save_figure`), then free it."""
+    import matplotlib.pyplot as plt
+
+    paths = [Path(out_dir) / f"{stem}.{fmt}" for fmt in formats]
+    for path, fmt in zip(paths, formats):
+        save_figure(fig, path, fmt, bbox_inches="tight")
+    plt.close(fig)
+    return paths
+
+
 def plot_results(
     results: Sequence[MethodResult], out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
 ) -> List[Path]:
@@ -60,11 +71,7 @@ def plot_results(
         legend_rows = math.ceil(len(labels) / ncol) if labels else 0
         fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
         fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
-        for fmt in formats:
-            path = out_dir / f"{PLOT_STEMS[setting]}.{fmt}"
-            save_figure(fig, path, fmt, bbox_inches="tight")
-            written.append(path)
-        plt.close(fig)
+        written += _save_and_close(fig, out_dir, PLOT_STEMS[setting], formats)
     return written
 
 
@@ -141,13 +148,7 @@ def plot_paired_differences(
     handles, labels = _legend(axes)
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    written = []
-    for fmt in formats:
-        path = Path(out_dir) / f"{paired_plot_stem(base)}.{fmt}"
-        save_figure(fig, path, fmt, bbox_inches="tight")
-        written.append(path)
-    plt.close(fig)
-    return written
+    return _save_and_close(fig, out_dir, paired_plot_stem(base), formats)
 
 
 def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[str, Any]) -> None:
@@ -236,10 +237,4 @@ def plot_selection(panels: Dict[str, Tuple[Sequence[Any], Sequence[Any]]], out_d
     handles, labels = _legend(axes)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False)
     fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4), 1, 1))
-    written = []
-    for fmt in formats:
-        path = Path(out_dir) / f"{stem}.{fmt}"
-        save_figure(fig, path, fmt, bbox_inches="tight")
-        written.append(path)
-    plt.close(fig)
-    return written
+    return _save_and_close(fig, out_dir, stem, formats)
