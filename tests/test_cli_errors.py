@@ -169,7 +169,7 @@ def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs
                      "--paths.dev", tmp_path / "c.spacy", "--paths.raw_text", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
     line = result.stderr.strip().splitlines()[-1]  # after the round's log line
-    assert line == f"Error: [components.auc_ner.threshold] must be in (0, 1), not '{value}'"
+    assert line == f"Error: [components.auc_ner.threshold] must be a number in (0, 1), not '{value}'"
 
 
 def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_path):

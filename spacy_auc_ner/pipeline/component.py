@@ -197,8 +197,8 @@ class AUCNER(TrainablePipe):
         return self.scheme.columns(self.label_set)
 
     def add_label(self, label: str) -> int:
-        if not isinstance(label, str):
-            raise ValueError(f"[{self.name}] labels must be strings, not {label!r}")
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError(f"[{self.name}] labels must be non-empty strings, not {label!r}")
         if label in self.labels:
             return 0
         if self.model.has_dim("nO") and self.model.get_ref("output").has_param("W"):
@@ -555,7 +555,9 @@ def _check_settings(
         f"{key}.two_task_lambda",
         f"must be a finite number >= 0, not {two_task_lambda!r}",
     )
-    check_setting(is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {threshold!r}")
+    check_setting(
+        is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be a number in (0, 1), not {threshold!r}"
+    )
     check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
 
 
@@ -584,6 +586,8 @@ def _scheme(key: str, scheme: Union[str, Scheme], two_task_lambda: float, thresh
     the block itself, which owns its settings (the component's must then keep their defaults)."""
     if isinstance(scheme, str):
         built = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
+        if scheme != "two_task":
+            _warn_unread(key, scheme, two_task_lambda=two_task_lambda, threshold=threshold)
     else:
         check_setting(
             isinstance(scheme, Scheme),
@@ -601,6 +605,20 @@ def _scheme(key: str, scheme: Union[str, Scheme], two_task_lambda: float, thresh
         built = scheme
     built.validate(f"{key}.scheme")
     return built
+
+
+def _warn_unread(key: str, scheme: str, **settings: float) -> None:
+    """Only two_task reads the component's two_task_lambda and threshold. A value set for another
+    scheme is a mistake, but refusing it would stop pipelines saved with one from loading, so it
+    is a warning naming the key."""
+    for setting, value in settings.items():
+        default = STRING_FORM_SETTINGS[setting][0]
+        if value != default:
+            warnings.warn(
+                f"[{key}.{setting}] is {value!r}, but scheme '{scheme}' does not read it (only two_task does): "
+                f"it has no effect; leave it at {default}",
+                stacklevel=3,
+            )
 
 
 def check_trains(scheme: Scheme, part, key: str, scheme_key: str) -> None:

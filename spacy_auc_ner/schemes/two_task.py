@@ -42,7 +42,7 @@ class TwoTaskScheme(BIOScheme):
 
     def validate(self, key: str = "scheme") -> None:
         check_setting(is_number(self.lam) and 0.0 <= self.lam < math.inf, f"{key}.lam", f"must be a finite number >= 0, not {self.lam!r}")
-        check_setting(is_number(self.threshold) and 0.0 < self.threshold < 1.0, f"{key}.threshold", f"must be in (0, 1), not {self.threshold!r}")
+        check_setting(is_number(self.threshold) and 0.0 < self.threshold < 1.0, f"{key}.threshold", f"must be a number in (0, 1), not {self.threshold!r}")
 
     def columns(self, labels: LabelSet) -> List[str]:
         cols = ["ENTITY", "BEGIN"]
