@@ -385,6 +385,16 @@ def test_a_saved_pipe_with_a_lost_cfg_or_another_scheme_or_a_damaged_model_is_a_
         spacy.load(tmp_path / "pipe")
 
 
+@pytest.mark.parametrize("counts", [["3", "9"], "many", [1.0, -2.0]])
+def test_a_hand_edited_cfg_with_bad_class_counts_names_the_pipe(tmp_path, counts):
+    nlp, _, _ = fit_toy({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.WeightedCE.v1"}}, n_iter=1)
+    nlp.to_disk(tmp_path / "pipe")
+    cfg = tmp_path / "pipe" / "auc_ner" / "cfg"
+    srsly.write_json(cfg, {**srsly.read_json(cfg), "class_counts": counts})
+    with pytest.raises(ValueError, match=r"auc_ner: the class_counts of the pipe's cfg must be a list of counts, not "):
+        spacy.load(tmp_path / "pipe")
+
+
 def test_bilstm_v2_head_holds_the_crf_parameters_and_round_trips(tmp_path):
     model = {
         "@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2",

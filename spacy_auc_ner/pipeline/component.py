@@ -472,8 +472,12 @@ class AUCNER(TrainablePipe):
         if not self.cfg.get(BIAS_IN_CONFIG) and self._config_settings["entity_bias"] == 0.0:
             # saved before calibration wrote the config: its config says 0.0, its cfg the bias chosen
             self.cfg["entity_bias"] = self._config_settings["entity_bias"] = stored_bias
-        if self.cfg.get("class_counts") is not None:
-            self.loss.initialize(self.model.ops.asarray1f(self.cfg["class_counts"]))
+        counts = self.cfg.get("class_counts")
+        if counts is not None:
+            if not isinstance(counts, list) or not all(is_number(c) and 0 <= c < math.inf for c in counts):
+                raise ValueError(f"{where}: the class_counts of the pipe's cfg must be a list of counts, not {counts!r}: "
+                                 "its cfg file was edited or damaged")
+            self.loss.initialize(self.model.ops.asarray1f(counts))
         if not head.has_param("W"):
             return  # saved before initialisation
         n_loss = self.scheme.loss_columns(self.label_set)
