@@ -228,3 +228,18 @@ def test_a_closed_pipe_ends_a_command_quietly(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert out.returncode == 0 and "Error" not in out.stdout and "Traceback" not in out.stdout, out.stdout
+
+
+def test_the_command_list_prints_each_summary_unbroken(capsys):
+    """typer's command list printed a docstring's first paragraph with its own line breaks, so
+    a summary broke off mid-line ('... normalising labels to BIO, or a' / '.spacy file ...')."""
+    from spacy_auc_ner.cli import main
+
+    assert main(["--help"]) == 0
+    capsys.readouterr()
+    group = typer.main.get_command(app)
+    summaries = {name: command.short_help for name, command in group.commands.items()}
+    assert set(summaries) >= {"convert", "config", "recipe", "suggest"}
+    for name, summary in summaries.items():
+        assert summary and "\n" not in summary and "  " not in summary, (name, summary)
+    assert summaries["convert"].startswith("Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a .spacy")
