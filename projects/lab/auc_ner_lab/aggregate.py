@@ -9,7 +9,7 @@ Tuning trials are left out of the summaries (selection data, not evidence); a tu
 carries the grid point its group chose, and `compute` counts what every method cost, trials
 included.
 """
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .baseline import Baseline
@@ -26,12 +26,8 @@ def baseline_pairs(results: Sequence["MethodResult"], baseline: Optional[Baselin
     if baseline is None:
         return []
     lookup = {(r.corpus, r.setting, r.size, value_text(r.value), r.method): r for r in results}
-    pairs = []
-    for r in results:
-        coords = baseline.coordinates(r)
-        if coords is not None and coords in lookup:
-            pairs.append((r, lookup[coords]))
-    return pairs
+    coords = [(r, baseline.coordinates(r)) for r in results]
+    return [(r, lookup[c]) for r, c in coords if c is not None and c in lookup]
 
 
 @dataclass
@@ -58,36 +54,20 @@ class MethodResult:
 
     def to_dict(self) -> Dict[str, Any]:
         s, t = self.summary, self.vs_baseline
-        return {
-            "corpus": self.corpus,
-            "setting": self.setting,
-            "size": self.size,
-            "value": self.value,
-            "method": self.method,
-            "metric": self.metric,
-            "n": s.n,
-            "mean": s.mean,
-            "std": s.std,
-            "ci_low": s.low,
-            "ci_high": s.high,
-            "partitions": sorted(self.scores),
-            "failed": self.failed,
-            "vs_baseline": None
-            if t is None
-            else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t, "p_value": t.p_value},
-            "per_type_f": self.per_type,
-            "tuned": self.tuned,
-        }
+        return {"corpus": self.corpus, "setting": self.setting, "size": self.size, "value": self.value,
+                "method": self.method, "metric": self.metric, "n": s.n, "mean": s.mean, "std": s.std,
+                "ci_low": s.low, "ci_high": s.high, "partitions": sorted(self.scores), "failed": self.failed,
+                "vs_baseline": None if t is None else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t,
+                                                       "p_value": t.p_value},
+                "per_type_f": self.per_type, "tuned": self.tuned}
 
 
 def crosses_devices(a: Any, b: Any, partition: int) -> bool:
     """Whether the rows of ``partition`` in results ``a`` and ``b`` trained on different device
     kinds (`MethodResult.devices`): such a pair carries the numerical difference between a GPU and
     a CPU training too. A result without ``devices`` (made by hand) counts as trained on the CPU."""
-    def kind(result: Any) -> str:
-        return (getattr(result, "devices", None) or {}).get(partition, "CPU")
-
-    return kind(a) != kind(b)
+    a_kind, b_kind = ((getattr(r, "devices", None) or {}).get(partition, "CPU") for r in (a, b))
+    return a_kind != b_kind
 
 
 def row_scores(row: Dict[str, Any]) -> Dict[str, Any]:
@@ -103,15 +83,9 @@ def row_score(row: Dict[str, Any], metric: str) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def aggregate(
-    rows: Sequence[Dict[str, Any]],
-    *,
-    metric: str = DEFAULT_METRIC,
-    baseline: Optional[str] = "ce",
-    confidence: float = 0.95,
-    warn: Optional[Callable[[str], None]] = None,
-    value_order: Sequence[Any] = (),
-) -> List[MethodResult]:
+def aggregate(rows: Sequence[Dict[str, Any]], *, metric: str = DEFAULT_METRIC, baseline: Optional[str] = "ce",
+              confidence: float = 0.95, warn: Optional[Callable[[str], None]] = None,
+              value_order: Sequence[Any] = ()) -> List[MethodResult]:
     """Summaries in a stable order: corpus, setting, size, value, then methods as first seen
     (a baseline method first; values in `value_order`, a spec's, where given); `baseline` as
     `Baseline.parse` reads it. Two cells with the same coordinates but different ids (a spec
@@ -153,23 +127,13 @@ def aggregate(
         method_order.remove(base_spec.method)
         method_order.insert(0, base_spec.method)
 
-    results: List[MethodResult] = []
-    for (key, method), group in groups.items():
-        # every partition failed: no mean at all (None, not NaN, so that nothing prints "nan")
-        summary = summarize(list(group["scores"].values()), confidence) if group["scores"] else Summary(0, None, None, None)
-        results.append(
-            MethodResult(
-                *key,
-                method=method,
-                metric=metric,
-                scores=group["scores"],
-                summary=summary,
-                failed=group["failed"],
-                per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
-                tuned=_chosen(group["tuned"]),
-                devices=group["devices"],
-            )
-        )
+    # a group whose every partition failed has no mean at all (None, not NaN, so that nothing prints "nan")
+    results = [MethodResult(*key, method=method, metric=metric, scores=group["scores"],
+                            summary=summarize(list(group["scores"].values()), confidence) if group["scores"]
+                            else Summary(0, None, None, None),
+                            failed=group["failed"], per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
+                            tuned=_chosen(group["tuned"]), devices=group["devices"])
+               for (key, method), group in groups.items()]
     for r, base in baseline_pairs(results, base_spec):
         shared = sorted(set(r.scores) & set(base.scores))
         if shared:
@@ -184,10 +148,8 @@ def _chosen(tuned: Sequence[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     trials changed between runs (then ``varies`` lists the points seen)."""
     if not tuned:
         return None
-    points = []
-    for t in tuned:
-        if t.get("point") not in points:
-            points.append(t.get("point"))
+    seen = [t.get("point") for t in tuned]
+    points = [p for i, p in enumerate(seen) if p not in seen[:i]]
     first = dict(tuned[0])
     if len(points) > 1:
         first["varies"] = points
@@ -216,9 +178,7 @@ class Compute:
         return self.tuning_seconds + self.reported_seconds
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"corpus": self.corpus, "method": self.method, "tuning_runs": self.tuning_runs,
-                "tuning_seconds": self.tuning_seconds, "reported_runs": self.reported_runs,
-                "reported_seconds": self.reported_seconds, "runs": self.runs, "seconds": self.seconds}
+        return {**asdict(self), "runs": self.runs, "seconds": self.seconds}
 
 
 def compute(rows: Sequence[Dict[str, Any]]) -> List[Compute]:

@@ -13,6 +13,7 @@ from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute
 from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
 from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
+from .stats import p_text
 from .store import ResultsStore, check_not_in_store, latest_rows
 from .tuning import value_text
 
@@ -23,15 +24,9 @@ def _pct(x: float) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
 
 
-def markdown_report(
-    results: Sequence[MethodResult],
-    *,
-    baseline: Optional[str] = "ce",
-    failures: Sequence[Dict[str, Any]] = (),
-    title: Optional[str] = None,
-    costs: Sequence[Compute] = (),
-    dev_only: bool = False,
-) -> str:
+def markdown_report(results: Sequence[MethodResult], *, baseline: Optional[str] = "ce",
+                    failures: Sequence[Dict[str, Any]] = (), title: Optional[str] = None,
+                    costs: Sequence[Compute] = (), dev_only: bool = False) -> str:
     """Markdown: per panel a table of mean ± CI (▲/▼ where a paired t-test against the
     baseline gives p < 0.05), a table of paired differences with their p-values and, when
     tuned, the chosen values; then the compute per method (`costs`). `dev_only`: the scores
@@ -39,18 +34,15 @@ def markdown_report(
     if not results:
         return f"# {title or 'Study report'}\n\nNo results yet.\n"
     metric = results[0].metric
-    lines = [f"# {title or 'Study report'}", ""]
-    lines.append(
-        f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
-        f"Student-t confidence interval over the training partitions (n = partitions that finished)."
-        + (" Scored on the dev sample, not on test (score_on: dev): a choice may read these." if dev_only else "")
-    )
+    lines = [f"# {title or 'Study report'}", "",
+             f"Metric: {METRICS.get(metric, metric)} (`{metric}`), in %. Cells: mean ± half width of the 95% "
+             f"Student-t confidence interval over the training partitions (n = partitions that finished)."
+             + (" Scored on the dev sample, not on test (score_on: dev): a choice may read these."
+                if dev_only else "")]
     base = Baseline.parse(baseline)
     if base is not None:
-        lines.append(
-            f"▲ / ▼: better / worse than {base.describe()} by a two-sided paired t-test over the same "
-            f"partitions, p < {SIGNIFICANCE}."
-        )
+        lines.append(f"▲ / ▼: better / worse than {base.describe()} by a two-sided paired t-test over the same "
+                     f"partitions, p < {SIGNIFICANCE}.")
     lines.append("")
     for key, panel in by_panel(results).items():
         setting = panel[0].setting
@@ -70,24 +62,20 @@ def markdown_report(
 
             mixed = {(m, c): _mixed(cell.get((m, c)), partner(cell.get((m, c)))) for m in compared for c in columns}
             texts = {(m, c): _diff_text(cell.get((m, c)), mixed[(m, c)]) for m in compared for c in columns}
-            lines.append(f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same partitions; two-sided p-value; pairs"
-                         + ("; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically" if any(mixed.values()) else "") + "):")
-            lines.append("")
+            mixed_note = "; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically"
+            lines += [f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same "
+                      f"partitions; two-sided p-value; pairs{mixed_note if any(mixed.values()) else ''}):", ""]
             lines += _method_table(compared, columns, lambda m, c: texts[(m, c)])
         tuned = [r.tuned for r in panel if r.tuned]
         if tuned:
-            lines.append(
-                f"Chosen values (grid point with the best mean dev {tuned[0].get('metric')} over "
-                f"{tuned[0].get('partitions')} tuning partition(s), never reported; its dev score in %):"
-            )
-            lines.append("")
+            lines += [f"Chosen values (grid point with the best mean dev {tuned[0].get('metric')} over "
+                      f"{tuned[0].get('partitions')} tuning partition(s), never reported; its dev score in %):", ""]
             lines += _method_table(methods, columns, lambda m, c: _tuned_text(cell.get((m, c))))
     if costs:
         lines += _compute_lines(costs)
     if failures:
         lines += [f"## Failed cells ({len(failures)})", ""]
-        for row in failures[:20]:
-            lines.append(f"- `{row['cell_id']}`: {row.get('error', '')}")
+        lines += [f"- `{row['cell_id']}`: {row.get('error', '')}" for row in failures[:20]]
         if len(failures) > 20:
             lines.append(f"- ... and {len(failures) - 20} more")
         lines.append("")
@@ -127,22 +115,14 @@ def _tuned_text(r: Optional[MethodResult]) -> str:
 
 def _compute_lines(costs: Sequence[Compute]) -> List[str]:
     """One row per corpus and method: trainings and summed seconds, tuning included."""
-    lines = [
-        "## Compute per method",
-        "",
-        "Trainings (tuning trials + reported cells; every recorded run, failed ones and reruns "
-        "included) and the wall seconds of those runs summed (with N parallel workers the study "
-        "itself takes about 1/N of that):",
-        "",
-        "| corpus | method | trainings | tuning | reported | seconds | tuning s | reported s |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for c in costs:
-        lines.append(
-            f"| {c.corpus} | {c.method} | {c.runs} | {c.tuning_runs} | {c.reported_runs} | "
-            f"{c.seconds:.0f} | {c.tuning_seconds:.0f} | {c.reported_seconds:.0f} |"
-        )
-    return lines + [""]
+    return ["## Compute per method", "",
+            "Trainings (tuning trials + reported cells; every recorded run, failed ones and reruns "
+            "included) and the wall seconds of those runs summed (with N parallel workers the study "
+            "itself takes about 1/N of that):", "",
+            "| corpus | method | trainings | tuning | reported | seconds | tuning s | reported s |",
+            "|---|---|---|---|---|---|---|---|",
+            *(f"| {c.corpus} | {c.method} | {c.runs} | {c.tuning_runs} | {c.reported_runs} | "
+              f"{c.seconds:.0f} | {c.tuning_seconds:.0f} | {c.reported_seconds:.0f} |" for c in costs), ""]
 
 
 def _mixed(r: Optional[MethodResult], base: Optional[MethodResult]) -> int:
@@ -159,26 +139,15 @@ def _diff_text(r: Optional[MethodResult], mixed: int = 0) -> str:
     if r is None or r.vs_baseline is None:
         return "–"
     t = r.vs_baseline
-    p = "p –" if t.p_value is None else (f"p={t.p_value:.3f}" if t.p_value >= 0.001 else "p<0.001")
+    p = p_text(t.p_value, "p –")
     ratio = "" if t.ratio is None else f"×{t.ratio:.2f}, "
     return f"{100 * t.mean_diff:+.1f} ({ratio}{p}, n={t.n}" + (f"; {mixed} mixed" if mixed else "") + ")"
 
 
-def write_report(
-    results_path: PathLike,
-    out_dir: PathLike,
-    *,
-    metric: str = DEFAULT_METRIC,
-    baseline: Optional[str] = "ce",
-    confidence: float = 0.95,
-    title: Optional[str] = None,
-    plots: bool = True,
-    cells: Optional[Sequence] = None,
-    warn=None,
-    value_order: Sequence[Any] = (),
-    overwrite: bool = False,
-    inputs: Sequence[Optional[PathLike]] = (),
-) -> Dict[str, Any]:
+def write_report(results_path: PathLike, out_dir: PathLike, *, metric: str = DEFAULT_METRIC,
+                 baseline: Optional[str] = "ce", confidence: float = 0.95, title: Optional[str] = None,
+                 plots: bool = True, cells: Optional[Sequence] = None, warn=None, value_order: Sequence[Any] = (),
+                 overwrite: bool = False, inputs: Sequence[Optional[PathLike]] = ()) -> Dict[str, Any]:
     """Read the results store `results_path` (only the rows of `cells`, named as they are,
     when given: a spec's), write report.md, summary.json and the plots into `out_dir`; a
     setting's values in `value_order` (the spec's) where given. Nothing is written into a
@@ -189,9 +158,9 @@ def write_report(
     store.check()
     check_not_in_store(out_dir)
     names = ["report.md", "summary.json", "compute.json"] + [f"{stem}.{fmt}" for stem in PLOT_STEMS.values() for fmt in ("png", "svg")]
-    base_spec = Baseline.parse(baseline)
-    if base_spec is not None:
-        names += [f"{paired_plot_stem(base_spec)}.{fmt}" for fmt in ("png", "svg")]
+    base = Baseline.parse(baseline)
+    if base is not None:
+        names += [f"{paired_plot_stem(base)}.{fmt}" for fmt in ("png", "svg")]
     for name in names:
         check_output_file(out_dir / name, [results_path, *inputs], overwrite)
     rows = store.rows(warn=warn) if cells is None else store.rows_for(cells, warn=warn)
@@ -201,15 +170,14 @@ def write_report(
         found = sorted({k for r in rows for k, v in row_scores(r).items() if isinstance(v, (int, float))})
         raise ValueError(f"{results_path}: no row has a score {metric!r}; scores found: {', '.join(found) or 'none'}")
     summaries = aggregate(rows, metric=metric, baseline=baseline, confidence=confidence, warn=warn, value_order=value_order)
-    base = Baseline.parse(baseline)
     others = [r for r in summaries if base is not None and not base.is_baseline(r)]
     if warn is not None and others and not any(r.vs_baseline for r in others):
         warn(f"{results_path}: no result pairs with the baseline {baseline!r}: no paired tests (name a method, or VALUE_NAME=VALUE)")
-    failures = [r for r in latest_rows(rows).values() if r["status"] != "ok"]
-    if warn is not None:
-        warning = store.untraced_warning([r for r in latest_rows(rows).values() if r["status"] == "ok"])
-        if warning:
-            warn(warning)
+    latest = list(latest_rows(rows).values())
+    failures = [r for r in latest if r["status"] != "ok"]
+    warning = store.untraced_warning([r for r in latest if r["status"] == "ok"]) if warn is not None else None
+    if warning:
+        warn(warning)
     costs = compute(rows)
     text = markdown_report(
         summaries, baseline=baseline, failures=failures, title=title or f"Study report: {results_path.name}",

@@ -89,10 +89,9 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     n = len(diffs)
     if n == 0:
         raise ValueError("paired_t_test: no pairs")
-    mean_b = sum(float(y) for y in b) / n
-    ratio = (sum(float(x) for x in a) / n) / mean_b if mean_b > 0 else None
+    mean_a, mean_b = sum(a) / n, sum(b) / n
     t, p = _t_test(diffs)
-    return PairedTest(n, sum(diffs) / n, t, p, ratio)
+    return PairedTest(n, sum(diffs) / n, t, p, mean_a / mean_b if mean_b > 0 else None)
 
 
 def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
@@ -167,7 +166,6 @@ def p_words(p) -> str:
 def paired_difference(xs, ys):
     """The paired test of xs against ys and its difference in points with the 95 % interval
     of the differences ("+1.2 [-0.3, +2.7]"; no interval from one pair)."""
-
     t = paired_t_test(xs, ys)
     diff = f"{100 * t.mean_diff:+.1f}"
     interval = summarize([x - y for x, y in zip(xs, ys)])

@@ -6,19 +6,12 @@ from typing import List, Optional, Sequence
 
 from .claims_file import side_name
 from .stats import holm
+from .stats import p_text as _p
 from .verdicts import Verdict
 
 
 def _pct(x: Optional[float], signed: bool = False) -> str:
-    if x is None:
-        return "–"
-    return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
-
-
-def _p(p: Optional[float]) -> str:
-    if p is None:
-        return "–"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+    return "–" if x is None else (f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}")
 
 
 def family_verdict(verdict: Verdict, p_holm: Optional[float], alpha: float = 0.05) -> str:
@@ -45,9 +38,7 @@ UNIT_NOTE = (
 
 
 def _per_corpus_text(v: Verdict) -> str:
-    if not v.per_corpus:
-        return "–"
-    return "; ".join(f"{c} {_pct(d, True)} ({_p(p)}, n={n})" for c, d, p, n in v.per_corpus)
+    return "; ".join(f"{c} {_pct(d, True)} ({_p(p)}, n={n})" for c, d, p, n in v.per_corpus) or "–"
 
 
 def markdown_table(results: Sequence[Verdict]) -> str:
@@ -70,13 +61,10 @@ def markdown_table(results: Sequence[Verdict]) -> str:
     for v, p_holm, p_cell in zip(results, adjusted, cell_adjusted):
         c = v.claim
         if v.n == 0:
-            ours = f"`{side_name(c.a)}` vs `{side_name(c.b)}`: no finished pairs yet"
-            diff = "–"
+            ours, diff = f"`{side_name(c.a)}` vs `{side_name(c.b)}`: no finished pairs yet", "–"
         else:
-            rel = v.relative
-            ours = f"`{side_name(c.a)}` {_pct(v.mean_a)} vs `{side_name(c.b)}` {_pct(v.mean_b)}" + (
-                f" ({rel * 100:+.0f} %)" if rel is not None else ""
-            )
+            rel = "" if v.relative is None else f" ({v.relative * 100:+.0f} %)"
+            ours = f"`{side_name(c.a)}` {_pct(v.mean_a)} vs `{side_name(c.b)}` {_pct(v.mean_b)}{rel}"
             ci = f" [{_pct(v.diff_low, True)}, {_pct(v.diff_high, True)}]" if v.diff_low is not None else ""
             diff = f"{_pct(v.mean_diff, True)}{ci}"
             if c.trend:
