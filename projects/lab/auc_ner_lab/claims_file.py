@@ -54,13 +54,16 @@ def _listed(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
 
 
+Listed = Annotated[Optional[List[Any]], BeforeValidator(_listed)]  # one value, or a list of several
+
+
 class Where(Section):
     """The cells a claim compares its sides on; a list for several values."""
 
-    corpus: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    setting: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    size: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
-    value: Annotated[Optional[List[Any]], BeforeValidator(_listed)] = None
+    corpus: Listed = None
+    setting: Listed = None
+    size: Listed = None
+    value: Listed = None
 
 
 class ClaimEntry(Section):
@@ -93,7 +96,6 @@ class ClaimsFile(Section):
 
     @model_validator(mode="after")
     def _ids_once(self) -> "ClaimsFile":
-
         seen = set()
         for i, claim in enumerate(self.claims):
             if claim.id in seen:
@@ -117,16 +119,10 @@ def load_claims(path: PathLike) -> List[Claim]:
     if not isinstance(data, dict):
         raise ClaimsError(f"{path}: expected a mapping with a non-empty list under 'claims'")
     parsed = validate(ClaimsFile, data, source=str(path), error=ClaimsError)
-    return [
-        Claim(
-            id=c.id, claim=c.claim, paper=c.paper,
-            results=tuple(str(path.parent / r) if not Path(r).is_absolute() else r for r in c.results),
-            a=c.a, b=c.b, where={k: tuple(v) for k, v in c.where.model_dump(exclude_none=True).items()},
-            expect=c.expect, metric=c.metric, margin=float(c.margin), trend=c.trend, note=c.note,
-            repeats=c.repeats,
-        )
-        for c in parsed.claims
-    ]
+    return [Claim(**{**dict(c), "margin": float(c.margin),
+                     "results": tuple(str(path.parent / r) if not Path(r).is_absolute() else r for r in c.results),
+                     "where": {k: tuple(v) for k, v in c.where.model_dump(exclude_none=True).items()}})
+            for c in parsed.claims]
 
 
 def side_name(side: Dict[str, Any]) -> str:

@@ -66,28 +66,20 @@ def convert_original(source, split: str, content: bytes) -> List[Sentence]:
 def download(source, fetch: Optional[Callable[[str], bytes]] = None) -> Dict[str, List[Sentence]]:
     """Fetch every split's original file of `source` (a `CORPORA` entry), check its blob id and convert it. Raises DataError
     on the first mismatch, before anything is written."""
-    fetch = fetch or fetch_url
     out = {}
     for split in SPLITS:
         url = source.url(split)
-        content = fetch(url)
-        expected = source.files[split][1]
-        found = git_blob_id(content)
+        content = (fetch or fetch_url)(url)
+        found, expected = git_blob_id(content), source.files[split][1]
         if found != expected:
             raise DataError(f"{url}: checksum mismatch: git blob id {found}, expected {expected}; nothing was written")
         out[split] = convert_original(source, split, content)
     return out
 
 
-def get_corpus(
-    name: str,
-    out_dir: Path,
-    data_dir: Optional[Path] = None,
-    fmt: str = "spacy",
-    fetch: Optional[Callable[[str], bytes]] = None,
-    cwd: Optional[Path] = None,
-    overwrite: bool = False,
-) -> dict:
+def get_corpus(name: str, out_dir: Path, data_dir: Optional[Path] = None, fmt: str = "spacy",
+               fetch: Optional[Callable[[str], bytes]] = None, cwd: Optional[Path] = None,
+               overwrite: bool = False) -> dict:
     """Write ``out_dir/{train,dev,test}.{spacy|tsv}`` for a known corpus from a local copy when
     one is found, else from the original files (downloaded and checked). Returns a summary.
     Never writes over the local copy it reads, nor over an existing file unless `overwrite`
@@ -111,10 +103,9 @@ def get_corpus(
         splits = download(source, fetch)
         origin = f"https://github.com/{source.repo} @ {source.commit[:12]}"
     warnings = source.differences(splits)
-    out_dir = Path(out_dir)
     written = {}
     for split, sents in splits.items():
-        path = out_dir / f"{split}.{fmt}"
+        path = Path(out_dir) / f"{split}.{fmt}"
         write_sentences(path, sents)  # by its suffix
         written[split] = {"path": str(path), "sentences": len(sents)}
     for w in warnings:

@@ -14,7 +14,6 @@ from .corpora import SPLITS, read_sentences
 _SUFFIXES = (".spacy", ".tsv", ".conll", ".txt", ".iob", ".bio")
 
 
-
 def entity_counts(sentences: Sequence[Sentence]) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """(S,) tokens and (S,) entity tokens (B or I, any type) of each sentence."""
     lengths = numpy.asarray([len(s.labels) for s in sentences], dtype="i8")
@@ -60,12 +59,9 @@ def find_splits(path: Path) -> Dict[str, Path]:
         return {path.stem: path}
     if not path.is_dir():
         raise DataError(f"{path}: no such file or folder")
-    found = {}
-    for split in SPLITS:
-        for suffix in _SUFFIXES:
-            if (path / f"{split}{suffix}").is_file():
-                found[split] = path / f"{split}{suffix}"
-                break
+    files = {split: [f for f in (path / f"{split}{suffix}" for suffix in _SUFFIXES) if f.is_file()]
+             for split in SPLITS}
+    found = {split: existing[0] for split, existing in files.items() if existing}
     if not found:
         raise DataError(f"{path}: no train/dev/test file (.spacy, .tsv, .conll, .txt, .iob, .bio) in this folder")
     return found
@@ -81,23 +77,15 @@ def corpus_statistics(path: Path, name: Optional[str] = None, base: float = 2.0,
 def to_markdown(corpora: List[dict]) -> str:
     """Two markdown tables: one row per corpus split, and one per entity type (on the train
     split, or the first split when there is none)."""
-    rows = [
-        "| corpus | split | sentences | tokens | entities | types | B % | I % | O % | sentences with entity % |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for c in corpora:
-        for split, s in c["splits"].items():
-            rows.append(
-                f"| {c['corpus']} | {split} | {s['sentences']:,} | {s['tokens']:,} | {s['entities']:,} | {len(s['types'])} | "
-                f"{s['B%']:.2f} | {s['I%']:.2f} | {s['O%']:.2f} | {s['sent_with_entity%']:.1f} |"
-            )
+    rows = ["| corpus | split | sentences | tokens | entities | types | B % | I % | O % | sentences with entity % |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows += [f"| {c['corpus']} | {split} | {s['sentences']:,} | {s['tokens']:,} | {s['entities']:,} | "
+             f"{len(s['types'])} | {s['B%']:.2f} | {s['I%']:.2f} | {s['O%']:.2f} | {s['sent_with_entity%']:.1f} |"
+             for c in corpora for split, s in c["splits"].items()]
     base = corpora[0]["base"] if corpora else 2.0
     base_txt = "2" if base == 2 else ("e" if abs(base - numpy.e) < 1e-9 else f"{base:g}")
-    rows += [
-        "",
-        f"| corpus | split | type | tokens | entities | token % | r_t (log{base_txt}) |",
-        "|---|---|---|---:|---:|---:|---:|",
-    ]
+    rows += ["", f"| corpus | split | type | tokens | entities | token % | r_t (log{base_txt}) |",
+             "|---|---|---|---:|---:|---:|---:|"]
     for c in corpora:
         split = "train" if "train" in c["splits"] else next(iter(c["splits"]))
         for t, s in c["splits"][split]["per_type"].items():

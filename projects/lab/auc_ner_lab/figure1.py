@@ -12,7 +12,7 @@ import numpy
 
 from spacy_auc_ner.api import PathLike, bio_layout
 
-from .plots import save_figure
+from .plots import pyplot, save_and_close
 
 
 def label_prefix(index) -> numpy.ndarray:
@@ -47,12 +47,8 @@ def confusion_shares(p_gold: numpy.ndarray, p_other: numpy.ndarray, threshold: f
     contested (gold and another claim it), wrong (only another claims it)."""
     n = max(1, len(p_gold))
     g, o = p_gold >= threshold, p_other >= threshold
-    return {
-        "correct": float((g & ~o).sum() / n),
-        "unclaimed": float((~g & ~o).sum() / n),
-        "contested": float((g & o).sum() / n),
-        "wrong": float((~g & o).sum() / n),
-    }
+    return {"correct": float((g & ~o).sum() / n), "unclaimed": float((~g & ~o).sum() / n),
+            "contested": float((g & o).sum() / n), "wrong": float((~g & o).sum() / n)}
 
 
 def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ner") -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]:
@@ -60,7 +56,6 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
     `corpus_path` (.spacy), the gold BIO label indices (N,) and the K column names."""
     from scipy.special import expit
     from spacy.training import Corpus, Example
-
 
     if pipe_name not in nlp.pipe_names:
         raise ValueError(f"the pipeline has no component {pipe_name!r} (it has {', '.join(nlp.pipe_names)})")
@@ -82,28 +77,17 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
         scores = pipe.predict(batch)
         egs = [Example(doc, eg.reference) for doc, eg in zip(batch, examples[start : start + 256])]
         golds.append(numpy.asarray(pipe.label_set.gold(egs), dtype="i"))
-        for s in scores:
-            probs.append(numpy.asarray(expit(pipe.model.ops.to_numpy(s)), dtype="f"))
+        probs += [numpy.asarray(expit(pipe.model.ops.to_numpy(s)), dtype="f") for s in scores]
     n_cols = len(pipe.columns)
     all_probs = numpy.concatenate(probs) if probs else numpy.zeros((0, n_cols), "f")
     all_gold = numpy.concatenate(golds) if golds else numpy.zeros(0, "i")
     return all_probs, all_gold, list(pipe.columns)
 
 
-def plot_figure1(
-    panels: Sequence[Tuple[str, numpy.ndarray, numpy.ndarray, numpy.ndarray]],
-    out_stem: PathLike,
-    *,
-    max_points: int = 20000,
-    seed: int = 0,
-    formats: Sequence[str] = ("png", "svg"),
-) -> List[Path]:
+def plot_figure1(panels: Sequence[Tuple[str, numpy.ndarray, numpy.ndarray, numpy.ndarray]], out_stem: PathLike, *,
+                 max_points: int = 20000, seed: int = 0, formats: Sequence[str] = ("png", "svg")) -> List[Path]:
     """Scatter per panel (title, p_gold, p_other, gold): O, B- and I- tokens in three colours."""
-    from .requirements import require
-
-    require("matplotlib", "plotting").use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out_stem = Path(out_stem)
     rng = numpy.random.default_rng(seed)
     fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 4.2), squeeze=False)
@@ -118,20 +102,12 @@ def plot_figure1(
         shares = confusion_shares(p_gold, p_other)
         ax.axhline(0.5, color="k", lw=0.5, ls=":")
         ax.axvline(0.5, color="k", lw=0.5, ls=":")
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("probability of the gold label")
-        ax.set_ylabel("highest probability of another label")
-        ax.set_title(f"{title}\ncorrect {shares['correct']:.0%}, unclaimed {shares['unclaimed']:.0%}, contested {shares['contested']:.0%}, wrong {shares['wrong']:.0%}", fontsize=9)
+        ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), xlabel="probability of the gold label",
+               ylabel="highest probability of another label")
+        ax.set_title(f"{title}\n" + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()), fontsize=9)
         ax.legend(loc="upper left", fontsize=7, markerscale=3)
     fig.tight_layout()
-    written = []
-    for fmt in formats:
-        path = out_stem.with_suffix(f".{fmt}")
-        save_figure(fig, path, fmt)
-        written.append(path)
-    plt.close(fig)
-    return written
+    return save_and_close(fig, out_stem.parent, out_stem.stem, formats, bbox_inches=None)
 
 
 def figure1(

@@ -14,23 +14,14 @@ from .sets import training_set_config
 from .store import check_not_in_store
 
 
-def write_partitions(
-    input_path: Path,
-    output_dir: Path,
-    sizes: Sequence[int],
-    partitions: int = 10,
-    seed: int = 0,
-    entity_percent: Optional[float] = None,
-    tolerance: float = 0.1,
-    fmt: str = "spacy",
-    overwrite: bool = False,
-) -> dict:
+def write_partitions(input_path: Path, output_dir: Path, sizes: Sequence[int], partitions: int = 10, seed: int = 0,
+                     entity_percent: Optional[float] = None, tolerance: float = 0.1, fmt: str = "spacy",
+                     overwrite: bool = False) -> dict:
     """Write ``output_dir/n{size}-p{p}.{fmt}`` and ``output_dir/manifest.json``; returns the
     manifest. No file is written over the input, nor over an existing file unless
     `overwrite`; these checks and every draw are made before anything is written."""
     input_path, output_dir = Path(input_path), Path(output_dir)
-    names = [f"n{n}-p{p}.{fmt}" for n in sizes for p in range(partitions)] + ["manifest.json"]
-    for name in names:
+    for name in [f"n{n}-p{p}.{fmt}" for n in sizes for p in range(partitions)] + ["manifest.json"]:
         check_output_file(output_dir / name, [input_path], overwrite)
     check_not_in_store(output_dir)
     sentences = read_sentences(input_path)
@@ -51,15 +42,8 @@ def write_partitions(
             entries.append(entry)
     for entry in tqdm(entries, desc="partitions", unit="file", disable=None):
         write_sentences(output_dir / entry["path"], [sentences[i] for i in entry["sentence_ids"]])
-    manifest = {
-        "source": str(input_path),
-        "source_sentences": len(sentences),
-        "sizes": list(sizes),
-        "partitions": partitions,
-        "seed": seed,
-        "entity_percent": entity_percent,
-        "files": entries,
-    }
+    manifest = {"source": str(input_path), "source_sentences": len(sentences), "sizes": list(sizes),
+                "partitions": partitions, "seed": seed, "entity_percent": entity_percent, "files": entries}
     write_json(output_dir / "manifest.json", manifest, indent=1)
     return manifest
 

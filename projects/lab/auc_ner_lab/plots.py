@@ -25,13 +25,23 @@ def save_figure(fig, path: PathLike, fmt: str, **options: Any) -> None:
         fig.savefig(tmp, dpi=150, format=fmt, metadata={"Date": None} if fmt == "svg" else None, **options)
 
 
-def _save_and_close(fig, out_dir: PathLike, stem: str, formats: Sequence[str]) -> List[Path]:
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (`require`: one line when it is missing)."""
+    from .requirements import require
+
+    require("matplotlib", "plotting").use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_and_close(fig, out_dir: PathLike, stem: str, formats: Sequence[str], bbox_inches="tight") -> List[Path]:
     """Write ``fig`` as out_dir/stem.FORMAT for each of ``formats`` (`save_figure`), then free it."""
     import matplotlib.pyplot as plt
 
     paths = [Path(out_dir) / f"{stem}.{fmt}" for fmt in formats]
     for path, fmt in zip(paths, formats):
-        save_figure(fig, path, fmt, bbox_inches="tight")
+        save_figure(fig, path, fmt, bbox_inches=bbox_inches)
     plt.close(fig)
     return paths
 
@@ -41,38 +51,36 @@ def plot_results(
 ) -> List[Path]:
     """One figure per setting, one panel per corpus (x size for settings other than lowres):
     mean F1 against the setting's axis, with the confidence band."""
-    from .requirements import require
-
-    require("matplotlib", "plotting").use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    out_dir = Path(out_dir)
+    plt = pyplot()
     written: List[Path] = []
-    by_setting: "OrderedDict[str, List[MethodResult]]" = OrderedDict()
-    for r in results:
-        by_setting.setdefault(r.setting, []).append(r)
-    all_methods = list(OrderedDict.fromkeys(r.method for r in results))
     colours = plt.get_cmap("tab10")
-    colour = {m: colours(i % 10) for i, m in enumerate(all_methods)}
-    for setting, rs in by_setting.items():
-        panels = by_panel(rs)
-        n = len(panels)
-        cols = min(n, 3)
-        rows = math.ceil(n / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    colour = {m: colours(i % 10) for i, m in enumerate(OrderedDict.fromkeys(r.method for r in results))}
+    for setting in OrderedDict.fromkeys(r.setting for r in results):
+        panels = by_panel([r for r in results if r.setting == setting])
+        fig, axes, cols, rows = _grid(len(panels), lambda cols, rows: (4.6 * cols, 3.6 * rows))
         for ax, (key, panel) in zip(axes.flat, panels.items()):
             _draw_panel(ax, panel, setting, colour)
             ax.set_title(panel_title(key))
-        for ax in list(axes.flat)[n:]:
-            ax.set_visible(False)
         handles, labels = _legend(axes)
         # as many legend columns as fit under the panels, the rest wraps onto more rows
         ncol = max(1, min(len(labels), 3 * cols))
         legend_rows = math.ceil(len(labels) / ncol) if labels else 0
         fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
         fig.tight_layout(rect=(0, min(0.4, 0.075 * legend_rows / rows), 1, 1))
-        written += _save_and_close(fig, out_dir, PLOT_STEMS[setting], formats)
+        written += save_and_close(fig, out_dir, PLOT_STEMS[setting], formats)
     return written
+
+
+def _grid(n: int, size):
+    """A figure of `n` panels, three a row, `size(cols, rows)` inches; the unused panels hidden."""
+    import matplotlib.pyplot as plt
+
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=size(cols, rows), squeeze=False)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, axes, cols, rows
 
 
 def _legend(axes) -> Tuple[List[Any], List[str]]:
@@ -106,11 +114,7 @@ def plot_paired_differences(
     difference to `baseline` (a method, or AXIS=VALUE: see baseline.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
     from the zero line. Nothing when no method pairs with the baseline."""
-    from .requirements import require
-
-    require("matplotlib", "plotting").use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     base = Baseline.parse(baseline)
     panels = []
     for key, panel in by_panel(results).items():
@@ -124,12 +128,10 @@ def plot_paired_differences(
             panels.append((key, points))
     if not panels:
         return []
-    cols = min(len(panels), 3)
-    rows = math.ceil(len(panels) / cols)
     methods = list(OrderedDict.fromkeys(m for _, points in panels for m, _, _ in points))
     columns = list(OrderedDict.fromkeys(c for _, points in panels for _, c, _ in points))
     colours = plt.get_cmap("tab10")
-    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 0.9 + 0.32 * len(methods) * rows), squeeze=False)
+    fig, axes, _, _ = _grid(len(panels), lambda cols, rows: (4.8 * cols, 0.9 + 0.32 * len(methods) * rows))
     step = 0.7 / max(1, len(columns))
     for ax, (key, points) in zip(axes.flat, panels):
         for method, column, (mean, low, high) in points:
@@ -143,12 +145,10 @@ def plot_paired_differences(
         ax.set_title(panel_title(key))
         ax.set_xlabel(f"F1 difference to {base.describe().replace('`', '')} (points, 95 % CI)")
         ax.grid(axis="x", alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.set_visible(False)
     handles, labels = _legend(axes)
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return _save_and_close(fig, out_dir, paired_plot_stem(base), formats)
+    return save_and_close(fig, out_dir, paired_plot_stem(base), formats)
 
 
 def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[str, Any]) -> None:
@@ -177,16 +177,9 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
             x = [(r.size if setting == "lowres" else r.value * scale) for r in rs]
             y = [100 * r.summary.mean for r in rs]
             ax.plot(x, y, marker="o", color=colour[m], label=m)
-            banded = [(xi, r) for xi, r in zip(x, rs) if r.summary.half_width is not None]
-            if banded:
-                ax.fill_between(
-                    [xi for xi, _ in banded],
-                    [100 * r.summary.low for _, r in banded],
-                    [100 * r.summary.high for _, r in banded],
-                    color=colour[m],
-                    alpha=0.2,
-                    linewidth=0,
-                )
+            banded = [(xi, 100 * r.summary.low, 100 * r.summary.high) for xi, r in zip(x, rs)
+                      if r.summary.half_width is not None]
+            _band(ax, banded, colour[m])
     if setting != "resampling":
         ticks = sorted({r.size if setting == "lowres" else r.value * (100 if setting == "imbalance" else 1)
                         for r in panel if r.size is not None or setting != "lowres"})
@@ -197,17 +190,20 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
     ax.grid(alpha=0.3)
 
 
+def _band(ax, banded: Sequence[Tuple[Any, float, float]], colour) -> None:
+    """A confidence band through the (x, low, high) points, if any."""
+    if banded:
+        xs, lows, highs = zip(*banded)
+        ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+
+
 def plot_selection(panels: Dict[str, Tuple[Sequence[Any], Sequence[Any]]], out_dir: PathLike, stem: str, at: int,
                    *, formats: Sequence[str] = ("png", "svg")) -> List[Path]:
     """The annotation loop's figure, one panel per corpus (`evidence.selection.figure_points`):
     the recipe's mean test F1 on random sentences against how many were annotated (log axis),
     with its 95 % band, and each method's mean F1 at ``at`` sentences with its interval, side by
     side; a strategy above the band at ``at`` did better than random choice there."""
-    from .requirements import require
-
-    require("matplotlib", "plotting").use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     if not panels:
         return []
     methods = list(OrderedDict.fromkeys(m for _, chosen in panels.values() for m, _ in chosen))
@@ -217,10 +213,7 @@ def plot_selection(panels: Dict[str, Tuple[Sequence[Any], Sequence[Any]]], out_d
         if curve:
             ns = [n for n, _ in curve]
             ax.plot(ns, [mean for _, (mean, _, _) in curve], marker="o", color="grey", label="random sentences")
-            banded = [(n, low, high) for n, (_, low, high) in curve if low is not None]
-            if banded:
-                ax.fill_between([n for n, _, _ in banded], [lo for _, lo, _ in banded], [hi for _, _, hi in banded],
-                                color="grey", alpha=0.2, linewidth=0)
+            _band(ax, [(n, low, high) for n, (_, low, high) in curve if low is not None], "grey")
         for method, (mean, low, high) in chosen:
             i = methods.index(method)
             x = at * 1.04 ** (i - (len(methods) - 1) / 2)  # side by side around ``at`` on the log axis
@@ -237,4 +230,4 @@ def plot_selection(panels: Dict[str, Tuple[Sequence[Any], Sequence[Any]]], out_d
     handles, labels = _legend(axes)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False)
     fig.tight_layout(rect=(0, 0.06 * math.ceil(len(labels) / 4), 1, 1))
-    return _save_and_close(fig, out_dir, stem, formats)
+    return save_and_close(fig, out_dir, stem, formats)

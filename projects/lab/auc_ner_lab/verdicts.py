@@ -77,22 +77,9 @@ class Verdict:
         return self.mean_a / self.mean_b - 1.0
 
 
-def _is_reported(row: Dict[str, Any]) -> bool:
-    """Rows of reported cells only: tuning trials are selection data, not evidence."""
-    return row.get("status") == "ok" and not row.get("tuning")
-
-
-def _matches(row: Dict[str, Any], where: Dict[str, Tuple[Any, ...]]) -> bool:
-    return all(row.get(key) in values for key, values in where.items())
-
-
 def paired_scores(pairs: Dict[Any, Tuple[Dict[str, Any], Dict[str, Any]]], claim: Claim) -> Dict[Any, Tuple[float, float]]:
     """{coordinates: (score of a, score of b)} of the row pairs of `paired_rows`."""
-    return {c: (_score(ra, claim), _score(rb, claim)) for c, (ra, rb) in pairs.items()}
-
-
-def _score(row: Dict[str, Any], claim: Claim) -> float:
-    return float((row.get("scores") or {})[claim.metric])
+    return {c: tuple(float((row.get("scores") or {})[claim.metric]) for row in pair) for c, pair in pairs.items()}
 
 
 def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tuple[str, Any], ...], Tuple[Dict[str, Any], Dict[str, Any]]]:
@@ -103,7 +90,8 @@ def paired_rows(rows: Sequence[Dict[str, Any]], claim: Claim) -> Dict[Tuple[Tupl
     coord_keys = [k for k in _COORDS if k not in fixed]
     found: Tuple[Dict[tuple, Dict[str, Any]], Dict[tuple, Dict[str, Any]]] = ({}, {})
     for row in latest_rows(rows).values():
-        if not _is_reported(row) or not _matches(row, claim.where):
+        # reported cells only: tuning trials are selection data, not evidence
+        if row.get("status") != "ok" or row.get("tuning") or any(row.get(k) not in v for k, v in claim.where.items()):
             continue
         value = (row.get("scores") or {}).get(claim.metric)
         if not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -177,16 +165,26 @@ def judge_trend(claim: Claim, cells: Dict[Tuple[Tuple[str, Any], ...], Tuple[flo
     if not any(len(g) >= 2 for g in gaps.values()):
         return Verdict(claim, 0, None, None, None, None, None, None, "not measured")
     test = trend_test(gaps)
-    low = high = None
-    if test.n >= 2:
-        interval = summarize(test.slopes, confidence=1.0 - alpha)
-        low, high = interval.low, interval.high
     pairs = list(cells.values())
     sign = 1.0 if claim.expect == "rising" else -1.0
-    significant = test.p_value is not None and test.p_value < alpha
-    verdict = "not confirmed" if not significant else ("confirmed" if sign * test.mean_slope > 0 else "contradicted")
     return Verdict(claim, test.n, sum(x for x, _ in pairs) / len(pairs), sum(y for _, y in pairs) / len(pairs),
-                   test.mean_slope, low, high, test.p_value, verdict)
+                   test.mean_slope, *_interval(test.slopes, alpha), test.p_value,
+                   _signed_verdict(test.p_value, alpha, sign * test.mean_slope))
+
+
+def _interval(values: Sequence[float], alpha: float) -> Tuple[Optional[float], Optional[float]]:
+    """The (1 - alpha) Student-t interval of the mean of `values`; (None, None) from fewer than two."""
+    if len(values) < 2:
+        return None, None
+    interval = summarize(values, confidence=1.0 - alpha)
+    return interval.low, interval.high
+
+
+def _signed_verdict(p: Optional[float], alpha: float, signed: float) -> str:
+    """A difference or slope `signed` by the claim's direction: confirmed or contradicted at p < alpha."""
+    if p is None or p >= alpha:
+        return "not confirmed"
+    return "confirmed" if signed > 0 else "contradicted"
 
 
 def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.05) -> Verdict:
@@ -196,26 +194,15 @@ def judge(claim: Claim, pairs: Sequence[Tuple[float, float]], alpha: float = 0.0
     b = [y for _, y in pairs]
     test = paired_t_test(a, b)
     n = test.n
-    low = high = None
-    if n >= 2:
-        interval = summarize([x - y for x, y in pairs], confidence=1.0 - alpha)
-        low, high = interval.low, interval.high
-    significant = test.p_value is not None and test.p_value < alpha
-    if claim.expect == "similar":
-        if significant:
-            verdict = "contradicted"
-        elif low is not None and -claim.margin <= low and high <= claim.margin:
-            verdict = "confirmed"
-        else:
-            verdict = "not confirmed"
+    low, high = _interval([x - y for x, y in pairs], alpha)
+    if claim.expect != "similar":
+        verdict = _signed_verdict(test.p_value, alpha, (1.0 if claim.expect == "better" else -1.0) * test.mean_diff)
+    elif test.p_value is not None and test.p_value < alpha:
+        verdict = "contradicted"
+    elif low is not None and -claim.margin <= low and high <= claim.margin:
+        verdict = "confirmed"
     else:
-        sign = 1.0 if claim.expect == "better" else -1.0
-        if significant and sign * test.mean_diff > 0:
-            verdict = "confirmed"
-        elif significant:
-            verdict = "contradicted"
-        else:
-            verdict = "not confirmed"
+        verdict = "not confirmed"
     return Verdict(claim, n, sum(a) / n, sum(b) / n, test.mean_diff, low, high, test.p_value, verdict)
 
 
@@ -250,11 +237,10 @@ def verdicts(claims: Sequence[Claim], warn: Optional[Callable[[str], None]] = No
     cache: Dict[str, List[Dict[str, Any]]] = {}
     out = []
     for claim in claims:
-        rows: List[Dict[str, Any]] = []
         for path in claim.results:
             if path not in cache:
                 cache[path] = named_rows(path, warn)
-            rows.extend(cache[path])
+        rows = [row for path in claim.results for row in cache[path]]
         pairs = paired_rows(rows, claim)
         cells = paired_scores(pairs, claim)
         if claim.trend:
