@@ -22,7 +22,7 @@ type starts an entity, as conlleval and Hugging Face's pipelines read it.
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -37,29 +37,36 @@ class PeerError(ValueError):
     """A cell config the peer cannot train as every other cell; the message names the key."""
 
 
+def _key(dotted: str) -> Any:
+    """A setting read from the config key `dotted` (`PeerSettings.from_config`)."""
+    return field(metadata={"key": dotted})
+
+
 @dataclass(frozen=True)
 class PeerSettings:
     """What the peer reads from a cell's (interpolated) training config, by config key."""
 
-    encoder: str  # paths.transformer
-    batch_size: int  # training.batcher.size (spacy.batch_by_sequence.v1: sentences)
-    max_steps: int  # training.max_steps (0: no step bound)
-    max_epochs: int  # training.max_epochs (0: no epoch bound)
-    eval_frequency: int  # training.eval_frequency (steps)
-    patience: int  # training.patience (steps without a better dev score; 0: none)
-    learn_rate: float  # training.optimizer.learn_rate.initial_rate (the tuned peak)
-    warmup_steps: int  # training.optimizer.learn_rate.warmup_steps
-    total_steps: int  # training.optimizer.learn_rate.total_steps (linear decay to 0 there)
-    weight_decay: float  # training.optimizer.L2 (decoupled, as Adam.v1's L2_is_weight_decay)
-    beta1: float
-    beta2: float
-    eps: float
-    grad_clip: float  # training.optimizer.grad_clip (0: none)
-    seed: int  # training.seed
-    eval_batch_size: int  # nlp.batch_size
+    encoder: str = _key("paths.transformer")
+    batch_size: int = _key("training.batcher.size")  # spacy.batch_by_sequence.v1: sentences
+    max_steps: int = _key("training.max_steps")  # 0: no step bound
+    max_epochs: int = _key("training.max_epochs")  # 0: no epoch bound
+    eval_frequency: int = _key("training.eval_frequency")  # steps
+    patience: int = _key("training.patience")  # steps without a better dev score; 0: none
+    learn_rate: float = _key("training.optimizer.learn_rate.initial_rate")  # the tuned peak
+    warmup_steps: int = _key("training.optimizer.learn_rate.warmup_steps")
+    total_steps: int = _key("training.optimizer.learn_rate.total_steps")  # linear decay to 0 there
+    weight_decay: float = _key("training.optimizer.L2")  # decoupled, as Adam.v1's L2_is_weight_decay
+    beta1: float = _key("training.optimizer.beta1")
+    beta2: float = _key("training.optimizer.beta2")
+    eps: float = _key("training.optimizer.eps")
+    grad_clip: float = _key("training.optimizer.grad_clip")  # 0: none
+    seed: int = _key("training.seed")
+    eval_batch_size: int = _key("nlp.batch_size")
 
     @classmethod
     def from_config(cls, config: Config) -> "PeerSettings":
+        from spacy.util import dot_to_object
+
         training = config["training"]
         batcher, optimizer = training["batcher"], training["optimizer"]
         rate = optimizer["learn_rate"]
@@ -71,24 +78,7 @@ class PeerSettings:
             raise PeerError("training.optimizer.L2_is_weight_decay: the peer's AdamW decays weights (true)")
         if training["max_steps"] <= 0 and training["max_epochs"] <= 0:
             raise PeerError("training.max_steps and training.max_epochs: the peer needs a bound (one of them > 0)")
-        return cls(
-            encoder=str(config["paths"]["transformer"]),
-            batch_size=int(batcher["size"]),
-            max_steps=int(training["max_steps"]),
-            max_epochs=int(training["max_epochs"]),
-            eval_frequency=int(training["eval_frequency"]),
-            patience=int(training["patience"]),
-            learn_rate=float(rate["initial_rate"]),
-            warmup_steps=int(rate["warmup_steps"]),
-            total_steps=int(rate["total_steps"]),
-            weight_decay=float(optimizer["L2"]),
-            beta1=float(optimizer["beta1"]),
-            beta2=float(optimizer["beta2"]),
-            eps=float(optimizer["eps"]),
-            grad_clip=float(optimizer["grad_clip"]),
-            seed=int(training["seed"]),
-            eval_batch_size=int(config["nlp"]["batch_size"]),
-        )
+        return cls(**{f.name: f.type(dot_to_object(config, f.metadata["key"])) for f in fields(cls)})
 
 
 # ---- labels and word pieces: pure functions ------------------------------------------------

@@ -63,7 +63,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, NamedTuple, Tuple
 
 import spacy
 from spacy.training import Corpus
@@ -127,7 +127,9 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> Speed:
+def timed_epochs(train_examples, epochs, batch_words, update) -> Tuple[float, float]:
+    """Training words/s of the warm-up epoch and of the `epochs` after it, timing `update(batch)`
+    on the same shuffled batches for every method."""
     rng = random.Random(0)
     words = [0] * (epochs + 1)
     seconds = [0.0] * (epochs + 1)
@@ -136,18 +138,24 @@ def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> S
         rng.shuffle(examples)
         for batch in minibatch(examples, size=batch_words // 25):
             start = time.perf_counter()
-            nlp.update(batch, sgd=optimizer, drop=0.1)
-            synchronize()
+            update(batch)
             seconds[epoch] += time.perf_counter() - start
             words[epoch] += sum(len(eg.predicted) for eg in batch)
+    return words[0] / seconds[0], sum(words[1:]) / sum(seconds[1:])
+
+
+def measure(nlp, optimizer, train_examples, test_docs, epochs, batch_words) -> Speed:
+    def update(batch):
+        nlp.update(batch, sgd=optimizer, drop=0.1)
+        synchronize()
+
+    first, later = timed_epochs(train_examples, epochs, batch_words, update)
     docs = [d.copy() for d in test_docs]
     start = time.perf_counter()
     for _ in nlp.pipe(docs, batch_size=256):
         pass
     synchronize()
-    infer_seconds = time.perf_counter() - start
-    n_test = sum(len(d) for d in docs)
-    return Speed(words[0] / seconds[0], sum(words[1:]) / sum(seconds[1:]), n_test / infer_seconds)
+    return Speed(first, later, sum(len(d) for d in docs) / (time.perf_counter() - start))
 
 
 def torch_loop(transformer: str, trainable_layers, train_examples, test_docs, epochs, batch_words, gpu_id) -> Speed:
@@ -188,35 +196,26 @@ def torch_loop(transformer: str, trainable_layers, train_examples, test_docs, ep
                     cols.append(j)
         return {k: v.to(device) for k, v in batch.items()}, torch.tensor(rows, device=device), torch.tensor(cols, device=device)
 
-    rng = random.Random(0)
-    words = [0] * (epochs + 1)
-    seconds = [0.0] * (epochs + 1)
-    for epoch in range(epochs + 1):
-        examples = list(train_examples)
-        rng.shuffle(examples)
-        model.train()
-        for batch in minibatch(examples, size=batch_words // 25):
-            start = time.perf_counter()
-            inputs, rows, cols = encode([eg.predicted for eg in batch])
-            gold = torch.tensor([t for eg in batch for t in targets[id(eg)]], device=device)
-            with torch.set_grad_enabled(trainable_layers != 0):
-                hidden = model(**inputs).last_hidden_state
-            loss = torch.nn.functional.cross_entropy(head(hidden[rows, cols]), gold)
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            seconds[epoch] += time.perf_counter() - start
-            words[epoch] += sum(len(eg.predicted) for eg in batch)
+    def update(batch):
+        inputs, rows, cols = encode([eg.predicted for eg in batch])
+        gold = torch.tensor([t for eg in batch for t in targets[id(eg)]], device=device)
+        with torch.set_grad_enabled(trainable_layers != 0):
+            hidden = model(**inputs).last_hidden_state
+        torch.nn.functional.cross_entropy(head(hidden[rows, cols]), gold).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    model.train()
+    first, later = timed_epochs(train_examples, epochs, batch_words, update)
     model.eval()
     start = time.perf_counter()
     with torch.no_grad():
         for docs in minibatch(test_docs, size=256):
             inputs, rows, cols = encode(docs)
             head(model(**inputs).last_hidden_state[rows, cols]).argmax(-1).tolist()
-    infer_seconds = time.perf_counter() - start
-    return Speed(words[0] / seconds[0], sum(words[1:]) / sum(seconds[1:]), sum(len(d) for d in test_docs) / infer_seconds)
+    return Speed(first, later, sum(len(d) for d in test_docs) / (time.perf_counter() - start))
 
 
 def best_of(rounds: List[Speed]) -> Speed:
@@ -227,10 +226,14 @@ def cpu_table(best: Dict[tuple, Speed]) -> List[str]:
     base = best.get(("spacy_ner", "fine-tuned"))
     lines = ["| method | train words/s | x spaCy ner | inference words/s | x spaCy ner |", "|---|---:|---:|---:|---:|"]
     for (name, _), s in best.items():
-        rt = f"{s.train / base.train:.2f}" if base else "-"
-        ri = f"{s.inference / base.inference:.2f}" if base else "-"
-        lines.append(f"| {name} | {s.train:,.0f} | {rt} | {s.inference:,.0f} | {ri} |")
+        lines.append(f"| {name} | {s.train:,.0f} | {_x(s.train, base and base.train)} | {s.inference:,.0f} "
+                     f"| {_x(s.inference, base and base.inference)} |")
     return lines
+
+
+def _x(value: float, reference, digits: int = 2) -> str:
+    """value / reference as a ratio, or "-" where there is no reference."""
+    return f"{value / reference:.{digits}f}" if reference else "-"
 
 
 def trf_table(best: Dict[tuple, Speed]) -> List[str]:
@@ -243,15 +246,11 @@ def trf_table(best: Dict[tuple, Speed]) -> List[str]:
     ]
     limit = best.get((TORCH_LOOP, "fine-tuned"))
     for (name, mode), s in best.items():
-        base = best.get(("spacy_ner", mode))
-        tuned = best.get((name, "fine-tuned"))
-        loop = best.get((TORCH_LOOP, mode))
-        rl = f"{s.train / limit.train:.2f}" if limit else "-"
-        rm = f"{s.train / loop.train:.2f}" if loop else "-"
-        rt = f"{s.train / base.train:.2f}" if base else "-"
-        rf = f"{s.train / tuned.train:.1f}" if tuned else "-"
-        ri = f"{s.inference / base.inference:.2f}" if base else "-"
-        lines.append(f"| {name} | {mode} | {s.first_epoch:,.0f} | {s.train:,.0f} | {rl} | {rm} | {rt} | {rf} | {s.inference:,.0f} | {ri} |")
+        base, tuned, loop = best.get(("spacy_ner", mode)), best.get((name, "fine-tuned")), best.get((TORCH_LOOP, mode))
+        ratios = [_x(s.train, limit and limit.train), _x(s.train, loop and loop.train), _x(s.train, base and base.train),
+                  _x(s.train, tuned and tuned.train, 1)]
+        lines.append(f"| {name} | {mode} | {s.first_epoch:,.0f} | {s.train:,.0f} | {' | '.join(ratios)} "
+                     f"| {s.inference:,.0f} | {_x(s.inference, base and base.inference)} |")
     return lines
 
 

@@ -94,10 +94,9 @@ def seconds_table(runs: Sequence[Dict[str, Any]], peer: str) -> List[str]:
     base = {run: p for method, run, p in parts if method == peer}
 
     def line(method, run, p, b):
-        cells = [p[k] for k in ("wall", "training", "teacher", "labelling", "student", "other", "after")]
-        x_wall = ratio(p["wall"], b["wall"]) if b else None
-        x_train = ratio(p["training"], b["training"]) if b else None
-        return f"| {method} | {run} | " + " | ".join(_s(v) for v in cells) + f" | {_x(x_wall)} | {_x(x_train)} |"
+        cells = [_s(p[k]) for k in ("wall", "training", "teacher", "labelling", "student", "other", "after")]
+        cells += [_x(ratio(p[k], b[k]) if b else None) for k in ("wall", "training")]
+        return f"| {method} | {run} | " + " | ".join(cells) + " |"
 
     lines += [line(m, run, p, base.get(run)) for m, run, p in parts]
     if len({run for _, run, _ in parts}) > 1:
@@ -144,11 +143,10 @@ def work_table(runs: Sequence[Dict[str, Any]], budgets: Dict[str, Dict[str, Any]
     lines = ["| method | trainings | updates x sentences | dev evaluations x passes x sentences | pool sentences labelled "
              "| test words | inference words/s (test) | dev predictions, est. s | share of wall |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    seen = set()
+    firsts: Dict[str, Dict[str, Any]] = {}
     for r in runs:
-        if r["method"] in seen:
-            continue
-        seen.add(r["method"])
+        firsts.setdefault(r["method"], r)
+    for r in firsts.values():
         w = work(r["row"], budgets[r["method"]], dev)
         bound = "" if w["exact"] else "<= "
         share = ratio(w["dev_seconds"], _num(r["row"].get("seconds")))
@@ -274,7 +272,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--methods: two or more different methods, the first the one the others are compared with")
     if args.rows is not None and args.rows.exists():
         parser.error(f"--rows {args.rows}: exists; nothing is overwritten")
-
     if args.rows is not None and not args.rows.parent.is_dir():
         parser.error(f"--rows {args.rows}: no folder {args.rows.parent}")
     # one thread, set before numpy or torch loads here (the worker sets its own: run_study)
