@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Sequence
 
 from ..nodev_choice import leave_one_corpus_out
-from ..stats import draw_means
 from ..tuning import TuningError
 from .nodev import difference, short_difference
+from .pairs import draw_lists
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,8 @@ def table(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Se
              "|---|" + "---:|" * (len(corpora) + 1)]
     for method in methods:
         mine = [r for r in rows if r["method"] == method]
-        cols = []
-        for corpus in corpora:
-            here = [r for r in mine if r["corpus"] == corpus]
-            cols.append(f"{_mean([_score(r, metric, True) for r in here])} / {_mean([_score(r, metric, False) for r in here])}")
+        cols = [" / ".join(_mean([_score(r, metric, dev) for r in mine if r["corpus"] == corpus]) for dev in (True, False))
+                for corpus in corpora]
         lines.append(f"| `{method}` | " + " | ".join(cols) + f" | {len(mine)} |")
     return "\n".join(lines) + "\n"
 
@@ -58,15 +56,8 @@ def chosen_vs_before(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, str
     """(xs, ys): per draw, the test F1 of the setting chosen for its corpus and of `before`,
     over the draws where both have rows at every size they share."""
     by = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
-    found = []
-    for (method, corpus, size, partition), row in sorted(by.items(), key=str):
-        if method != before or corpus not in chosen:
-            continue
-        mine = by.get((chosen[corpus], corpus, size, partition))
-        if mine is not None:
-            found.append(((corpus, partition), _score(mine, metric, False), _score(row, metric, False)))
-    means = draw_means(found)
-    return [x for x, _ in means.values()], [y for _, y in means.values()]
+    return draw_lists(((c, k), _score(by[(chosen[c], c, n, k)], metric, False), _score(row, metric, False))
+                      for (m, c, n, k), row in sorted(by.items(), key=str) if m == before and (chosen.get(c), c, n, k) in by)
 
 
 def _verdict(rows, methods, corpora, metric, before: str):

@@ -32,15 +32,23 @@ def in_lab(compute: Callable[[], T]) -> T:
         os.chdir(here)
 
 
+def study_spec(name: str):
+    """studies/<name>.yaml, loaded."""
+    return load_spec(ROOT / "studies" / f"{name}.yaml")
+
+
+def has_results(name: str) -> bool:
+    """Whether study `name` has a committed results store (results/<name>/)."""
+    return (ROOT / "results" / name).exists()
+
+
 def results_store(name: str):
     """The results store of study `name` (results/<name>/)."""
-
     return ResultsStore(ROOT / "results" / name)
 
 
 def latest_reported(rows) -> list:
     """Of `rows`, each reported cell's latest row when it is ok (tuning trials left out)."""
-
     return [r for r in latest_rows(rows).values() if r["status"] == "ok" and not r.get("tuning")]
 
 
@@ -52,7 +60,6 @@ def reported_rows(name: str):
 def distinct(rows) -> list:
     """`rows`, a row copied into several stores (a shared cell: run_campaign_trf.sh copies them)
     once: one training, known by its file name, which is the same in every store."""
-
     return list({row_name(r): r for r in rows}.values())
 
 
@@ -62,22 +69,20 @@ def distinct_rows(names) -> list:
 
 
 def named_rows(name: str, spec: str):
-    """`_rows` of the cells of studies/<spec>.yaml, each named as the spec names its cell now
-    (a row keeps the method name it was written under)."""
-
-    return _reported_rows(name, load_spec(ROOT / "studies" / f"{spec}.yaml").cells())
-
-
-def _reported_rows(name: str, cells):
-    """The latest ok rows of store `name` for the reported cells among `cells`."""
-    return latest_reported(results_store(name).rows_for(cells))
+    """The latest ok rows of store `name` for the reported cells of studies/<spec>.yaml, each
+    named as the spec names its cell now (a row keeps the method name it was written under)."""
+    return latest_reported(results_store(name).rows_for(study_spec(spec).cells()))
 
 
 def results_by_cell(name: str, spec=None, rows=None) -> dict:
     """{(method, corpus, size): MethodResult} of a study's reported cells (its spec's only;
     `spec`: studies/<name>.yaml when already loaded; `rows`: its store's rows for the spec's
     cells when already read)."""
-
-    spec = spec or load_spec(ROOT / "studies" / f"{name}.yaml")
+    spec = spec or study_spec(name)
     rows = results_store(name).rows_for(spec.cells()) if rows is None else rows
     return {(r.method, r.corpus, r.size): r for r in aggregate(rows, metric=spec.metric, baseline=None)}
+
+
+def cells_if_any(name: str, spec=None) -> dict:
+    """`results_by_cell`, {} where the study has no committed store."""
+    return results_by_cell(name, spec) if has_results(name) else {}

@@ -9,7 +9,6 @@ from pathlib import Path
 from spacy_auc_ner.api import recipe_config
 
 from ..claims_file import load_claims
-from ..spec import load_spec
 from ..stats import tested
 from ..store import StoreError, UnreadableRow
 from ..verdict_table import markdown_table
@@ -19,7 +18,7 @@ from .blocks import documents
 from .budget import Shipped, budget_short, budget_text
 from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
-from .committed import named_rows, results_by_cell
+from .committed import cells_if_any, has_results, named_rows, results_by_cell, study_spec
 from .extras import extras_texts
 from .minilm import minilm_budget, minilm_table
 from .nodev import chosen_budget_short, chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text, run_minutes
@@ -47,8 +46,8 @@ def _budget_texts() -> dict:
     size = int(recipe_config("lowres_best_trf")["training"]["batcher"]["size"])
     out = {"evidence/readme/trf_steps.md": f"{epochs * math.ceil(20 / size)} at 20 sentences, {epochs * math.ceil(50 / size)} at 50\n"}
     for document, (study, shipped) in studies.items():
-        spec = load_spec(committed.ROOT / "studies" / f"{study}.yaml")
-        rows = named_rows(study, study) if (committed.ROOT / "results" / study).exists() else []
+        spec = study_spec(study)
+        rows = named_rows(study, study) if has_results(study) else []
         settings = ([m.name for m in spec.methods], list(spec.corpora), spec.metric, len(spec.cells()), shipped)
         out[f"evidence/{document}"] = budget_text(rows, *settings)
         out[f"evidence/readme/{Path(document).name}"] = budget_short(rows, *settings) + "\n"
@@ -71,13 +70,13 @@ def _fragments() -> dict:
     out = {"evidence/campaign_status.md": status_table()}
     out.update(spec_counts())
     for spec in sorted((committed.ROOT / "studies").glob("campaign_*.yaml")):
-        if (committed.ROOT / "results" / spec.stem).exists():
+        if has_results(spec.stem):
             out.update(report_texts(spec.stem))
     for name, baseline in OTHER_STUDIES.items():
-        if (committed.ROOT / "results" / name).exists():
+        if has_results(name):
             out.update(report_texts(name, baseline))
             out[f"evidence/{name}/ablation.md"] = ratio_table(name, baseline)
-    if (committed.ROOT / "results" / "lowres_recipe").exists():
+    if has_results("lowres_recipe"):
         out["evidence/lowres_recipe/parts.md"] = contrast_table("lowres_recipe", RECIPE_CONTRASTS)
         by = results_by_cell("lowres_recipe")
         out.update(named_contrasts(by))
@@ -86,43 +85,42 @@ def _fragments() -> dict:
             at = "" if sizes is None else f" at {', '.join(map(str, sizes))} sentences"
             out[f"evidence/recipe/{key}.md"] = (tested(a, b, xs, ys) if xs else f"`{a}` against `{b}`: no pairs") + at + "\n"
         out["evidence/caveats.md"] = caveats_text()
-    if (committed.ROOT / "results" / "lowres_recipe_rerun").exists():
+    if has_results("lowres_recipe_rerun"):
         out["evidence/lowres_recipe/rerun.md"] = rerun_table("lowres_recipe", RERUN_CONTRASTS)
     out["evidence/campaign_minilm.md"] = minilm_table()
     out.update(extras_texts())
-    if (committed.ROOT / "results" / "campaign_trf_recipe").exists():
-        spec = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev.yaml")
-        nodev = results_by_cell("campaign_trf_nodev", spec) if (committed.ROOT / "results" / "campaign_trf_nodev").exists() else {}
-        dev = results_by_cell("campaign_trf_recipe")
-        cpu = results_by_cell("campaign_cpu_nodev") if (committed.ROOT / "results" / "campaign_cpu_nodev").exists() else {}
-        cpu_dev = results_by_cell("lowres_recipe")
+    if has_results("campaign_trf_recipe"):
+        spec = study_spec("campaign_trf_nodev")
+        nodev, dev = cells_if_any("campaign_trf_nodev", spec), results_by_cell("campaign_trf_recipe")
+        cpu, cpu_dev = cells_if_any("campaign_cpu_nodev"), results_by_cell("lowres_recipe")
         text = readme_text(nodev, dev, list(spec.corpora)).rstrip("\n")
         out["evidence/transformer/nodev.md"] = f"{text} And {cpu_text(cpu, cpu_dev)}"
         short = readme_short(nodev, dev, list(spec.corpora)).rstrip("\n")
         cpu_line = cpu_short(cpu, cpu_dev)
         out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
         out.update(_budget_texts())
-        sixty = load_spec(committed.ROOT / "studies" / "campaign_trf_nodev60.yaml")
-        chosen = results_by_cell("campaign_trf_nodev60", sixty) if (committed.ROOT / "results" / "campaign_trf_nodev60").exists() else {}
-        sixty_rows = named_rows("campaign_trf_nodev60", "campaign_trf_nodev60") if chosen else []
-        out["evidence/readme/trf_minutes.md"] = run_minutes(sixty_rows) + "\n"
+        sixty = study_spec("campaign_trf_nodev60")
+        chosen = cells_if_any("campaign_trf_nodev60", sixty)
+        out["evidence/readme/trf_minutes.md"] = run_minutes(named_rows("campaign_trf_nodev60", "campaign_trf_nodev60") if chosen else []) + "\n"
         sixty_args = (chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
         out["evidence/transformer/nodev60.md"] = chosen_budget_text(*sixty_args)
         out["evidence/readme/nodev60.md"] = chosen_budget_short(*sixty_args) + "\n"
     out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
     out.update(minilm_budget())
-    if (committed.ROOT / "results" / trf_rule.STUDY).exists():
+    if has_results(trf_rule.STUDY):
         out.update(trf_ablation_texts())
     results = verdicts(load_claims(committed.ROOT / "studies" / "claims.yaml"))
     out["evidence/verdicts.md"] = markdown_table(results)
     out.update(claim_sentences(results))
-    if (committed.ROOT / "results" / "campaign_resampling").exists():
+    if has_results("campaign_resampling"):
         out["evidence/claims/resampling_subgroups.md"] = subgroup_sentence("campaign_resampling")
-    if (committed.ROOT / "results" / "heads_lowres").exists():
-        heads_summary, recipe_summary = {}, {}
-        out["evidence/heads_lowres/table.md"] = heads.table(committed.ROOT / "results" / "heads_lowres", committed.ROOT / "results" / "lowres_recipe", heads_summary) + "\n"
-        out["evidence/heads_lowres/screen.md"] = heads.screen(committed.ROOT / "results" / "heads_lowres") + "\n"
-        out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(committed.ROOT / "results" / "lowres_recipe", recipe_summary) + "\n"
+    if has_results("heads_lowres"):
+        heads_summary: dict = {}
+        recipe_summary: dict = {}
+        heads_path, recipe_path = committed.ROOT / "results" / "heads_lowres", committed.ROOT / "results" / "lowres_recipe"
+        out["evidence/heads_lowres/table.md"] = heads.table(heads_path, recipe_path, heads_summary) + "\n"
+        out["evidence/heads_lowres/screen.md"] = heads.screen(heads_path) + "\n"
+        out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(recipe_path, recipe_summary) + "\n"
         out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
     return out
 
@@ -186,12 +184,9 @@ def unread_rows(compute):
 def selection_results():
     """(the spec of studies/campaign_selection.yaml, its results, the recipe's on random draws:
     campaign_trf_nodev's 20 and 50 sentences, campaign_trf_nodev100's 100), as `aggregate`'s maps."""
-    spec = load_spec(committed.ROOT / "studies" / "campaign_selection.yaml")
-    loop = results_by_cell(spec.name, spec) if (committed.ROOT / "results" / spec.name).exists() else {}
-    random = {}
-    for study in ("campaign_trf_nodev", "campaign_trf_nodev100"):
-        if loop and (committed.ROOT / "results" / study).exists():
-            random.update(results_by_cell(study))
+    spec = study_spec("campaign_selection")
+    loop = cells_if_any(spec.name, spec)
+    random = {k: r for study in ("campaign_trf_nodev", "campaign_trf_nodev100") if loop for k, r in cells_if_any(study).items()}
     return spec, loop, random
 
 

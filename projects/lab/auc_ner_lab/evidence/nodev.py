@@ -8,9 +8,11 @@ a partition's 20 sentences are the first 20 of its 50, so its two sizes are aver
 Pure functions of ``{(method, corpus, size): MethodResult}`` maps (`aggregate.aggregate`), so
 that tests give them hand-made rows.
 """
+import statistics
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from ..stats import draw_means, p_words, paired_difference
+from ..stats import p_words, paired_difference
+from .pairs import draw_lists, shared_cells
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult
 RECIPE, PEER, CPU_RECIPE = "lowres_best_trf", "hf_token_classification", "lowres_best"
@@ -22,22 +24,29 @@ TOTAL_CELLS, CPU_CELLS = 120, 10  # campaign_trf_nodev's and campaign_cpu_nodev'
 def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optional[Sequence[str]] = None) -> Tuple[List[float], List[float]]:
     """One (a, b) pair per draw (corpus, partition) that both have at every size they share,
     the sizes averaged."""
-    found = []
-    for (method, corpus, size), result in sorted(a.items(), key=lambda kv: str(kv[0])):
-        other = b.get((method_b, corpus, size))
-        if method != method_a or other is None or (corpora and corpus not in corpora):
-            continue
-        found += [((corpus, p), result.scores[p], other.scores[p]) for p in sorted(set(result.scores) & set(other.scores))]
-    means = draw_means(found)
-    return [x for x, _ in means.values()], [y for _, y in means.values()]
+    return draw_lists(((c, p), r.scores[p], o.scores[p]) for c, r, o, p in shared_cells(a, method_a, b, method_b, corpus=corpora))
 
 
-def difference(xs: Sequence[float], ys: Sequence[float]) -> str:
+def _draws(n: int) -> str:
+    return f"{n} draw{'s' if n != 1 else ''}"
+
+
+def cell_count(results: Results, method: Optional[str] = None) -> int:
+    """The cells with rows in `results` (of `method` only, when given)."""
+    return sum(len(r.scores) for (m, _, _), r in results.items() if method in (None, m))
+
+
+def difference(xs: Sequence[float], ys: Sequence[float], interval: bool = True) -> str:
     """"+1.2 [-0.3, +2.7] points (p=0.120, 15 draws)": xs - ys in F1 points, the 95 % interval of
-    the differences (none from one draw) and the paired t-test's p-value."""
+    the differences (none from one draw; none without `interval`) and the paired t-test's p-value."""
     t, text = paired_difference(xs, ys)
     p = "no p-value" if t.p_value is None else p_words(t.p_value)
-    return f"{text} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
+    return f"{text if interval else f'{100 * t.mean_diff:+.1f}'} points ({p}, {_draws(t.n)})"
+
+
+def short_difference(xs: Sequence[float], ys: Sequence[float]) -> str:
+    """"+1.2 points (p = 0.120, 15 draws)": `difference` without the interval, for the README."""
+    return difference(xs, ys, interval=False)
 
 
 def _ratio(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
@@ -74,57 +83,38 @@ def _per_corpus(ratios: Mapping[str, float]) -> str:
 
 def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     """The protocol's full sentences, for docs/evidence/transformer.md (the README has
-    `readme_short`), generated from the rows: how many cells have rows,
-    what the dev sample buys each method (dev-selected minus no-dev, paired by draw), the share
-    of its dev-selected F1 the recipe keeps, and the recipe's no-dev ratio to the no-dev peer
-    (pooled means, overall and per corpus, with the paired test)."""
-    cells = sum(len(r.scores) for r in nodev.values())
+    `readme_short`): how many cells have rows, what the dev sample buys each method
+    (dev-selected minus no-dev, paired by draw), the share of its dev-selected F1 the recipe
+    keeps, and the recipe's no-dev ratio to the no-dev peer (overall and per corpus)."""
+    cells = cell_count(nodev)
     head = f"{cells} of {TOTAL_CELLS} no-dev cells have rows" + (" so far" if cells < TOTAL_CELLS else "")
     if cells == 0:
         return head + "; the comparisons follow when they do.\n"
-    bought = []
-    for method in METHODS:
-        xs, ys = pairs(dev, method, nodev, method)
-        if xs:
-            bought.append(f"{NAMES[method]} {difference(xs, ys)}")
+    bought = [f"{NAMES[m]} {difference(xs, ys)}" for m in METHODS for xs, ys in [pairs(dev, m, nodev, m)] if xs]
     parts = [head]
     if bought:
         parts.append("what the 200-sentence dev sample buys (dev-selected minus no-dev test F1, the same draws): " + "; ".join(bought))
     kept, n, kept_goal = kept_share(nodev, RECIPE, dev)
     if kept is not None:
-        draws = f"{n} draw{'s' if n != 1 else ''}"
-        parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {draws}; goal 95 %: "
-                     f"{kept_goal} on these rows)")
+        parts.append(f"without a dev set the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (pooled over {_draws(n)}; "
+                     f"goal 95 %: {kept_goal} on these rows)")
     ratio, shown, goal, xs, ys = peer_ratio(nodev, RECIPE, nodev, corpora)
     if ratio is not None:
         parts.append(f"without a dev set on either side the recipe is ×{ratio:.2f} the peer by the ratio of pooled means "
-                     f"({_per_corpus(shown)}), {difference(xs, ys)}; "
-                     f"goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
+                     f"({_per_corpus(shown)}), {difference(xs, ys)}; goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
     return "; ".join(parts) + ".\n"
 
 
-
-def short_difference(xs: Sequence[float], ys: Sequence[float]) -> str:
-    """"+1.2 points (p = 0.120, 15 draws)": `difference` without the interval, for the README."""
-    t, _ = paired_difference(xs, ys)
-    p = "no p-value" if t.p_value is None else p_words(t.p_value)
-    return f"{100 * t.mean_diff:+.1f} points ({p}, {t.n} draw{'s' if t.n != 1 else ''})"
-
-
 def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
-    """README's sentence on the protocol (`readme_text` has the intervals and the corpora):
-    interim while cells are missing; what the dev sample buys each of the four methods and the
-    recipe's no-dev ratio to the no-dev peer, paired by draw, with the goals read on them."""
-    cells = sum(len(r.scores) for r in nodev.values())
-    interim = cells < TOTAL_CELLS
-    head = f"interim, {cells} of {TOTAL_CELLS} no-dev cells so far" if interim else f"all {TOTAL_CELLS} no-dev cells"
+    """README's sentence on the protocol (`readme_text` has the intervals and the corpora),
+    interim while cells are missing."""
+    cells = cell_count(nodev)
+    so_far = " so far" if cells < TOTAL_CELLS else ""
+    head = f"interim, {cells} of {TOTAL_CELLS} no-dev cells so far" if so_far else f"all {TOTAL_CELLS} no-dev cells"
     if cells == 0:
         return head + "; the comparisons follow when they have rows.\n"
-    so_far = " so far" if interim else ""
-    bought = []
-    for method in METHODS:
-        xs, ys = pairs(dev, method, nodev, method)
-        bought.append(f"{NAMES[method]} {short_difference(xs, ys) if xs else 'no pairs yet'}")
+    bought = [f"{NAMES[m]} {short_difference(xs, ys) if xs else 'no pairs yet'}" for m in METHODS
+              for xs, ys in [pairs(dev, m, nodev, m)]]
     text = f"{head}, paired by draw: the 200-sentence dev sample buys " + ", ".join(bought[:-1]) + " and " + bought[-1]
     kept, _, kept_goal = kept_share(nodev, RECIPE, dev)
     if kept is not None:
@@ -132,24 +122,23 @@ def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
     ratio, shown, goal, xs, ys = peer_ratio(nodev, RECIPE, nodev, corpora)
     if ratio is not None:
         text += (f"{',' if kept is not None else ';'} and with neither having a dev set the recipe is ×{ratio:.2f} the peer (the "
-                 f"ratio of pooled means; {_per_corpus(shown)}), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below ×1.0: {goal}{so_far})")
+                 f"ratio of pooled means; {_per_corpus(shown)}), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below "
+                 f"×1.0: {goal}{so_far})")
     return text + ".\n"
 
 
 def cpu_short(nodev: Results, dev: Results) -> str:
     """The CPU recipe's sentence for the README: what the dev sample buys it, paired by draw."""
-    cells = sum(len(r.scores) for (method, _, _), r in nodev.items() if method == CPU_RECIPE)
+    cells = cell_count(nodev, CPU_RECIPE)
     head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease ({cells} of {CPU_CELLS} no-dev cells{'' if cells == CPU_CELLS else ', interim'})"
     xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
-    if not xs:
-        return head + ": no pairs yet.\n"
-    return f"{head}: the dev sample buys it {short_difference(xs, ys)}.\n"
+    return f"{head}: the dev sample buys it {short_difference(xs, ys)}.\n" if xs else head + ": no pairs yet.\n"
 
 
 def cpu_text(nodev: Results, dev: Results) -> str:
     """The CPU recipe's sentence (studies/campaign_cpu_nodev.yaml against its twins in
     lowres_recipe): what the dev sample buys it and the share of its dev-selected F1 it keeps."""
-    cells = sum(len(r.scores) for (method, _, _), r in nodev.items() if method == CPU_RECIPE)
+    cells = cell_count(nodev, CPU_RECIPE)
     head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease: {cells} of {CPU_CELLS} no-dev cells" + (" so far" if cells < CPU_CELLS else "")
     xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
     if not xs:
@@ -164,12 +153,11 @@ def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: st
     method `method`), under "n in all", paired by draw with: its 30-epoch twin, the no-dev peer
     (the ratio of pooled means, per corpus too, with issue 44's goal) and the recipe's
     dev-selected twin in campaign_trf_recipe (what the dev sample buys, the share it keeps)."""
-    cells = sum(len(r.scores) for r in chosen.values())
-    interim = cells < total
-    head = f"the recipe at 60 epochs, {cells} of {total} no-dev cells" + (" so far (interim)" if interim else "")
+    cells = cell_count(chosen)
+    so_far = " so far" if cells < total else ""
+    head = f"the recipe at 60 epochs, {cells} of {total} no-dev cells" + (" so far (interim)" if so_far else "")
     if cells == 0:
         return head + ".\n"
-    so_far = " so far" if interim else ""
     parts = []
     xs, ys = pairs(chosen, method, nodev, RECIPE)
     if xs:
@@ -188,9 +176,8 @@ def chosen_budget_text(chosen: Results, nodev: Results, dev: Results, method: st
 
 def chosen_budget_short(chosen: Results, nodev: Results, dev: Results, method: str, total: int, corpora: Sequence[str]) -> str:
     """README's phrase on the recipe at the chosen budget (`chosen_budget_text` has the intervals
-    and the corpora): its no-dev ratio to the no-dev peer with the goal, the difference from 30
-    epochs and the share of the dev-selected F1 it keeps, each paired by draw."""
-    cells = sum(len(r.scores) for r in chosen.values())
+    and the corpora)."""
+    cells = cell_count(chosen)
     interim = f" (interim, {cells} of {total} cells)" if cells < total else f" (all {total} cells)"
     if cells == 0:
         return f"no rows yet{interim}"
@@ -211,15 +198,12 @@ def chosen_budget_short(chosen: Results, nodev: Results, dev: Results, method: s
 def run_minutes(rows: Sequence[Mapping[str, Any]]) -> str:
     """How long a no-dev run of the recipe takes, for the README: the median wall time of the
     CPU rows (`rows`: the latest of each cell) at each size, or "" without any."""
-    import statistics
-
     by_size: dict = {}
     for r in rows:
         if r.get("device") == "cpu" and isinstance(r.get("seconds"), (int, float)):
             by_size.setdefault(r["size"], []).append(r["seconds"] / 60)
     if not by_size:
         return ""
-    sizes = sorted(by_size)
-    said = ", ".join(f"{statistics.median(by_size[n]):.0f} min at {n} sentences" for n in sizes)
+    said = ", ".join(f"{statistics.median(by_size[n]):.0f} min at {n} sentences" for n in sorted(by_size))
     runs = sum(len(v) for v in by_size.values())
     return f"on one CPU core, MiniLM: {said} (the median wall time of the lab's {runs} no-dev runs: no pretraining, one self-training round on 1000 raw sentences)"

@@ -6,33 +6,34 @@ from ..aggregate import crosses_devices
 from ..stats import draw_means, paired_difference, span
 
 
+def shared_cells(a_by: dict, a: str, b_by: dict, b: str, sizes=None, corpus=None):
+    """(corpus, a's result, b's result, partition) of every partition that a (in `a_by`) and b
+    (in `b_by`) both finished in a corpus x size cell, optionally only at `sizes` and on `corpus`
+    (one corpus or a collection of them)."""
+    corpora = None if corpus is None else ({corpus} if isinstance(corpus, str) else set(corpus))
+    for (method, c, size), r in sorted(a_by.items(), key=lambda kv: str(kv[0])):
+        other = b_by.get((b, c, size))
+        if method == a and other is not None and not (sizes and size not in sizes) and not (corpora and c not in corpora):
+            yield from ((c, r, other, p) for p in sorted(set(r.scores) & set(other.scores)))
+
+
+def draw_lists(found):
+    """[(draw, a, b), ...] -> (a's, b's), one mean pair per draw (`stats.draw_means`)."""
+    means = draw_means(found)
+    return [x for x, _ in means.values()], [y for _, y in means.values()]
+
+
 def paired_lists(by: dict, a: str, b: str, sizes=None, corpus=None):
     """Scores of a and of b, one pair per draw (corpus, partition) both finished: the mean over
     the draw's sizes (a partition's smaller draw is a subset of its larger one, with the same
-    dev sample and test set, so its sizes are not independent pairs; `stats.draw_means`),
-    optionally only at `sizes` and on `corpus`."""
-
-    found = []
-    for (method, c, size), r in sorted(by.items(), key=lambda kv: str(kv[0])):
-        other = by.get((b, c, size))
-        if method != a or other is None or (sizes and size not in sizes) or (corpus and c != corpus):
-            continue
-        found += [((c, p), r.scores[p], other.scores[p]) for p in sorted(set(r.scores) & set(other.scores))]
-    draws = draw_means(found)
-    return [x for x, _ in draws.values()], [y for _, y in draws.values()]
+    dev sample and test set, so its sizes are not independent pairs), optionally only at
+    `sizes` and on `corpus`."""
+    return draw_lists(((c, p), r.scores[p], o.scores[p]) for c, r, o, p in shared_cells(by, a, by, b, sizes, corpus))
 
 
 def cell_pairs(by: dict, a: str, b: str, sizes=None, corpus=None) -> list:
-    """The (a's result, b's result, partition) of every cell pair `paired_lists` pairs; `corpus`
-    one corpus or a collection of them."""
-    corpora = None if corpus is None else ({corpus} if isinstance(corpus, str) else set(corpus))
-    out = []
-    for (method, c, size), r in sorted(by.items(), key=lambda kv: str(kv[0])):
-        other = by.get((b, c, size))
-        if method != a or other is None or (sizes and size not in sizes) or (corpora and c not in corpora):
-            continue
-        out += [(r, other, p) for p in sorted(set(r.scores) & set(other.scores))]
-    return out
+    """The (a's result, b's result, partition) of every cell pair `paired_lists` pairs."""
+    return [(r, o, p) for _, r, o, p in shared_cells(by, a, by, b, sizes, corpus)]
 
 
 def mixed_devices(by: dict, a: str, b: str, sizes=None, corpus=None) -> tuple:
@@ -52,7 +53,7 @@ def mixed_text(by: dict, a: str, b: str, sizes=None, corpus=None) -> str:
 
 
 def pooled_ratio(by: dict, a: str, b: str, corpus=None):
-    """The mean test F1 of a over every cell pair it shares with b (`_cell_pairs`) divided by
+    """The mean test F1 of a over every cell pair it shares with b (`cell_pairs`) divided by
     b's over the same pairs: "×1.4 b's mean test F1"; None without pairs or with b's mean 0."""
     pairs = cell_pairs(by, a, b, corpus=corpus)
     mean_b = sum(y.scores[p] for _, y, p in pairs) / len(pairs) if pairs else 0.0
@@ -62,9 +63,7 @@ def pooled_ratio(by: dict, a: str, b: str, corpus=None):
 def per_draw(pairs):
     """[((corpus, size, partition), a, b), ...] -> (a's, b's), one mean pair per draw (corpus,
     partition): a partition's sizes share its draw."""
-
-    draws = draw_means(((c, p), a, b) for (c, _, p), a, b in pairs)
-    return [a for a, _ in draws.values()], [b for _, b in draws.values()]
+    return draw_lists(((c, p), a, b) for (c, _, p), a, b in pairs)
 
 
 def dev_pairs(a_rows, b_rows, metric: str):

@@ -25,7 +25,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from ..aggregate import crosses_devices
 from ..stats import paired_t_test, summarize
-from .nodev import difference, short_difference
+from .nodev import cell_count, difference, short_difference
 
 Results = Mapping[Tuple[str, str, Optional[int]], Any]  # (method, corpus, size) -> MethodResult (.scores: {partition: F1})
 CONTROL = "random_"  # the loop's methods that choose at random (the controls), by name
@@ -53,20 +53,19 @@ def _pairs(loop: Results, method: str, other: Results, other_method: str, other_
            corpus: Optional[str] = None) -> List[Tuple[float, float, bool]]:
     """(loop F1, other F1, whether the two rows trained on different device kinds), one per draw
     (corpus, partition) both have."""
-    out = []
-    for (m, c, size), result in sorted(loop.items(), key=lambda kv: str(kv[0])):
-        twin = other.get((other_method, c, other_size))
-        if m != method or size != DRAW or twin is None or (corpus and c != corpus):
-            continue
-        out += [(result.scores[p], twin.scores[p], crosses_devices(result, twin, p))
-                for p in sorted(set(result.scores) & set(twin.scores))]
-    return out
+    return [(r.scores[p], twin.scores[p], crosses_devices(r, twin, p))
+            for (m, c, size), r in sorted(loop.items(), key=lambda kv: str(kv[0])) if m == method and size == DRAW
+            and not (corpus and c != corpus) for twin in [other.get((other_method, c, other_size))] if twin is not None
+            for p in sorted(set(r.scores) & set(twin.scores))]
+
+
+def _xy(pairs: Sequence[Tuple[float, float, bool]]) -> Tuple[List[float], List[float]]:
+    return [x for x, _, _ in pairs], [y for _, y, _ in pairs]
 
 
 def pairs_50(loop: Results, method: str, random: Results, corpus: Optional[str] = None) -> Tuple[List[float], List[float]]:
     """(loop F1, 50-random F1), one pair per draw (corpus, partition) both have."""
-    pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN, corpus)
-    return [x for x, _, _ in pairs], [y for _, y, _ in pairs]
+    return _xy(_pairs(loop, method, random, RANDOM_METHOD, CHOSEN, corpus))
 
 
 def _mixed(pairs: Sequence[Tuple[float, float, bool]]) -> str:
@@ -77,7 +76,7 @@ def _mixed(pairs: Sequence[Tuple[float, float, bool]]) -> str:
 def _tested(pairs: Sequence[Tuple[float, float, bool]]) -> str:
     """`difference` of the pairs, the device mix inside its parentheses: "+0.6 [-2.1, +3.3]
     points (p = 0.629, 15 draws; 14 of the 15 pairs mix a GPU row with a CPU one)"."""
-    text = difference([x for x, _, _ in pairs], [y for _, y, _ in pairs])
+    text = difference(*_xy(pairs))
     return text[:-1] + _mixed(pairs) + ")"  # `difference` ends in its closing parenthesis
 
 
@@ -95,7 +94,7 @@ def beats_random(loop: Results, random: Results) -> bool:
         references = [p for p in (_pairs(loop, method, random, RANDOM_METHOD, CHOSEN), own) if p]
         if control is None or not references:
             continue
-        tests = [paired_t_test([x for x, _, _ in p], [y for _, y, _ in p]) for p in references]
+        tests = [paired_t_test(*_xy(p)) for p in references]
         if all(t.mean_diff > 0 and t.p_value is not None and t.p_value < 0.05 for t in tests):
             return True
     return False
@@ -108,7 +107,7 @@ def _best(loop: Results, random: Results):
     for method in methods_of(loop):
         pairs = _pairs(loop, method, random, RANDOM_METHOD, CHOSEN)
         if pairs and control_of(method) is not None:
-            test = paired_t_test([x for x, _, _ in pairs], [y for _, y, _ in pairs])
+            test = paired_t_test(*_xy(pairs))
             if best is None or test.mean_diff > best[1].mean_diff:
                 best = (method, test, pairs)
     return best
@@ -189,7 +188,7 @@ def _corpus_rows(loop: Results, random: Results, method: str, corpora: Sequence[
         (how, n), _ = _worth(loop, random, method, corpus)
         worth = "no random curve of its draws yet" if how == "?" else _sentences_text((how, n))
         own = _pairs(loop, method, loop, control, DRAW, corpus) if control else []
-        versus = short_difference([x for x, _, _ in own], [y for _, y, _ in own]) if own else "–"
+        versus = short_difference(*_xy(own)) if own else "–"
         lines.append(f"| `{method}` | {corpus} | {100 * sum(scores) / len(scores):.1f} | {worth} | {versus} |")
     return lines
 
@@ -201,7 +200,7 @@ def readme_text(loop: Results, random: Results, corpora: Sequence[str], rows: Se
     a table per corpus of its mean F1, the random sentences that F1 is worth and the difference
     to its control there; what the methods chose (`chosen_table`, from the loop's ``rows``); the
     issue's goal read on these rows."""
-    cells = sum(len(r.scores) for r in loop.values())
+    cells = cell_count(loop)
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml).\n"
     methods = methods_of(loop)
@@ -263,7 +262,7 @@ def readme_short(loop: Results, random: Results) -> str:
     cells are missing; the best strategy against 50 random sentences, paired by draw, the
     issue's goal read on it, and, where no strategy beats random choice, that it does not (the
     issue: "If no strategy beats random, that is a result: README says so")."""
-    cells = sum(len(r.scores) for r in loop.values())
+    cells = cell_count(loop)
     if cells == 0:
         return f"no rows yet (0 of {TOTAL_CELLS} cells of studies/campaign_selection.yaml)\n"
     head = f"interim, {cells} of {TOTAL_CELLS} cells so far" if cells < TOTAL_CELLS else f"all {TOTAL_CELLS} cells"
@@ -272,11 +271,10 @@ def readme_short(loop: Results, random: Results) -> str:
         return f"{head}; no strategy has a 50-random row of its draws yet\n"
     method, test, pairs = best
     met = 100 * test.mean_diff >= GOAL_POINTS and test.p_value is not None and test.p_value < 0.05
-    xs, ys = [x for x, _, _ in pairs], [y for _, y, _ in pairs]
     verdict = "" if beats_random(loop, random) else (
         "; no strategy beats random choice on these rows (none lies above both random references with p < 0.05), so "
         "`suggest` is a tool here, not a measured gain")
-    return (f"{head}: the best strategy, `{method}`, {short_difference(xs, ys)} against 50 random sentences (test F1, paired by "
+    return (f"{head}: the best strategy, `{method}`, {short_difference(*_xy(pairs))} against 50 random sentences (test F1, paired by "
             f"draw{_mixed(pairs)}){_short_control(loop, method)}; goal +{GOAL_POINTS:.0f} points with p < 0.05: "
             f"{'met' if met else 'not met'}{' so far' if cells < TOTAL_CELLS else ''}{verdict}\n")
 
@@ -285,7 +283,7 @@ def _short_control(loop: Results, method: str) -> str:
     control, pairs = _control_pairs(loop, method)
     if not pairs:
         return ""
-    return f", {short_difference([x for x, _, _ in pairs], [y for _, y, _ in pairs])} against the loop's own random `{control}`"
+    return f", {short_difference(*_xy(pairs))} against the loop's own random `{control}`"
 
 
 def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> str:
