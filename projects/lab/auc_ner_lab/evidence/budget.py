@@ -23,7 +23,6 @@ from .pairs import draw_lists
 class Shipped:
     """The recipe's schedule as the study names its settings: ``before`` what it shipped when the
     rule was fixed, ``now`` what it ships today, each with its words ("30 epochs")."""
-
     before: str
     before_said: str
     now: str

@@ -19,7 +19,6 @@ def fix_effect(names) -> str:
     and size, the cells that have both a superseded row and a standing one (trained again),
     the paired difference new - old over them (the partitions, independent draws within a
     cell), and how many pairs changed device kind too (CPU and GPU train apart numerically)."""
-
     parts = []
     for name in names:
         metric = load_spec(committed.ROOT / "studies" / f"{name}.yaml").metric
@@ -51,7 +50,6 @@ def caveats_text() -> str:
     """What the evidence does not show, from the committed rows: where a choice read test
     scores, the dev sample's three uses, the CoNLL 2003 test sentences found in its training
     split, and the contrasts behind sentences that once said more than their tests."""
-
     metric = load_spec(committed.ROOT / "studies" / "lowres_recipe.yaml").metric
     recipe_rows, rerun_rows = named_rows("lowres_recipe", "lowres_recipe"), named_rows("lowres_recipe_rerun", "lowres_recipe")
     by = results_by_cell("lowres_recipe")

@@ -13,7 +13,6 @@ def claim_sentences(results) -> dict:
     """{evidence/claims/<id>.md: what a claim's test gives, as a sentence part}, for the
     documents' prose: "`ova_auc` - `ce` = +2.5 points [+1.1, +3.9] over 10 draws (20 cells;
     p = 0.003 alone, Holm p = 0.078 over the 27 claims: not confirmed after Holm ...)"."""
-
     out = {}
     for v, p_holm in zip(results, holm([v.p_value for v in results])):
         c = v.claim
@@ -34,7 +33,6 @@ def subgroup_sentence(name: str) -> str:
     """How many of a study's per-cell tests against its baseline (each method or value at each
     corpus and size, over its draws) reach p < 0.05 uncorrected, and the smallest p after Holm
     over all of them: subgroups are exploratory, and this says how exploratory."""
-
     spec = load_spec(committed.ROOT / "studies" / f"{name}.yaml")
     results = aggregate(results_store(name).rows_for(spec.cells()), metric=spec.metric, baseline=spec.baseline)
     ps = [r.vs_baseline.p_value for r in results if r.vs_baseline is not None and r.vs_baseline.p_value is not None]

@@ -1,22 +1,11 @@
-"""The table of issue 23: the fixed auc_ner heads against spaCy's default ner, per corpus x size.
-
-Reads the heads' rows (results/heads_lowres/) and spaCy's ner and the unfixed heads'
-rows of studies/lowres_recipe.yaml (results/lowres_recipe/: the same cells, so rows pair
-by corpus, size and partition), and prints, for every method, corpus and size: the mean test
-F1 (strict seqeval micro, %), the mean dev F1 early stopping saw, the ratio of the mean test
-F1 to spaCy ner's, the paired t-test p over the partitions both have (scipy ttest_rel), the
-number of pairs, and for a fixed head (name <head>_cal...) the unfixed head's mean test F1 on
-the same partitions with its paired p; then each method's ratio averaged over the corpus x size cells it has,
-and one paired test over the draws (corpus, partition; a partition's 20 sentences are the first
-20 of its 50, so its two sizes are averaged into one pair). Cells with fewer than 5 pairs are
-shown as they are, marked incomplete; a cell with a row that records no library versions (written
-before rows recorded them) is marked †.
-Then the recipe decision (issue 23 point 3): the fixed head with the recipe's extras
-(lowres_best, then called bilstm_crf_cal_wd_extras) against spaCy's ner with the same extras
-(lowres_spacy_ner, then called recipe_rounds2, the recipe until then), dev F1 (what the
-decision reads) and test F1, paired per cell and pooled.
-
-`python lab.py docs` writes them into docs/evidence/heads_lowres.md's generated blocks.
+"""The tables of issue 23 (docs/evidence/heads_lowres.md's generated blocks): the fixed auc_ner
+heads (results/heads_lowres/) against spaCy's default ner and the unfixed heads of
+studies/lowres_recipe.yaml (results/lowres_recipe/: the same cells, so rows pair by corpus, size
+and partition), per corpus x size and pooled one pair per draw (a partition's 20 sentences are
+the first 20 of its 50, so its two sizes are averaged); then the recipe decision (issue 23 point
+3): the fixed head with the recipe's extras (lowres_best) against spaCy's ner with the same
+extras (lowres_spacy_ner), on dev (what the decision reads) and test. Cells with fewer than 5
+pairs are marked incomplete; a cell with a row that records no library versions is marked †.
 """
 from collections import defaultdict
 
@@ -34,9 +23,8 @@ SIZES = [20, 50]
 
 
 def spec_rows(path):
-    """The rows of the results store `path`, read through its spec studies/<store>.yaml, so
-    that a row is named as the spec names its cell now, whatever name it was written under."""
-
+    """The rows of the results store `path`, named as its spec studies/<store>.yaml names its
+    cells now, whatever name a row was written under."""
     return ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())
 
 
@@ -58,7 +46,6 @@ def stale_rows(found, methods) -> tuple:
     """(superseded, all): the latest ok rows of `methods` at SIZES among a store's rows `found`
     (`spec_rows`) that `store.superseded` names (self-trained on re-tokenized text before a
     fix), and all of them."""
-
     rows = [r for r in latest_rows(found).values()
             if r.get("status") == "ok" and not r.get("tuning") and r.get("size") in SIZES and r["method"] in methods]
     return sum(1 for r in rows if superseded(r)), len(rows)
@@ -68,6 +55,22 @@ def draws(pairs):
     """[((corpus, partition), a, b), ...] -> (a's, b's) as arrays, one mean pair per draw."""
     means = draw_means(pairs)
     return numpy.asarray([a for a, _ in means.values()]), numpy.asarray([b for _, b in means.values()])
+
+
+def _p(a, b) -> str:
+    """The paired t-test's p-value of two arrays, "–" for one pair."""
+    return f"{ttest_rel(a, b).pvalue:.3f}" if len(a) > 1 else "–"
+
+
+def _pairs_mark(parts) -> str:
+    return f"{len(parts)}" + ("" if len(parts) >= 5 else " (incomplete)")
+
+
+def _pooled(pairs, summary: dict, key: str):
+    """(mean a, mean b, p, draws) of `draws(pairs)`, also put in `summary[key]`."""
+    a, b = draws(pairs)
+    summary[key] = (a.mean(), b.mean(), ttest_rel(a, b).pvalue, len(a))
+    return summary[key]
 
 
 def unversioned(*cells, parts) -> str:
@@ -102,7 +105,6 @@ def table(heads_path, recipe_path, summary=None):
                 b = numpy.asarray([base[p][0] for p in parts])
                 dev = numpy.mean([mine[p][1] for p in parts])
                 ratio = a.mean() / b.mean() if b.mean() > 0 else None
-                p = f"{ttest_rel(a, b).pvalue:.3f}" if len(parts) > 1 else "–"
                 if ratio is not None:
                     ratios.append(ratio)
                     summary.setdefault(m, {"ratios": {}, "unversioned": False})["ratios"][(c, n)] = ratio
@@ -113,10 +115,10 @@ def table(heads_path, recipe_path, summary=None):
                 if ref and all(q in ref for q in parts):
                     u = numpy.asarray([ref[q][0] for q in parts])
                     unfixed = f"{u.mean():.1f}"
-                    p_unfixed = f"{ttest_rel(a, u).pvalue:.3f}" if len(parts) > 1 else "–"
-                mark = "" if len(parts) >= 5 else " (incomplete)"
+                    p_unfixed = _p(a, u)
                 ratio_text = "–" if ratio is None else f"{ratio:.2f}x"
-                lines.append(f"| {m} | {c} | {n} | {a.mean():.1f} | {dev:.1f} | {b.mean():.1f} | {ratio_text} | {p} | {unfixed} | {p_unfixed} | {len(parts)}{mark}{unversioned(mine, base, parts=parts)} |")
+                lines.append(f"| {m} | {c} | {n} | {a.mean():.1f} | {dev:.1f} | {b.mean():.1f} | {ratio_text} | {_p(a, b)} | {unfixed} "
+                             f"| {p_unfixed} | {_pairs_mark(parts)}{unversioned(mine, base, parts=parts)} |")
         if ratios:
             averages[m] = (float(numpy.mean(ratios)), len(ratios), float(numpy.min(ratios)))
     # one paired t-test over the draws (corpus, partition) a method shares with spaCy's ner
@@ -128,9 +130,8 @@ def table(heads_path, recipe_path, summary=None):
         summary[m].update(diff=a.mean() - b.mean(), p=p, draws=len(a))
         return f"{a.mean() - b.mean():+.1f} points, p={p:.3g}, {len(a)} draws"
 
-    lines.append("")
-    lines.append("| method | mean ratio to spaCy ner | lowest cell ratio | corpus x size cells | paired difference to spaCy ner over the draws |")
-    lines.append("|---|---|---|---|---|")
+    lines += ["", "| method | mean ratio to spaCy ner | lowest cell ratio | corpus x size cells | paired difference to spaCy ner over "
+              "the draws |", "|---|---|---|---|---|"]
     for m, (mean, k, low) in averages.items():
         summary[m].update(mean_ratio=mean, cells=k, low=low)
         lines.append(f"| {m} | {mean:.2f}x | {low:.2f}x | {k} of {len(CORPORA) * len(SIZES)} | {pooled_text(m)} |")
@@ -141,11 +142,8 @@ def screen(heads_path, methods=("bilstm_crf_cal", "bilstm_crf_cal_wd"), corpora=
     """The dev screen that picked the head: mean dev F1 at 20 sentences on partitions 0-1, per
     method and corpus ("`bilstm_crf_cal` 5.5 and 26.8; ...")."""
     rows = load(heads_path, list(methods))
-    out = []
-    for m in methods:
-        means = [numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})]) for c in corpora]
-        out.append(f"`{m}` {' and '.join(f'{x:.1f}' for x in means)}")
-    return "; ".join(out)
+    return "; ".join(f"`{m}` " + " and ".join(f"{numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})]):.1f}"
+                                           for c in corpora) for m in methods)
 
 
 HEAD_EXTRAS, NER_EXTRAS = "lowres_best", "lowres_spacy_ner"
@@ -176,28 +174,25 @@ def recipe_table(recipe_path, summary=None):
                 a = numpy.asarray([mine[p][i] for p in parts])
                 b = numpy.asarray([theirs[p][i] for p in parts])
                 pooled[i].extend(((c, p), x, y) for p, x, y in zip(parts, a, b))
-                p_text = f"{ttest_rel(a, b).pvalue:.3f}" if len(parts) > 1 else "–"
-                cols.append((a.mean(), b.mean(), p_text))
+                cols.append((a.mean(), b.mean(), _p(a, b)))
             (da, db, dp), (ta, tb, tp) = cols
             plain_test = numpy.mean([plain[p][0] for p in parts if p in plain]) if any(p in plain for p in parts) else None
             summary.setdefault("cells", {})[(c, n)] = (da, ta, db, tb, plain_test, bool(unversioned(plain, parts=parts)), bool(unversioned(theirs, parts=parts)))
             ratio = f"{ta / tb:.2f}x" if tb > 0 else "–"
             base = f"{numpy.mean([plain[p][0] for p in parts if p in plain]):.1f}" if any(p in plain for p in parts) else "–"
-            mark = "" if len(parts) >= 5 else " (incomplete)"
-            lines.append(f"| {c} | {n} | {da:.1f} | {db:.1f} | {dp} | {ta:.1f} | {tb:.1f} | {ratio} | {tp} | {base}{unversioned(plain, parts=parts)} | {len(parts)}{mark}{unversioned(mine, theirs, parts=parts)} |")
+            lines.append(f"| {c} | {n} | {da:.1f} | {db:.1f} | {dp} | {ta:.1f} | {tb:.1f} | {ratio} | {tp} | {base}"
+                         f"{unversioned(plain, parts=parts)} | {_pairs_mark(parts)}{unversioned(mine, theirs, parts=parts)} |")
     lines.append("")
     for i, name in ((1, "dev"), (0, "test")):
         if len(pooled[i]) > 1:
-            a, b = draws(pooled[i])
-            summary[name] = (a.mean(), b.mean(), ttest_rel(a, b).pvalue, len(a))
-            lines.append(f"- pooled {name}: head+extras {a.mean():.1f}, ner+extras {b.mean():.1f}, "
-                         f"{a.mean() - b.mean():+.1f} points (x{a.mean() / b.mean():.2f}), paired t-test p={ttest_rel(a, b).pvalue:.3g}, {len(a)} draws")
+            a, b, p, k = _pooled(pooled[i], summary, name)
+            lines.append(f"- pooled {name}: head+extras {a:.1f}, ner+extras {b:.1f}, {a - b:+.1f} points (x{a / b:.2f}), "
+                         f"paired t-test p={p:.3g}, {k} draws")
     for name, pairs in against_ner.items():
         if len(pairs) > 1:
-            a, b = draws(pairs)
-            summary[name] = (a.mean(), b.mean(), ttest_rel(a, b).pvalue, len(a))
-            lines.append(f"- pooled test, `{name}` against spaCy's default ner: {a.mean():.1f} vs {b.mean():.1f}, "
-                         f"{a.mean() - b.mean():+.1f} points (x{a.mean() / b.mean():.2f}), paired t-test p={ttest_rel(a, b).pvalue:.3g}, {len(a)} draws")
+            a, b, p, k = _pooled(pairs, summary, name)
+            lines.append(f"- pooled test, `{name}` against spaCy's default ner: {a:.1f} vs {b:.1f}, {a - b:+.1f} points "
+                         f"(x{a / b:.2f}), paired t-test p={p:.3g}, {k} draws")
     gaps = {}
     for (m, c, n), by_part in rows.items():
         if m in (HEAD_EXTRAS, NER_EXTRAS):

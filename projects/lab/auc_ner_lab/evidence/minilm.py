@@ -27,7 +27,6 @@ def minilm_table() -> str:
     `ner` on MiniLM and the two shipped tok2vec recipes as lowres_recipe trains them (its methods
     `lowres_best` and `lowres_spacy_ner`), whose partitions 0-2 are the same draws (LowResource.v1
     with the same n and seed)."""
-
     by, recipe = minilm_cells()
     keys = sorted({(corpus, size) for (_, corpus, size) in by})
     lines = [

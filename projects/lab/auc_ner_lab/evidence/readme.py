@@ -13,7 +13,6 @@ from .trf_recipe import trf_fragments
 def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
     """The README's figures, each a sentence or table generated from the rows (README.md's
     blocks name these files)."""
-
     out = {}
     fixed, plain = heads.get("bilstm_crf_cal_wd"), heads.get("bilstm_crf")
     if fixed and plain and "p" in fixed:

@@ -87,7 +87,6 @@ def ratio_table(name: str, baseline: str) -> str:
     the ratio of the mean F1s over the partitions both have, the paired t-test's p-value; a
     last column pools every (corpus, size, partition) pair; then the mean wall seconds of one
     cell (training, extras and scoring), finished cells only."""
-
     spec = load_spec(committed.ROOT / "studies" / f"{name}.yaml")
     wanted = spec.cells()
     rows = results_store(name).rows_for(wanted)
@@ -177,7 +176,6 @@ def contrast_table(name: str, contrasts) -> str:
     partition; its sizes averaged) both finished (at `sizes` when given), in points with its 95 % interval, the
     ratio of the means and the p-value; then the same difference and p-value per corpus, so
     that "on every corpus" can be read off."""
-
     by = results_by_cell(name)
     corpora = sorted({c for _, c, _ in by})
     lines = ["| what it adds | with vs without | difference (points, 95 % CI) | ratio | p (draws) | " + " | ".join(corpora) + " |",
@@ -214,7 +212,6 @@ def rerun_table(name: str, contrasts) -> str:
     committed mean F1, the rerun's, their paired difference and the largest difference of one
     cell; then each new method against the rerun of what it changes, both from the same
     environment."""
-
     spec = load_spec(committed.ROOT / "studies" / f"{name}.yaml")
     metric, cells = spec.metric, spec.cells()
 

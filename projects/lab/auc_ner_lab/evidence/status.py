@@ -14,7 +14,6 @@ def status_table() -> str:
     rows record (summed over cells, so about twice the wall time with 2 workers), and the
     reported rows trained from a working tree with uncommitted changes that no stored diff
     records (`ResultsStore.untraced`: their commit alone does not say what code ran)."""
-
     lines = [
         "| study | reported cells done | tuning trials done | of them superseded (to train again) | failed | training hours recorded "
         "| reported rows from uncommitted trees (no stored diff) |",
@@ -42,7 +41,6 @@ def status_table() -> str:
 def spec_counts() -> dict:
     """{evidence/specs/<campaign>.md: "trials + reported"}: the cells each campaign spec holds
     (the MiniLM pair summed as campaign_minilm.md), for evidence.md's list of the campaigns."""
-
     counts = {}
     for spec in sorted((committed.ROOT / "studies").glob("campaign_*.yaml")):
         cells = load_spec(spec).cells()

@@ -34,7 +34,6 @@ def trf_ablation_texts() -> dict:
     (`trf_rule.rule_fixed`): parts.md (the table, then the round-0 check of the spec's caveat)
     and its words for the lab's docs/evidence/transformer.md (evidence/transformer/ablation.md)
     and, short, for the README (evidence/readme/trf_ablation.md)."""
-
     spec = load_spec(committed.ROOT / "studies" / f"{trf_rule.STUDY}.yaml")
     rows = results_store(trf_rule.STUDY).rows_for(spec.cells())
     kept = [r for r in rows if not superseded(r)]  # paired only with rows of the same procedure

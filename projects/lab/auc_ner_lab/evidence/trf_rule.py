@@ -171,7 +171,6 @@ def judge(by: Dict[tuple, object], planned: int, **where) -> List[Judged]:
     """Every part of `PARTS` read by its rule. `by`: {(method, corpus, size): MethodResult} of
     the study's reported cells (dev scores); `planned`: one method's cells in the spec;
     `where`: `paired_lists`'s sizes or corpus, for a column of the table."""
-
     counts = cell_counts(by)
     out = []
     for part in PARTS:
@@ -195,7 +194,6 @@ def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence
     """The ablation's table: per part, d pooled over the draws (95 % interval, p, draws), per
     size (one pair per draw at that size) and per corpus (sizes averaged), and the rule's
     choice once both methods have every cell (`judge`); `fixed`: `rule_fixed` of the store's rows."""
-
     fixed = fixed or rule_fixed([])
 
     planned = len(corpora) * len(sizes) * partitions
