@@ -11,7 +11,7 @@ there (corpora not found are said so in the table) and the counts beside it as J
 """
 import argparse
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import srsly
 
@@ -45,18 +45,22 @@ def counts(corpora: Sequence[str], data_dir: Optional[Path] = None) -> Dict[str,
     return out
 
 
-def table(found: Dict[str, Optional[Dict[str, int]]]) -> str:
-    lines = [
-        "| corpus | test sentences | also in train (same tokens) | same tokens and labels | of them with an entity | distinct such sentences | train sentences | train sentences equal to a test sentence |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+def per_corpus_table(header: Sequence[str], found: Dict[str, Any], cells: Callable[[Any], Sequence[str]]) -> str:
+    """A markdown table: the `header` columns after the corpus, then per corpus `cells(counts)`,
+    or "not found"."""
+    lines = ["| corpus | " + " | ".join(header) + " |", "|---|" + "---:|" * len(header)]
     for name, c in found.items():
-        if c is None:
-            lines.append(f"| {name} | not found | – | – | – | – | – | – |")
-            continue
-        lines.append(f"| {name} | {c['test']:,} | {c['in_train']:,} | {c['in_train_same_labels']:,} | "
-                     f"{c['in_train_with_entity']:,} | {c['distinct_in_train']:,} | {c['train']:,} | {c['train_in_test']:,} |")
+        row = ["not found"] + ["–"] * (len(header) - 1) if c is None else cells(c)
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
+
+
+def table(found: Dict[str, Optional[Dict[str, int]]]) -> str:
+    header = ["test sentences", "also in train (same tokens)", "same tokens and labels", "of them with an entity",
+              "distinct such sentences", "train sentences", "train sentences equal to a test sentence"]
+    keys = ["test", "in_train", "in_train_same_labels", "in_train_with_entity", "distinct_in_train", "train",
+            "train_in_test"]
+    return per_corpus_table(header, found, lambda c: [f"{c[k]:,}" for k in keys])
 
 
 def table_command(description: str, count, write_table, argv: Optional[Sequence[str]] = None) -> None:

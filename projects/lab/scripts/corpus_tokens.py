@@ -17,7 +17,7 @@ from typing import Dict, Optional, Sequence
 import spacy
 
 from auc_ner_lab.corpora import locate
-from scripts.corpus_overlap import table_command
+from scripts.corpus_overlap import per_corpus_table, table_command
 from spacy_auc_ner.api import read_docs
 
 SPLITS = ("train", "dev", "test")
@@ -31,28 +31,18 @@ def retokenized(docs, nlp) -> int:
 def counts(corpora: Sequence[str], data_dir: Optional[Path] = None, lang: str = "en") -> Dict[str, Optional[Dict[str, list]]]:
     """{corpus: {split: [sentences, of them tokenized otherwise]}, or None when not found}."""
     nlp = spacy.blank(lang)
-    out: Dict[str, Optional[Dict[str, list]]] = {}
-    for name in corpora:
-        folder = locate(name, data_dir)
-        if folder is None:
-            out[name] = None
-            continue
-        out[name] = {}
-        for split in SPLITS:
-            docs = read_docs(folder / f"{split}.tsv", nlp.vocab)
-            out[name][split] = [len(docs), retokenized(docs, nlp)]
-    return out
+    def split_counts(path: Path) -> list:
+        docs = read_docs(path, nlp.vocab)
+        return [len(docs), retokenized(docs, nlp)]
+
+    folders = {name: locate(name, data_dir) for name in corpora}
+    return {name: None if folder is None else {split: split_counts(folder / f"{split}.tsv") for split in SPLITS}
+            for name, folder in folders.items()}
 
 
 def table(found: Dict[str, Optional[Dict[str, list]]]) -> str:
-    lines = ["| corpus | " + " | ".join(f"{s}: sentences tokenized otherwise" for s in SPLITS) + " |",
-             "|---|" + "---:|" * len(SPLITS)]
-    for name, c in found.items():
-        if c is None:
-            lines.append(f"| {name} | not found |" + " – |" * (len(SPLITS) - 1))
-            continue
-        lines.append(f"| {name} | " + " | ".join(f"{c[s][1]:,} of {c[s][0]:,} ({100 * c[s][1] / c[s][0]:.1f} %)" for s in SPLITS) + " |")
-    return "\n".join(lines) + "\n"
+    return per_corpus_table([f"{s}: sentences tokenized otherwise" for s in SPLITS], found, lambda c: [
+        f"{c[s][1]:,} of {c[s][0]:,} ({100 * c[s][1] / c[s][0]:.1f} %)" for s in SPLITS])
 
 
 def main() -> None:

@@ -48,10 +48,9 @@ def build(method, corpus, size, partition, overrides):
         "corpora.train": {"@readers": "spacy_auc_ner.LowResource.v1", "n": size, "path": "${paths.train}", "seed": partition},
         "corpora.dev": {"@readers": "spacy_auc_ner.LowResource.v1", "n": 300, "path": "${paths.dev}", "seed": 0},
         "system.seed": partition,
+        **overrides,
     }
-    o.update(overrides)
-    config = method_config(method, "cpu", ROOT / "configs", overrides=o)
-    return config.interpolate()
+    return method_config(method, "cpu", ROOT / "configs", overrides=o).interpolate()
 
 
 def hash_tables(pipe):
@@ -59,15 +58,13 @@ def hash_tables(pipe):
     return [node for node in pipe.model.walk() if node.name == "hashembed"]
 
 
-def block_norms(tables, docs, train_norms):
+def block_norms(tables, docs):
     from spacy.attrs import NORM, PREFIX, SHAPE, SUFFIX
 
     keys = numpy.vstack([d.to_array([NORM, PREFIX, SUFFIX, SHAPE]) for d in docs]).astype("uint64")
-    out = []
-    for col, t in enumerate(tables):
-        vecs, _ = t(numpy.ascontiguousarray(keys[:, col]), is_train=False)
-        out.append(numpy.linalg.norm(vecs, axis=1))
-    return out[0].mean(), (out[1] + out[2] + out[3]).mean() / 3
+    norms = [numpy.linalg.norm(t(numpy.ascontiguousarray(keys[:, col]), is_train=False)[0], axis=1)
+             for col, t in enumerate(tables)]
+    return norms[0].mean(), (norms[1] + norms[2] + norms[3]).mean() / 3
 
 
 def auc(pos, neg):
@@ -85,11 +82,9 @@ def f1(nlp, examples):
 def _predict(nlp, examples):
     from spacy.training import Example
 
-    preds = []
-    for eg in examples:
-        doc = eg.predicted.copy()
+    preds = [eg.predicted.copy() for eg in examples]
+    for doc in preds:
         doc.ents = []
-        preds.append(doc)
     for name, proc in nlp.pipeline:
         preds = list(proc.pipe(preds))
     return [Example(p, eg.reference) for p, eg in zip(preds, examples)]
@@ -103,13 +98,11 @@ def diagnose(nlp, pipe_name, dev, train_norms):
     tables[0].set_param("E", E * 0)
     row["F1 -NORM"] = f1(nlp, dev)
     tables[0].set_param("E", E)
-    row["|NORM|"], row["|affix|"] = block_norms(tables, [eg.predicted for eg in dev], train_norms)
+    row["|NORM|"], row["|affix|"] = block_norms(tables, [eg.predicted for eg in dev])
     if pipe_name == "auc_ner" and pipe.cfg["scheme"] in ("crf", "ova", "softmax"):
         scores = numpy.vstack([numpy.asarray(s) for s in pipe.predict([eg.predicted for eg in dev])])
-        cols = pipe.columns
-        o = cols.index("O")
-        ent = [i for i, c in enumerate(cols) if c != "O"]
-        margin = scores[:, ent].max(axis=1) - scores[:, o]
+        ent = [i for i, c in enumerate(pipe.columns) if c != "O"]
+        margin = scores[:, ent].max(axis=1) - scores[:, pipe.columns.index("O")]
         gold_ent = numpy.concatenate([[t.ent_iob_ in ("B", "I") for t in eg.reference] for eg in dev])
         unseen = numpy.concatenate([[t.norm_ not in train_norms for t in eg.reference] for eg in dev])
         new = margin[gold_ent & unseen]

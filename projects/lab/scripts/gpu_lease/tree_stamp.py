@@ -41,12 +41,9 @@ def write(folder: Path) -> None:
                          f"files outside projects/lab/results/, first: {dirty[0][3:]}): commit them, then pack "
                          "(GPU rows name the commit only)")
     commit = _git("rev-parse", "HEAD").strip()
-    files = []
-    for entry in _git("ls-files", "-s", "-z", *CODE_PATHS).split("\0"):
-        if entry:
-            meta, path = entry.split("\t", 1)
-            mode, blob, _stage = meta.split()
-            files.append([mode, blob, path])
+    # "<mode> <blob> <stage>\t<path>" per file
+    entries = [entry.split("\t", 1) for entry in _git("ls-files", "-s", "-z", *CODE_PATHS).split("\0") if entry]
+    files = [[*meta.split()[:2], path] for meta, path in entries]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "manifest.json").write_text(json.dumps({"commit": commit, "files": files}) + "\n", encoding="utf8")
     (folder / "commit").write_text(commit + "\n", encoding="utf8")
