@@ -1,14 +1,11 @@
-"""Regenerate the evidence from the committed results: one command for every table and plot.
+"""Regenerate the evidence from the committed results: one command for every table and plot
+(`spacy project run evidence` in projects/lab, or `python -m scripts.evidence` there).
 
-Every generated text of the documents (the studies' reports, the recipe ablation's tables,
-caveats.md, the claims' verdicts, the transformer ablation, the heads' tables, the README's
-figures, and the documents' generated blocks) comes from the lab's package,
-`auc_ner_lab.evidence` (`docs.docs`, which `python projects/lab/lab.py docs [--check]` runs);
-this script (`spacy project run evidence` in projects/lab, or `python -m scripts.evidence`
-there) also writes the studies' plots (`study report`) and, with the corpora present, the
-tables of test sentences found in training (`corpus_overlap.md`) and of sentences spaCy's
-tokenizer splits otherwise than annotated (`corpus_tokens.md`); without the corpora the
-committed tables are kept. It reads and writes the lab folder it sits in.
+Every generated text comes from `auc_ner_lab.evidence` (`docs.docs`, which `lab.py docs [--check]`
+runs); this script adds the studies' plots and, with the corpora present, the tables of test
+sentences found in training (`corpus_overlap.md`) and of sentences spaCy's tokenizer splits
+otherwise than annotated (`corpus_tokens.md`); without the corpora the committed tables are kept.
+It reads and writes the lab folder it sits in.
 """
 import subprocess
 import sys
@@ -33,27 +30,22 @@ def run(*args: str) -> bool:
 
 def main() -> None:
     """Everything `docs` writes, plus the studies' plots (the annotation loop's too) and the
-    corpus overlap table (which needs the corpora)."""
+    corpus tables (which need the corpora)."""
     committed.ROOT = ROOT
     out = committed.evidence_dir()
     out.mkdir(parents=True, exist_ok=True)
-    for spec in sorted((ROOT / "studies").glob("campaign_*.yaml")):
-        results = ROOT / "results" / spec.stem
-        if results.exists():
-            run("study", "report", str(results.relative_to(ROOT)), "--spec", str(spec.relative_to(ROOT)),
-                "--out", str((out / spec.stem).relative_to(ROOT)), "--overwrite")
-    for name, baseline in OTHER_STUDIES.items():
+    campaigns = {spec.stem: None for spec in sorted((ROOT / "studies").glob("campaign_*.yaml"))}
+    for name, baseline in {**campaigns, **OTHER_STUDIES}.items():
         if (ROOT / "results" / name).exists():
-            run("study", "report", f"results/{name}", "--spec", f"studies/{name}.yaml", "--baseline", baseline,
+            run("study", "report", f"results/{name}", "--spec", f"studies/{name}.yaml", *(["--baseline", baseline] if baseline else []),
                 "--out", str((out / name).relative_to(ROOT)), "--overwrite")
     spec, loop, random = selection_results()  # the annotation loop's figure, beside its report
     plot_selection(figure_points(loop, random, list(spec.corpora)), out / spec.name, FIGURE, CHOSEN)
     corpora = ["conll2003", "ncbi_disease", "s800"]
     if all(locate(c, cwd=ROOT) for c in corpora):
-        subprocess.run([sys.executable, "-m", "scripts.corpus_overlap", *corpora, "--out",
-                        str(out / "corpus_overlap.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
-        subprocess.run([sys.executable, "-m", "scripts.corpus_tokens", *corpora, "--out",
-                        str(out / "corpus_tokens.md")], cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
+        for table in ("corpus_overlap", "corpus_tokens"):
+            subprocess.run([sys.executable, "-m", f"scripts.{table}", *corpora, "--out", str(out / f"{table}.md")], cwd=ROOT,
+                           stdout=subprocess.DEVNULL, check=True)
     else:
         print("corpus_overlap.md, corpus_tokens.md: corpora not found; the committed tables are kept")
     docs()

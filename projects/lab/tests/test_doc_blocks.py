@@ -46,12 +46,6 @@ def test_a_missing_file_is_one_error_and_nothing_written(tmp_path):
     assert readme.read_text() == before
 
 
-def test_a_folder_stands_for_its_documents(tmp_path):
-    (tmp_path / "a.md").write_text("x\n")
-    (tmp_path / "b.txt").write_text("y\n")
-    assert doc_blocks.named_documents([tmp_path]) == [tmp_path / "a.md"]
-
-
 def test_docs_names_an_unreadable_row_and_refuses_to_write(tmp_path, monkeypatch):
     """Issue 45 R5: with one NaN row, `docs` read the stores without a word and rewrote the
     README to "2 of 3 reported cells so far"; `docs --check` failed without naming the row."""

@@ -77,9 +77,3 @@ def documents() -> List[Path]:
     docs = ([repo / "README.md", committed.ROOT / "README.md"] + sorted((committed.ROOT / "docs").glob("*.md"))
             + sorted(committed.evidence_dir().glob("*.md")))
     return [d for d in docs if d.exists()]
-
-
-def named_documents(args) -> list:
-    """The documents named, a folder standing for its *.md files."""
-    paths = [Path(a) for a in args] or [Path("docs")]
-    return [d for p in paths for d in (sorted(p.glob("*.md")) if p.is_dir() else [p])]

@@ -2,15 +2,15 @@
 sample's uses, the test sentences found in training, text spaCy tokenizes again, the contrasts
 behind sentences that once said more than their tests)."""
 import json
+from collections import Counter
 
 from ..aggregate import row_score
 from ..claims_file import load_claims
-from ..spec import load_spec
 from ..stats import METRIC_NAME, p_text, paired_difference, tested
 from ..store import device_kind, superseded
 from ..verdicts import verdicts
 from . import committed
-from .committed import distinct, distinct_rows, named_rows, reported_rows, results_by_cell, results_store
+from .committed import distinct, distinct_rows, has_results, named_rows, reported_rows, results_by_cell, results_store, study_spec
 from .pairs import dev_pairs, paired_lists, per_draw
 
 
@@ -21,10 +21,9 @@ def fix_effect(names) -> str:
     cell), and how many pairs changed device kind too (CPU and GPU train apart numerically)."""
     parts = []
     for name in names:
-        metric = load_spec(committed.ROOT / "studies" / f"{name}.yaml").metric
+        metric = study_spec(name).metric
         pairs: dict = {}
-        old: dict = {}
-        new: dict = {}
+        old, new = {}, {}
         for r in results_store(name).rows():
             if r.get("status") != "ok" or r.get("tuning") or row_score(r, metric) is None:
                 continue
@@ -50,7 +49,7 @@ def caveats_text() -> str:
     """What the evidence does not show, from the committed rows: where a choice read test
     scores, the dev sample's three uses, the CoNLL 2003 test sentences found in its training
     split, and the contrasts behind sentences that once said more than their tests."""
-    metric = load_spec(committed.ROOT / "studies" / "lowres_recipe.yaml").metric
+    metric = study_spec("lowres_recipe").metric
     recipe_rows, rerun_rows = named_rows("lowres_recipe", "lowres_recipe"), named_rows("lowres_recipe_rerun", "lowres_recipe")
     by = results_by_cell("lowres_recipe")
     lines = ["# What the evidence does not show", "",
@@ -107,19 +106,18 @@ def caveats_text() -> str:
     # 2b. the entity bias calibrated on the dev sample that scores the run
     gaps = {True: [], False: []}
     for name in ("lowres_recipe", "heads_lowres"):
-        if (committed.ROOT / "results" / name).exists():
-            for r in reported_rows(name):
-                dev, test = (r.get("scores") or {}).get("dev_score"), (r.get("scores") or {}).get(metric)
-                if r.get("size") in (20, 50) and isinstance(dev, (int, float)) and isinstance(test, (int, float)):
-                    calibrated = "calibrate_entity_bias" in json.dumps({k: v for k, v in r.items() if k != "scores"})
-                    gaps[calibrated].append(dev - test)
+        for r in reported_rows(name) if has_results(name) else []:
+            dev, test = (r.get("scores") or {}).get("dev_score"), (r.get("scores") or {}).get(metric)
+            if r.get("size") in (20, 50) and isinstance(dev, (int, float)) and isinstance(test, (int, float)):
+                calibrated = "calibrate_entity_bias" in json.dumps({k: v for k, v in r.items() if k != "scores"})
+                gaps[calibrated].append(dev - test)
     if gaps[True] and gaps[False]:
+        (mean_cal, n_cal), (mean_other, n_other) = ((100 * sum(gaps[k]) / len(gaps[k]), len(gaps[k])) for k in (True, False))
         lines += ["## A bias calibrated on the dev sample that scores it", "",
                   "`spacy_auc_ner.calibrate_entity_bias.v1` chooses the entity bias on the dev sample that early stopping "
                   "also reads, so a calibrated run's dev F1 is optimistic beyond the other methods'. Dev minus test F1 "
-                  f"at 20 and 50 sentences (`results/lowres_recipe/` and `results/heads_lowres/`): {100 * sum(gaps[True]) / len(gaps[True]):+.1f} "
-                  f"points on average over the {len(gaps[True])} calibrated runs, {100 * sum(gaps[False]) / len(gaps[False]):+.1f} over the "
-                  f"{len(gaps[False])} others (a mean over runs, not a paired test). A dev comparison of a calibrated method "
+                  f"at 20 and 50 sentences (`results/lowres_recipe/` and `results/heads_lowres/`): {mean_cal:+.1f} "
+                  f"points on average over the {n_cal} calibrated runs, {mean_other:+.1f} over the {n_other} others (a mean over runs, not a paired test). A dev comparison of a calibrated method "
                   "with another favours it by about the difference; test F1 is held out from the calibration.", ""]
 
     # 3. CoNLL 2003 overlap
@@ -130,8 +128,6 @@ def caveats_text() -> str:
     found = srsly.read_json(overlap.with_suffix(".json")) if overlap.with_suffix(".json").exists() else {}
     conll = found.get("conll2003")
     if overlap.exists() and conll:
-        from collections import Counter
-
         pools = Counter(((r.get("scores") or {}).get("extras") or {}).get("pool_sentences") for r in recipe_rows)
         pools.pop(None, None)
         pool = pools.most_common(1)[0][0] if pools else 2000  # the pool most cells drew
@@ -153,9 +149,7 @@ def caveats_text() -> str:
     if tokens.exists() and tokens.with_suffix(".json").exists():
         found = srsly.read_json(tokens.with_suffix(".json"))
         before = [r for r in rounds if superseded(r)]
-        by_store: dict = {}
-        for r in before:
-            by_store[r.get("study")] = by_store.get(r.get("study"), 0) + 1
+        by_store = Counter(r.get("study") for r in before)
         conll = (found.get("conll2003") or {}).get("test") or [0, 0]
         lines += ["`python scripts/corpus_tokens.py conll2003 ncbi_disease s800` (`docs/evidence/corpus_tokens.md`): "
                   "the sentences whose text spaCy's English tokenizer splits otherwise than the corpus annotates:", "",

@@ -57,6 +57,12 @@ def reported_rows(name: str):
     return latest_reported(results_store(name).rows())
 
 
+def every_row() -> list:
+    """Every row of every study's store (results/*/)."""
+    stores = [results_store(d.name) for d in sorted((ROOT / "results").iterdir()) if d.is_dir()]
+    return [r for store in stores if store.marker.exists() for r in store.rows()]
+
+
 def distinct(rows) -> list:
     """`rows`, a row copied into several stores (a shared cell: run_campaign_trf.sh copies them)
     once: one training, known by its file name, which is the same in every store."""

@@ -4,11 +4,10 @@ README's words on it and what test says of the two parts it dropped (evidence/tr
 from spacy_auc_ner.api import recipe_config
 
 from ..aggregate import aggregate
-from ..spec import load_spec
 from ..stats import p_text, p_words, paired_difference
 from ..store import superseded
 from . import committed, trf_checks, trf_rule
-from .committed import latest_reported, named_rows, results_by_cell, results_store
+from .committed import every_row, has_results, latest_reported, named_rows, results_by_cell, results_store, study_spec
 from .pairs import mixed_text, paired_lists, versus
 
 
@@ -34,7 +33,7 @@ def trf_ablation_texts() -> dict:
     (`trf_rule.rule_fixed`): parts.md (the table, then the round-0 check of the spec's caveat)
     and its words for the lab's docs/evidence/transformer.md (evidence/transformer/ablation.md)
     and, short, for the README (evidence/readme/trf_ablation.md)."""
-    spec = load_spec(committed.ROOT / "studies" / f"{trf_rule.STUDY}.yaml")
+    spec = study_spec(trf_rule.STUDY)
     rows = results_store(trf_rule.STUDY).rows_for(spec.cells())
     kept = [r for r in rows if not superseded(r)]  # paired only with rows of the same procedure
     by = {(r.method, r.corpus, r.size): r for r in aggregate(kept, metric=spec.metric, baseline=None)}
@@ -47,8 +46,7 @@ def trf_ablation_texts() -> dict:
     standing = {r["key"] for r in kept if r.get("status") == "ok"}
     stale = [r for r in rows if r.get("status") == "ok" and superseded(r)]
     waiting = sum(r["key"] not in standing for r in {r["key"]: r for r in stale}.values())
-    stores = [results_store(d.name) for d in sorted((committed.ROOT / "results").iterdir()) if d.is_dir()]
-    every = [r for store in stores if store.marker.exists() for r in store.rows()]  # every study's rows
+    every = every_row()
     where = trf_checks.process_positions(every)  # where each worker process trained what
     positions, confounded = trf_checks.position_check(reported, recipe_rows, where)
     repeats, other_history = trf_checks.gpu_repeats(every, where)
@@ -103,7 +101,7 @@ def dropped_parts_text(judged) -> str:
             rule = "its rule asks for a mean above 0 and p < 0.05" if j.part.rule == "significant gain" else "its rule asks for a mean above 0"
             told.append(f"{j.part.what} {j.interval} dev points ({p_text(j.test.p_value)}, {j.test.n} draws; {rule})")
     text = "the dev ablation dropped " + "; ".join(told) if told else "the dev ablation has not chosen yet"
-    if (committed.ROOT / "results" / "campaign_trf_recipe").exists():
+    if has_results("campaign_trf_recipe"):
         v = versus(results_by_cell("campaign_trf_recipe"), trf_rule.HYPOTHESIS, trf_rule.RECIPE)
         if v is not None:
             text += (f". On test, after the choice, the recipe with both (`{trf_rule.HYPOTHESIS}`) scores {v.diff} points over "
@@ -119,7 +117,7 @@ def self_training_test_guard(judged, reported, spec):
     the README ("+2.2 [+1.3, +3.0] points over the CRF head alone, p < 0.001, 15 draws");
     ("", "") without those rows or before the rule has kept self-training."""
     kept = [j.part for j in judged if j.part.rule and j.choice in trf_rule.KEPT]
-    if not (committed.ROOT / "results" / "campaign_trf_recipe").exists() or not any(p.variant == "no_self_train" for p in kept):
+    if not has_results("campaign_trf_recipe") or not any(p.variant == "no_self_train" for p in kept):
         return "", ""
     by = results_by_cell("campaign_trf_recipe")
     xs, ys = paired_lists(by, trf_rule.RECIPE, "crf")

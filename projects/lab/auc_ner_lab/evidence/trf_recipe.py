@@ -5,11 +5,10 @@ docs/evidence/transformer.md (evidence/transformer/), and each in a sentence or 
 README (`peer_short`, `trf_recipe_short`; evidence/readme/)."""
 from typing import Optional
 
-from ..spec import load_spec
 from ..stats import p_words
 from ..store import device_kind, superseded
-from . import committed, trf_checks, trf_rule
-from .committed import distinct, latest_reported, results_by_cell, results_store
+from . import trf_checks, trf_rule
+from .committed import distinct, every_row, has_results, latest_reported, results_by_cell, results_store, study_spec
 from .pairs import pooled_ratio, shared_mean, versus
 
 PEER = "hf_token_classification"
@@ -50,9 +49,9 @@ def trf_fragments() -> dict:
     docs/evidence/transformer.md) and short (evidence/readme/, for the README)."""
     from collections import Counter
 
-    if not (committed.ROOT / "results" / "campaign_trf_recipe").exists():
+    if not has_results("campaign_trf_recipe"):
         return {}
-    spec = load_spec(committed.ROOT / "studies" / "campaign_trf_recipe.yaml")
+    spec = study_spec("campaign_trf_recipe")
     store = results_store("campaign_trf_recipe")
     rows = store.rows_for(spec.cells())  # read once, for both sentences and the stale count
     by = results_by_cell("campaign_trf_recipe", spec, rows)
@@ -69,8 +68,7 @@ def trf_fragments() -> dict:
                   sum(r["method"] == RECIPE_TRF for r in reported))
     out = {"evidence/transformer/recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n",
            "evidence/readme/trf_recipe.md": trf_recipe_short(by, planned, stale, cost) + "\n"}
-    stores = [results_store(d.name) for d in sorted((committed.ROOT / "results").iterdir()) if d.is_dir()]
-    gap = trf_checks.device_gap(distinct(r for s in stores if s.marker.exists() for r in s.rows()))
+    gap = trf_checks.device_gap(distinct(every_row()))
     names = ((PEER, f"`{PEER}`"), ("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"))
     peer = peer_sentence(by, device_counts([r for r in reported if r["method"] in dict(names)], names), gap)
     if peer:
@@ -110,17 +108,12 @@ def _times(n: int) -> str:
 
 
 def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[dict] = None, cost=None, provenance=None) -> str:
-    """The full sentence on lowres_best_trf, for docs/evidence/transformer.md (the README has
-    `trf_recipe_short`) (`by`: `_results_by_cell` of
-    campaign_trf_recipe; `planned`: its reported cells in the spec; `stale`: how many of its
-    rows are superseded, `store.superseded`; `gpu`: per method, its reported rows trained on a
-    GPU; `cost`: (the raw sentences its self-training reads, the trainings of a cell) as its
-    rows record them; `provenance`: (reported rows from uncommitted trees without a stored
-    diff, of them the recipe's, reported rows, the recipe's)): against the peer, spaCy's ner
-    and the CRF head alone, the ratio of the pooled means (the headline; the mean of the cell
-    ratios beside it, labelled), per cell (partitions within a cell are independent draws) and
-    pooled one pair per draw, whether issue 31's goal holds on the cells there are, and against
-    the recipe as first proposed, which the dev ablation changed."""
+    """The full sentence on lowres_best_trf, for docs/evidence/transformer.md: against the peer,
+    spaCy's ner and the CRF head alone, the ratio of the pooled means (the headline; the mean of
+    the cell ratios beside it, labelled), per cell and pooled one pair per draw, issue 31's goal
+    read on them, and against the recipe as first proposed. `planned`: its reported cells in the
+    spec; `stale`: its superseded rows; `gpu`: per method, its rows trained on a GPU; `cost`: (raw
+    sentences read, trainings a cell); `provenance`: (untraced rows, the recipe's; rows, the recipe's)."""
     def cells_of(method: str) -> int:
         return sum(len(r.scores) for (m, _, _), r in by.items() if m == method)
 

@@ -220,15 +220,18 @@ def parts_table(by: Dict[tuple, object], corpora: Sequence[str], sizes: Sequence
     return "\n".join(lines) + "\n"
 
 
+def _progress(by: Dict[tuple, object], planned: int) -> Tuple[List[Judged], int, int]:
+    """(the parts with a rule, `judge`d; the ablation's cells with rows; its cells, the CRF head's too)."""
+    return [j for j in judge(by, planned) if j.part.rule], sum(cell_counts(by).values()), planned * (len(PARTS) + 1)
+
+
 def readme_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guard: str = "") -> str:
     """The ablation in full words, for docs/evidence/transformer.md (the README has
     `readme_short`): how far it is, or what the rule chose; `fixed`:
     `rule_fixed` of the store's rows; `guard`: what self-training's keep rests on
     (`self_training_guard`), after the parts kept."""
     fixed = fixed or rule_fixed([])
-    judged = [j for j in judge(by, planned) if j.part.rule]
-    done = sum(cell_counts(by).values())
-    total = planned * (len(PARTS) + 1)
+    judged, done, total = _progress(by, planned)
     if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
         return f"its parts are chosen on dev once its ablation is in, by a rule {fixed} ({done} of {total} dev cells so far)"
 
@@ -246,9 +249,7 @@ def readme_short(by: Dict[tuple, object], planned: int, on_test: str = "") -> st
     the rule's commit, the dev cells and draws, the parts kept and those left out; `on_test`:
     self-training's figure on test, which its keep stands on (its dev guard cannot fail on the
     CPU, `trf_checks.self_training_guard`), else the kept parts' dev figures."""
-    judged = [j for j in judge(by, planned) if j.part.rule]
-    done = sum(cell_counts(by).values())
-    total = planned * (len(PARTS) + 1)
+    judged, done, total = _progress(by, planned)
     if done < total:
         return (f"`{RECIPE}`'s parts are chosen on dev, once its ablation is in, by a rule fixed in commit {RULE_COMMIT} "
                 f"(interim: {done} of {total} dev cells so far)")
