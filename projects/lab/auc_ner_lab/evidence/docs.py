@@ -56,11 +56,8 @@ def _budget_texts() -> dict:
 
 def fragments() -> dict:
     """{path relative to docs/: text} of every generated file, computed from the committed
-    rows (`results/`) now: the studies' reports, the tables and sentences of the documents and
-    of the repository's README (`docs/evidence/readme/`). `docs` writes them and the blocks
-    that show them; `docs --check` compares. Computed in the project folder, whatever the
-    caller's: a spec's relative paths (its configs folder, a method's config file) are that
-    folder's, as for `study run`, and a path read from elsewhere would give its cells other keys."""
+    rows (`results/`) now, in the lab folder (`committed.in_lab`): the studies' reports, the
+    tables and sentences of the documents and of the repository's README (`docs/evidence/readme/`)."""
     return committed.in_lab(_fragments)
 
 

@@ -99,11 +99,9 @@ def shared_mean(by: dict, a: str, b: str, corpus: str, size) -> float:
 
 
 def versus(by: dict, a: str, b: str):
-    """a against b over the corpus x size cells both have (`cell_ratios`): the ratio of the
-    pooled means over every cell pair (`pooled_ratio`) and per corpus, the cell ratios' mean,
-    lowest and highest, the cells above and below b with p < 0.05, the partitions a cell, the
-    pooled difference, one pair per draw (`paired_lists`), and the pairs across device kinds
-    (`mixed_text`); None without such a cell."""
+    """a against b over the corpus x size cells both have (`cell_ratios`), as the documents cite
+    it: pooled ratios (overall and per corpus), the cell ratios' spread and significant cells,
+    the paired difference over the draws and the pairs across device kinds; None without a cell."""
     from types import SimpleNamespace
 
     cells = cell_ratios(by, a, b)
