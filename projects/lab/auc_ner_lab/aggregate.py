@@ -111,12 +111,12 @@ def aggregate(rows: Sequence[Dict[str, Any]], *, metric: str = DEFAULT_METRIC, b
         if value is None:
             group["failed"] += 1
             continue
-        coords = (key, method, int(row["partition"]))
+        part = int(row["partition"])
+        coords = (key, method, part)
         if coords in seen and warn is not None:
             warn(f"{row['cell_id']} replaces {seen[coords]} (same cell, other overrides); pass --spec to report one spec's cells")
         seen[coords] = row["cell_id"]
-        group["scores"][int(row["partition"])] = value
-        group["devices"][int(row["partition"])] = device_kind(row)
+        group["scores"][part], group["devices"][part] = value, device_kind(row)
         if isinstance(row.get("tuned"), dict):
             group["tuned"].append(row["tuned"])
         for ent_type, prf in ((row.get("scores") or {}).get("ents_per_type") or {}).items():

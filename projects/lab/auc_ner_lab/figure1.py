@@ -78,8 +78,7 @@ def ova_token_probabilities(nlp, corpus_path: PathLike, pipe_name: str = "auc_ne
         egs = [Example(doc, eg.reference) for doc, eg in zip(batch, examples[start : start + 256])]
         golds.append(numpy.asarray(pipe.label_set.gold(egs), dtype="i"))
         probs += [numpy.asarray(expit(pipe.model.ops.to_numpy(s)), dtype="f") for s in scores]
-    n_cols = len(pipe.columns)
-    all_probs = numpy.concatenate(probs) if probs else numpy.zeros((0, n_cols), "f")
+    all_probs = numpy.concatenate(probs) if probs else numpy.zeros((0, len(pipe.columns)), "f")
     all_gold = numpy.concatenate(golds) if golds else numpy.zeros(0, "i")
     return all_probs, all_gold, list(pipe.columns)
 

@@ -166,23 +166,19 @@ def _draw_panel(ax, panel: Sequence[MethodResult], setting: str, colour: Dict[st
             ax.errorbar(x, y, yerr=err, fmt="o", capsize=3, color=colour[m], label=m)
         ax.set_xticks(range(len(xs_names)), xs_names)
     else:
+        def x_of(r: MethodResult) -> float:  # the setting's axis: the size, or the value (a share in %)
+            return r.size if setting == "lowres" else r.value * (100 if setting == "imbalance" else 1)
+
+        shown = [r for r in panel if r.size is not None or setting != "lowres"]
         for m in methods:
-            rs = sorted(
-                (r for r in panel if r.method == m and r.summary.n and (r.size is not None or setting != "lowres")),
-                key=lambda r: r.size if setting == "lowres" else r.value,
-            )
+            rs = sorted((r for r in shown if r.method == m and r.summary.n), key=x_of)
             if not rs:
                 continue
-            scale = 100 if setting == "imbalance" else 1
-            x = [(r.size if setting == "lowres" else r.value * scale) for r in rs]
-            y = [100 * r.summary.mean for r in rs]
-            ax.plot(x, y, marker="o", color=colour[m], label=m)
-            banded = [(xi, 100 * r.summary.low, 100 * r.summary.high) for xi, r in zip(x, rs)
-                      if r.summary.half_width is not None]
-            _band(ax, banded, colour[m])
-    if setting != "resampling":
-        ticks = sorted({r.size if setting == "lowres" else r.value * (100 if setting == "imbalance" else 1)
-                        for r in panel if r.size is not None or setting != "lowres"})
+            x = [x_of(r) for r in rs]
+            ax.plot(x, [100 * r.summary.mean for r in rs], marker="o", color=colour[m], label=m)
+            _band(ax, [(xi, 100 * r.summary.low, 100 * r.summary.high) for xi, r in zip(x, rs)
+                       if r.summary.half_width is not None], colour[m])
+        ticks = sorted({x_of(r) for r in shown})
         if 1 < len(ticks) <= 12:
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xlabel(AXIS_LABELS[setting])

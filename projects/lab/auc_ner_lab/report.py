@@ -2,7 +2,6 @@
 for a tuned study the values each method chose and its dev score; the compute every method
 spent, tuning included), a JSON summary, and its plots (`plots.py`).
 """
-import math
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -14,14 +13,11 @@ from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
 from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
 from .stats import p_text
+from .stats import pct as _pct
 from .store import ResultsStore, check_not_in_store, latest_rows
 from .tuning import value_text
 
 SIGNIFICANCE = 0.05
-
-
-def _pct(x: float) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
 
 
 def markdown_report(results: Sequence[MethodResult], *, baseline: Optional[str] = "ce",

@@ -154,6 +154,13 @@ def draw_means(pairs: Iterable[Tuple[Hashable, float, float]]) -> Dict[Hashable,
 METRIC_NAME = "Entity F1 (seqeval strict IOB2, micro)"
 
 
+def pct(x: Optional[float], signed: bool = False) -> str:
+    """A share in points as the tables print it ("12.3", signed "+1.2"); "–" for none or NaN."""
+    if x is None or math.isnan(x):
+        return "–"
+    return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
+
+
 def p_text(p, missing: str = "–") -> str:
     """A p-value as the tables print it: p=0.012, p<0.001, or `missing` when there is none."""
     return missing if p is None else (f"p={p:.3f}" if p >= 0.001 else "p<0.001")

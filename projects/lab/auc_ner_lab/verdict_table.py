@@ -7,11 +7,8 @@ from typing import List, Optional, Sequence
 from .claims_file import side_name
 from .stats import holm
 from .stats import p_text as _p
+from .stats import pct as _pct
 from .verdicts import Verdict
-
-
-def _pct(x: Optional[float], signed: bool = False) -> str:
-    return "–" if x is None else (f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}")
 
 
 def family_verdict(verdict: Verdict, p_holm: Optional[float], alpha: float = 0.05) -> str:
