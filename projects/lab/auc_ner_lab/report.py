@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from spacy_auc_ner.api import METRICS, PathLike, check_output_file, write_json, write_text
 
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute, crosses_devices, row_score, row_scores
+from .aggregate import baseline_pairs as _baseline_pairs
 from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
 from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
@@ -50,13 +51,9 @@ def markdown_report(results: Sequence[MethodResult], *, baseline: Optional[str] 
         lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
         compared = [m for m in methods if any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
         if base is not None and compared:
-            located = {(r.corpus, r.setting, r.size, value_text(r.value), r.method): r for r in panel}
-
-            def partner(r: Optional[MethodResult], paired: Baseline = base) -> Optional[MethodResult]:
-                where = paired.coordinates(r) if r is not None else None
-                return located.get(where) if where is not None else None
-
-            mixed = {(m, c): _mixed(cell.get((m, c)), partner(cell.get((m, c)))) for m in compared for c in columns}
+            partner = {id(r): b for r, b in _baseline_pairs(panel, base)}
+            mixed = {(m, c): _mixed(cell.get((m, c)), partner.get(id(cell.get((m, c)))))
+                     for m in compared for c in columns}
             texts = {(m, c): _diff_text(cell.get((m, c)), mixed[(m, c)]) for m in compared for c in columns}
             mixed_note = "; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically"
             lines += [f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same "

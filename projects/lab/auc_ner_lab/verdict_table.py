@@ -39,14 +39,10 @@ def _per_corpus_text(v: Verdict) -> str:
 
 
 def markdown_table(results: Sequence[Verdict]) -> str:
-    """`UNIT_NOTE`, then one row per claim: the claim, the paper's figure, ours (a vs b, F1 in
-    %, means over draws), the paired difference in points with its 95 % interval (for a trend
-    claim: the mean slope of the gap per doubling of its axis, with the interval of the
-    slopes), p-value with its draws and the cells averaged into them, what the pairs cover, the
-    p-value adjusted by Holm's method over every claim of the table with a test (many claims
-    tested at 0.05 find some by chance), the verdict after that correction (`family_verdict`),
-    each corpus's difference (exploratory), and the verdict counted by cell where it differs;
-    then the claims' notes."""
+    """`UNIT_NOTE`, then one row per claim in the columns its header names (for a trend claim the
+    difference is the mean slope of the gap per doubling of its axis), its p adjusted by Holm's
+    method over every claim of the table with a test (many claims tested at 0.05 find some by
+    chance) and the verdict after that correction (`family_verdict`); then the claims' notes."""
     lines = [
         UNIT_NOTE, "",
         "| claim | paper | ours: a vs b (F1 %) | paired difference (points, 95 % CI) | p (draws; cells) | pairs cover | Holm p | verdict | per corpus (exploratory, uncorrected) | counted by cell: Holm p, verdict |",
