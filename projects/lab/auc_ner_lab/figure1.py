@@ -109,9 +109,8 @@ def plot_figure1(panels: Sequence[Tuple[str, numpy.ndarray, numpy.ndarray, numpy
     return save_and_close(fig, out_stem.parent, out_stem.stem, formats, bbox_inches=None)
 
 
-def figure1(
-    models: Sequence[Tuple[str, PathLike]], corpus_path: PathLike, out_stem: PathLike, pipe_name: str = "auc_ner"
-) -> Dict[str, Dict[str, float]]:
+def figure1(models: Sequence[Tuple[str, PathLike]], corpus_path: PathLike, out_stem: PathLike,
+            pipe_name: str = "auc_ner") -> Dict[str, Dict[str, float]]:
     """Load each (title, model path), compute its points on `corpus_path`, draw Figure 1.
     Returns the corner shares per title."""
     import spacy

@@ -46,9 +46,8 @@ def save_and_close(fig, out_dir: PathLike, stem: str, formats: Sequence[str], bb
     return paths
 
 
-def plot_results(
-    results: Sequence[MethodResult], out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
-) -> List[Path]:
+def plot_results(results: Sequence[MethodResult], out_dir: PathLike, *,
+                 formats: Sequence[str] = ("png", "svg")) -> List[Path]:
     """One figure per setting, one panel per corpus (x size for settings other than lowres):
     mean F1 against the setting's axis, with the confidence band."""
     plt = pyplot()
@@ -107,9 +106,8 @@ def paired_plot_stem(baseline: Baseline) -> str:
     return "paired_vs_" + str(baseline).replace("=", "_")
 
 
-def plot_paired_differences(
-    results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *, formats: Sequence[str] = ("png", "svg")
-) -> List[Path]:
+def plot_paired_differences(results: Sequence[MethodResult], baseline: str, out_dir: PathLike, *,
+                            formats: Sequence[str] = ("png", "svg")) -> List[Path]:
     """One figure, one panel per corpus (and size, outside lowres): each method's paired
     difference to `baseline` (a method, or AXIS=VALUE: see baseline.Baseline) in points of F1
     with its 95 % interval, one marker per size or value; a ratio reads off as the distance
