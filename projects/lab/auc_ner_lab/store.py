@@ -3,38 +3,30 @@
 Why this shape (it replaced one append-only JSONL file per study, whose rows were matched to
 cells by ids that hashed names, and three scripts that merged, renamed and archived rows):
 
-- a row's folder is its cell's key, which hashes what the cell trains (`cells.cell_key`: the
-  training config as assembled, overrides, extras, draw; not the method's or a file's name),
-  so a method or config file renamed in a spec, or a config rewritten that trains the same,
-  keeps its rows, and rows are read through the spec: a report shows the spec's names
-  (`rows_for`), whatever names a row was written under (a row's folder says its cell; its
-  ``key`` field, the key it was written under);
-- a row's file name is a digest of the row itself, and each file is written whole and then
-  renamed into place: several processes, or clones of the repository, may write into one
-  store, and combining two stores is copying files (``cp -rn a/. b/``; the same row has the
-  same name);
-- a file per row, not per cell: a cell may have several rows (a failed run then an ok one, a
-  run again after a fix of the code: ``study run --again``), and the compute tables count
-  every run;
-- nothing is deleted: a newer row supersedes the cell's older ones in reports (they read a
-  cell's latest ``ok`` row), rows of cells the spec no longer has are not read by its reports
-  (``study status`` lists them), and rows of the old format that match no cell are kept under
-  ``unmatched/``.
+- a row's folder is its cell's key, which hashes what the cell trains (`cells.cell_key`), not
+  a method's or a file's name: a method or config file renamed in a spec keeps its rows, and
+  reports read rows through the spec, under the spec's names (`rows_for`);
+- a row's file name is a digest of the row itself, written whole and then renamed into place:
+  several processes or clones may write into one store, and combining two stores is copying
+  files (``cp -rn a/. b/``; the same row has the same name);
+- a file per row, not per cell: a cell may have several rows (a failed run then an ok one,
+  ``study run --again``), and the compute tables count every run;
+- nothing is deleted: reports read a cell's latest ``ok`` row, rows of cells the spec no longer
+  has are not read (``study status`` lists them), and old-format rows that match no cell are
+  kept under ``unmatched/``.
 
 Rows keep the JSON of `json`, not srsly's: ``srsly.json_dumps(0.08450704225352114)`` writes
-``0.0845070423``, so scores would change on the way through the store.
-Rows of the old format (a study's JSONL file) came in once, with the ``imported`` field that
-orders them; rows of stores written under older keys moved to today's keys, each with the keys
-it had in ``rekeyed_from``. The code that did both (``study import``, ``study rekey``) was
-deleted on 2026-11-27 after a last rekey moved no row; the git tag ``lab-migrations-2026-11-27``
-keeps it.
+``0.0845070423``, so scores would change on the way through the store. Rows of the old format
+came in once with the ``imported`` field that orders them, rows written under older keys moved
+to today's with ``rekeyed_from``; the code that did both was deleted on 2026-11-27 (git tag
+``lab-migrations-2026-11-27``).
 
 What is read is checked, as a row is a file anyone can copy, move or edit: a store is a folder
-holding the marker file ``.results-store`` (which the lab writes into every store it creates),
-not any folder whose subfolders look like keys, and a row is read only when `row_checks.row_problem`
+holding the marker file ``.results-store``, and a row is read only when `row_checks.row_problem`
 finds nothing wrong with it; any other file is skipped with a warning naming it, so that
 `study run` trains its cell again and no report prints a number from it.
 """
+import contextlib
 import hashlib
 import json
 import os
@@ -59,16 +51,11 @@ class StoreError(RuntimeError):
     """A results store that cannot be read or written; the message names the path."""
 
 
-def row_key(row: Dict[str, Any]) -> str:
-    """The cell a row belongs to: its key (rows written before keys existed: their id)."""
-    return row.get("key") or row["cell_id"]
-
-
 def latest_rows(rows: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """Per cell, its last ok row, or its last row when it never succeeded."""
     out: Dict[str, Dict[str, Any]] = {}
     for row in rows:
-        key = row_key(row)
+        key = row.get("key") or row["cell_id"]  # rows written before keys existed: their id
         prev = out.get(key)
         if prev is None or row["status"] == "ok" or prev["status"] != "ok":
             out[key] = row
@@ -76,13 +63,11 @@ def latest_rows(rows: Iterable[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 
 def superseded(row: Dict[str, Any]) -> Optional[str]:
-    """Why an ok row no longer stands for what its cell trains today although its key is the
-    same (a fix of the code it ran, not of its config, which would be another key), or None.
-    Reports read such a row until its cell is trained again; `study run` trains it again. One
-    case so far: a self-training row without ``extras.tokens`` read its draw and dev sample
-    re-tokenized by spaCy, unlike every other cell (fixed on 2026-11-26,
-    `training_extras.on_annotated_tokens`). Tuning trials stand: the reported cells trained
-    with the point they chose (each row records it), which training them again could change."""
+    """Why an ok row no longer stands for what its cell trains although its key is the same (a
+    fix of the code it ran), or None; `study run` trains such a cell again. One case so far: a
+    self-training row without ``extras.tokens`` read its draw and dev sample re-tokenized
+    (fixed on 2026-11-26, `training_extras.on_annotated_tokens`). Tuning trials stand: the
+    reported cells trained with the point they chose, which training them again could change."""
     extras = (row.get("scores") or {}).get("extras") or {}
     if not row.get("tuning") and extras.get("rounds") and extras.get("tokens") != "annotated":
         return "self-trained on re-tokenized text (before 2026-11-26)"
@@ -90,8 +75,8 @@ def superseded(row: Dict[str, Any]) -> Optional[str]:
 
 
 def device_kind(row: Dict[str, Any]) -> str:
-    """"GPU" for a row trained on a CUDA device (its ``device``, `execution.device_name`, says
-    ``cuda:N ...``), else "CPU" (rows from before rows recorded a device trained on the CPU)."""
+    """"GPU" for a row trained on a CUDA device (``device`` says ``cuda:N ...``), else "CPU"
+    (rows from before rows recorded a device trained on the CPU)."""
     return "GPU" if str(row.get("device") or "").startswith("cuda") else "CPU"
 
 
@@ -108,15 +93,13 @@ def spec_of(store: PathLike) -> Path:
 
 
 def row_name(row: Dict[str, Any]) -> str:
-    """A row's file name: a digest of the row as `study run` wrote it (without the store's
-    `key`, `imported` and `rekeyed_from`), so that the same row has the same name in every store."""
+    """A row's file name: a digest of the row without the store's fields, the same in every store."""
     own = {k: v for k, v in row.items() if k not in _STORE_FIELDS}
     return hashlib.sha1(json.dumps(own, sort_keys=True).encode("utf8")).hexdigest()[:16] + ".json"
 
 
 def _order(row: Dict[str, Any], name: str):
-    """A store's rows in the order they came in: imported rows as their file had them, before
-    rows written to the store, which come in the order they finished."""
+    """Imported rows as their file had them, then the others in the order they finished."""
     imported = row.get("imported")
     if imported:
         return (0, str(imported.get("from")), int(imported.get("line") or 0), name)
@@ -124,33 +107,47 @@ def _order(row: Dict[str, Any], name: str):
 
 
 def enclosing_store(path: PathLike) -> Optional[Path]:
-    """The results store `path` is or lies in (a folder with the marker), or None; links
-    resolved first (a link to a cell's folder leads into its store)."""
+    """The results store `path` is or lies in (links resolved), or None."""
     path = Path(path).resolve()
-    for folder in (path, *path.parents):
-        if (folder / MARKER).is_file():
-            return folder
-    return None
+    return next((folder for folder in (path, *path.parents) if (folder / MARKER).is_file()), None)
 
 
 def check_not_in_store(path: PathLike) -> None:
-    """Refuse an output (a file or folder another command writes) in a results store, which
-    holds rows only (a foreign entry makes it unreadable)."""
+    """Refuse an output of another command in a results store (a foreign entry makes it unreadable)."""
     store = enclosing_store(path)
     if store is not None:
         where = "is" if store == Path(path).resolve() else f"lies in {store}, which is"
         raise StoreError(f"{path}: {where} a results store, which holds rows only; write it to another folder")
 
 
+def _write_whole(target: Path, data: bytes, what: str, link: bool = False) -> None:
+    """Write `data` to `target` whole and durably (a temporary file, synced, then renamed into
+    place; with `link`, linked into place, never over a file there), or StoreError."""
+    tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if not link:
+            os.replace(tmp, target)
+            return
+        try:
+            with contextlib.suppress(FileExistsError):  # a file there is never overwritten
+                os.link(tmp, target)
+        finally:
+            tmp.unlink()
+    except OSError as err:
+        raise StoreError(f"{target}: cannot {what} ({err.strerror or err})") from None
+
+
 class UnreadableRow(UserWarning):
-    """A row file skipped by a read given no `warn` (`ResultsStore.rows`): said all the same, as
-    a Python warning, so that no reader of a store drops a row without a word (`lab.py docs`
-    collects them and refuses to write)."""
+    """A row file skipped by a read given no `warn`: no reader drops a row without a word
+    (`lab.py docs` collects these and refuses to write)."""
 
 
 class Skipped(NamedTuple):
-    """A file of the store that is not read, and why."""
-
     path: Path
     reason: str
 
@@ -173,8 +170,8 @@ class ResultsStore:
         return str(self.path)
 
     def check(self) -> None:
-        """Refuse a path that is not a results store (a file, a folder of other things), before
-        anything is written into it; a path that does not exist is a new, empty store."""
+        """Refuse a path that is not a results store before anything is written into it; a path
+        that does not exist is a new, empty store."""
         outer = enclosing_store(self.path.parent)
         if outer is not None:  # a store's subfolders are its cells' (a new store in one would spoil it)
             raise StoreError(f"{self.path}: lies in {outer}, which is a results store; give a folder of its own")
@@ -210,15 +207,12 @@ class ResultsStore:
             raise StoreError(f"{self.marker}: cannot write the marker of a results store ({err.strerror or err})") from None
 
     def diff_path(self, digest: str) -> Path:
-        """Where the diff of digest `digest` is kept (`save_diff`)."""
         return self.path / DIFFS / f"{digest}.patch"
 
     def save_diff(self, diff: bytes) -> str:
-        """Keep `diff`, the uncommitted changes of the working tree that rows are trained from,
-        at diffs/<its sha256>.patch, and return the digest (a row records it as
-        ``versions.git_diff_digest``, so that a "+changes" commit traces to code). Written once,
-        whole, then linked into place: never overwritten; a file there whose content has another
-        digest is refused (StoreError), as is a diff that cannot be written."""
+        """Keep `diff`, the uncommitted changes rows are trained from, at diffs/<sha256>.patch and
+        return the digest (rows record it as ``versions.git_diff_digest``). Never overwritten: a
+        file there of another digest is refused (StoreError)."""
         digest = diff_digest(diff)
         target = self.diff_path(digest)
         if target.is_file():
@@ -226,28 +220,12 @@ class ResultsStore:
                 raise StoreError(f"{target}: holds a diff of another digest; move it away (it is not what rows named)")
             return digest
         self.mark()
-        tmp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as f:
-                f.write(diff)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, target)  # fails where the file exists: never overwritten
-            except FileExistsError:
-                pass
-            finally:
-                tmp.unlink()
-        except OSError as err:
-            raise StoreError(f"{target}: cannot store the working tree's diff ({err.strerror or err})") from None
+        _write_whole(target, diff, "store the working tree's diff", link=True)
         return digest
 
     def untraced(self, rows: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        """Of `rows`, those trained from a working tree with uncommitted changes (their
-        ``versions.git_commit`` ends in "+changes") whose diff this store does not hold (no
-        ``versions.git_diff_digest``, as before rows recorded it, or no such file): their
-        commit alone does not say what code ran."""
+        """Of `rows`, those trained from uncommitted changes ("+changes") whose diff this store
+        does not hold: their commit alone does not say what code ran."""
         def traced(versions: Dict[str, Any]) -> bool:
             digest = versions.get("git_diff_digest")
             return isinstance(digest, str) and len(digest) == 64 and self.diff_path(digest).is_file()
@@ -256,8 +234,7 @@ class ResultsStore:
                 and not traced(r.get("versions") or {})]
 
     def untraced_warning(self, rows: Sequence[Dict[str, Any]]) -> str:
-        """A warning for `study status` and `study report` when some of `rows` (finished) are
-        `untraced`, else ""."""
+        """A warning when some of the finished `rows` are `untraced`, else ""."""
         untraced = self.untraced(rows)
         if not untraced:
             return ""
@@ -274,10 +251,9 @@ class ResultsStore:
         return sorted(path for key in set(keys) for path in (self.path / key).glob("*.json"))
 
     def read(self, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> "Read":
-        """The rows of the store (of the cells `keys` only, when given), those of `unmatched/`
-        included (their key is None), in the order they came in (`_order`), and the files
-        skipped, each with why (`row_problem`; with `cells`, a row of one of their keys must
-        also be that cell's)."""
+        """The rows of the store (of the cells `keys` only, when given; `unmatched/`'s with key
+        None) in the order they came in, and the files skipped with why (`row_problem`; with
+        `cells`, a row of one of their keys must also be that cell's)."""
         if keys is None:
             self.check()
         by_key = {cell.key: cell for cell in cells}
@@ -298,8 +274,7 @@ class ResultsStore:
         return Read([row for _, row in sorted(found, key=lambda pair: pair[0])], skipped)
 
     def rows(self, warn: Optional[Callable[[str], None]] = None, keys: Optional[Iterable[str]] = None, cells: Sequence = ()) -> List[Dict[str, Any]]:
-        """The rows `read` finds, warning about each file it skipped (through `warn`, else as an
-        `UnreadableRow` warning)."""
+        """The rows `read` finds, warning of each file skipped (`warn`, else `UnreadableRow`)."""
         read = self.read(keys, cells)
         for skipped in read.skipped:
             if warn is not None:
@@ -309,18 +284,17 @@ class ResultsStore:
         return read.rows
 
     def rows_for(self, cells: Sequence, warn: Optional[Callable[[str], None]] = None, others: bool = False) -> List[Dict[str, Any]]:
-        """The rows of `cells` (their keys), each named as its cell is named now (the cell's
-        `describe()` over the row's own identity: a method renamed in a spec keeps its rows,
-        which are keyed by what a cell trains); rows of other keys are not read, or with
-        `others` kept as they were written (a claim may read cells a spec has dropped)."""
+        """The rows of `cells`, each named as its cell is now (its `describe()` over the row's);
+        rows of other keys are not read, or with `others` kept as written (a claim may read
+        cells a spec has dropped)."""
         self.check()
         by_key = {cell.key: cell for cell in cells}
         rows = self.rows(warn, keys=None if others else by_key, cells=cells)
         return [{**row, **by_key[row["key"]].describe()} if row.get("key") in by_key else row for row in rows]
 
     def add(self, row: Dict[str, Any], key: Optional[str] = None) -> Path:
-        """Write `row` into the folder of cell `key` (default: the row's own; None: unmatched),
-        whole and durably, then renamed into place; a row already there is left as it is."""
+        """Write `row` into the folder of cell `key` (default: the row's own; None: unmatched); a
+        row already there is left as it is."""
         key = row.get("key") if key is None else key
         if key and not is_key(key):
             raise StoreError(f"{self.path}: {key!r} is not a cell key; a row goes into its cell's folder")
@@ -329,14 +303,6 @@ class ResultsStore:
         target = folder / row_name(row)
         if target.exists():
             return target
-        tmp = folder / f".{target.name}.{os.getpid()}.tmp"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with tmp.open("w", encoding="utf8") as f:
-                f.write(json.dumps({**row, "key": key or None}, sort_keys=True) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except OSError as err:
-            raise StoreError(f"{target}: cannot write the results row ({err.strerror or err})") from None
+        _write_whole(target, (json.dumps({**row, "key": key or None}, sort_keys=True) + "\n").encode("utf8"),
+                     "write the results row")
         return target
