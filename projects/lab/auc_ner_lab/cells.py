@@ -8,7 +8,7 @@ for logs and lists."""
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -25,6 +25,10 @@ from .tuning import point_label, value_text
 def config_files(base_config: Optional[str], layers: Sequence[str], config: str) -> List[str]:
     """The config files a method or cell assembles from: its base, its layers, its own."""
     return [*filter(None, [base_config]), *layers, config]
+
+
+# the fields of a cell that its rows carry as they are (`Cell.describe`)
+_DESCRIBED = ("study", "corpus", "method", "setting", "size", "value", "partition", "seed")
 
 
 @dataclass
@@ -73,24 +77,13 @@ class Cell:
 
     def redefined(self, **changes) -> "Cell":
         """This cell with `changes`: another cell, whose key and id follow from them."""
-        return Cell(**{**self.to_dict(), "key": "", "id": "", **changes})
+        return replace(self, key="", id="", **changes)
 
     def describe(self) -> Dict[str, Any]:
         """The fields a results row carries to identify the cell (a tuning trial's row also
         has ``tuning``, a tuned reported cell's row ``tuned``: the chosen point and its dev score)."""
-        row = {
-            "key": self.key,
-            "cell_id": self.id,
-            "study": self.study,
-            "corpus": self.corpus,
-            "method": self.method,
-            "setting": self.setting,
-            "size": self.size,
-            "value": self.value,
-            "partition": self.partition,
-            "seed": self.seed,
-            "encoder": encoder_of(self.base_config if self.base_config is not None else self.config),
-        }
+        row = {"key": self.key, "cell_id": self.id, **{name: getattr(self, name) for name in _DESCRIBED},
+               "encoder": encoder_of(self.base_config if self.base_config is not None else self.config)}
         if self.runner is not None:
             row["runner"] = self.runner
         if self.score_on == "dev" and self.tuning is None:
@@ -111,26 +104,21 @@ class Cell:
         return row
 
     def test_split(self) -> Optional[str]:
-        """The split the cell is scored on after training: its test file, or None for a tuning
-        trial and a cell of a dev-only study (scored on the dev sample alone)."""
+        """The split the cell is scored on: its test file, or None for a tuning trial and a cell
+        of a dev-only study."""
         return None if self.tuning is not None or self.score_on == "dev" else self.test
 
     def training_config(self) -> Config:
-        """The cell's full training config: its method assembled onto its base (or its own
-        full config), with the cell's overrides; not interpolated."""
+        """The cell's training config, with its overrides; not interpolated."""
         return assembled_config(self.base_config, [*self.layers, self.config], self.overrides)
 
     def files(self) -> List[str]:
         return config_files(self.base_config, self.layers, self.config)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
 
 def assembled_config(base_config: Optional[PathLike], partials: Sequence[PathLike], overrides: Optional[Dict[str, Any]] = None) -> Config:
-    """Partial configs (a method file; a recipe's layers and file) assembled onto their base
-    config, or a full config file of the user's (the one partial) when `base_config` is None,
-    with `overrides`; not interpolated. A full config that is not one fails in one line naming it."""
+    """Partial configs assembled onto their base config, or a full config file of the user's (the
+    one partial) when `base_config` is None, with `overrides`; not interpolated."""
     if base_config is None:
         (config,) = partials
         try:
@@ -146,28 +134,20 @@ CELL_PATHS = ("train", "dev", "raw_text")
 
 
 def cell_key(cell: Cell) -> str:
-    """What the cell trains, hashed: its training config as assembled (`config_digest`: the
-    method on its base, or its own full config, before the cell's overrides) and what the cell
-    adds (`cell_additions`: overrides, with the training draw and seed, extras, the draw's
-    coordinates and a tuned cell's grid).
-
-    No name counts, nor how the config is written: a method, a config file or a base renamed,
-    a base restructured or a full config rewritten as base + partial keeps the cell's rows
-    exactly when what it trains is unchanged; a change to the base, the method or an
-    override is another cell, so that rows trained before are never read as today's.
-    """
+    """What the cell trains, hashed: its config as assembled (`config_digest`) and what the cell
+    adds (`cell_additions`). No name counts, nor how the config is written: a method, a config
+    file or a base renamed or restructured keeps the cell's rows exactly when what it trains is
+    unchanged; any other change is another cell, so rows trained before are never read as today's."""
     content = {"config": config_digest(cell.base_config, [*cell.layers, cell.config]), **cell_additions(cell)}
     return hashlib.sha1(json.dumps(content, sort_keys=True, default=str).encode("utf8")).hexdigest()[:16]
 
 
 def cell_additions(cell: Cell) -> Dict[str, Any]:
-    """What a cell adds to its config, as its key hashes it: its overrides (the training draw
-    and seed among them), its extras (file paths by name), its draw's coordinates (corpus,
-    size, value, partition or tuning trial) and, for a tuned reported cell, its grid and
-    selection metric (not the chosen values, which its trials decide); a cell tuned as another
-    method also hashes the keys of that method's trials, which its own config no longer
-    determines. Paths are left out, so that moving the corpora or the configs does not lose
-    results."""
+    """What a cell adds to its config, as its key hashes it: its overrides (draw and seed among
+    them), its extras, its draw's coordinates and, for a tuned reported cell, its grid and
+    selection metric (not the chosen values, which its trials decide; a cell tuned as another
+    method also hashes that method's trials' keys). Paths are left out, so that moving the
+    corpora or the configs does not lose results."""
     additions = {
         "overrides": cell.overrides,
         "draw": {"corpus": cell.corpus, "size": cell.size, "value": cell.value, "partition": cell.partition, "tuning": cell.tuning},
@@ -187,9 +167,9 @@ def cell_additions(cell: Cell) -> Dict[str, Any]:
 
 
 def config_digest(base_config: Optional[PathLike], partials: Sequence[PathLike]) -> str:
-    """A digest of the training config that `partials` assemble to on `base_config` (a full
-    config when that is None: `assembled_config`), parsed (comments, layout and key order do not
-    count) and without `CELL_PATHS`; computed once per set of files as they are now."""
+    """A digest of the config `partials` assemble to on `base_config` (`assembled_config`), parsed
+    (comments, layout and key order do not count) and without `CELL_PATHS`; cached per set of
+    files as they are now."""
     files = tuple(str(p) for p in (base_config, *partials) if p is not None)
     return _config_digest(base_config is not None, files, tuple(_stamp(p) for p in files))
 
@@ -239,8 +219,7 @@ def cell_label(cell: Cell) -> str:
 
 
 def encoder_of(base_config: Optional[str]) -> Optional[str]:
-    """The encoder family of a base config file (None for a full config of the user's; a base
-    used as a full config, as a method with its own runner has it, is its family)."""
+    """The encoder family of a base config file (None for a full config of the user's)."""
     if base_config is None:
         return None
     return next((enc for enc, name in ENCODERS.items() if name == Path(base_config).name), None)

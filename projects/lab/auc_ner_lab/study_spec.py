@@ -2,6 +2,7 @@
 and extras, and the grid they expand to, cells (`cells.Cell`) partition-major with a tuned
 study's trials first; and the checks that refuse a spec before any training (missing files,
 overrides and grid keys that name nothing)."""
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -67,19 +68,15 @@ class StudySpec:
         """Every cell, partition-major: a study stopped a third of the way has a whole grid
         for the first partition rather than all partitions of a few sizes. A tuned study's
         trials come first, each group's grid together; its reported cells wait for them."""
-        out = []
-        for partition in range(self.partitions):
-            seed = self.seed + partition
-            for corpus, paths in self.corpora.items():
-                for size in self.sizes:
-                    for value in self.values:
-                        for method in self.methods:
-                            out.append(self._cell(corpus, paths, size, value, method, partition, seed))
+        grid = itertools.product(range(self.partitions), self.corpora, self.sizes, self.values, self.methods)
+        out = [self._cell(corpus, size, value, method, partition, self.seed + partition)
+               for partition, corpus, size, value, method in grid]
         if self.tune is None:
             return out
         return self._tuning_trials() + [self._with_selection(cell) for cell in out]
 
-    def _cell(self, corpus, paths, size, value, method, partition, seed, tuning=None) -> "Cell":
+    def _cell(self, corpus, size, value, method, partition, seed, tuning=None) -> "Cell":
+        paths = self.corpora[corpus]
         dev = dev_set_config(self.dev_size, self.seed)
         train = training_set_config(self.setting, size, value, seed)
         if "augment" in method.extras:
@@ -96,43 +93,25 @@ class StudySpec:
             **(tuning["point"] if tuning else {}),
         }
         return Cell(
-            study=self.name,
-            corpus=corpus,
-            method=method.name,
-            setting=self.setting,
-            size=size,
-            value=value,
-            partition=partition,
-            seed=seed,
-            config=method.config,
-            overrides=overrides,
-            train=str(paths["train"]),
-            dev=str(paths["dev"]),
-            test=str(paths["test"]),
-            gpu_id=self.gpu_id,
-            base_config=method.base_config,
-            tuning=tuning,
-            extras=dict(method.extras) or None,
-            layers=list(method.layers),
-            runner=method.runner,
-            score_on=self.score_on,
+            study=self.name, corpus=corpus, method=method.name, setting=self.setting, size=size, value=value,
+            partition=partition, seed=seed, config=method.config, overrides=overrides,
+            train=str(paths["train"]), dev=str(paths["dev"]), test=str(paths["test"]),
+            gpu_id=self.gpu_id, base_config=method.base_config, tuning=tuning, extras=dict(method.extras) or None,
+            layers=list(method.layers), runner=method.runner, score_on=self.score_on,
             pretrain_text=method.pretrain_text,
         )
 
-    def _tuning_trials(self) -> List["Cell"]:
-        """Per corpus x size x value x method with trials of its own (not tuned_as another, see
-        `tuning_methods`): every grid point on every tuning partition."""
+    def _trials(self, corpus, size, value, method) -> List[List["Cell"]]:
+        """A group's tuning trials of `method`: per grid point, one per tuning partition."""
         assert self.tune is not None
-        out = []
-        for corpus, paths in self.corpora.items():
-            for size in self.sizes:
-                for value in self.values:
-                    for method in self.tuning_methods():
-                        for t, seed in enumerate(self.tune.seeds(self.seed)):
-                            for point in self.tune.points():
-                                tuning = {"partition": t, "point": point}
-                                out.append(self._cell(corpus, paths, size, value, method, None, seed, tuning))
-        return out
+        return [[self._cell(corpus, size, value, method, None, seed, {"partition": t, "point": point})
+                 for t, seed in enumerate(self.tune.seeds(self.seed))] for point in self.tune.points()]
+
+    def _tuning_trials(self) -> List["Cell"]:
+        """Per corpus x size x value x method with trials of its own (`tuning_methods`): every
+        grid point on every tuning partition, partition by partition."""
+        groups = itertools.product(self.corpora, self.sizes, self.values, self.tuning_methods())
+        return [trial for group in groups for by_partition in zip(*self._trials(*group)) for trial in by_partition]
 
     def tuning_methods(self) -> List[MethodSpec]:
         """The methods whose trials run: those without tuned_as, then the targets of kept
@@ -146,16 +125,8 @@ class StudySpec:
         points = self.tune.points()
         method = self._method(cell.method)
         chooser = method if method.tuned_as is None else self._method(method.tuned_as)
-        trials = [
-            [
-                self._cell(
-                    cell.corpus, self.corpora[cell.corpus], cell.size, cell.value,
-                    chooser, None, seed, {"partition": t, "point": point},
-                ).key
-                for t, seed in enumerate(self.tune.seeds(self.seed))
-            ]
-            for point in points
-        ]
+        grid = self._trials(cell.corpus, cell.size, cell.value, chooser)
+        trials = [[trial.key for trial in by_point] for by_point in grid]
         selection = {"points": points, "partitions": self.tune.partitions, "metric": self.tune.metric, "trials": trials}
         if method.tuned_as is not None:
             selection["tuned_as"] = method.tuned_as
@@ -222,10 +193,8 @@ class StudySpec:
             # config with the cell's own keys (its draw, its seed)
             config = cell.redefined(overrides={k: v for k, v in cell.overrides.items() if k not in origin}).training_config()
             missing = unknown_override_keys(config, {k: cell.overrides[k] for k in origin})
-            problems.extend(
-                f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
-                for key in missing
-            )
+            problems += [f"{origin[key]}.{key}: names nothing in the config of method {method.name!r} ({cell.config})"
+                         for key in missing]
         self._refuse(problems)
 
     def check_tuning(self) -> None:
