@@ -18,9 +18,7 @@ from .study_cli import study_app
 app = typer.Typer(
     name="auc-ner-lab",
     help="The lab of spacy-auc-ner: studies that compare NER objectives, the known corpora, their statistics and low-resource partitions.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
 corpus_app = typer.Typer(help="The known corpora: conll2003, ncbi_disease, s800.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")

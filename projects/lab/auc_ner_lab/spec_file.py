@@ -19,19 +19,16 @@ class SpecError(ValueError):
     """A study spec that cannot be expanded; the message names the file and the key."""
 
 
-def _nonempty_list(message: str):
-    return expect(lambda v: isinstance(v, list) and v, message + ", not {value}")
+_NONEMPTY_LIST = expect(lambda v: isinstance(v, list) and v, "a non-empty list is expected, not {value}")
 
 
 def _mapping_or_empty(message: str):
     """None means {}; anything else must be a mapping."""
 
     def check(value):
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
+        if value is not None and not isinstance(value, dict):
             raise ValueError(message)
-        return value
+        return value or {}
 
     return BeforeValidator(check)
 
@@ -45,11 +42,9 @@ Resampler = Annotated[str, expect(lambda v: isinstance(v, str), "{value} is not 
 
 
 def _listed_once(values: Sequence, key: str) -> None:
-    seen: List[Any] = []
-    for v in values:
-        if v in seen:
+    for i, v in enumerate(values):
+        if v in values[:i]:
             raise At((key,), f"{v!r} is listed twice")
-        seen.append(v)
 
 
 RunnerPath = Annotated[Optional[str], expect(lambda v: v is None or (isinstance(v, str) and ":" in v), "{value} is not a 'module:function' path")]
@@ -58,15 +53,12 @@ RunnerPath = Annotated[Optional[str], expect(lambda v: v is None or (isinstance(
 class MethodEntry(Section):
     """A method of a spec: a method file by name (``ce``), a named ``base`` method with the
     study's own ``overrides``, a ``recipe`` of the package by name (``lowres_best``), or a full
-    ``config`` file of the user's; ``layers``, partials of the configs folder merged between the
-    base and the method (``pretrain/characters.cfg``, ``self_training.cfg``: pretraining and
-    self-training are config, as in a recipe); plus the augmentation of its draw and what its
-    pretraining reads (`training_extras.py`). With ``runner``
-    (a 'module:function' cell function) the function trains its cells instead of spacy train,
-    reading their config: by default the spec's base alone; with ``selection`` (the annotation
-    loop's settings, `selection_loop.py`) the method's config as any cell has it. With ``tuned_as`` (another
-    method of a tuned spec) it has no tuning trials: its cells train with the grid point the
-    other method's trials choose in the same group."""
+    ``config`` file of the user's; ``layers``, partials merged between the base and the method
+    (``pretrain/characters.cfg``, ``self_training.cfg``); the augmentation of its draw and what
+    its pretraining reads (`training_extras.py`). With ``runner`` a 'module:function' trains its
+    cells instead of spacy train, reading the spec's base alone, or with ``selection`` (the
+    annotation loop's settings) the method's config. With ``tuned_as`` (another method) its
+    cells train with the grid point the other method's trials choose in the same group."""
 
     name: str
     base: Optional[str] = None
@@ -172,10 +164,10 @@ class SpecFile(Section):
     corpora_dir: Optional[str] = None
     configs_dir: Optional[str] = None
     methods: Annotated[List[MethodEntry], BeforeValidator(_methods)] = Field(None, validate_default=True)
-    sizes: Annotated[Optional[List[Size]], _nonempty_list("a non-empty list is expected")] = None
-    shares: Annotated[Optional[List[Fraction]], _nonempty_list("a non-empty list is expected")] = None
-    mask_p: Annotated[Optional[List[Fraction]], _nonempty_list("a non-empty list is expected")] = None
-    resamplers: Annotated[Optional[List[Resampler]], _nonempty_list("a non-empty list is expected")] = None
+    sizes: Annotated[Optional[List[Size]], _NONEMPTY_LIST] = None
+    shares: Annotated[Optional[List[Fraction]], _NONEMPTY_LIST] = None
+    mask_p: Annotated[Optional[List[Fraction]], _NONEMPTY_LIST] = None
+    resamplers: Annotated[Optional[List[Resampler]], _NONEMPTY_LIST] = None
     partitions: PositiveInt = 1
     seed: Annotated[int, expect(whole, "{value} is not a whole number")] = 0
     dev_size: Optional[PositiveInt] = None
@@ -204,8 +196,6 @@ class SpecFile(Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> "SpecFile":
-        """What one key says about another: the setting's values, sizes, unique names, the
-        baseline, the extras that need a lowres draw, the tuning seeds."""
         setting, value_key = self.setting, SETTINGS[self.setting]
         if value_key is not None and getattr(self, value_key) is None:
             raise At((value_key,), f"a {setting} study needs a list of {value_key}")
@@ -235,8 +225,6 @@ class SpecFile(Section):
         return [None] if key is None else list(getattr(self, key) or [])
 
     def _check_tuned_as(self) -> None:
-        """`tuned_as:` names another method of this spec, one with trials of its own, in a
-        spec with a `tune:` block."""
         names = [m.name for m in self.methods]
         for i, method in enumerate(self.methods):
             target = method.tuned_as

@@ -8,12 +8,16 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_context
-from typing import Iterator, Optional
+from typing import Dict, Iterator, Optional
 
 from .cells import Cell
 from .execution import StudyError, execute_cell, init_worker
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def _thread_vars(threads: int) -> Dict[str, str]:
+    return {**{k: str(threads) for k in _THREAD_VARS}, "TOKENIZERS_PARALLELISM": "false"}
 
 
 class _InlineExecutor:
@@ -69,9 +73,9 @@ def stop_workers(executor, grace: float = 30.0) -> None:
 @contextmanager
 def thread_env(threads: int) -> Iterator[None]:
     """Thread-count variables for spawned workers, set before they import numpy or torch."""
-    saved = {k: os.environ.get(k) for k in (*_THREAD_VARS, "TOKENIZERS_PARALLELISM")}
-    os.environ.update({k: str(threads) for k in _THREAD_VARS})
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    env = _thread_vars(threads)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         yield
     finally:
@@ -80,15 +84,6 @@ def thread_env(threads: int) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-
-def _process_pool(workers: int, threads: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=get_context("spawn"),  # no fork of a process that may hold torch threads
-        initializer=init_worker,
-        initargs=(threads,),
-    )
 
 
 class _RayExecutor:
@@ -111,10 +106,8 @@ class _RayExecutor:
         self._started = not ray.is_initialized()
         if self._started:
             ray.init(address=address or None, log_to_driver=False)
-        env = {k: str(threads) for k in _THREAD_VARS}
-        env["TOKENIZERS_PARALLELISM"] = "false"
         self._remote = ray.remote(execute_cell).options(
-            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": env}
+            num_cpus=threads, num_gpus=gpus_per_cell, max_retries=0, runtime_env={"env_vars": _thread_vars(threads)}
         )
 
     def submit(self, fn, cell: Cell, runner) -> Future:
@@ -131,4 +124,6 @@ def make_executor(workers, threads, use_ray, ray_address, gpu):
         return _RayExecutor(ray_address, threads, 1.0 if gpu else 0.0)
     if workers == 0:
         return _InlineExecutor()
-    return _process_pool(workers, threads)
+    # spawned: no fork of a process that may hold torch threads
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=init_worker,
+                               initargs=(threads,))
