@@ -1,16 +1,13 @@
 """Settings of the no-dev recipe chosen leaving one corpus out (issue 44 points 1 and 2).
 
 A user with only their n sentences keeps the last step of a fixed schedule, so the schedule
-itself (how many epochs, or a held-out share of the user's own sentences) has to be chosen in the lab, on
-corpora that are not the user's. The cells of ``studies/campaign_trf_budget.yaml`` train as
-that user does (``corpora.dev`` is NoDev.v1: the whole budget, the last step kept), one method
-per setting. `run_cell` then scores the kept model on a sample of the dev split its training
-never saw (200 sentences, seed 0: the sample campaign_trf_recipe selects on) and on test.
-`run_held_out_cell` is the other way a user without a dev file can go: set a share of their own
-sentences aside (`HELD_OUT_SHARE`, the last of the draw's seeded order), train on the rest and
-keep the checkpoint best on that share (the [budget]'s evaluation rhythm and patience).
-`leave_one_corpus_out` chooses, for each corpus, the setting whose cells on the other corpora
-have the best mean dev score on the lab's sample; test scores are never read to choose.
+itself (how many epochs, or a held-out share of their sentences) has to be chosen in the lab,
+on corpora that are not the user's. `run_cell` trains as that user does (``corpora.dev`` is
+NoDev.v1: the last step kept) and scores the model on test and on a sample of the dev split
+its training never saw (200 sentences, seed 0: the sample campaign_trf_recipe selects on).
+`run_held_out_cell` sets a share of the draw aside (`HELD_OUT_SHARE`, the last of its seeded
+order) and keeps the checkpoint best on it. `leave_one_corpus_out` chooses, for each corpus,
+the setting whose cells on the other corpora have the best mean dev score on the lab's sample.
 """
 from typing import Any, Dict, Iterator, Mapping, Sequence
 
@@ -72,9 +69,8 @@ def run_held_out_cell(cell) -> Dict[str, Any]:
 
 
 def _trained_and_scored(cell, config) -> Dict[str, Any]:
-    """`config` (the cell's, on its files) trained, scored on test and on the lab's dev sample. A
-    config that pretrains or self-trains (the CPU recipe's supervised stage pretrains) trains
-    through the recipe's steps (`training_extras.run_cell_with_extras`), as its study cells do."""
+    """`config` trained (through the recipe's steps when it has any, as study cells do), scored
+    on test and on the lab's dev sample."""
     from .experiment import train_and_evaluate
     from .training_extras import run_cell_with_extras, steps
 
@@ -85,10 +81,9 @@ def _trained_and_scored(cell, config) -> Dict[str, Any]:
 
 
 def leave_one_corpus_out(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Sequence[str], metric: str) -> Dict[str, Choice]:
-    """For each of `corpora`, the method of `methods` whose rows on the other corpora (every
-    size and partition; `rows`: the latest row of each cell) have the best mean dev `metric`
-    (`tuning.choices_leaving_out`: the first of `methods` on a tie). A method missing a row on
-    the other corpora is not a candidate."""
+    """For each of `corpora`, the method of `methods` whose latest `rows` on the other corpora
+    have the best mean dev `metric` (`tuning.choices_leaving_out`); a method missing a row
+    there is not a candidate."""
     by_cell = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
     draws = sorted({key[1:] for key in by_cell})
 

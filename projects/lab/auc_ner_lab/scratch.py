@@ -15,9 +15,8 @@ SCRATCH_PREFIX = "auc-ner-study-"
 
 
 def remove_abandoned_scratch(folder: Path) -> None:
-    """Remove the scratch folders in `folder` (the temporary folder) of studies killed outright:
-    those whose name (`scratch_folder`) names a process of this host that is no longer alive.
-    A live study's folder stays, and so does one of another host or that names no process."""
+    """Remove the scratch folders in `folder` whose name names a process of this host that is no
+    longer alive (studies killed outright)."""
     host = socket.gethostname()[:64]
     for scratch in folder.glob(f"{SCRATCH_PREFIX}*+*+*"):
         pid, owner_host, _ = scratch.name[len(SCRATCH_PREFIX):].split("+", 2)
@@ -37,11 +36,9 @@ def _alive(pid: int) -> bool:
 
 @contextmanager
 def scratch_folder(inline: bool, use_ray: bool) -> Iterator[Optional[Path]]:
-    """A scratch folder for the study's temporary files: the workers' TMPDIR (spawned while it
-    is set), this process's temporary folder when cells run here (`inline`); removed at the
-    end, whatever a cell left in it (a worker killed with SIGKILL cannot clean up), and by the
-    next study when this one is killed outright. None on Ray, whose workers live on other
-    nodes and whose own session files follow TMPDIR."""
+    """A scratch folder for the study's temporary files: the workers' TMPDIR, and this process's
+    temporary folder when cells run here (`inline`); removed at the end, whatever a cell left
+    in it. None on Ray, whose workers live on other nodes and whose session files follow TMPDIR."""
     if use_ray:
         yield None
         return

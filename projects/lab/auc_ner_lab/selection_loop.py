@@ -2,25 +2,20 @@
 at n sentences should annotate next, chosen by the model's uncertainty (``spacy-auc-ner
 suggest``'s strategies) or at random, measured by the F1 of the recipe trained on them.
 
-A lab method trained by a Python function (`run_cell`, named in a spec as ``runner:
-auc_ner_lab.selection_loop:run_cell``) with its settings in the method entry's ``selection:``
-block (`SelectionSettings`), which the cell's key hashes. Its config is the method's as any cell
-has it (a recipe, a base method, layers, overrides), so that the loop trains exactly what the
-method's plain cells train:
+A lab method trained by a Python function (``runner: auc_ner_lab.selection_loop:run_cell``)
+with its settings in the method entry's ``selection:`` block (`SelectionSettings`), which the
+cell's key hashes. Its config is the method's as any cell has it, so that the loop trains
+exactly what the method's plain cells train:
 
-1. round 0 trains the config on the cell's draw (``LowResource.v1``: the draw and the training
-   of the plain cell of the same method, corpus, size and partition);
+1. round 0 trains the config on the cell's draw (that of the plain cell of the same method,
+   corpus, size and partition);
 2. the candidates are the rest of the split, the first ``pool`` of them in the draw's seeded
-   order (the order of a cell's pool, spacy_auc_ner.Pool.v1; 0: all), their gold hidden: the model sees new Docs
-   of their tokens only;
+   order (the order of a cell's pool, spacy_auc_ner.Pool.v1; 0: all), their gold hidden;
 3. each round ranks the candidates not yet chosen by ``strategy`` with the last model (the
-   library's `suggest_docs`; ``random``: `select_sentences`' seeded shuffle, seed + round) and
-   takes ``batch`` of them, near-duplicates within the batch skipped as ``suggest`` skips them
-   (``max_similarity``), and candidates shorter than ``min_tokens`` (off unless set); their
-   gold is then revealed, and the config is trained again on the draw plus every sentence
-   chosen so far (a .spacy file read on its annotated tokens, inside the config's augmentation
-   wrapper when it has one; `train_with_extras`, the budget counted on
-   those sentences and self-training's pool the rest of the split without them);
+   library's `suggest_docs`; ``random``: a seeded shuffle, seed + round) and takes ``batch``
+   of them, as ``suggest`` does (``max_similarity``, ``min_tokens``); their gold is revealed,
+   and the config is trained again on the draw plus every sentence chosen so far
+   (`train_with_extras`, self-training's pool the rest of the split without them);
 4. the last training (draw + rounds x batch sentences) is scored on test as every cell is.
 
 A training whose model nothing reads is not run: with ``random`` only the last one.
@@ -104,9 +99,8 @@ def unlabeled(docs: Sequence[Any]) -> List[Any]:
 
 
 def choose(nlp, docs: Sequence[Any], candidates: Sequence[int], settings: SelectionSettings, seed: int) -> Tuple[List[int], List[Optional[float]]]:
-    """The ``batch`` candidates (indices into ``docs``) that ``settings.strategy`` ranks first
-    on the model ``nlp`` (None for random, which reads none), best first, and their scores
-    (None for random), as ``spacy-auc-ner suggest`` chooses them."""
+    """The ``batch`` candidates (indices into ``docs``) that ``settings.strategy`` ranks first on
+    the model ``nlp``, best first, and their scores (None for random), as ``suggest`` does."""
     shown = unlabeled([docs[i] for i in candidates])
     found = suggest_docs(nlp, shown, settings.batch, settings.strategy, seed=seed, max_similarity=settings.max_similarity,
                          min_tokens=settings.min_tokens, progress=False)
@@ -128,8 +122,8 @@ def config_on(config: Config, folder: Path, docs: Sequence[Any], indices: Sequen
 
 
 def rest_writer(docs: Sequence[Any], rest: Sequence[int], exclude: Sequence[int]):
-    """The pool writer of `train_with_extras` (self-training's and pretraining's pools): the
-    rest of the split without ``exclude`` (the sentences chosen so far), unlabeled."""
+    """The pool writer of `train_with_extras`: the rest of the split without ``exclude`` (the
+    sentences chosen so far), unlabeled."""
     from spacy_auc_ner.api import write_unlabeled
 
     exclude = list(exclude)
@@ -141,8 +135,7 @@ def rest_writer(docs: Sequence[Any], rest: Sequence[int], exclude: Sequence[int]
 
 
 def run_cell(cell) -> Dict[str, Any]:
-    """The loop on ``cell`` (module docstring): the scores of its last model on test, as every
-    cell's, plus ``extras`` (its last training's) and ``selection``."""
+    """The loop on ``cell`` (module docstring): its last model's scores, ``extras`` and ``selection``."""
     import spacy
     from spacy.vocab import Vocab
 

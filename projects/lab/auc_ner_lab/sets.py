@@ -1,11 +1,7 @@
-"""Training and dev sets as ``[corpora]`` reader blocks: the one place that composes the
-registered readers for the study settings.
-
-A study cell, a partition's manifest entry and a benchmark all describe their training set
-with `training_set_config`, so the same setting, size, value and seed always name the same
-sentences, whoever asks. The blocks are plain dicts, ready to be a config override of
-``corpora.train`` (or ``corpora.dev``) and resolved by spaCy's registry like any reader.
-"""
+"""Training and dev sets as ``[corpora]`` reader blocks (plain dicts, config overrides of
+``corpora.train`` or ``corpora.dev``): a study cell and a partition's manifest entry both
+describe their training set with `training_set_config`, so the same setting, size, value and
+seed always name the same sentences, whoever asks."""
 from typing import Any, Dict, Optional
 
 TRAIN_PATH = "${paths.train}"
@@ -46,7 +42,7 @@ def sample_config(path: str, size: Optional[int], seed: int) -> Dict[str, Any]:
     return {"@readers": "spacy_auc_ner.LowResource.v1", "path": path, "n": size, "seed": seed}
 
 
-def dev_set_config(size: Optional[int], seed: int, *, path: str = DEV_PATH) -> Optional[Dict[str, Any]]:
+def dev_set_config(size: Optional[int], seed: int) -> Optional[Dict[str, Any]]:
     """A fixed sample of the dev file for early stopping (cheaper than the whole file, the same
     for every cell of a study); None when `size` is None (the config's own dev corpus)."""
-    return None if size is None else sample_config(path, size, seed)
+    return None if size is None else sample_config(DEV_PATH, size, seed)

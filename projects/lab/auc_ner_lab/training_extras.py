@@ -4,45 +4,31 @@ measures spaCy's ``ner``, the low-resource recipes (``configs/recipes/``) and ea
 parts removed in turn on the same draws as every other method, with the same scorer.
 
 Pretraining and self-training are config, as in ``spacy-auc-ner recipe``: a cell pretrains when
-its config's ``[pretraining]`` block has an objective and ``max_epochs`` >= 1 (a recipe's, or a
-base method's with the layer ``pretrain/characters.cfg``) and self-trains when its
-``[self_training] rounds`` is 1 or more (a recipe's, or the layer ``self_training.cfg``); a
-spec sets them with overrides, so that a cell's key hashes the whole procedure::
+its ``[pretraining]`` block has an objective and ``max_epochs`` >= 1 (a recipe's, or a base
+method's with the layer ``pretrain/characters.cfg``) and self-trains when its ``[self_training]
+rounds`` is 1 or more; a spec sets them with overrides, so that a cell's key hashes the whole
+procedure::
 
     - {name: lowres_spacy_ner_rounds1, recipe: lowres_spacy_ner, overrides: {self_training.rounds: 1}}
     - {name: ce_pretrain, base: ce, layers: [pretrain/characters.cfg], overrides: {pretraining.max_epochs: 2}}
 
 Augmentation is a reader, so it only changes the cell's ``[corpora.train]`` block
-(`augmented_block`): the drawn sentences go inside the wrapper. A study replaces the config's
-training corpus by its draw, so a method whose config wraps its corpus in ``Augmented.v1``
-(the recipe) gets the same wrapper around the draw unless the spec says ``augment: false``.
+(`augmented_block`): a method whose config wraps its corpus in ``Augmented.v1`` gets the same
+wrapper around the study's draw unless the spec says ``augment: false``.
 
 A cell with a step runs in a temporary folder with the package's orchestrator, the one of
-``spacy-auc-ner recipe`` (`spacy_auc_ner.training.recipe.train_steps`), handed the cell's
-config, once with what only a cell has (its pools) in it; the draw and the dev sample are read
-by the cell's own readers, on their annotated tokens (`on_annotated_tokens`):
-
-1. the pools: the sentences of the training split that the cell's draw leaves out, without
-   their annotation, the first ``limit`` of them in the draw's seeded order (`pool_block`, the
-   library's reader ``spacy_auc_ner.Pool.v1``, the pool of ``spacy-auc-ner pool``):
-   ``[corpora.pool] limit`` for self-training, which reads it through the reader (0: all of
-   them), ``[corpora.pretrain] limit`` for pretraining, which reads it as a .jsonl file;
-2. pretraining: ``spacy pretrain`` of the config's encoder on its pool for ``max_epochs``
-   epochs, the objective's fragment merged (`with_pretraining`) and the component named by the
-   orchestrator, as ``spacy-auc-ner pretrain-config`` names it; training then starts from the
-   weights. With
-   ``pretrain_text: draw`` (a method key) it reads the cell's drawn sentences instead: what
-   ``spacy-auc-ner recipe`` does for a user who has no raw text;
-3. self-training: round 0 trains on the draw, each round labels the pool with the previous
-   round's model and retrains on draw + pseudo-labels (the library's `run_rounds`: the cell's
-   ``[corpora.train]`` wrapped by ``PseudoLabelled.v1``). The round with the best
-   dev F1 (on the cell's dev sample, the set early stopping uses) is the cell's model: chosen
-   on dev, never on test.
+``spacy-auc-ner recipe`` (`train_steps`), handed the cell's config with its pools: the
+sentences of the training split that the draw leaves out, unannotated, the first ``limit``
+in the draw's seeded order (`pool_block`, the reader ``spacy_auc_ner.Pool.v1``;
+``[corpora.pool] limit`` for self-training, ``[corpora.pretrain] limit`` for pretraining,
+which reads a .jsonl file; with ``pretrain_text: draw`` it reads the cell's drawn sentences
+instead, as ``spacy-auc-ner recipe`` does for a user without raw text). Self-training keeps
+the round with the best dev F1 on the cell's dev sample: chosen on dev, never on test. The
+draw and the dev sample are read on their annotated tokens (`on_annotated_tokens`).
 
 The row's scores add ``extras``: pool size, pretraining seconds, each round's dev F1, pseudo
-entities and seconds (labelling the pool, training), the chosen round; their ``train_seconds``
-is everything up to the cell's model (the pool, pretraining, every round), so that a recipe's
-cost compares with a plain cell's (``benchmarks/trf_recipe_cost.py`` splits it).
+entities and seconds, the chosen round; their ``train_seconds`` is everything up to the cell's
+model, so that a recipe's cost compares with a plain cell's (``benchmarks/trf_recipe_cost.py``).
 """
 import inspect
 import tempfile
@@ -101,9 +87,8 @@ PRETRAIN_TEXTS = ("pool", "draw")  # what a cell's pretraining reads: the rest o
 
 
 def resolve_extras(entry, config_augment: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """The extras of a validated method entry (`spec.MethodEntry`), as its cells hold them:
-    ``selection`` (the annotation loop's settings) and ``augment`` (the entry's settings; where
-    it says nothing, those of the method's own config, `config_augment`)."""
+    """The extras of a method entry as its cells hold them: ``selection`` and ``augment`` (the
+    entry's; where it says nothing, those of the method's own config, `config_augment`)."""
     extras: Dict[str, Any] = {}
     if entry.selection is not None:  # the annotation loop's (selection_loop.py)
         extras["selection"] = entry.selection.settings()
@@ -129,15 +114,9 @@ def augmented_block(draw: Dict[str, Any], settings: Dict[str, Any], seed: int) -
     return {"@readers": AUGMENTED, **settings, "seed": seed, "corpus": draw}
 
 
-def drawn_block(block: Dict[str, Any]) -> Dict[str, Any]:
-    """The draw inside an augmentation wrapper (the block itself when it is not wrapped)."""
-    return block["corpus"] if block.get("@readers") == AUGMENTED else block
-
-
 def file_block(block: Dict[str, Any]) -> Dict[str, Any]:
-    """The ``[corpora.train]`` block that reads ``paths.train``, a .spacy file of the sentences
-    to train on, on their annotated tokens (gold_preproc; one sentence a Doc, so its sentence
-    split changes nothing), inside ``block``'s augmentation wrapper when it has one."""
+    """The ``[corpora.train]`` block that reads the .spacy file ``paths.train`` on its annotated
+    tokens, inside ``block``'s augmentation wrapper when it has one."""
     corpus = {"@readers": "spacy.Corpus.v1", "path": "${paths.train}", "gold_preproc": True}
     return {**block, "corpus": corpus} if block.get("@readers") == AUGMENTED else corpus
 
@@ -162,17 +141,9 @@ def _reader_docs(config: Config, dot_name: str) -> Iterator:
     return (eg.reference for eg in reader(nlp))
 
 
-def _drawn(config: Config) -> Config:
-    """A copy of ``config`` whose training corpus is the draw alone, not augmented."""
-    plain = config.copy()
-    plain["corpora"]["train"] = drawn_block(plain["corpora"]["train"])
-    return plain
-
-
 def pretrains(config: Config) -> bool:
     """Whether a cell's config pretrains: an objective in ``[pretraining]`` and 1 or more epochs
-    (its component may still be unnamed: the orchestrator names it), the library's rule
-    (`spacy_auc_ner.training.pretraining.pretrains`), read here to route the cell."""
+    (the library's rule, `spacy_auc_ner.training.pretraining.pretrains`)."""
     block = config.get("pretraining") or {}
     return bool(block.get("objective")) and (block.get("max_epochs") or 0) > 0
 
@@ -201,11 +172,9 @@ OBJECTIVES = {"spacy.PretrainCharacters.v1": "characters", "spacy.PretrainVector
 
 
 def with_pretraining(config: Config) -> Config:
-    """``config`` (a cell's training config) with its objective's fragment (``configs/pretrain/``)
-    merged in and its own ``max_epochs`` kept, as the cells whose rows stand were pretrained
-    (the fragment's [corpora.pretrain] reads the cell's .jsonl pool). The orchestrator fills
-    spaCy's defaults and names the component and layer (a model whose encoder sits inside its
-    head gets it as a shared ``tok2vec`` pipe), as ``spacy-auc-ner pretrain-config`` does."""
+    """``config`` (a cell's) with its objective's fragment (``configs/pretrain/``, whose
+    [corpora.pretrain] reads the cell's .jsonl pool) merged in and its own ``max_epochs`` kept,
+    as the cells whose rows stand were pretrained; the orchestrator names the component."""
     from spacy.util import load_config
 
     from spacy_auc_ner.api import DEFAULT_CONFIGS_DIR
@@ -221,14 +190,10 @@ def with_pretraining(config: Config) -> Config:
 
 def on_annotated_tokens(config: Config) -> Config:
     """``config`` whose dev corpus, when it is spaCy's ``Corpus.v1``, reads the dev sentences on
-    their annotated tokens (``gold_preproc``), as LowResource.v1 gives every cell its draw and
-    dev sample and as the self-training rounds read their draw (the cell's own reader) and
-    pseudo-labels (`PseudoLabelled.v1`, on the gold reader's tokens). Corpus.v1 without
-    gold_preproc re-tokenizes each sentence's text with the language's tokenizer: until
-    2026-11-26 the self-training cells trained, stopped early and were scored on dev that way
-    (29 % of CoNLL 2003's dev sentences tokenize differently, 1-2 % of NCBI-disease's and
-    S800's); until 2026-11-27 the draw and dev sample were written to files read with
-    gold_preproc (`_self_training_files`), the same examples."""
+    their annotated tokens (``gold_preproc``), as LowResource.v1 and the self-training rounds
+    read theirs. Corpus.v1 without gold_preproc re-tokenizes each sentence: until 2026-11-26
+    the self-training cells were stopped early and scored on dev that way (29 % of CoNLL
+    2003's dev sentences tokenize differently, 1-2 % of NCBI-disease's and S800's)."""
     config = config.copy()
     section, _, key = str(config["training"].get("dev_corpus", "corpora.dev")).rpartition(".")
     block = config[section][key]
@@ -241,12 +206,10 @@ PoolWriter = Callable[[Path, Optional[int]], int]  # (file, limit or None for al
 
 
 def run_cell_with_extras(cell, config: Optional[Config] = None, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Pretrain and/or self-train around the training of ``cell`` (a `spec.Cell` whose config
-    has either step, `steps`) with the package's `train_steps`, the steps of ``spacy-auc-ner
-    recipe``, then score it like any cell. What the cell adds: its pools and the row's
-    ``extras``. ``config``: the cell's own (`experiment.cell_config`) unless a cell function
-    changed it; ``dev_sample``: a reader block to take the dev scores on instead of the
-    config's dev corpus (`experiment.trained_scores`)."""
+    """Pretrain and/or self-train around the training of ``cell`` (`steps`) with the package's
+    `train_steps`, then score it like any cell, adding the row's ``extras``. ``config``: the
+    cell's own unless a cell function changed it; ``dev_sample``: a reader block to take the dev
+    scores on instead of the config's dev corpus (`experiment.trained_scores`)."""
     from .experiment import cell_config
 
     if cell.size is None:
@@ -279,12 +242,10 @@ def pool_block(cell, limit: Optional[int]) -> Dict[str, Any]:
 
 
 def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter] = None) -> Tuple[Dict[str, Any], Config, Dict[str, Any]]:
-    """Train ``config`` (``cell``'s, budgeted, its ``paths.train`` what it trains on) in the
-    folder ``tmp`` with `train_steps`, pretraining and self-training as it says. The pools are
-    the rest of the cell's split (`pool_block`: self-training reads it, pretraining the .jsonl
-    of it that its reader reads), or what ``pool`` writes for each step (the selection loop's).
-    Returns `train_steps`' summary (its ``model`` lives in ``tmp``), the config that model's
-    dev scores read and the row's ``extras`` (pools, pretraining, self-training rounds)."""
+    """Train ``config`` (``cell``'s) in the folder ``tmp`` with `train_steps`, pretraining and
+    self-training as it says, on the pools of `pool_block` or what ``pool`` writes for each
+    step (the selection loop's). Returns `train_steps`' summary (its ``model`` lives in
+    ``tmp``), the config that model's dev scores read and the row's ``extras``."""
     from spacy_auc_ner.api import OutputFolder, train_steps, write_unlabeled
 
     from .experiment import quiet
@@ -310,7 +271,10 @@ def train_with_extras(cell, config: Config, tmp: Path, pool: Optional[PoolWriter
         raw_text = tmp / "pool.jsonl"
         if draw_text:  # the drawn sentences as they are, not augmented
             raw_text = tmp / "draw.jsonl"
-            write_unlabeled(raw_text, _reader_docs(_drawn(config), "corpora.train"))
+            drawn = config.copy()
+            if drawn["corpora"]["train"].get("@readers") == AUGMENTED:
+                drawn["corpora"]["train"] = drawn["corpora"]["train"]["corpus"]
+            write_unlabeled(raw_text, _reader_docs(drawn, "corpora.train"))
         config = with_pretraining(config)
         config["paths"]["raw_text"] = str(raw_text)
     if self_train:
