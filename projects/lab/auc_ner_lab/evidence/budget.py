@@ -45,8 +45,8 @@ def table(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpora: Se
              "|---|" + "---:|" * (len(corpora) + 1)]
     for method in methods:
         mine = [r for r in rows if r["method"] == method]
-        cols = [" / ".join(_mean([_score(r, metric, dev) for r in mine if r["corpus"] == corpus]) for dev in (True, False))
-                for corpus in corpora]
+        cols = [" / ".join(_mean([_score(r, metric, dev) for r in mine if r["corpus"] == corpus])
+                           for dev in (True, False)) for corpus in corpora]
         lines.append(f"| `{method}` | " + " | ".join(cols) + f" | {len(mine)} |")
     return "\n".join(lines) + "\n"
 
@@ -56,7 +56,8 @@ def chosen_vs_before(rows: Sequence[Mapping[str, Any]], chosen: Mapping[str, str
     over the draws where both have rows at every size they share."""
     by = {(r["method"], r["corpus"], r["size"], r["partition"]): r for r in rows}
     return draw_lists(((c, k), _score(by[(chosen[c], c, n, k)], metric, False), _score(row, metric, False))
-                      for (m, c, n, k), row in sorted(by.items(), key=str) if m == before and (chosen.get(c), c, n, k) in by)
+                      for (m, c, n, k), row in sorted(by.items(), key=str)
+                      if m == before and (chosen.get(c), c, n, k) in by)
 
 
 def _verdict(rows, methods, corpora, metric, before: str):

@@ -112,7 +112,7 @@ def caveats_text() -> str:
                 calibrated = "calibrate_entity_bias" in json.dumps({k: v for k, v in r.items() if k != "scores"})
                 gaps[calibrated].append(dev - test)
     if gaps[True] and gaps[False]:
-        (mean_cal, n_cal), (mean_other, n_other) = ((100 * sum(gaps[k]) / len(gaps[k]), len(gaps[k])) for k in (True, False))
+        (mean_cal, n_cal), (mean_other, n_other) = ((100 * sum(g) / len(g), len(g)) for g in (gaps[True], gaps[False]))
         lines += ["## A bias calibrated on the dev sample that scores it", "",
                   "`spacy_auc_ner.calibrate_entity_bias.v1` chooses the entity bias on the dev sample that early stopping "
                   "also reads, so a calibrated run's dev F1 is optimistic beyond the other methods'. Dev minus test F1 "

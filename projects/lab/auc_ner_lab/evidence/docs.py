@@ -98,7 +98,8 @@ def _fragments() -> dict:
         out.update(_budget_texts())
         sixty = study_spec("campaign_trf_nodev60")
         chosen = cells_if_any("campaign_trf_nodev60", sixty)
-        out["evidence/readme/trf_minutes.md"] = run_minutes(named_rows("campaign_trf_nodev60", "campaign_trf_nodev60") if chosen else []) + "\n"
+        sixty_rows = named_rows("campaign_trf_nodev60", "campaign_trf_nodev60") if chosen else []
+        out["evidence/readme/trf_minutes.md"] = run_minutes(sixty_rows) + "\n"
         sixty_args = (chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
         out["evidence/transformer/nodev60.md"] = chosen_budget_text(*sixty_args)
         out["evidence/readme/nodev60.md"] = chosen_budget_short(*sixty_args) + "\n"
@@ -114,7 +115,7 @@ def _fragments() -> dict:
     if has_results("heads_lowres"):
         heads_summary: dict = {}
         recipe_summary: dict = {}
-        heads_path, recipe_path = committed.ROOT / "results" / "heads_lowres", committed.ROOT / "results" / "lowres_recipe"
+        heads_path, recipe_path = (committed.ROOT / "results" / name for name in ("heads_lowres", "lowres_recipe"))
         out["evidence/heads_lowres/table.md"] = heads.table(heads_path, recipe_path, heads_summary) + "\n"
         out["evidence/heads_lowres/screen.md"] = heads.screen(heads_path) + "\n"
         out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(recipe_path, recipe_summary) + "\n"
@@ -183,7 +184,8 @@ def selection_results():
     campaign_trf_nodev's 20 and 50 sentences, campaign_trf_nodev100's 100), as `aggregate`'s maps."""
     spec = study_spec("campaign_selection")
     loop = cells_if_any(spec.name, spec)
-    random = {k: r for study in ("campaign_trf_nodev", "campaign_trf_nodev100") if loop for k, r in cells_if_any(study).items()}
+    random = {k: r for study in ("campaign_trf_nodev", "campaign_trf_nodev100") if loop
+              for k, r in cells_if_any(study).items()}
     return spec, loop, random
 
 

@@ -142,8 +142,10 @@ def screen(heads_path, methods=("bilstm_crf_cal", "bilstm_crf_cal_wd"), corpora=
     """The dev screen that picked the head: mean dev F1 at 20 sentences on partitions 0-1, per
     method and corpus ("`bilstm_crf_cal` 5.5 and 26.8; ...")."""
     rows = load(heads_path, list(methods))
-    return "; ".join(f"`{m}` " + " and ".join(f"{numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})]):.1f}"
-                                           for c in corpora) for m in methods)
+    def mean_dev(m: str, c: str) -> float:
+        return numpy.mean([rows[(m, c, 20)][p][1] for p in parts if p in rows.get((m, c, 20), {})])
+
+    return "; ".join(f"`{m}` " + " and ".join(f"{mean_dev(m, c):.1f}" for c in corpora) for m in methods)
 
 
 HEAD_EXTRAS, NER_EXTRAS = "lowres_best", "lowres_spacy_ner"

@@ -24,7 +24,8 @@ TOTAL_CELLS, CPU_CELLS = 120, 10  # campaign_trf_nodev's and campaign_cpu_nodev'
 def pairs(a: Results, method_a: str, b: Results, method_b: str, corpora: Optional[Sequence[str]] = None) -> Tuple[List[float], List[float]]:
     """One (a, b) pair per draw (corpus, partition) that both have at every size they share,
     the sizes averaged."""
-    return draw_lists(((c, p), r.scores[p], o.scores[p]) for c, r, o, p in shared_cells(a, method_a, b, method_b, corpus=corpora))
+    found = shared_cells(a, method_a, b, method_b, corpus=corpora)
+    return draw_lists(((c, p), r.scores[p], o.scores[p]) for c, r, o, p in found)
 
 
 def _draws(n: int) -> str:

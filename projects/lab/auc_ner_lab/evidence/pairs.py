@@ -13,7 +13,8 @@ def shared_cells(a_by: dict, a: str, b_by: dict, b: str, sizes=None, corpus=None
     corpora = None if corpus is None else ({corpus} if isinstance(corpus, str) else set(corpus))
     for (method, c, size), r in sorted(a_by.items(), key=lambda kv: str(kv[0])):
         other = b_by.get((b, c, size))
-        if method == a and other is not None and not (sizes and size not in sizes) and not (corpora and c not in corpora):
+        in_scope = not (sizes and size not in sizes) and not (corpora and c not in corpora)
+        if method == a and other is not None and in_scope:
             yield from ((c, r, other, p) for p in sorted(set(r.scores) & set(other.scores)))
 
 
