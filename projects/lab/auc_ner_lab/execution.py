@@ -3,6 +3,7 @@ function (spacy train and evaluate, or the method's own), its scores or its erro
 of its traceback, and what ran it (`provenance.environment`). A worker asked to stop (SIGTERM:
 `kill`, the study's end or death) unwinds its cell first, so that the cell's own temporary
 folders are removed as they are on an error, then exits."""
+import contextlib
 import importlib
 import json
 import os
@@ -42,9 +43,8 @@ def _stop_cell(signum, frame):
 
 
 def run_cell(cell: Cell) -> Dict[str, Any]:
-    """The real cell: train the cell's config on its training set, score it on the test split
-    (a tuning trial: on the dev split only; it is never scored on test). A method with its own
-    cell function (`Cell.runner`, e.g. the Hugging Face peer) is trained by that function."""
+    """Train the cell's config on its training set and score it on test (a tuning trial: on dev
+    only), or run the method's own cell function (`Cell.runner`, e.g. the Hugging Face peer)."""
     from .experiment import cell_config, train_and_evaluate
     from .training_extras import run_cell_with_extras, steps
 
@@ -74,8 +74,7 @@ def resolve_runner(runner: Union[None, str, CellFunction]) -> CellFunction:
 
 
 def row_identity(cell: Cell) -> Dict[str, Any]:
-    """The fields of a results row that say which cell it is: the cell's description, its
-    config file's name and its overrides (every row of the cell, finished, failed or lost)."""
+    """The fields of every row of the cell that say which cell it is."""
     return {**cell.describe(), "config": Path(cell.config).name, "overrides": _jsonable(cell.overrides)}
 
 
@@ -92,10 +91,8 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
             raise
         # the cell has unwound, its temporary folders are gone: the worker ends as asked
         # (the study records the cell as lost); the study's scratch folder goes with its last worker
-        try:
+        with contextlib.suppress(OSError):
             os.rmdir(tempfile.gettempdir()) if Path(tempfile.gettempdir()).name.startswith(SCRATCH_PREFIX) else None
-        except OSError:
-            pass
         os._exit(128 + signal.SIGTERM)
     except (Exception, SystemExit) as err:  # a failing cell is data, not the end of the study
         tb = traceback.format_exc().rstrip().splitlines()
@@ -103,20 +100,14 @@ def execute_cell(cell: Cell, runner: Union[None, str, CellFunction] = None) -> D
         if isinstance(err, SystemExit):  # spaCy's msg.fail(..., exits=1): its message went to the quiet log
             error += " (spaCy stopped on an error; train the cell's config with `python -m spacy train` to see it)"
         row.update(status="failed", error=error, traceback="\n".join(tb[-_TRACEBACK_LINES:]))
-    row.update(
-        seconds=round(time.perf_counter() - start, 3),
-        finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-        host=socket.gethostname(),
-        device=device_name(cell.gpu_id),
-        pid=os.getpid(),
-        versions=versions,
-    )
+    finished = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    row.update(seconds=round(time.perf_counter() - start, 3), finished=finished, host=socket.gethostname(),
+               device=device_name(cell.gpu_id), pid=os.getpid(), versions=versions)
     return row
 
 
 def device_name(gpu_id: int) -> str:
-    """Where a cell trained, for its row: "cpu", or "cuda:N" and the GPU's name (GPU rows are
-    marked as such in the tables; they pair with CPU rows of the same draw all the same)."""
+    """Where a cell trained, for its row: "cpu", or "cuda:N" and the GPU's name."""
     if gpu_id < 0:
         return "cpu"
     try:
@@ -146,12 +137,10 @@ def init_worker(threads: int) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     signal.signal(signal.SIGTERM, _stop_cell)  # before asking for SIGTERM at the parent's death
     _die_with_parent()
-    try:
+    with contextlib.suppress(ImportError):
         import torch
 
         torch.set_num_threads(threads)
-    except ImportError:
-        pass
 
 
 def _die_with_parent() -> None:
@@ -160,13 +149,10 @@ def _die_with_parent() -> None:
     rows nobody will write, on the cores its rerun needs. Elsewhere: nothing."""
     if not sys.platform.startswith("linux"):
         return
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         if os.getppid() == 1:  # the parent died before the request was made
             os._exit(1)
-    except (OSError, AttributeError):
-        pass

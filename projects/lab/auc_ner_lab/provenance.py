@@ -15,42 +15,37 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 _CODE_PATHS = ["--", ".", ":(exclude)projects/lab/results"]
 
 
-def git_commit(checkout: Path) -> Optional[str]:
-    """The checkout's commit, with "+changes" when tracked files other than projects/lab/results/ differ
-    from it (a campaign appends to results/ as it runs; code changes mean the commit alone does
-    not say what ran); None outside a git checkout."""
+def _git(checkout: Path, *args: str, timeout: int = 10, text: bool = True) -> Optional[subprocess.CompletedProcess]:
+    """``git -C checkout args``; None outside a git checkout or where git cannot run."""
     if not (checkout / ".git").exists():
         return None
     try:
-        head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", *_CODE_PATHS],
-                               capture_output=True, text=True, timeout=10)
+        return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=text, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
         return None
-    if head.returncode != 0:
+
+
+def git_commit(checkout: Path) -> Optional[str]:
+    """The checkout's commit, with "+changes" when tracked files outside projects/lab/results/
+    differ from it (the commit alone then does not say what ran); None outside a git checkout."""
+    head = _git(checkout, "rev-parse", "HEAD")
+    dirty = _git(checkout, "status", "--porcelain", "--untracked-files=no", *_CODE_PATHS)
+    if head is None or dirty is None or head.returncode != 0:
         return None
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def tree_diff(checkout: Path) -> Optional[bytes]:
-    """The uncommitted changes of the checkout's tracked files outside projects/lab/results/
-    (what "+changes" in `git_commit` stands for), as `git diff HEAD --binary` prints them; None
+    """What "+changes" in `git_commit` stands for, as `git diff HEAD --binary` prints it; None
     for a clean tree or outside a git checkout."""
-    if not (checkout / ".git").exists():
-        return None
-    try:
-        diff = subprocess.run(["git", "-C", str(checkout), "diff", "HEAD", "--binary", *_CODE_PATHS], capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return diff.stdout if diff.returncode == 0 and diff.stdout else None
+    diff = _git(checkout, "diff", "HEAD", "--binary", *_CODE_PATHS, timeout=60, text=False)
+    return diff.stdout if diff is not None and diff.returncode == 0 and diff.stdout else None
 
 
 def environment() -> Dict[str, Optional[str]]:
-    """What a cell's numbers depend on besides its config: the versions of the libraries that
-    train it, the package's git commit (None outside a checkout) and, for a commit with
-    "+changes", the sha256 of the tree's diff (`git_diff_digest`; the diff is kept in the
-    results store, `store_tree_diff`). Rerunning a cell under other versions need not give the
-    same F1, so rows say what ran them. The tree is read again for each cell; the libraries once."""
+    """What a cell's numbers depend on besides its config: the libraries' versions, the git
+    commit and, for a commit with "+changes", the sha256 of the tree's diff (`git_diff_digest`).
+    The tree is read again for each cell; the libraries once."""
     found: Dict[str, Optional[str]] = dict(_library_versions())
     # a copy without .git (a GPU machine's) names the commit it was copied from in AUC_NER_LAB_COMMIT
     found["git_commit"] = git_commit(CHECKOUT) or os.environ.get("AUC_NER_LAB_COMMIT")

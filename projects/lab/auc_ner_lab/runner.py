@@ -1,19 +1,17 @@
 """Run a study's cells, in parallel processes or on a Ray cluster, resumably.
 
 Only the parent process writes the results: one row per finished cell into the study's
-results store (`store.py`), written whole and durably, so a killed study loses at most the
-cells in flight and a rerun skips every cell that already has an ``ok`` row. Several studies
-may write into one store: a cell another one finished meanwhile is skipped when its turn
-comes. A cell that raises is recorded as ``failed`` with its error and the tail of its
-traceback, and the study goes on; failed cells are retried on the next run unless told
-otherwise. In a tuned study the reported cells of a group wait until its tuning trials have
-rows; the runner then merges the chosen grid point (`tuning.py`).
+results store, so a killed study loses at most the cells in flight and a rerun skips every
+cell that already has an ``ok`` row (or that another study writing into the store finished
+meanwhile). A cell that raises is recorded as ``failed`` with its error and the tail of its
+traceback, and the study goes on. In a tuned study the reported cells of a group wait until
+its tuning trials have rows; the runner then merges the chosen grid point (`tuning.py`).
 
 A killed study leaves no training folder behind: its workers keep their temporary files in
-the study's scratch folder (`scratch.py`), removed when the study ends, however it ends; a
-worker asked to stop unwinds its cell first (`execution.py`); ``study run`` itself stops on
-SIGTERM as on Ctrl-C, its workers stopped (`workers.py`) and its scratch folder removed.
+the study's scratch folder (`scratch.py`); ``study run`` stops on SIGTERM as on Ctrl-C, its
+workers stopped (`workers.py`) and its scratch folder removed.
 """
+import functools
 import socket
 import sys
 import time
@@ -36,11 +34,9 @@ from .workers import make_executor, stop_on_sigterm, stop_workers, thread_env
 
 
 def store_tree_diff(store: ResultsStore, checkout: Optional[Path] = None) -> Optional[str]:
-    """Before cells train from a working tree with uncommitted changes, keep its diff in
-    `store` (`ResultsStore.save_diff`: diffs/<digest>.patch, written once), so that their rows'
-    "+changes" commit traces to code; the digest, None for a clean tree. A dirty tree whose diff
-    cannot be read (StudyError) or stored (StoreError) refuses the study: no cell starts from
-    changes that nothing records."""
+    """Keep the diff of a working tree with uncommitted changes in `store` before cells train
+    from it, so that their rows' "+changes" commit traces to code; its digest, None for a clean
+    tree. A diff that cannot be read (StudyError) or stored (StoreError) refuses the study."""
     checkout = provenance.CHECKOUT if checkout is None else checkout
     commit = provenance.git_commit(checkout)
     if not commit or not commit.endswith("+changes"):
@@ -65,9 +61,8 @@ class StudyOutcome:
 
 
 def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed: bool = True, again: bool = False) -> List[Cell]:
-    """The cells still to run: those without an ok row that stands (`store.superseded`: a row
-    from before a fix of the code it ran does not) and, unless retrying, without a failed
-    one; with `again`, every cell (their new rows supersede the old in reports)."""
+    """The cells still to run: those without an ok row that stands (`store.superseded`) and,
+    unless retrying, without a failed one; with `again`, every cell."""
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         dupes = sorted({c.id for c in cells if keys.count(c.key) > 1})
@@ -84,27 +79,16 @@ def plan(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], *, retry_failed:
 
 
 def untraced_cells(cells: Sequence[Cell], rows: Sequence[Dict[str, Any]], store: ResultsStore) -> List[Cell]:
-    """Of `cells`, those whose latest row is ok and untraced (`ResultsStore.untraced`: trained
-    from a working tree with uncommitted changes that no stored diff records), the cells
-    `study run --untraced` trains again so that the row a report reads traces to a commit."""
+    """Of `cells`, those whose latest row is ok and `ResultsStore.untraced` (``study run --untraced``)."""
     latest = latest_rows(rows)
     marked = {r["key"] for r in store.untraced([r for r in latest.values() if r["status"] == "ok"])}
     return [cell for cell in cells if cell.key in marked]
 
 
 def run_study(
-    cells: Sequence[Cell],
-    results: PathLike,
-    *,
-    workers: int = 1,
-    runner: Union[None, str, CellFunction] = None,
-    retry_failed: bool = True,
-    again: bool = False,
-    threads_per_worker: int = 1,
-    ray_address: Optional[str] = None,
-    use_ray: bool = False,
-    progress: bool = True,
-    log: Optional[Callable[[str], None]] = None,
+    cells: Sequence[Cell], results: PathLike, *, workers: int = 1, runner: Union[None, str, CellFunction] = None,
+    retry_failed: bool = True, again: bool = False, threads_per_worker: int = 1, ray_address: Optional[str] = None,
+    use_ray: bool = False, progress: bool = True, log: Optional[Callable[[str], None]] = None,
 ) -> StudyOutcome:
     """Run every cell not yet done, adding a row to the results store `results` as each
     finishes (`again`: every cell, done or not).
@@ -121,7 +105,7 @@ def run_study(
     store = ResultsStore(results)
     # a row that cannot be read (not what its folder says, a score not in [0, 1]) is said and
     # not counted: its cell runs again
-    rows = store.rows(warn=log or _say_on_stderr, cells=cells)
+    rows = store.rows(warn=log or functools.partial(print, file=sys.stderr, flush=True), cells=cells)
     todo = plan(cells, rows, retry_failed=retry_failed, again=again)
     if todo:
         store_tree_diff(store)  # a dirty tree's diff is kept before any cell trains from it, or nothing trains
@@ -133,10 +117,6 @@ def run_study(
         ray_address=ray_address, use_ray=use_ray, progress=progress, log=log, again=again,
     )
     return StudyOutcome(len(cells), skipped + done, ok, failed, time.perf_counter() - start)
-
-
-def _say_on_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, use_ray, progress, log, again=False):
@@ -166,9 +146,7 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
                 "the cell started; its row's commit does not say what code ran")
         store.add(row)
         unfinished.discard(row["key"])
-        prev = latest.get(row["key"])
-        if prev is None or row["status"] == "ok" or prev["status"] != "ok":
-            latest[row["key"]] = row
+        latest.update(latest_rows(filter(None, [latest.get(row["key"]), row])))
         if row["status"] == "ok":
             ok += 1
             scores = row.get("scores") or {}
@@ -244,8 +222,8 @@ def _run_cells(todo, store, *, rows=(), workers, runner, threads, ray_address, u
 
 
 def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
-    """Take the next cell whose tuning trials (if any) all have a row in this run; None when
-    every pending cell waits for a trial still pending or running."""
+    """Take the next cell whose tuning trials (if any) all have a row; None when every pending
+    cell waits for a trial."""
     for i in range(len(pending) - 1, -1, -1):
         if not any(key in unfinished for key in trial_keys(pending[i])):
             return pending.pop(i)
@@ -253,14 +231,6 @@ def _next_ready(pending: List[Cell], unfinished: set) -> Optional[Cell]:
 
 
 def _lost_row(cell: Cell, error: str) -> Dict[str, Any]:
-    row = row_identity(cell)
-    row.update(
-        status="failed",
-        error=error,
-        traceback="",
-        seconds=None,
-        finished=datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-        host=socket.gethostname(),
-        pid=None,
-    )
-    return row
+    finished = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return {**row_identity(cell), "status": "failed", "error": error, "traceback": "", "seconds": None,
+            "finished": finished, "host": socket.gethostname(), "pid": None}
