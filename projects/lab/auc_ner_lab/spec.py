@@ -1,22 +1,19 @@
 """Study specs: a YAML grid of corpora x methods x setting values x partitions, read and resolved.
 
 `load_spec` reads a spec file (with ``--set``, ``--corpus`` and ``--method`` applied),
-`parse_spec` validates its data (`spec_file.SpecFile`: bad input is one line naming the file
-and the key) and resolves it into a `study_spec.StudySpec`: each method's config file, its
-base, its extras; the study spec expands to cells (`cells.py`).
+`parse_spec` validates its data (`spec_file.SpecFile`) and resolves it into a
+`study_spec.StudySpec`, which expands to cells (`cells.py`).
 
 Every method of a partition trains on the same sampled sentences (`sets.training_set_config`),
-so differences are paired. A spec with a ``tune:`` block adds tuning trials (cells too, see
-`tuning.py` for the protocol) whose dev scores choose the values its reported cells train
-with; a method with ``tuned_as: <other method>`` has no trials of its own and trains with the
-values the other method's trials choose (an ablation changes one part and keeps the rest, its
-learn rate included).
+so differences are paired. A ``tune:`` block adds tuning trials (`tuning.py`) whose dev scores
+choose the values the reported cells train with; a method with ``tuned_as: <other method>``
+trains with the values the other method's trials choose (an ablation changes one part and
+keeps the rest, its learn rate included).
 
-A method may also be a Python function rather than a spaCy config (``runner:
-module:function``, e.g. the Hugging Face peer `hf_peer.run_cell`): its cells are built as any
-other (the config is then the spec's base alone unless the entry names one, with the cell's
-draw, dev sample, budget and grid point as overrides, which the function reads), and the cell
-runner calls the function instead of spacy train.
+A method may also be a Python function (``runner: module:function``, e.g. the Hugging Face peer
+`hf_peer.run_cell`): its cells are built as any other (the config is then the spec's base
+alone unless the entry names one, with the cell's draw, dev sample, budget and grid point as
+overrides, which the function reads), and the function trains them instead of spacy train.
 """
 from pathlib import Path
 from typing import Any, List, Optional, Sequence
@@ -43,23 +40,15 @@ from .validation import At, key_path, validate
 
 
 def load_spec(
-    path: PathLike,
-    *,
-    corpora_dir: Optional[PathLike] = None,
-    configs_dir: Optional[PathLike] = None,
-    gpu_id: Optional[int] = None,
-    set_values: Sequence[str] = (),
-    only_corpora: Sequence[str] = (),
+    path: PathLike, *, corpora_dir: Optional[PathLike] = None, configs_dir: Optional[PathLike] = None,
+    gpu_id: Optional[int] = None, set_values: Sequence[str] = (), only_corpora: Sequence[str] = (),
     only_methods: Sequence[str] = (),
 ) -> StudySpec:
     """Read a YAML spec; `corpora_dir`, `configs_dir` and `gpu_id` override the spec's,
     `set_values` ("key=<YAML value>") replace top-level keys, `only_corpora` and `only_methods`
-    keep those corpora and methods (by the names the spec gives them; a kept method tuned_as
-    one left out keeps that one's tuning trials, which choose its grid point).
-
-    A subset of a grid (fewer sizes, partitions or corpora) has the same cells as in the
-    whole grid, so its results count towards the whole study later.
-    """
+    keep those corpora and methods (a kept method tuned_as one left out keeps that one's
+    trials). A subset of a grid has the same cells as the whole grid, so its results count
+    towards the whole study later."""
     path = Path(path)
     try:
         data = srsly.yaml_loads(path.read_text(encoding="utf8"))
@@ -81,9 +70,7 @@ def load_spec(
                 data[key.strip()] = srsly.yaml_loads(raw)
             except ValueError as err:
                 raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {' '.join(str(err).split())}") from None
-    spec = parse_spec(
-        data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id
-    )
+    spec = parse_spec(data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id)
     if only_corpora:
         unknown = sorted(set(only_corpora) - set(spec.corpora))
         if unknown:
@@ -104,15 +91,11 @@ def load_spec(
 
 
 def parse_spec(
-    data: Any,
-    *,
-    source: str = "<spec>",
-    corpora_dir: Optional[PathLike] = None,
-    configs_dir: Optional[PathLike] = None,
-    gpu_id: Optional[int] = None,
+    data: Any, *, source: str = "<spec>", corpora_dir: Optional[PathLike] = None,
+    configs_dir: Optional[PathLike] = None, gpu_id: Optional[int] = None,
 ) -> StudySpec:
-    """A spec's data (validated as `SpecFile`) resolved into a `StudySpec`: corpus files,
-    method config files, extras; `corpora_dir`, `configs_dir` and `gpu_id` override the data's."""
+    """A spec's data validated (`SpecFile`) and resolved into a `StudySpec`; `corpora_dir`,
+    `configs_dir` and `gpu_id` override the data's."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a study spec is a mapping of keys (name, setting, corpora, methods, ...)")
     spec = validate(SpecFile, data, source=source, error=SpecError)
@@ -124,37 +107,25 @@ def parse_spec(
         for name, entry in spec.corpora.items()
     }
     methods = [_resolve_method(i, entry, configs_dir, spec.encoder, data, source) for i, entry in enumerate(spec.methods)]
-    tune = None
-    if spec.tune is not None:
-        tune = spec.tune.resolve(default_metric=spec.metric)
+    tune = None if spec.tune is None else spec.tune.resolve(default_metric=spec.metric)
     return StudySpec(
-        name=spec.name or Path(source).stem,
-        setting=spec.setting,
-        corpora=corpora,
-        methods=methods,
+        name=spec.name or Path(source).stem, setting=spec.setting, corpora=corpora, methods=methods,
         sizes=spec.sizes if spec.sizes is not None else [None],
         values=[float(v) if spec.setting in ("imbalance", "missing") else v for v in spec.values()],
-        partitions=spec.partitions,
-        seed=spec.seed,
-        overrides=dict(spec.overrides),
+        partitions=spec.partitions, seed=spec.seed, overrides=dict(spec.overrides),
         size_overrides={size: dict(keys) for size, keys in spec.size_overrides.items()},
-        score_on=spec.score_on,
-        encoder=spec.encoder,
+        score_on=spec.score_on, encoder=spec.encoder,
         gpu_id=gpu_id if gpu_id is not None else (-1 if spec.gpu_id is None else spec.gpu_id),
-        runner=spec.runner,
-        dev_size=spec.dev_size,
-        description=spec.description,
+        runner=spec.runner, dev_size=spec.dev_size, description=spec.description,
         metric=spec.metric or DEFAULT_METRIC,
         baseline=DEFAULT_BASELINE if spec.baseline is None else str(Baseline.parse(spec.baseline)),
-        source=source,
-        tune=tune,
+        source=source, tune=tune,
     )
 
 
 def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str, data: Any, source: str) -> MethodSpec:
-    """A method entry's config files (its own; the named method's on the spec's encoder; the
-    named recipe's, on its own base) and its extras (the augmentation of its assembled config
-    unless the entry says)."""
+    """A method entry's config files and extras (the augmentation of its assembled config unless
+    the entry says)."""
     where = key_path(("methods", i), data)
     layers: List[str] = []
     try:
@@ -192,11 +163,8 @@ def _resolve_method(i: int, entry: MethodEntry, configs_dir: Path, encoder: str,
 
 
 def only_cells(cells: Sequence[Cell], wanted: Sequence[str]) -> List[Cell]:
-    """Of `cells`, those that `wanted` names by id (what ``study run --dry-run`` lists) or key,
-    in the study's order (``study run --cell``: a lent GPU trains each cell first in a fresh
-    process, scripts/gpu_lease/run_campaigns.sh); all of them when `wanted` is empty. A name
-    that is no cell's (a typo, another spec's cell) is refused (SpecError). A reported cell of a
-    tuned study chooses from its trials' rows as in any run: it runs once they have rows."""
+    """Of `cells`, those that `wanted` names by id or key, in the study's order (``study run
+    --cell``); all of them when `wanted` is empty. A name that is no cell's is refused."""
     if not wanted:
         return list(cells)
     names = set(wanted)

@@ -3,10 +3,9 @@ partitions that are never reported.
 
 The protocol, per corpus x setting value x size x method (a *group*):
 
-1. every grid point is trained on each of ``partitions`` tuning partitions: training sets drawn
-   like the reported ones but with seeds ``seed + 10000 + t``, which no reported partition uses
-   (they use ``seed + p``, p < partitions <= 10000); the trials are scored on the dev split
-   only, never on test (a trial's row has no test scores at all);
+1. every grid point is trained on each of ``partitions`` tuning partitions, drawn with seeds
+   ``seed + 10000 + t``, which no reported partition uses (``seed + p``, p < 10000), and
+   scored on the dev split only (a trial's row has no test scores at all);
 2. the point with the best mean dev score over the tuning partitions is chosen (ties: the first
    in grid order); a point is a candidate only when all its trials finished;
 3. the reported partitions are trained once each with the chosen values.
@@ -15,28 +14,25 @@ A method with ``tuned_as: <other method>`` skips step 1 and 2: its reported part
 with the point the other method's trials chose in the same group, so that an ablation of that
 method changes one part and keeps its learn rate (its key hashes those trials' keys).
 
-Why this protocol and not nested selection (every reported cell tries every point and keeps
-its dev-best): it costs ``points x partitions + reported`` trainings per group instead of
-``points x reported`` (with 3 points and 5 partitions: 8 instead of 15), every method gets
-exactly the same trials, and the reported scores come from training sets that took no part in
-the selection, so the max over noisy dev scores never flatters a reported number. Its cost:
-one choice per group from a small tuning sample, which may suit the reported partitions less
-than a per-cell choice would; that affects every method alike.
+Why not nested selection (every reported cell tries every point and keeps its dev-best): this
+costs ``points x partitions + reported`` trainings per group instead of ``points x reported``,
+every method gets the same trials, and the reported scores come from training sets that took
+no part in the selection, so the max over noisy dev scores never flatters a reported number.
+Its cost: one choice per group from a small tuning sample, alike for every method.
 
-Selection metric: ``metric`` of the ``tune:`` block (default: the spec's ``metric``, else
-``ents_f``), read from the trial's dev scores (``scores.dev_scores``, the package's scorer on
-the dev corpus early stopping used); where a run lacks it, ``ents_f`` for that whole group.
+Selection metric: ``metric`` of the ``tune:`` block (default: the spec's, else ``ents_f``),
+read from the trial's ``scores.dev_scores``; where a run lacks it, ``ents_f`` for the group.
 """
 import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from pydantic import BeforeValidator, Field, field_validator
 
 from spacy_auc_ner.api import unknown_override_keys  # the one check of a dotted key, the library's (as `spacy-auc-ner recipe` checks its overrides)
 
-from .validation import Section, positive
+from .validation import Section, expect, positive
 
 TUNE_SEED_OFFSET = 10_000
 # the dev score a tuned cell selects its grid point by (settings.DEFAULT_METRIC is the reported
@@ -67,9 +63,6 @@ class TuneSpec:
     def seeds(self, base_seed: int) -> List[int]:
         return [base_seed + TUNE_SEED_OFFSET + t for t in range(self.partitions)]
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"grid": {k: list(v) for k, v in self.grid.items()}, "partitions": self.partitions, "metric": self.metric}
-
 
 def _grid_key(key: Any) -> Any:
     if not isinstance(key, str) or "." not in key or not all(key.split(".")):
@@ -82,30 +75,25 @@ def _grid_key(key: Any) -> Any:
 def _grid_values(values: Any) -> Any:
     if not isinstance(values, list) or not values:
         raise ValueError(f"a non-empty list of values is expected, not {values!r}")
-    seen: List[Any] = []
-    for v in values:
+    for i, v in enumerate(values):
         if isinstance(v, (dict, list)):
             raise ValueError(f"{v!r} is not a single value")
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"{v!r} is not a finite number")
-        if any(v == s and type(v) is type(s) for s in seen):
+        if any(v == s and type(v) is type(s) for s in values[:i]):
             raise ValueError(f"{v!r} is listed twice")
-        seen.append(v)
     return values
 
 
-def _grid(grid: Any) -> Any:
-    if not isinstance(grid, dict) or not grid:
-        raise ValueError("a non-empty mapping of config keys to lists of values is expected, "
-                         f"e.g. {{training.optimizer.learn_rate: [0.001, 0.003]}}, not {grid!r}")
-    return grid
+_grid = expect(lambda grid: isinstance(grid, dict) and grid, "a non-empty mapping of config keys to lists of "
+               "values is expected, e.g. {{training.optimizer.learn_rate: [0.001, 0.003]}}, not {value}")
 
 
 class TuneBlock(Section):
     """The ``tune:`` block of a study spec, as its file holds it."""
 
     grid: Annotated[Dict[Annotated[str, BeforeValidator(_grid_key)], Annotated[List[Any], BeforeValidator(_grid_values)]],
-                    BeforeValidator(_grid)] = Field(None, validate_default=True)
+                    _grid] = Field(None, validate_default=True)
     partitions: Annotated[int, positive()] = 1
     metric: Optional[str] = None
 
@@ -123,8 +111,7 @@ class TuneBlock(Section):
         return metric
 
     def resolve(self, *, default_metric: Optional[str] = None) -> TuneSpec:
-        """The block as a `TuneSpec`; its metric, unless given, is the spec's (`default_metric`)
-        or ``ents_f``."""
+        """The block as a `TuneSpec` (metric: its own, else the spec's, else ``ents_f``)."""
         return TuneSpec(dict(self.grid), self.partitions, self.metric or default_metric or DEFAULT_SELECTION_METRIC)
 
 
@@ -188,13 +175,10 @@ def dev_score(row: Mapping[str, Any], metric: str) -> Optional[float]:
     return float(value)
 
 
-def choose(
-    points: Sequence[Mapping[str, Any]],
-    trial_rows: Sequence[Sequence[Optional[Mapping[str, Any]]]],
-    metric: str,
-) -> Choice:
+def choose(points: Sequence[Mapping[str, Any]], trial_rows: Sequence[Sequence[Optional[Mapping[str, Any]]]],
+           metric: str) -> Choice:
     """The grid point with the best mean dev score; `trial_rows[i]` holds point i's rows, one
-    per tuning partition (None: no row). Test scores are never read."""
+    per tuning partition (None: no row)."""
     finished = [r for rows in trial_rows for r in rows if r is not None and r.get("status") == "ok"]
     used = metric if finished and all(dev_score(r, metric) is not None for r in finished) else FALLBACK_METRIC
     best: Optional[Tuple[int, float]] = None
@@ -217,14 +201,9 @@ def choose(
     return Choice(dict(points[best[0]]), best[1], used, candidates, n_trials)
 
 
-def selection_of(cell) -> Optional[Dict[str, Any]]:
-    return getattr(cell, "selection", None)
-
-
 def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
     """The reported `cell` with the chosen grid point merged into its overrides and the choice
-    recorded (its key and id unchanged); raises TuningError when no point can be chosen;
-    `latest`: the latest row per cell key."""
+    recorded (its key and id unchanged), or TuningError; `latest`: the latest row per cell key."""
     selection = cell.selection
     trial_rows = [[latest.get(key) for key in keys] for keys in selection["trials"]]
     try:
@@ -234,11 +213,7 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
             raise
         raise TuningError(f"tuned as {selection['tuned_as']}: {err}") from None
     tuned = {
-        "point": choice.point,
-        "dev_score": choice.dev_score,
-        "metric": choice.metric,
-        "candidates": choice.candidates,
-        "trials": choice.trials,
+        **asdict(choice),
         "partitions": selection["partitions"],
         # the method whose trials chose, when not the cell's own (spec key tuned_as)
         **({"tuned_as": selection["tuned_as"]} if "tuned_as" in selection else {}),
@@ -248,29 +223,25 @@ def resolve(cell, latest: Mapping[str, Mapping[str, Any]]):
 
 def trial_keys(cell) -> List[str]:
     """The keys of the tuning trials a reported cell waits for (none for other cells)."""
-    selection = selection_of(cell)
+    selection = getattr(cell, "selection", None)
     return [key for keys in selection["trials"] for key in keys] if selection else []
 
 
 # ---- a setting chosen on the other corpora ----------------------------------------------------
 def choices_leaving_out(
-    corpora: Sequence[str],
-    points: Sequence[Mapping[str, Any]],
-    rows_of: Callable[[Mapping[str, Any], str], Sequence[Optional[Mapping[str, Any]]]],
-    metric: str,
+    corpora: Sequence[str], points: Sequence[Mapping[str, Any]],
+    rows_of: Callable[[Mapping[str, Any], str], Sequence[Optional[Mapping[str, Any]]]], metric: str,
 ) -> Dict[str, Choice]:
-    """For each of `corpora`, `choose` over `points` on the rows `rows_of(point, held_out)` gives:
-    the point's rows on the corpora other than `held_out`, in one order for every point (None:
-    no row). So each corpus gets a setting chosen on corpora that are not it, as a user's corpus
-    is; test scores are never read."""
+    """For each of `corpora`, `choose` over `points` on `rows_of(point, held_out)`: the point's
+    rows on the other corpora, in one order for every point (None: no row). So each corpus gets
+    a setting chosen on corpora that are not it, as a user's corpus is."""
     return {held_out: choose(points, [rows_of(point, held_out) for point in points], metric) for held_out in corpora}
 
 
 def leave_one_corpus_out(spec, latest: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Choice]]:
     """For each method of a tuned ``spec`` with trials of its own and each of its corpora, the
-    grid point whose trials on the *other* corpora (every size and tuning partition) have the
-    best mean dev score (`choices_leaving_out`). ``latest``: the latest row per cell key of the
-    spec's store."""
+    grid point chosen on its trials on the other corpora (`choices_leaving_out`). ``latest``:
+    the latest row per cell key of the spec's store."""
     assert spec.tune is not None, "a spec without tuning trials has nothing to choose from"
     trials = [cell for cell in spec.cells() if cell.tuning is not None]
 
