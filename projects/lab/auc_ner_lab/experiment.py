@@ -29,20 +29,17 @@ def quiet() -> Iterator[None]:
 
 
 def cell_config(cell) -> Config:
-    """The training config of ``cell`` (a `spec.Cell`) on its own files: ``paths.train`` and
-    ``paths.dev`` its training and dev splits, which its readers draw from (the step settings
-    of its ``[budget]`` are left to whoever trains it: `train_and_evaluate`, the library's
-    ``train_steps``). Every cell function trains from it."""
+    """The training config of ``cell`` on its own files (``paths.train`` and ``paths.dev``, which
+    its readers draw from); every cell function trains from it."""
     config = cell.training_config()
     config["paths"]["train"], config["paths"]["dev"] = str(cell.train), str(cell.dev)
     return config
 
 
 def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int = -1, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Train `config` (a cell's: `cell_config`, on its own files) quietly with the step settings
-    of its ``[budget]``, early-stop on its dev corpus, score the best model (`trained_scores`;
-    on `test` unless it is None, for tuning; on `dev_sample`, a reader block, instead of its
-    dev corpus when given), plus the training time."""
+    """Train `config` (`cell_config`) quietly with the step settings of its ``[budget]``,
+    early-stopping on its dev corpus, and return the best model's `trained_scores` plus the
+    training time."""
     config, _ = budgeted(config)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -55,11 +52,10 @@ def train_and_evaluate(config: Config, *, test: Optional[PathLike], gpu_id: int 
 
 
 def trained_scores(model: PathLike, config: Config, test: Optional[PathLike], dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The scores of a trained pipeline: on `test` (None: none), the best dev score of its
-    early stopping (``dev_score``: ents_f, from its meta; None for a config trained without a
-    dev set) and ``dev_scores``, every score of the same scorer on the config's dev corpus, to
-    select runs on, or on `dev_sample` when given (a reader block of sentences its training
-    never saw, for a choice the lab makes afterwards; {} without a dev set or sample)."""
+    """The scores of a trained pipeline: on `test` (None: none), the best dev score of its early
+    stopping (``dev_score``, from its meta; None without a dev set) and ``dev_scores``, every
+    score of the same scorer on the config's dev corpus, or on `dev_sample` when given (a reader
+    block of sentences its training never saw; {} without a dev set or sample)."""
     meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf8"))
     best = spacy.load(model)
     result = evaluate(best, test) if test is not None else {}
@@ -73,9 +69,8 @@ def trained_scores(model: PathLike, config: Config, test: Optional[PathLike], de
 
 
 def dev_scores(nlp, config) -> Dict[str, float]:
-    """The package's dev scores (`spacy_auc_ner.pipeline.scoring.dev_scores`) on the config's
-    dev corpus (``[training] dev_corpus``, e.g. a fixed sample of the dev file), so that a run
-    can be chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
+    """The package's dev scores on the config's ``[training] dev_corpus``, so that a run can be
+    chosen by any metric (spaCy's meta keeps only the score_weights' keys)."""
     from spacy.util import dot_to_object
 
     interpolated = config.interpolate()
@@ -98,6 +93,5 @@ def evaluate(nlp, path: PathLike) -> Dict[str, Any]:
     seconds = time.perf_counter() - start
     scores = score_entities(scored)
     n_words = sum(len(eg.predicted) for eg in scored)
-    scores["test_words"] = n_words
-    scores["test_words_per_second"] = n_words / seconds if seconds > 0 else None
+    scores.update(test_words=n_words, test_words_per_second=n_words / seconds if seconds > 0 else None)
     return scores

@@ -1,13 +1,10 @@
-"""What a readable results row is (`row_problem`), which the results store (`store.py`) asks of
-every file it reads, as a row is a file anyone can copy, move or edit: a row is read only when
-it is what its folder says (its ``key`` is its folder's name, its ``cell_id`` names its corpus, method, size and
-partition and the key it was written for; read through a spec, what the key hashes, its draw
-and seed among them, is that of the spec's cell of that key, and so is its method where no
-cell_id vouches for the key, an imported or rekeyed row, unless the spec has no method of the
-row's name: renamed since) and its fields are well formed: every score a finite number in
-[0, 1] (timings and counts in ``scores`` finite and not negative; a boolean, null or a string
-is not a number where the scorer writes one). The store skips any other file with a warning
-naming it, so that `study run` trains its cell again and no report prints a number from it.
+"""What a readable results row is (`row_problem`), which the results store asks of every file
+it reads: a row is read only when it is what its folder says (its ``key`` is its folder's name,
+its ``cell_id`` names its corpus, method, size and partition and the key it was written for;
+read through a spec, what the key hashes is that of the spec's cell of that key, and so is its
+method where no cell_id vouches for the key, an imported or rekeyed row, unless the spec has no
+method of the row's name) and its fields are well formed: every score a finite number in
+[0, 1], timings and counts finite and not negative.
 """
 import json
 import math
@@ -43,13 +40,10 @@ def _number_problem(where: str, value: Any, bounded: bool = True, required: bool
 
 
 def scores_problem(scores: Any) -> Optional[str]:
-    """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score
-    (a number at its top level or in ``dev_scores``, an ``ents_per_type`` p, r or f) that is
-    not a finite number in [0, 1]; timings and counts (``train_seconds``, ``test_words``) must
-    be finite and not negative. The scorer's scores (`METRICS`, what a study reports), and
-    p, r and f, are numbers where present: the scorer never writes null or a string, so one
-    is read like NaN, not as a row without that score. Other values (a runner's extras) are
-    not scores."""
+    """Why a row's ``scores`` cannot be read (None when they can): not a mapping, or a score (at
+    its top level, in ``dev_scores``, an ``ents_per_type`` p, r or f) not a finite number in
+    [0, 1], or a timing or count negative or not finite. The scorer's scores (`METRICS`) and
+    p, r, f must be numbers where present: the scorer never writes null or a string."""
     if not isinstance(scores, dict):
         return f"'scores' is {json.dumps(scores) if scores is None else 'a ' + type(scores).__name__}, not a mapping"
     for name in ("dev_scores", "ents_per_type"):
@@ -75,14 +69,8 @@ def _int_or_none(value: Any) -> bool:
 
 
 def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iterable[str] = ()) -> Optional[str]:
-    """Why `row` is not a readable results row (None when it is): a field malformed, its
-    ``key`` not its folder's (`folder`: the folder's name, ``UNMATCHED`` for unmatched/), its
-    ``cell_id`` naming another corpus, method, size or partition than its fields or another
-    key than the one it was written for (a row copied, its key edited), what its key hashes (the draw and
-    its seed, a trial's point, runner, scoring, extras) not that of the spec's `cell` of its
-    key (when given), nor its method where no cell_id vouches for its key and the spec has a
-    method of that name (`methods`), or a score that is not a finite number in [0, 1]
-    (`scores_problem`)."""
+    """Why `row` is not a readable results row (None when it is; module docstring); `folder`:
+    its folder's name, `cell`: the spec's cell of its key, `methods`: the spec's methods."""
     if not isinstance(row, dict):
         return f"a {type(row).__name__}, not a row"
     if row.get("status") not in STATUSES:
@@ -107,8 +95,8 @@ def row_problem(row: Any, folder: Optional[str] = None, cell=None, methods: Iter
     if row.get("imported") is not None and not _int_or_none(row["imported"].get("line")):
         return f"'imported.line' is {json.dumps(row['imported'].get('line'))}, not a line number"
     seconds = row.get("seconds")
-    if seconds is not None and (not isinstance(seconds, (int, float)) or _number_problem("'seconds'", seconds, bounded=False)):
-        return _number_problem("'seconds'", seconds, bounded=False) or f"'seconds' is {json.dumps(seconds)}, not a number"
+    if seconds is not None and (why := _number_problem("'seconds'", seconds, bounded=False, required=True)):
+        return why
     if folder is not None:
         own = None if folder == UNMATCHED else folder
         if row.get("key") != own:

@@ -1,7 +1,7 @@
 """The lab's ``study`` commands: ``run`` a study's cells, ``report`` and ``status`` its results,
 the papers' claims' ``verdicts``, and ``figure1`` of the OVA paper."""
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import typer
 
@@ -10,11 +10,8 @@ from spacy_auc_ner.api import DataError
 from .command_errors import one_line_errors
 
 study_app = typer.Typer(
-    name="study",
-    help="Grids of training runs (methods x sizes x partitions): run them, report them, plot them.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    name="study", help="Grids of training runs (methods x sizes x partitions): run them, report them, plot them.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
 
 
@@ -61,10 +58,8 @@ def run_command(
         raise DataError(f"--threads-per-worker: expected 1 or more, got {threads_per_worker}")
     if workers < 0:
         raise DataError(f"--workers: expected 0 or more, got {workers}")
-    study = load_spec(
-        spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
-        set_values=set_values, only_corpora=corpus, only_methods=method,
-    )
+    study = load_spec(spec, corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id,
+                      set_values=set_values, only_corpora=corpus, only_methods=method)
     # the cells' keys hash their configs: a missing one is refused here, by the dry run as by the run
     study.check_configs()
     study.check_overrides()  # an overrides key no config has (a typo): refused before any training
@@ -87,22 +82,12 @@ def run_command(
     if cell_runner is None:
         study.check_files()
     outcome = run_study(
-        cells,
-        results,
-        workers=workers,
-        runner=cell_runner,
-        retry_failed=retry_failed,
-        again=again,
-        threads_per_worker=threads_per_worker,
-        use_ray=ray,
-        ray_address=ray_address,
-        progress=progress,
+        cells, results, workers=workers, runner=cell_runner, retry_failed=retry_failed, again=again,
+        threads_per_worker=threads_per_worker, use_ray=ray, ray_address=ray_address, progress=progress,
         log=None if progress else _err,
     )
-    _err(
-        f"{study.name}: {outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} already done "
-        f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}"
-    )
+    _err(f"{study.name}: {outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} already done "
+         f"of {outcome.total} cells in {outcome.seconds:.0f} s -> {results}")
     if outcome.failed and strict:
         raise StudyError(f"{outcome.failed} of {outcome.total} cells failed; their errors are in {results} (--no-strict: exit 0)")
 
@@ -154,16 +139,6 @@ def report_command(
     _err(f"wrote {out / 'report.md'}, {out / 'summary.json'}" + "".join(f", {p}" for p in report["plots"]))
 
 
-def _spec_and_store(spec: Path, results: Optional[Path]):
-    """The study of `spec`, its configs checked, and its results store's folder (default:
-    results/<study name>): what status reads."""
-    from .spec import load_spec
-
-    study = load_spec(spec)
-    study.check_configs()
-    return study, results or Path("results") / study.name
-
-
 @study_app.command("status")
 @one_line_errors
 def status_command(
@@ -175,11 +150,15 @@ def status_command(
     apart), each method's mean wall seconds per finished cell, and the rows its reports do not
     read: those of cells the spec no longer has (a changed config or override) and those of
     the old format that matched no cell."""
+    from .spec import load_spec
     from .store import ResultsStore, latest_rows
 
-    study, results = _spec_and_store(spec, results)
+    study = load_spec(spec)
+    study.check_configs()
+    results = results or Path("results") / study.name
+    store = ResultsStore(results)
     cells = study.cells()
-    read = ResultsStore(results).read(cells=cells)
+    read = store.read(cells=cells)
     for skipped in read.skipped:
         _err(skipped.warning())
     rows = read.rows
@@ -191,7 +170,8 @@ def status_command(
                        f"{status.count(None)} to run, of {len(group)}")
     for line in mean_seconds_lines(cells, latest):
         typer.echo(line)
-    warning = ResultsStore(results).untraced_warning([r for c in cells for r in [latest.get(c.key)] if r is not None and r["status"] == "ok"])
+    finished = [latest[c.key] for c in cells if c.key in latest and latest[c.key]["status"] == "ok"]
+    warning = store.untraced_warning(finished)
     if warning:
         _err(warning)
     keys = {c.key for c in cells}
@@ -208,22 +188,21 @@ def status_command(
 
 def mean_seconds_lines(cells, latest) -> List[str]:
     """Per method of the spec (in its order): the mean wall seconds of its finished reported
-    cells and of its finished tuning trials, as their rows recorded them (each cell's own time
-    in its worker, everything the cell did: training, extras, scoring)."""
-    seconds: Dict[str, Dict[str, List[float]]] = {}
+    cells and of its finished tuning trials, as their rows recorded them."""
+    seconds: Dict[str, Tuple[List[float], List[float]]] = {}  # method -> (reported, tuning)
     tuned_as: Dict[str, str] = {}  # a method without trials of its own: whose trials choose its point
     # reported cells first: they list the methods in the spec's order (trials come first in
     # `cells`, and a method tuned_as another has none)
     for cell in sorted(cells, key=lambda c: c.tuning is not None):
         row = latest.get(cell.key)
-        by_kind = seconds.setdefault(cell.method, {"reported": [], "tuning": []})
+        by_kind = seconds.setdefault(cell.method, ([], []))
         if cell.selection is not None and "tuned_as" in cell.selection:
             tuned_as[cell.method] = cell.selection["tuned_as"]
         if row is not None and row["status"] == "ok" and isinstance(row.get("seconds"), (int, float)):
-            by_kind["tuning" if cell.tuning is not None else "reported"].append(float(row["seconds"]))
+            by_kind[0 if cell.tuning is None else 1].append(float(row["seconds"]))
     lines = ["mean seconds per finished cell (reported; tuning trials):"]
     for method, by_kind in seconds.items():
-        parts = [f"{sum(v) / len(v):.0f} s (n={len(v)})" if v else "-" for v in (by_kind["reported"], by_kind["tuning"])]
+        parts = [f"{sum(v) / len(v):.0f} s (n={len(v)})" if v else "-" for v in by_kind]
         if method in tuned_as:
             parts[1] = f"none, tuned as {tuned_as[method]}"
         lines.append(f"  {method}: {parts[0]}; {parts[1]}")
