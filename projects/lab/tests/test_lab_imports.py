@@ -16,6 +16,10 @@ MAX_LINES = 400
 # The modules of auc_ner_lab over MAX_LINES, each at most at its size (a ratchet: a module
 # leaves this list once split, none joins it). Empty since issue 46 split the last of them.
 OVER_400: Dict[str, int] = {}
+# Issue 46's mark for the lab's Python outside tests/ is 7,000 lines; it stood at 10,910 when a
+# simplification pass (no feature or output dropped) brought it here. A ratchet: lower it as the
+# lab shrinks; raise it only in a commit that says what the added lines buy.
+MAX_TOTAL_LINES = 10_310
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -111,6 +115,12 @@ def test_no_module_of_the_package_is_over_400_lines():
     over = {name: n for name, n in sizes.items() if n > MAX_LINES and n > OVER_400.get(name, 0)}
     assert over == {}, "split them: a module of the lab is at most 400 lines"
     assert all(name in sizes for name in OVER_400)  # a module split or renamed leaves the list
+
+
+def test_the_lab_stays_within_its_line_budget():
+    files = [*lab_modules().values(), ROOT / "lab.py"]
+    total = sum(len(p.read_text(encoding="utf8").splitlines()) for p in files)
+    assert total <= MAX_TOTAL_LINES, f"the lab has {total} lines of Python outside tests/, over its budget of {MAX_TOTAL_LINES}"
 
 
 def test_the_graph_reads_relative_imports_and_finds_a_cycle(tmp_path):
