@@ -590,39 +590,30 @@ def _scheme(key: str, scheme: Union[str, Scheme], two_task_lambda: float, thresh
     the block itself, which owns its settings (the component's must then keep their defaults)."""
     if isinstance(scheme, str):
         built = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
-        if scheme != "two_task":
-            _warn_unread(key, scheme, two_task_lambda=two_task_lambda, threshold=threshold)
+        for setting, value, default, inside in _changed(two_task_lambda=two_task_lambda, threshold=threshold):
+            if not hasattr(built, inside):
+                # refusing would stop pipelines saved with such a setting from loading
+                warnings.warn(f"[{key}.{setting}] is {value!r}, but scheme '{scheme}' does not read it (only two_task "
+                              f"does): it has no effect; leave it at {default}", stacklevel=2)
     else:
         check_setting(
             isinstance(scheme, Scheme),
             f"{key}.scheme",
             f"must be a scheme name or a registered scheme block (@misc = \"spacy_auc_ner.TwoTask.v1\"), not {scheme!r}",
         )
-        for setting, value in (("two_task_lambda", two_task_lambda), ("threshold", threshold)):
-            default, inside = STRING_FORM_SETTINGS[setting]
+        for setting, value, default, inside in _changed(two_task_lambda=two_task_lambda, threshold=threshold):
             where = f"set {inside} there" if hasattr(scheme, inside) else f"'{scheme.name}' has no {inside}"
-            check_setting(
-                value == default,
-                f"{key}.{setting}",
-                f"is {value!r}, but [{key}.scheme] is a block, which holds its own settings ({where}): leave this at {default}",
-            )
+            raise ValueError(f"[{key}.{setting}] is {value!r}, but [{key}.scheme] is a block, which holds its own "
+                             f"settings ({where}): leave this at {default}")
         built = scheme
     built.validate(f"{key}.scheme")
     return built
 
 
-def _warn_unread(key: str, scheme: str, **settings: float) -> None:
-    """Only two_task reads the component's two_task_lambda and threshold. A value set for another
-    scheme is a mistake, but refusing it would stop pipelines saved with one from loading, so it
-    is a warning naming the key."""
-    for setting, value in settings.items():
-        default = STRING_FORM_SETTINGS[setting][0]
-        if value != default:
-            warnings.warn(
-                f"[{key}.{setting}] is {value!r}, but scheme '{scheme}' does not read it (only two_task does): "
-                f"it has no effect; leave it at {default}",
-                stacklevel=3,
-            )
+def _changed(**settings: float) -> List[Tuple[str, float, float, str]]:
+    """(setting, value, default, the scheme's attribute that holds it) of each of the component's
+    string-form settings (`STRING_FORM_SETTINGS`) that is not at its default."""
+    return [(name, value, *STRING_FORM_SETTINGS[name]) for name, value in settings.items() if value != STRING_FORM_SETTINGS[name][0]]
 
 
 def check_trains(scheme: Scheme, part, key: str, scheme_key: str) -> None:

@@ -54,12 +54,14 @@ class MethodResult:
 
     def to_dict(self) -> Dict[str, Any]:
         s, t = self.summary, self.vs_baseline
-        return {"corpus": self.corpus, "setting": self.setting, "size": self.size, "value": self.value,
-                "method": self.method, "metric": self.metric, "n": s.n, "mean": s.mean, "std": s.std,
-                "ci_low": s.low, "ci_high": s.high, "partitions": sorted(self.scores), "failed": self.failed,
-                "vs_baseline": None if t is None else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t,
-                                                       "p_value": t.p_value},
-                "per_type_f": self.per_type, "tuned": self.tuned}
+        return {
+            "corpus": self.corpus, "setting": self.setting, "size": self.size, "value": self.value,
+            "method": self.method, "metric": self.metric,
+            "n": s.n, "mean": s.mean, "std": s.std, "ci_low": s.low, "ci_high": s.high,
+            "partitions": sorted(self.scores), "failed": self.failed,
+            "vs_baseline": None if t is None else {"n": t.n, "mean_diff": t.mean_diff, "t": t.t, "p_value": t.p_value},
+            "per_type_f": self.per_type, "tuned": self.tuned,
+        }
 
 
 def crosses_devices(a: Any, b: Any, partition: int) -> bool:
@@ -127,13 +129,14 @@ def aggregate(rows: Sequence[Dict[str, Any]], *, metric: str = DEFAULT_METRIC, b
         method_order.remove(base_spec.method)
         method_order.insert(0, base_spec.method)
 
-    # a group whose every partition failed has no mean at all (None, not NaN, so that nothing prints "nan")
-    results = [MethodResult(*key, method=method, metric=metric, scores=group["scores"],
-                            summary=summarize(list(group["scores"].values()), confidence) if group["scores"]
-                            else Summary(0, None, None, None),
-                            failed=group["failed"], per_type={t: sum(v) / len(v) for t, v in sorted(group["types"].items())},
-                            tuned=_chosen(group["tuned"]), devices=group["devices"])
-               for (key, method), group in groups.items()]
+    results: List[MethodResult] = []
+    for (key, method), group in groups.items():
+        # every partition failed: no mean at all (None, not NaN, so that nothing prints "nan")
+        summary = summarize(list(group["scores"].values()), confidence) if group["scores"] else Summary(0, None, None, None)
+        per_type = {t: sum(v) / len(v) for t, v in sorted(group["types"].items())}
+        results.append(MethodResult(*key, method=method, metric=metric, scores=group["scores"], summary=summary,
+                                    failed=group["failed"], per_type=per_type, tuned=_chosen(group["tuned"]),
+                                    devices=group["devices"]))
     for r, base in baseline_pairs(results, base_spec):
         shared = sorted(set(r.scores) & set(base.scores))
         if shared:
@@ -148,8 +151,10 @@ def _chosen(tuned: Sequence[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     trials changed between runs (then ``varies`` lists the points seen)."""
     if not tuned:
         return None
-    seen = [t.get("point") for t in tuned]
-    points = [p for i, p in enumerate(seen) if p not in seen[:i]]
+    points: List[Any] = []  # the points seen, in order (a point is a dict: not hashable)
+    for t in tuned:
+        if t.get("point") not in points:
+            points.append(t.get("point"))
     first = dict(tuned[0])
     if len(points) > 1:
         first["varies"] = points

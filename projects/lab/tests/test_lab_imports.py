@@ -17,9 +17,10 @@ MAX_LINES = 400
 # leaves this list once split, none joins it). Empty since issue 46 split the last of them.
 OVER_400: Dict[str, int] = {}
 # Issue 46's mark for the lab's Python outside tests/ is 7,000 lines; it stood at 10,910 when a
-# simplification pass (no feature or output dropped) brought it here. A ratchet: lower it as the
+# simplification pass (no feature or output dropped) brought it to 10,310, and 5 lines went back
+# where the pass had packed aggregate into a comprehension. A ratchet: lower it as the
 # lab shrinks; raise it only in a commit that says what the added lines buy.
-MAX_TOTAL_LINES = 10_310
+MAX_TOTAL_LINES = 10_315
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
