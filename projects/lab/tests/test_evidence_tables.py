@@ -16,7 +16,7 @@ from auc_ner_lab.evidence.minilm import minilm_budget
 from auc_ner_lab.evidence.pairs import mixed_devices, mixed_text, paired_lists, versus
 from auc_ner_lab.evidence.recipe import contrast_table, named_contrasts, ratio_table
 from auc_ner_lab.evidence.trf_ablation import dropped_parts_text
-from auc_ner_lab.evidence.trf_recipe import device_counts, device_label, peer_short, trf_recipe_sentence, trf_recipe_short
+from auc_ner_lab.evidence.trf_recipe import device_counts, device_label, trf_recipe_sentence
 from auc_ner_lab.spec import load_spec
 from lab_helpers import write_rows
 
@@ -231,44 +231,6 @@ def test_the_goal_reads_the_ratio_of_the_pooled_means_and_labels_the_mean_of_cel
             "a reading picked after the peer rows existed, would pass;") in text
 
 
-def test_the_readmes_recipe_sentence_reads_the_goal_on_the_pooled_means_and_says_what_it_reads_besides():
-    """The README's short sentence (`trf_recipe_short`) on the rows of the test above: ×1.33 by the
-    pooled means (0.40 / 0.30), not the mean of the cell ratios (×1.60, which would pass ×1.4);
-    4 draws (corpus a and b, partitions 0 and 1), differences 0.10, 0.10, 0.09, 0.11: +10.0 points,
-    sd 0.0082, half-width t(0.975, 3) 3.182 × 0.0041 = 1.3 points, t = 24.5: p < 0.001."""
-    from types import SimpleNamespace as R
-
-    by = {("lowres_best_trf", "a", 20): R(scores={0: 0.60, 1: 0.60}), ("hf_token_classification", "a", 20): R(scores={0: 0.50, 1: 0.50}),
-          ("lowres_best_trf", "b", 20): R(scores={0: 0.19, 1: 0.21}), ("hf_token_classification", "b", 20): R(scores={0: 0.10, 1: 0.10})}
-    assert trf_recipe_short(by, planned=4, cost=(1000, 2)) == (
-        "`lowres_best_trf` scores ×1.33 the peer's test F1 (the ratio of the pooled means), +10.0 [+8.7, +11.3] points "
-        "(p < 0.001, 4 draws; all 4 cells); the goals set before its rows: ×1.4 the peer, not met; no cell below ×1.0, met. "
-        "Unlike the methods compared, it also reads 1,000 raw sentences, its self-training pool")
-    interim = trf_recipe_short(by, planned=30, stale=2)
-    assert "(p < 0.001, 4 draws; interim: 4 of 30 cells so far)" in interim and "no cell below ×1.0, met so far." in interim
-    assert interim.endswith(" 2 of its rows self-trained on re-tokenized text and are being trained again "
-                            "([caveats.md](projects/lab/docs/evidence/caveats.md))")
-    assert "1.60" not in interim and "raw sentences" not in interim
-    # spaCy's ner below ×1.3 in a cell: that goal not met; the peer at ×1.50: met
-    more = {("lowres_best_trf", "a", 20): R(scores={0: 0.60, 1: 0.60}), ("hf_token_classification", "a", 20): R(scores={0: 0.40, 1: 0.40}),
-            ("spacy_ner", "a", 20): R(scores={0: 0.50, 1: 0.50})}
-    assert ("×1.50 the peer's test F1" in trf_recipe_short(more, planned=2)
-            and "×1.4 the peer, met; no cell below ×1.0, met; ×1.3 spaCy's `ner` in every cell, not met" in trf_recipe_short(more, planned=2))
-    assert trf_recipe_short({}, planned=30) == "`lowres_best_trf` has 0 of 30 reported cells, none paired with the peer yet"
-
-
-def test_the_readmes_peer_sentence_by_hand():
-    """`peer_short`: the CRF head 0.60, 0.55 against the peer 0.50, 0.40 (differences 0.10, 0.15:
-    +12.5 points, t = 0.125 / 0.025 = 5 on 1 degree of freedom, p = 1 - 2 atan(5) / pi = 0.126,
-    half-width 12.706 × 0.025 = 31.8 points); spaCy's `ner` has no rows: left out."""
-    from types import SimpleNamespace as R
-
-    by = {("crf", "a", 20): R(scores={0: 0.60, 1: 0.55}), ("hf_token_classification", "a", 20): R(scores={0: 0.50, 1: 0.40})}
-    assert peer_short(by) == ("against a plain Hugging Face fine-tune of the same MiniLM (`hf_token_classification`; same draws, "
-                              "budget and tuning, 2 partitions a cell), the CRF head scores +12.5 [-19.3, +44.3] points (p = 0.126, 2 draws)")
-    assert peer_short({}) == ""
-
-
 def test_the_recipe_sentence_says_what_it_reads_besides_and_which_rows_come_from_uncommitted_trees():
     from types import SimpleNamespace as R
 
@@ -385,28 +347,6 @@ def test_fix_effect_pairs_each_cell_trained_again_with_its_superseded_row(toy_ro
     assert fix_effect(["toy"]) == "How much the fix moves test F1: no cell has been trained again yet."
 
 
-def test_stale_rows_counts_the_latest_superseded_rows_of_the_methods(toy_root):
-    """crf's partition 0 self-trained before the fix and was not trained again (superseded);
-    its partition 1 was, and its new row stands; partition 2 trained without rounds; spaCy's
-    ner never self-trains: 1 of crf's and spacy_ner's 6 latest rows is superseded."""
-    from auc_ner_lab.evidence.heads import spec_rows, stale_rows
-
-    spec = toy_root / "studies" / "fixed.yaml"
-    spec.write_text((toy_root / "studies" / "toy.yaml").read_text().replace("name: toy", "name: fixed"))
-    rows = []
-    for cell in load_spec(spec).cells():
-        self_trained = cell.method == "crf" and cell.partition < 2
-        extras = {"rounds": [{"round": 0}]} if self_trained else {}
-        base = {**cell.describe(), "status": "ok"}
-        rows.append({**base, "finished": "2026-11-25", "scores": {"ents_seqeval_micro_f": 0.3, "extras": extras}})
-        if cell.method == "crf" and cell.partition == 1:
-            rows.append({**base, "finished": "2026-11-27", "scores": {"ents_seqeval_micro_f": 0.4, "extras": {**extras, "tokens": "annotated"}}})
-    write_rows(toy_root / "results" / "fixed", rows)
-    found = spec_rows(toy_root / "results" / "fixed")
-    assert stale_rows(found, ("crf", "spacy_ner")) == (1, 6)
-    assert stale_rows(found, ("spacy_ner",)) == (0, 3)
-
-
 def test_agreement_confirms_a_choice_only_with_a_significant_lead():
     assert stats.agreement(2.7, 0.004) == "agrees"
     assert stats.agreement(1.0, 0.2) == "leans the same way without confirming it"
@@ -420,6 +360,6 @@ def test_the_minilm_budget_is_read_from_its_spec(tmp_path):
     spec.write_text((ROOT / "studies" / "campaign_minilm_20.yaml").read_text().replace("training.max_steps: 90", "training.max_steps: 60")
                     .replace("partitions: 3", "partitions: 4"))
     out = minilm_budget(spec)
-    assert out["evidence/readme/minilm_budget.md"] == "20 of 8 sentences, dev every 2, patience 12\n"
-    assert out["evidence/readme/minilm_partitions.md"] == "4 partitions a cell\n"
-    assert minilm_budget()["evidence/readme/minilm_budget.md"] == "30 of 8 sentences, dev every 2, patience 12\n"
+    assert out["evidence/transformer/minilm_budget.md"] == "20 of 8 sentences, dev every 2, patience 12\n"
+    assert out["evidence/transformer/minilm_partitions.md"] == "4 partitions a cell\n"
+    assert minilm_budget()["evidence/transformer/minilm_budget.md"] == "30 of 8 sentences, dev every 2, patience 12\n"

@@ -1,7 +1,7 @@
 """The sentences of the protocol "n in all" (auc_ner_lab/evidence/nodev.py), on hand-made rows."""
 from types import SimpleNamespace
 
-from auc_ner_lab.evidence.nodev import chosen_budget_text, cpu_short, cpu_text, pairs, readme_short, readme_text
+from auc_ner_lab.evidence.nodev import chosen_budget_text, cpu_text, pairs, protocol_text
 
 
 def _results(scores):
@@ -18,7 +18,7 @@ def test_pairs_average_a_draws_sizes_and_skip_unmatched_draws():
 
 
 def test_no_rows_yet_says_so():
-    assert readme_text({}, {}, ["c"]) == "0 of 120 no-dev cells have rows so far; the comparisons follow when they do.\n"
+    assert protocol_text({}, {}, ["c"]) == "0 of 120 no-dev cells have rows so far; the comparisons follow when they do.\n"
 
 
 def test_the_sentence_by_hand():
@@ -28,7 +28,7 @@ def test_the_sentence_by_hand():
     on corpus d alone x2.00."""
     nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.25}})
     dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.50}})
-    text = readme_text(nodev, dev, ["d"])
+    text = protocol_text(nodev, dev, ["d"])
     assert text.startswith("4 of 120 no-dev cells have rows so far; ")
     assert "the recipe +5.0 [-58.5, +68.5] points (p = 0.500, 2 draws)" in text
     assert "keeps 90 % of its dev-selected test F1 (pooled over 2 draws; goal 95 %: not met on these rows)" in text
@@ -45,33 +45,6 @@ def test_the_cpu_recipe_sentence_by_hand():
     assert cpu_text(nodev, dev) == ("the CPU recipe `lowres_best` on NCBI-disease: 2 of 10 no-dev cells so far; the dev sample buys it "
                                     "+4.0 points (no p-value, 1 draw), keeping 90 % of its dev-selected test F1.\n")
     assert cpu_text({}, dev) == "the CPU recipe `lowres_best` on NCBI-disease: 0 of 10 no-dev cells so far.\n"
-
-
-def test_the_readmes_short_sentence_by_hand():
-    """README's sentence (`readme_short`) on the rows of `test_the_sentence_by_hand`: interim, each
-    of the four methods named (those without pairs said so), the dev sample's gain and the ratio
-    of pooled means with the paired test and its draws, the goals read "so far"."""
-    nodev = _results({("lowres_best_trf", "d", 20): {0: 0.40, 1: 0.50}, ("hf_token_classification", "d", 20): {0: 0.20, 1: 0.25}})
-    dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.50}})
-    assert readme_short(nodev, dev, ["d"]) == (
-        "interim, 4 of 120 no-dev cells so far, paired by draw: the 200-sentence dev sample buys the recipe +5.0 points "
-        "(p = 0.500, 2 draws), the CRF head alone no pairs yet, spaCy's `ner` no pairs yet and the HF peer no pairs yet; "
-        "without it the recipe keeps 90 % of its dev-selected test F1 (goal 95 %: not met so far), and with neither having a "
-        "dev set the recipe is ×2.00 the peer (the ratio of pooled means; d ×2.00), +22.5 points (p = 0.070, 2 draws; goal ×1.4 with "
-        "no corpus below ×1.0: met so far).\n")
-    assert readme_short({}, {}, ["d"]) == "interim, 0 of 120 no-dev cells so far; the comparisons follow when they have rows.\n"
-    # the peer's dev-selected twin: the dev sample buys it (0.30 + 0.25) / 2 - 0.225 = +5.0 points
-    with_peer = {**dev, **_results({("hf_token_classification", "d", 20): {0: 0.30, 1: 0.25}})}
-    assert "and the HF peer +5.0 points (p = 0.500, 2 draws);" in readme_short(nodev, with_peer, ["d"])
-
-
-def test_the_readmes_cpu_sentence_by_hand():
-    """`cpu_short` on `test_the_cpu_recipe_sentence_by_hand`'s rows: +4.0 points, one draw."""
-    nodev = _results({("lowres_best", "ncbi_disease", 20): {0: 0.30}, ("lowres_best", "ncbi_disease", 50): {0: 0.42}})
-    dev = _results({("lowres_best", "ncbi_disease", 20): {0: 0.40, 1: 0.2}, ("lowres_best", "ncbi_disease", 50): {0: 0.40}})
-    assert cpu_short(nodev, dev) == ("the CPU recipe `lowres_best` on NCBI-disease (2 of 10 no-dev cells, interim): the dev sample "
-                                     "buys it +4.0 points (no p-value, 1 draw).\n")
-    assert cpu_short({}, dev) == "the CPU recipe `lowres_best` on NCBI-disease (0 of 10 no-dev cells, interim): no pairs yet.\n"
 
 
 def test_the_chosen_budgets_sentence_by_hand():

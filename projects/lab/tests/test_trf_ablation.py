@@ -76,21 +76,21 @@ def test_round_zero_check_by_hand():
     assert "kept round 0 in 1 of its 3 cells, round 1 in 2" in text
 
 
-def test_readme_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
+def test_ablation_sentence_waits_for_every_cell_then_names_what_the_rule_chose():
     """One corpus at 20 sentences, 2 partitions (2 cells a method, 16 in all). With every cell:
     augmentation's d = +1, +3 points (mean above 0: kept); the bias's +1, +3 (p = 0.295: not
     significant, dropped); partial fine-tuning's 0, 0 (no loss: adopted); word-piece dropout's
     -1, -3 (not adopted)."""
-    from auc_ner_lab.evidence.trf_rule import readme_sentence
+    from auc_ner_lab.evidence.trf_rule import ablation_sentence
 
     by, partial = _hand_made_ablation()
     fixed = ("fixed in commit 486802e1, whose tree holds 6 reported rows of its then 126 cells; word-piece dropout's part "
              "added in e52955ec, when 90 other cells had rows and none of its own")
-    assert readme_sentence(partial, planned=2) == (f"its parts are chosen on dev once its ablation is in, by a rule {fixed} "
+    assert ablation_sentence(partial, planned=2) == (f"its parts are chosen on dev once its ablation is in, by a rule {fixed} "
                                                    "(15 of 16 dev cells so far)")
-    text = readme_sentence(by, planned=2)
+    text = ablation_sentence(by, planned=2)
     assert text.startswith(f"its parts chosen on dev by a rule {fixed}, 16 dev cells: kept or adopted augmentation (+2.0 [")
-    assert "(why self-training stands)" in readme_sentence(by, planned=2, guard="why self-training stands")
+    assert "(why self-training stands)" in ablation_sentence(by, planned=2, guard="why self-training stands")
     assert "partial fine-tuning (the top 3 of MiniLM's 6 layers) (+0.0 [+0.0, +0.0] points, p=1.000, 2 draws)" in text.split("; dropped")[0]
     assert "the calibrated entity bias (+2.0 [-10.7, +14.7] points, p=0.295, 2 draws)" in text
     dropped = text.split("; dropped or not adopted ")[1]
@@ -401,25 +401,3 @@ def test_device_gap_is_the_mean_difference_of_a_cell_trained_on_both_kinds():
     gap, cells = device_gap(rows)  # cell 0: 3 points; cell 1: CPU only; cell 2: GPU only
     assert cells == 1 and gap == pytest.approx(0.03)
     assert device_gap(rows[2:]) == (None, 0)
-
-
-def test_the_readmes_short_phrase_names_the_rule_the_parts_and_where_self_training_stands():
-    """The README's phrase (`readme_short`) on the hand-made ablation above: augmentation (d +1, +3
-    points: +2.0, p = 0.295) and partial fine-tuning (0, 0) kept; the rest left out. Then
-    self-training with d +10, +11 points (t = 0.105 / 0.005 = 21 on 1 degree of freedom, p =
-    1 - 2 atan(21) / pi = 0.030): kept, and with its test figure the phrase cites that instead."""
-    from auc_ner_lab.evidence.trf_rule import readme_short
-
-    by, partial = _hand_made_ablation()
-    assert readme_short(partial, planned=2) == ("`lowres_best_trf`'s parts are chosen on dev, once its ablation is in, by a rule "
-                                                "fixed in commit 486802e1 (interim: 15 of 16 dev cells so far)")
-    assert readme_short(by, planned=2) == (
-        "`lowres_best_trf`'s parts were chosen on dev by a rule fixed in commit 486802e1 (16 dev cells, 2 draws): it keeps "
-        "augmentation (+2.0 [-10.7, +14.7] dev points, p=0.295, 2 draws) and partial fine-tuning (+0.0 [+0.0, +0.0] dev points, "
-        "p=1.000, 2 draws); it leaves out the calibrated entity bias, self-training, a second self-training round and word-piece dropout")
-    kept = {**by, ("no_self_train", "c", 20): R(scores={0: 0.40, 1: 0.49})}
-    text = readme_short(kept, planned=2, on_test="+2.2 [+1.3, +3.0] points over the CRF head alone, p < 0.001, 15 draws")
-    assert ("it keeps augmentation (+2.0 [-10.7, +14.7] dev points, p=0.295, 2 draws), self-training (its dev test cannot fail, "
-            "so it is judged on test: +2.2 [+1.3, +3.0] points over the CRF head alone, p < 0.001, 15 draws) and partial "
-            "fine-tuning") in text
-    assert "self-training (+10.5 [" in readme_short(kept, planned=2) and "p=0.030" in readme_short(kept, planned=2)

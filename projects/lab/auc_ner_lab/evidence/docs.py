@@ -21,7 +21,7 @@ from .claims import claim_sentences, subgroup_sentence
 from .committed import cells_if_any, has_results, named_rows, results_by_cell, study_spec
 from .extras import extras_texts
 from .minilm import minilm_budget, minilm_table
-from .nodev import chosen_budget_short, chosen_budget_text, cpu_short, cpu_text, readme_short, readme_text, run_minutes
+from .nodev import chosen_budget_short, chosen_budget_text, cpu_text, protocol_text, run_minutes
 from .pairs import paired_lists
 from .readme import readme_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
@@ -90,11 +90,8 @@ def _fragments() -> dict:
         spec = study_spec("campaign_trf_nodev")
         nodev, dev = cells_if_any("campaign_trf_nodev", spec), results_by_cell("campaign_trf_recipe")
         cpu, cpu_dev = cells_if_any("campaign_cpu_nodev"), results_by_cell("lowres_recipe")
-        text = readme_text(nodev, dev, list(spec.corpora)).rstrip("\n")
+        text = protocol_text(nodev, dev, list(spec.corpora)).rstrip("\n")
         out["evidence/transformer/nodev.md"] = f"{text} And {cpu_text(cpu, cpu_dev)}"
-        short = readme_short(nodev, dev, list(spec.corpora)).rstrip("\n")
-        cpu_line = cpu_short(cpu, cpu_dev)
-        out["evidence/readme/nodev.md"] = f"{short} {cpu_line[0].upper()}{cpu_line[1:]}"
         out.update(_budget_texts())
         sixty = study_spec("campaign_trf_nodev60")
         chosen = cells_if_any("campaign_trf_nodev60", sixty)

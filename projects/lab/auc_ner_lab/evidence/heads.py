@@ -14,7 +14,7 @@ from scipy.stats import ttest_rel
 
 from ..spec import load_spec
 from ..stats import draw_means
-from ..store import ResultsStore, latest_rows, spec_of, superseded
+from ..store import ResultsStore, spec_of
 
 BASELINE = "spacy_ner"
 REFERENCE = ["crf", "bilstm_crf"]  # the unfixed heads of lowres_recipe
@@ -40,15 +40,6 @@ def load(path, methods=None, found=None):
         out[(r["method"], r["corpus"], r["size"])][r["partition"]] = (100 * s["ents_seqeval_micro_f"], 100 * (s.get("dev_score") or 0.0),
                                                                    bool(r.get("versions")))
     return out
-
-
-def stale_rows(found, methods) -> tuple:
-    """(superseded, all): the latest ok rows of `methods` at SIZES among a store's rows `found`
-    (`spec_rows`) that `store.superseded` names (self-trained on re-tokenized text before a
-    fix), and all of them."""
-    rows = [r for r in latest_rows(found).values()
-            if r.get("status") == "ok" and not r.get("tuning") and r.get("size") in SIZES and r["method"] in methods]
-    return sum(1 for r in rows if superseded(r)), len(rows)
 
 
 def draws(pairs):
@@ -154,11 +145,9 @@ HEAD_EXTRAS, NER_EXTRAS = "lowres_best", "lowres_spacy_ner"
 def recipe_table(recipe_path, summary=None):
     """The fixed head with the extras against spaCy's ner with the same extras, dev and test;
     `summary`, a dict, receives the pooled tests ("dev", "test", and per method against spaCy's
-    ner: (mean a, mean b, p, draws)), the cells {(corpus, size): (dev a, test a, dev b, test b,
-    test of spaCy's ner, unversioned)}, and the mean dev-minus-test gap of each method."""
+    ner: (mean a, mean b, p, draws)) and the mean dev-minus-test gap of each method."""
     summary = {} if summary is None else summary
-    found = spec_rows(recipe_path)  # read once: the table's cells and the stale count
-    rows = load(recipe_path, [HEAD_EXTRAS, NER_EXTRAS, BASELINE], found)
+    rows = load(recipe_path, [HEAD_EXTRAS, NER_EXTRAS, BASELINE])
     lines = ["| corpus | n | dev F1 head+extras | dev F1 ner+extras | dev p | test F1 head+extras | test F1 ner+extras | ratio | test p | spaCy ner test F1 | pairs |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     pooled = {0: [], 1: []}
@@ -178,8 +167,6 @@ def recipe_table(recipe_path, summary=None):
                 pooled[i].extend(((c, p), x, y) for p, x, y in zip(parts, a, b))
                 cols.append((a.mean(), b.mean(), _p(a, b)))
             (da, db, dp), (ta, tb, tp) = cols
-            plain_test = numpy.mean([plain[p][0] for p in parts if p in plain]) if any(p in plain for p in parts) else None
-            summary.setdefault("cells", {})[(c, n)] = (da, ta, db, tb, plain_test, bool(unversioned(plain, parts=parts)), bool(unversioned(theirs, parts=parts)))
             ratio = f"{ta / tb:.2f}x" if tb > 0 else "–"
             base = f"{numpy.mean([plain[p][0] for p in parts if p in plain]):.1f}" if any(p in plain for p in parts) else "–"
             lines.append(f"| {c} | {n} | {da:.1f} | {db:.1f} | {dp} | {ta:.1f} | {tb:.1f} | {ratio} | {tp} | {base}"
@@ -200,7 +187,6 @@ def recipe_table(recipe_path, summary=None):
         if m in (HEAD_EXTRAS, NER_EXTRAS):
             gaps.setdefault(m, []).extend(test_dev[1] - test_dev[0] for test_dev in by_part.values())
     summary["optimism"] = {m: float(numpy.mean(g)) for m, g in gaps.items()}
-    summary["stale"] = stale_rows(found, (HEAD_EXTRAS, NER_EXTRAS))
     if len(gaps) == 2:
         lines.append(f"- dev minus test, the optimism of a dev score: `{HEAD_EXTRAS}` {summary['optimism'][HEAD_EXTRAS]:+.1f} points, "
                      f"`{NER_EXTRAS}` {summary['optimism'][NER_EXTRAS]:+.1f} (means over their cells): the head's entity bias is "

@@ -81,7 +81,7 @@ def minilm_table() -> str:
 
 def minilm_budget(spec_path=None) -> dict:
     """The MiniLM campaign's budget and partitions as its spec sets them (studies/campaign_minilm_20.yaml:
-    steps written per size), for the README's words on it: "30 of 8 sentences, dev every 2,
+    steps written per size), for docs/evidence/transformer.md's words on it: "30 of 8 sentences, dev every 2,
     patience 12" (epochs of batches) and "3 partitions a cell"."""
     import math
 
@@ -93,6 +93,6 @@ def minilm_budget(spec_path=None) -> dict:
     def epochs(steps: int) -> str:
         return f"{steps / per_epoch:g}"
 
-    return {"evidence/readme/minilm_budget.md": f"{epochs(o['training.max_steps'])} of {batch} sentences, dev every "
+    return {"evidence/transformer/minilm_budget.md": f"{epochs(o['training.max_steps'])} of {batch} sentences, dev every "
                                                 f"{epochs(o['training.eval_frequency'])}, patience {epochs(o['training.patience'])}\n",
-            "evidence/readme/minilm_partitions.md": f"{spec.partitions} partitions a cell\n"}
+            "evidence/transformer/minilm_partitions.md": f"{spec.partitions} partitions a cell\n"}

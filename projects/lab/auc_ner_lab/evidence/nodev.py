@@ -82,11 +82,11 @@ def _per_corpus(ratios: Mapping[str, float]) -> str:
     return ", ".join(f"{c} ×{r:.2f}" for c, r in ratios.items())
 
 
-def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
-    """The protocol's full sentences, for docs/evidence/transformer.md (the README has
-    `readme_short`): how many cells have rows, what the dev sample buys each method
-    (dev-selected minus no-dev, paired by draw), the share of its dev-selected F1 the recipe
-    keeps, and the recipe's no-dev ratio to the no-dev peer (overall and per corpus)."""
+def protocol_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
+    """The protocol's sentences, for docs/evidence/transformer.md: how many cells have rows,
+    what the dev sample buys each method (dev-selected minus no-dev, paired by draw), the share
+    of its dev-selected F1 the recipe keeps, and the recipe's no-dev ratio to the no-dev peer
+    (overall and per corpus)."""
     cells = cell_count(nodev)
     head = f"{cells} of {TOTAL_CELLS} no-dev cells have rows" + (" so far" if cells < TOTAL_CELLS else "")
     if cells == 0:
@@ -104,36 +104,6 @@ def readme_text(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
         parts.append(f"without a dev set on either side the recipe is ×{ratio:.2f} the peer by the ratio of pooled means "
                      f"({_per_corpus(shown)}), {difference(xs, ys)}; goal ×1.4 with no corpus below ×1.0: {goal} on these rows")
     return "; ".join(parts) + ".\n"
-
-
-def readme_short(nodev: Results, dev: Results, corpora: Sequence[str]) -> str:
-    """README's sentence on the protocol (`readme_text` has the intervals and the corpora),
-    interim while cells are missing."""
-    cells = cell_count(nodev)
-    so_far = " so far" if cells < TOTAL_CELLS else ""
-    head = f"interim, {cells} of {TOTAL_CELLS} no-dev cells so far" if so_far else f"all {TOTAL_CELLS} no-dev cells"
-    if cells == 0:
-        return head + "; the comparisons follow when they have rows.\n"
-    bought = [f"{NAMES[m]} {short_difference(xs, ys) if xs else 'no pairs yet'}" for m in METHODS
-              for xs, ys in [pairs(dev, m, nodev, m)]]
-    text = f"{head}, paired by draw: the 200-sentence dev sample buys " + ", ".join(bought[:-1]) + " and " + bought[-1]
-    kept, _, kept_goal = kept_share(nodev, RECIPE, dev)
-    if kept is not None:
-        text += f"; without it the recipe keeps {100 * kept:.0f} % of its dev-selected test F1 (goal 95 %: {kept_goal}{so_far})"
-    ratio, shown, goal, xs, ys = peer_ratio(nodev, RECIPE, nodev, corpora)
-    if ratio is not None:
-        text += (f"{',' if kept is not None else ';'} and with neither having a dev set the recipe is ×{ratio:.2f} the peer (the "
-                 f"ratio of pooled means; {_per_corpus(shown)}), {short_difference(xs, ys)[:-1]}; goal ×1.4 with no corpus below "
-                 f"×1.0: {goal}{so_far})")
-    return text + ".\n"
-
-
-def cpu_short(nodev: Results, dev: Results) -> str:
-    """The CPU recipe's sentence for the README: what the dev sample buys it, paired by draw."""
-    cells = cell_count(nodev, CPU_RECIPE)
-    head = f"the CPU recipe `{CPU_RECIPE}` on NCBI-disease ({cells} of {CPU_CELLS} no-dev cells{'' if cells == CPU_CELLS else ', interim'})"
-    xs, ys = pairs(dev, CPU_RECIPE, nodev, CPU_RECIPE)
-    return f"{head}: the dev sample buys it {short_difference(xs, ys)}.\n" if xs else head + ": no pairs yet.\n"
 
 
 def cpu_text(nodev: Results, dev: Results) -> str:

@@ -1,11 +1,11 @@
-"""The README's figures (docs/evidence/readme/): the fixed heads against spaCy's `ner`, the
-recipes' dev and test table, MiniLM's CRF head, and the transformer recipe's sentences
-(`trf_recipe`); README.md's generated blocks name these files. Where the README has a short
-sentence, the full text is generated too, for the lab's documents: the recipe decision
-(evidence/recipe/decision.md, docs/recipe.md) and MiniLM (evidence/transformer/minilm.md,
-docs/evidence/transformer.md)."""
+"""The README's figures (docs/evidence/readme/): the fixed heads against spaCy's `ner` and the
+recipe decision, short for the README and in full for docs/recipe.md
+(evidence/recipe/decision.md); and, from the same summaries, MiniLM's CRF head for
+docs/evidence/transformer.md (evidence/transformer/minilm.md) and the transformer recipe's
+sentences (`trf_recipe`). README.md's generated blocks name the files under readme/."""
 from ..stats import agreement, holm, p_words, paired_difference, span
 from ..verdict_table import family_verdict
+from .heads import HEAD_EXTRAS, NER_EXTRAS
 from .minilm import minilm_cells
 from .trf_recipe import trf_fragments
 
@@ -21,22 +21,7 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"{fixed['diff']:+.1f} points of entity F1 (paired t-test over the {fixed['draws']} draws, a draw's two "
             f"sizes averaged, {p_words(fixed['p'])}), no cell below ×{fixed['low']:.2f} (s800 at 20: the plain BiLSTM-CRF "
             f"was ×{plain['ratios'][('s800', 20)]:.2f})" + ("; the spaCy `ner` rows of this comparison record no library versions" if fixed["unversioned"] else "") + "\n")
-    if recipe.get("cells"):
-        names = {"conll2003": "CoNLL", "ncbi_disease": "NCBI", "s800": "s800"}
-        keys = sorted(recipe["cells"], key=lambda k: (list(names).index(k[0]), k[1]))
-        lines = ["| dev / test F1 | " + " | ".join(f"{names[c]} {n}" for c, n in keys) + " |", "|---|" + "---|" * len(keys)]
-        cells = recipe["cells"]
-        lines.append("| `lowres_best` | " + " | ".join(f"{cells[k][0]:.1f} / {cells[k][1]:.1f}" for k in keys) + " |")
-        lines.append("| `lowres_spacy_ner` | " + " | ".join(f"{cells[k][2]:.1f} / {cells[k][3]:.1f}" + (" †" if cells[k][6] else "") for k in keys) + " |")
-        lines.append("| spaCy's default `ner` | " + " | ".join(f"– / {cells[k][4]:.1f}" + (" †" if cells[k][5] else "") for k in keys) + " |")
-        if any(cells[k][5] or cells[k][6] for k in keys):
-            lines += ["", "† a row of the cell records no library versions (written before rows recorded them; not rerun)."]
-        stale, total = recipe.get("stale", (0, 0))
-        if stale:
-            lines += ["", f"{stale} of these {total} rows of `lowres_best` and `lowres_spacy_ner` self-trained on text spaCy tokenized "
-                      "again (before a fix of 2026-11-26), spaCy's `ner` on the annotated tokens; their cells are being trained again "
-                      "([caveats.md](projects/lab/docs/evidence/caveats.md))."]
-        out["evidence/readme/recipe_table.md"] = "\n".join(lines) + "\n"
+    if all(key in recipe for key in ("dev", "test", HEAD_EXTRAS, NER_EXTRAS)):
         dev, test, opt = recipe["dev"], recipe["test"], recipe["optimism"]
         best, ner = recipe["lowres_best"], recipe["lowres_spacy_ner"]
         out["evidence/readme/recipe.md"] = (
@@ -80,11 +65,6 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
         def corpora(v):
             return ", ".join(f"{c} {100 * d:+.1f}" for c, d, _, _ in v.per_corpus)
 
-        out["evidence/readme/minilm.md"] = (
-            f"the CRF head scores {scores('conll2003')} entity F1 on CoNLL 2003 at 20 / 50 sentences and {scores('ncbi_disease')} "
-            f"on NCBI-disease; OVA-AUC against it: {100 * crf_vs.mean_diff:+.1f} points ({p_words(crf_vs.p_value)} alone, {crf_vs.n} draws; "
-            f"Holm p {adjusted['minilm_ova_auc_vs_crf']:.2f} over the {len(by_claim)} claims: "
-            f"{family_verdict(crf_vs, adjusted['minilm_ova_auc_vs_crf'])})\n")
         out["evidence/transformer/minilm.md"] = (
             f"the CRF head on MiniLM scores {scores('conll2003')} entity F1 on CoNLL 2003 at 20 / 50 sentences and "
             f"{scores('ncbi_disease')} on NCBI-disease (learn rate tuned per method){gap_text}. "

@@ -31,8 +31,7 @@ def _hypothesis_rows():
 def trf_ablation_texts() -> dict:
     """The transformer recipe's dev ablation read by the rule fixed early in it
     (`trf_rule.rule_fixed`): parts.md (the table, then the round-0 check of the spec's caveat)
-    and its words for the lab's docs/evidence/transformer.md (evidence/transformer/ablation.md)
-    and, short, for the README (evidence/readme/trf_ablation.md)."""
+    and its words for the lab's docs/evidence/transformer.md (evidence/transformer/ablation.md)."""
     spec = study_spec(trf_rule.STUDY)
     rows = results_store(trf_rule.STUDY).rows_for(spec.cells())
     kept = [r for r in rows if not superseded(r)]  # paired only with rows of the same procedure
@@ -53,7 +52,7 @@ def trf_ablation_texts() -> dict:
     judged = trf_rule.judge(by, planned)
     shipped, _ = trf_rule.shipped_check(judged, recipe_config(trf_rule.RECIPE))
     fixed = trf_rule.rule_fixed(rows, spec.metric)
-    guard, on_test = self_training_test_guard(judged, reported, spec)
+    guard = self_training_test_guard(judged, reported, spec)
     untraced = results_store(trf_rule.STUDY).untraced(reported)
     parts = ("\n".join(title) + "\n" + trf_rule.parts_table(by, spec.corpora, spec.sizes, spec.partitions, fixed) + "\n"
              + shipped + "\n"
@@ -85,8 +84,7 @@ def trf_ablation_texts() -> dict:
                   + " So a GPU pair with `no_self_train` measures self-training plus that difference; what self-training "
                   "adds within one run is the recipe's kept round against its own round 0 (optimistic: chosen on this dev sample).\n")
     return {f"evidence/{trf_rule.STUDY}/parts.md": parts,
-            "evidence/transformer/ablation.md": trf_rule.readme_sentence(by, planned, fixed, guard) + "\n",
-            "evidence/readme/trf_ablation.md": trf_rule.readme_short(by, planned, on_test) + "\n",
+            "evidence/transformer/ablation.md": trf_rule.ablation_sentence(by, planned, fixed, guard) + "\n",
             "evidence/trf_dropped.md": dropped_parts_text(judged) + "\n"}
 
 
@@ -113,20 +111,18 @@ def dropped_parts_text(judged) -> str:
 def self_training_test_guard(judged, reported, spec):
     """`trf_checks.self_training_guard` with its test figure: the shipped recipe against the
     CRF head alone on campaign_trf_recipe's test cells (the recipe is the CRF head plus the parts
-    the rule kept; said so when self-training is the one part kept), and that figure alone for
-    the README ("+2.2 [+1.3, +3.0] points over the CRF head alone, p < 0.001, 15 draws");
-    ("", "") without those rows or before the rule has kept self-training."""
+    the rule kept; said so when self-training is the one part kept); "" without those rows or
+    before the rule has kept self-training."""
     kept = [j.part for j in judged if j.part.rule and j.choice in trf_rule.KEPT]
     if not has_results("campaign_trf_recipe") or not any(p.variant == "no_self_train" for p in kept):
-        return "", ""
+        return ""
     by = results_by_cell("campaign_trf_recipe")
     xs, ys = paired_lists(by, trf_rule.RECIPE, "crf")
     if not xs:
-        return "", ""
+        return ""
     t, diff = paired_difference(xs, ys)
     alone = (", self-training the one part the rule kept" if len(kept) == 1
              else f", with the parts the rule kept ({', '.join(p.what for p in kept)})")
     test = (f"`{trf_rule.RECIPE}` against the CRF head alone on `campaign_trf_recipe`'s test cells (the shipped recipe"
             f"{alone}), {diff} points ({p_text(t.p_value)}, {t.n} draws{mixed_text(by, trf_rule.RECIPE, 'crf')})")
-    return (trf_checks.self_training_guard(reported, len(spec.corpora) * spec.partitions, len(spec.sizes), test),
-            f"{diff} points over the CRF head alone, {p_words(t.p_value)}, {t.n} draws")
+    return trf_checks.self_training_guard(reported, len(spec.corpora) * spec.partitions, len(spec.sizes), test)

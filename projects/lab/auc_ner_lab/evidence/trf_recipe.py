@@ -1,8 +1,7 @@
 """campaign_trf_recipe's sentences: the package's heads against the Hugging Face peer
 (`peer_sentence`) and the transformer recipe, lowres_best_trf, against the peer, spaCy's `ner`
 and the CRF head alone (`trf_recipe_sentence`), with issue 31's goal, in full for the lab's
-docs/evidence/transformer.md (evidence/transformer/), and each in a sentence or two for the
-README (`peer_short`, `trf_recipe_short`; evidence/readme/)."""
+docs/evidence/transformer.md (evidence/transformer/)."""
 from typing import Optional
 
 from ..stats import p_words
@@ -45,8 +44,7 @@ def device_counts(rows, methods) -> str:
 def trf_fragments() -> dict:
     """campaign_trf_recipe's sentences, from its rows read once: the package's heads against
     the Hugging Face peer (`peer_sentence`) and the transformer recipe against the peer, spaCy's
-    ner and the CRF head (`trf_recipe_sentence`), in full (evidence/transformer/, for the lab's
-    docs/evidence/transformer.md) and short (evidence/readme/, for the README)."""
+    ner and the CRF head (`trf_recipe_sentence`), for the lab's docs/evidence/transformer.md."""
     from collections import Counter
 
     if not has_results("campaign_trf_recipe"):
@@ -66,14 +64,12 @@ def trf_fragments() -> dict:
     untraced = store.untraced(reported)
     provenance = (len(untraced), sum(r["method"] == RECIPE_TRF for r in untraced), len(reported),
                   sum(r["method"] == RECIPE_TRF for r in reported))
-    out = {"evidence/transformer/recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n",
-           "evidence/readme/trf_recipe.md": trf_recipe_short(by, planned, stale, cost) + "\n"}
+    out = {"evidence/transformer/recipe.md": trf_recipe_sentence(by, planned, stale, gpu, cost, provenance) + "\n"}
     gap = trf_checks.device_gap(distinct(every_row()))
     names = ((PEER, f"`{PEER}`"), ("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`"))
     peer = peer_sentence(by, device_counts([r for r in reported if r["method"] in dict(names)], names), gap)
     if peer:
         out["evidence/transformer/peer.md"] = peer + "\n"
-        out["evidence/readme/peer.md"] = peer_short(by) + "\n"
     return out
 
 
@@ -187,44 +183,3 @@ def trf_recipe_sentence(by: dict, planned: int, stale: int = 0, gpu: Optional[di
     return (f"`{RECIPE_TRF}` ({progress}; {same}): " + "; ".join(parts) + f". The goal set before its rows ({'; '.join(verdicts)}){so_far}"
             + against_first + caveat + untraced)
 
-
-def peer_short(by: dict) -> str:
-    """The README's sentence on the peer: the package's heads against it pooled, one pair per
-    draw (`peer_sentence` has the cells and devices); "" without rows to pair."""
-    parts, partitions = [], ""
-    for method, name in (("crf", "the CRF head"), ("spacy_ner", "spaCy's `ner`")):
-        v = versus(by, method, PEER)
-        if v is not None:
-            partitions = v.partitions
-            parts.append(f"{name} scores {v.diff} points ({p_words(v.p)}, {v.draws} draws)")
-    if not parts:
-        return ""
-    return (f"against a plain Hugging Face fine-tune of the same MiniLM (`{PEER}`; same draws, budget and tuning, {partitions} "
-            "partitions a cell), " + " and ".join(parts))
-
-
-def trf_recipe_short(by: dict, planned: int, stale: int = 0, cost=None) -> str:
-    """The README's sentences on lowres_best_trf: the ratio of the pooled means to the peer's
-    test F1 with the paired test over the draws, issue 31's goal read on it, what the recipe
-    reads that the methods compared do not (`cost`), and interim or stale rows said
-    (`trf_recipe_sentence` has the rest)."""
-    done = sum(len(r.scores) for (m, _, _), r in by.items() if m == RECIPE_TRF)
-    v = versus(by, RECIPE_TRF, PEER) if done else None
-    if v is None:
-        return f"`{RECIPE_TRF}` has {done} of {planned} reported cells, none paired with the peer yet"
-    pooled = v.pooled if v.pooled is not None else v.mean
-    cells = f"all {planned} cells" if done == planned else f"interim: {done} of {planned} cells so far"
-    ner = versus(by, RECIPE_TRF, "spacy_ner")
-    goals = [f"×{GOAL_PEER_MEAN} the peer, {'met' if pooled >= GOAL_PEER_MEAN else 'not met'}",
-             f"no cell below ×{GOAL_PEER_CELL}, {'met' if v.low >= GOAL_PEER_CELL else 'not met'}"]
-    if ner is not None:
-        goals.append(f"×{GOAL_NER_CELL} spaCy's `ner` in every cell, {'met' if ner.low >= GOAL_NER_CELL else 'not met'}")
-    text = (f"`{RECIPE_TRF}` scores ×{pooled:.2f} the peer's test F1 (the ratio of the pooled means), {v.diff} points "
-            f"({p_words(v.p)}, {v.draws} draws; {cells}); the goals set before its rows: " + "; ".join(goals)
-            + ("" if done == planned else " so far") + ".")
-    if cost:
-        text += f" Unlike the methods compared, it also reads {cost[0]:,} raw sentences, its self-training pool."
-    if stale:
-        text += (f" {stale} of its rows self-trained on re-tokenized text and are being trained again "
-                 "([caveats.md](projects/lab/docs/evidence/caveats.md)).")
-    return text.rstrip(".")

@@ -225,9 +225,9 @@ def _progress(by: Dict[tuple, object], planned: int) -> Tuple[List[Judged], int,
     return [j for j in judge(by, planned) if j.part.rule], sum(cell_counts(by).values()), planned * (len(PARTS) + 1)
 
 
-def readme_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guard: str = "") -> str:
-    """The ablation in full words, for docs/evidence/transformer.md (the README has
-    `readme_short`): how far it is, or what the rule chose; `fixed`:
+def ablation_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guard: str = "") -> str:
+    """The ablation in words, for docs/evidence/transformer.md: how far it is, or what the
+    rule chose; `fixed`:
     `rule_fixed` of the store's rows; `guard`: what self-training's keep rests on
     (`self_training_guard`), after the parts kept."""
     fixed = fixed or rule_fixed([])
@@ -242,35 +242,6 @@ def readme_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guar
     left = [told(j) for j in judged if j.choice not in KEPT]
     return (f"its parts chosen on dev by a rule {fixed}, {total} dev cells: kept or adopted "
             + ("; ".join(kept) or "none") + (f" ({guard})" if guard else "") + "; dropped or not adopted " + ("; ".join(left) or "none"))
-
-
-def readme_short(by: Dict[tuple, object], planned: int, on_test: str = "") -> str:
-    """The README's phrase on the ablation (`readme_sentence` has the figures of every part):
-    the rule's commit, the dev cells and draws, the parts kept and those left out; `on_test`:
-    self-training's figure on test, which its keep stands on (its dev guard cannot fail on the
-    CPU, `trf_checks.self_training_guard`), else the kept parts' dev figures."""
-    judged, done, total = _progress(by, planned)
-    if done < total:
-        return (f"`{RECIPE}`'s parts are chosen on dev, once its ablation is in, by a rule fixed in commit {RULE_COMMIT} "
-                f"(interim: {done} of {total} dev cells so far)")
-
-    def name(j: Judged) -> str:
-        return j.part.what.split(" (")[0]
-
-    def kept_text(j: Judged) -> str:
-        if j.part.variant == "no_self_train" and on_test:
-            return f"{name(j)} (its dev test cannot fail, so it is judged on test: {on_test})"
-        return f"{name(j)} ({j.interval} dev points, {p_text(j.test.p_value)}, {j.test.n} draws)"  # type: ignore[attr-defined]
-
-    kept = [kept_text(j) for j in judged if j.choice in KEPT]
-    left = [name(j) for j in judged if j.choice not in KEPT]
-    draws = max((j.test.n for j in judged if j.test is not None), default=0)  # type: ignore[attr-defined]
-
-    def listed(items: List[str]) -> str:
-        return "none" if not items else items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-    return (f"`{RECIPE}`'s parts were chosen on dev by a rule fixed in commit {RULE_COMMIT} ({total} dev cells, {draws} draws): it keeps "
-            + listed(kept) + "; it leaves out " + listed(left))
 
 
 def shipped_check(judged: Sequence["Judged"], config: Dict[str, Any], name: str = f"recipes/{RECIPE}.cfg") -> Tuple[str, List[str]]:
