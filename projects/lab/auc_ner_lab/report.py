@@ -8,13 +8,11 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from spacy_auc_ner.api import METRICS, PathLike, check_output_file, write_json, write_text
 
-from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, compute, crosses_devices, row_score, row_scores
-from .aggregate import baseline_pairs as _baseline_pairs
+from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute, crosses_devices, row_score, row_scores
 from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
 from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
-from .stats import p_text
-from .stats import pct as _pct
+from .stats import p_text, pct
 from .store import ResultsStore, check_not_in_store, latest_rows
 from .tuning import value_text
 
@@ -51,9 +49,8 @@ def markdown_report(results: Sequence[MethodResult], *, baseline: Optional[str] 
         lines += _method_table(methods, columns, lambda m, c: _summary_text(cell.get((m, c))))
         compared = [m for m in methods if any(cell.get((m, c)) and cell[(m, c)].vs_baseline for c in columns)]
         if base is not None and compared:
-            partner = {id(r): b for r, b in _baseline_pairs(panel, base)}
-            mixed = {(m, c): _mixed(cell.get((m, c)), partner.get(id(cell.get((m, c)))))
-                     for m in compared for c in columns}
+            partner = {(r.method, column_name(setting, r.size, r.value)): b for r, b in baseline_pairs(panel, base)}
+            mixed = {(m, c): _mixed(cell.get((m, c)), partner.get((m, c))) for m in compared for c in columns}
             texts = {(m, c): _diff_text(cell.get((m, c)), mixed[(m, c)]) for m in compared for c in columns}
             mixed_note = "; k mixed: k of the pairs join a GPU row with a CPU one, which train apart numerically"
             lines += [f"Paired difference to {base.describe()} (points of F1; ×: ratio of the mean F1s over the same "
@@ -81,7 +78,7 @@ def _summary_text(r: Optional[MethodResult]) -> str:
     if r.summary.n == 0:
         return f"– ({r.failed} failed)"
     s = r.summary
-    text = _pct(s.mean) if s.half_width is None else f"{_pct(s.mean)} ± {100 * s.half_width:.1f}"
+    text = pct(s.mean) if s.half_width is None else f"{pct(s.mean)} ± {100 * s.half_width:.1f}"
     t = r.vs_baseline
     if t is not None and t.p_value is not None and t.p_value < SIGNIFICANCE and t.mean_diff != 0:
         text += " ▲" if t.mean_diff > 0 else " ▼"
@@ -98,7 +95,7 @@ def _tuned_text(r: Optional[MethodResult]) -> str:
     names = [k.rsplit(".", 1)[-1] for k in point]
     text = ", ".join(f"{n if names.count(n) == 1 else k}={value_text(v)}" for n, k, v in zip(names, point, point.values()))
     if isinstance(t.get("dev_score"), (int, float)):
-        text += f" (dev {_pct(t['dev_score'])}" + (f" of {t['tuned_as']}'s trials)" if t.get("tuned_as") else ")")
+        text += f" (dev {pct(t['dev_score'])}" + (f" of {t['tuned_as']}'s trials)" if t.get("tuned_as") else ")")
     elif t.get("tuned_as"):
         text += f" ({t['tuned_as']}'s trials)"
     if t.get("varies"):

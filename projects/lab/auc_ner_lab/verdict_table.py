@@ -5,9 +5,7 @@ the claim's own test said (`family_verdict`)."""
 from typing import List, Optional, Sequence
 
 from .claims_file import side_name
-from .stats import holm
-from .stats import p_text as _p
-from .stats import pct as _pct
+from .stats import holm, p_text, pct
 from .verdicts import Verdict
 
 
@@ -35,7 +33,7 @@ UNIT_NOTE = (
 
 
 def _per_corpus_text(v: Verdict) -> str:
-    return "; ".join(f"{c} {_pct(d, True)} ({_p(p)}, n={n})" for c, d, p, n in v.per_corpus) or "–"
+    return "; ".join(f"{c} {pct(d, True)} ({p_text(p)}, n={n})" for c, d, p, n in v.per_corpus) or "–"
 
 
 def markdown_table(results: Sequence[Verdict]) -> str:
@@ -57,9 +55,9 @@ def markdown_table(results: Sequence[Verdict]) -> str:
             ours, diff = f"`{side_name(c.a)}` vs `{side_name(c.b)}`: no finished pairs yet", "–"
         else:
             rel = "" if v.relative is None else f" ({v.relative * 100:+.0f} %)"
-            ours = f"`{side_name(c.a)}` {_pct(v.mean_a)} vs `{side_name(c.b)}` {_pct(v.mean_b)}{rel}"
-            ci = f" [{_pct(v.diff_low, True)}, {_pct(v.diff_high, True)}]" if v.diff_low is not None else ""
-            diff = f"{_pct(v.mean_diff, True)}{ci}"
+            ours = f"`{side_name(c.a)}` {pct(v.mean_a)} vs `{side_name(c.b)}` {pct(v.mean_b)}{rel}"
+            ci = f" [{pct(v.diff_low, True)}, {pct(v.diff_high, True)}]" if v.diff_low is not None else ""
+            diff = f"{pct(v.mean_diff, True)}{ci}"
             if c.trend:
                 diff = f"slope of the gap {diff} per doubling of {c.trend}"
         pairs = f"n={v.n} draws; {v.cells} cells" + (f", {v.unversioned} without versions" if v.unversioned else "")
@@ -69,9 +67,9 @@ def markdown_table(results: Sequence[Verdict]) -> str:
         before = "–"
         if v.by_cell is not None and v.by_cell.n:
             was = family_verdict(v.by_cell, p_cell)
-            before = "same verdict" if was == verdict else f"{_p(p_cell).replace('p=', '')}, {was}"
-        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {_p(v.p_value)} ({pairs}) | {v.covers or '–'} | "
-                     f"{_p(p_holm).replace('p=', '')} | {verdict} | {_per_corpus_text(v)} | {before} |")
+            before = "same verdict" if was == verdict else f"{p_text(p_cell).replace('p=', '')}, {was}"
+        lines.append(f"| {c.claim} | {c.paper} | {ours} | {diff} | {p_text(v.p_value)} ({pairs}) | {v.covers or '–'} | "
+                     f"{p_text(p_holm).replace('p=', '')} | {verdict} | {_per_corpus_text(v)} | {before} |")
     if notes:
         lines += ["", "Notes:", ""] + notes
     return "\n".join(lines + encoder_columns(results, adjusted)) + "\n"
@@ -89,7 +87,7 @@ def encoder_columns(results: Sequence[Verdict], adjusted: Sequence[Optional[floa
     def cell(v: Verdict, p_holm: Optional[float]) -> str:
         if v.n == 0:
             return "not measured"
-        return f"{_pct(v.mean_diff, True)} points, {_p(v.p_value)} (n={v.n} draws): {family_verdict(v, p_holm)}"
+        return f"{pct(v.mean_diff, True)} points, {p_text(v.p_value)} (n={v.n} draws): {family_verdict(v, p_holm)}"
 
     lines = ["", "The claims measured on both encoders (the repeat's name and pairs in the table above):", "",
              "| claim | CPU tok2vec | repeated on |", "|---|---|---|"]
