@@ -2,6 +2,8 @@
 registered loss with its defaults, on every scheme it declares, is tests/test_loss_contract.py),
 a clear config error for a scheme a loss cannot train, and the compositional phase survives
 saving the pipeline."""
+import warnings
+
 import numpy
 import pytest
 import spacy
@@ -94,6 +96,69 @@ def test_bad_setting_names_the_config_key(loss, key):
     with pytest.raises(ConfigValidationError) as err:
         make_nlp("ova", loss)
     assert f"auc_ner.loss -> {key}" in str(err.value)
+
+
+AUC = "spacy_auc_ner.AUCMargin.v1"
+CRF_AUC = "spacy_auc_ner.CRFWithAUC.v1"
+PESG_AT_THE_BOUND = {"@losses": AUC, "alpha_update": "pesg", "alpha_lr": 1.0, "margin": 2**24}
+# settings the losses compute with in float32 that overflowed it: training started and stopped as
+# "[auc_ner] NaN or inf in the model's scores (it diverged); lower [training.optimizer.learn_rate]"
+OVERFLOWING = [
+    # finite in float32 (below 3.4e38), but the weighted gradient (or margin**2) is not
+    ({"scheme": "crf", "loss": {"@losses": CRF_AUC, "mu": 1e38}}, "loss.mu", 1e38),
+    ({"scheme": "crf", "loss": {"@losses": CRF_AUC, "auc": {"@losses": AUC, "mode": "batch", "margin": 1e38}}}, "loss.auc.margin", 1e38),
+    ({"scheme": "two_task", "two_task_lambda": 1e38}, "two_task_lambda", 1e38),
+    ({"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 1e38}}, "scheme.lam", 1e38),
+    ({"scheme": "ova", "loss": {"@losses": AUC, "mode": "batch", "margin": 1e38}}, "loss.margin", 1e38),
+    ({"scheme": "ova", "loss": {"@losses": AUC, "mode": "batch", "margin": 1e19}}, "loss.margin", 1e19),  # the loss was inf, then NaN
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "delta": 3e38}}, "loss.delta", 3e38),
+    # inf in float32: inf * 0 = NaN
+    ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": 1e39}}, "loss.gamma", 1e39),
+    ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "alpha": 1e39}}, "loss.alpha", 1e39),
+]
+# PESG's step size: above 1 alpha never settles; at 1e38 it overflowed float32 (as above), at
+# 4096 the squared norm of the gradient did (a weight and the margin at 2**24)
+ALPHA_LR = "must be at most 1 (a larger step overshoots alpha's optimum by more than alpha was off: it never settles), not "
+AT_THE_BOUNDS = {
+    # the largest products the bounds allow: a weight times alpha**2, alpha up to 2 alpha_lr (margin + 1)
+    "two_task_pesg": {"scheme": "two_task", "two_task_lambda": 2**24, "loss": PESG_AT_THE_BOUND},
+    "two_task_batch": {"scheme": "two_task", "two_task_lambda": 2**24, "loss": {"@losses": AUC, "mode": "batch", "margin": 2**24}},
+    "crf_auc_pesg": {"scheme": "crf", "loss": {"@losses": CRF_AUC, "mu": 2**24, "auc": PESG_AT_THE_BOUND}},
+    "dice_delta": {"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "delta": 2**24}},
+    "focal_gamma": {"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": 3.4e38}},
+    "dice_alpha": {"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "alpha": 3.4e38}},
+}
+
+
+@pytest.mark.parametrize("config, key, value", OVERFLOWING, ids=[f"{k}={v:g}" for _, k, v in OVERFLOWING])
+def test_a_setting_that_overflows_float32_is_refused_naming_its_key(config, key, value):
+    with pytest.raises(ValueError) as err:
+        spacy.blank("en").add_pipe("auc_ner", name="ner", config=config)
+    text = str(err.value)
+    bound = "2**24 = 16777216, float32's precision" if value < 1e39 else "3.402823e+38, float32's largest number"
+    assert text.startswith(f"[components.ner.{key}] must be at most {bound} ("), text
+    assert text.endswith(f"), not {value}") and "\n" not in text, text
+
+
+@pytest.mark.parametrize("alpha_lr", [1.5, 4096.0, 1e38])
+def test_a_pesg_step_above_1_is_refused_naming_its_key(alpha_lr):
+    config = {"scheme": "two_task", "loss": dict(PESG_AT_THE_BOUND, alpha_lr=alpha_lr)}
+    with pytest.raises(ValueError) as err:
+        spacy.blank("en").add_pipe("auc_ner", name="ner", config=config)
+    assert str(err.value) == f"[components.ner.loss.alpha_lr] {ALPHA_LR}{alpha_lr}"
+
+
+@pytest.mark.parametrize("case", sorted(AT_THE_BOUNDS))
+def test_at_the_bounds_training_stays_finite(case):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("auc_ner", config={**AT_THE_BOUNDS[case], "model": SMALL_MODEL})
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow on the way (the gradient's norm)
+        seen = [nlp.update(egs, sgd=optimizer)["auc_ner"] for _ in range(20)]
+    assert numpy.isfinite(seen).all()
+    nlp("Aspirin treats migraine .")
 
 
 def test_compositional_phase_survives_to_disk(tmp_path):

@@ -37,7 +37,7 @@ from thinc.backends import get_array_ops
 
 from ..capabilities import SIGMOID, requires
 from ..ml.activations import sigmoid
-from .base import LossOutput, LossParam, TokenLoss, Truth, check_setting, empty_output, masked_counts, safe_inverse
+from .base import LossOutput, LossParam, TokenLoss, Truth, check_scale, check_setting, empty_output, masked_counts, safe_inverse
 
 # a starts at the class mean of a perfect scorer under margin 1 (h = 1 on positives), b at
 # that of the negatives (0); at a = 0 the positives' variance term would pin all scores to 0
@@ -81,6 +81,15 @@ class AUCMargin(TokenLoss):
         # and the scores' gradient to NaN at the first step
         check_setting(0 < self.margin < math.inf, f"{key}.margin", f"must be > 0 and finite, not {self.margin}")
         check_setting(0 < self.alpha_lr < math.inf, f"{key}.alpha_lr", f"must be > 0 and finite, not {self.alpha_lr}")
+        check_scale(self.margin, f"{key}.margin")  # the loss holds margin**2
+        # PESG's step moves alpha's distance e to its optimum m + b - a to e (1 - 2 alpha_lr): above 1
+        # each step overshoots by more than alpha was off, so alpha never settles, jumping between 0
+        # and 2 alpha_lr (m + b - a); at 1e38 that overflowed float32, at 4096 with a margin of 2**24
+        # the squared norm of the weighted gradient did
+        check_setting(
+            self.alpha_lr <= 1.0, f"{key}.alpha_lr",
+            f"must be at most 1 (a larger step overshoots alpha's optimum by more than alpha was off: it never settles), not {self.alpha_lr}",
+        )
         check_setting(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
 
     def finish_update(self, store) -> None:

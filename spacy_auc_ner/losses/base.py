@@ -8,6 +8,7 @@ a config, so it checks its settings under the key it is given (:meth:`TokenLoss.
 from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
+import numpy
 from thinc.api import Model
 from thinc.backends import get_array_ops
 from thinc.types import Floats1d, Floats2d, Ints1d
@@ -24,6 +25,37 @@ def check_setting(ok: bool, key: str, message: str) -> None:
     condition, so NaN settings (for which every comparison is False) are refused too."""
     if not ok:
         raise ValueError(f"[{key}] {message}")
+
+
+# float32's largest number (3.4e38): the losses compute in the scores' float32, where a setting
+# above it is inf (1e39 as Focal's gamma or Dice's alpha gave inf * 0 = NaN at the first step)
+FLOAT32_MAX = float(numpy.finfo(numpy.float32).max)
+
+# the largest setting that scales a loss term: a weight (CRFWithAUC's mu, two_task's lambda), the
+# AUC margin (squared in the loss) and Dice's smoothing. 2**24 is float32's precision (a 24-bit
+# significand): a term scaled beyond it swamps the others, which vanish in its rounding, so a
+# larger setting changes nothing but the range. At 1e38, finite in float32, the weighted gradient
+# overflowed once summed (inf), and training stopped as diverged ("lower the learn rate"), the
+# setting unnamed; a margin of 1e19 squared was inf in the loss. With a weight and the margin at
+# 2**24 together, the gradient and its squared norm (the optimizer's clipping sums it in float32)
+# stay finite (tests/test_losses_training.py trains at the bounds).
+MAX_SCALE = 2.0**24
+
+
+def check_float32(value: float, key: str) -> None:
+    """Refuse, naming `key`, a setting (a number, checked finite already) that is inf in float32."""
+    check_setting(
+        abs(value) <= FLOAT32_MAX, key,
+        f"must be at most {FLOAT32_MAX:.7g}, float32's largest number (the loss computes in float32, where it is inf), not {value}",
+    )
+
+
+def check_scale(value: float, key: str) -> None:
+    """Refuse, naming `key`, a weight, margin or smoothing (a number) above :data:`MAX_SCALE`."""
+    check_setting(
+        value <= MAX_SCALE, key,
+        f"must be at most 2**24 = {MAX_SCALE:.0f}, float32's precision (a larger scale swamps the loss's other terms and overflows float32), not {value}",
+    )
 
 
 class LossParam(NamedTuple):

@@ -18,7 +18,7 @@ from thinc.backends import get_array_ops
 
 from ..capabilities import SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_float32, check_scale, check_setting, empty_output, safe_inverse
 from .focal import _pow
 
 
@@ -38,6 +38,10 @@ class Dice(TokenLoss):
         # finite: an infinite alpha or delta (`alpha = inf` in a config) makes the ratio inf / inf = NaN
         check_setting(0 <= self.alpha < math.inf, f"{key}.alpha", f"must be >= 0 and finite, not {self.alpha}")
         check_setting(0 < self.delta < math.inf, f"{key}.delta", f"must be > 0 and finite (it keeps the ratio finite), not {self.delta}")
+        # an exponent: 1e39 is inf in float32, the same NaN
+        check_float32(self.alpha, f"{key}.alpha")
+        # added to q + y (<= 2 a token): at float32's largest, 2 y delta was inf and the gradient inf / inf
+        check_scale(self.delta, f"{key}.delta")
         check_setting(self.level in ("token", "batch"), f"{key}.level", f"must be 'token' or 'batch', not {self.level!r}")
 
     def __call__(self, scores, truth: Truth) -> LossOutput:

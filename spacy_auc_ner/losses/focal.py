@@ -13,7 +13,7 @@ from thinc.backends import get_array_ops
 
 from ..capabilities import SIGMOID, SOFTMAX, requires
 from ..ml.activations import log_sigmoid, log_softmax, sigmoid
-from .base import LossOutput, TokenLoss, Truth, check_setting, empty_output, safe_inverse
+from .base import LossOutput, TokenLoss, Truth, check_float32, check_setting, empty_output, safe_inverse
 
 
 @registry.losses("spacy_auc_ner.Focal.v1")
@@ -29,6 +29,7 @@ class Focal(TokenLoss):
     def validate(self, key: str = "loss") -> None:
         # finite: an infinite gamma (`gamma = inf` in a config) makes every gradient 0 * inf = NaN
         check_setting(0 <= self.gamma < math.inf, f"{key}.gamma", f"must be >= 0 and finite, not {self.gamma}")
+        check_float32(self.gamma, f"{key}.gamma")  # 1e39 is inf in float32: the same NaN
 
     def __call__(self, scores, truth: Truth) -> LossOutput:
         if scores.shape[0] == 0:

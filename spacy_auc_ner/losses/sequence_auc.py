@@ -19,7 +19,7 @@ from spacy.util import registry
 
 from ..capabilities import CRF, SIGMOID, SOFTMAX, requires
 from .auc import AUCMargin
-from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_setting, weighted_sum
+from .base import LossOutput, LossWrapper, TokenLoss, Truth, check_scale, check_setting, weighted_sum
 from .crf import CRFLoss
 
 
@@ -41,6 +41,7 @@ class CRFWithAUC(LossWrapper):
 
     def validate_own(self, key: str) -> None:
         check_setting(0.0 <= self.mu < math.inf, f"{key}.mu", f"must be a finite number >= 0, not {self.mu}")
+        check_scale(self.mu, f"{key}.mu")  # a weight: at 1e38 mu times the AUC gradient overflowed float32
 
     def inner_offers(self, slot: str, offers: FrozenSet[str]) -> FrozenSet[str]:
         """The AUC term reads the emissions as one-vs-all classifiers: sigmoid columns."""

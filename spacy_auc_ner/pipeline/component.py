@@ -23,7 +23,7 @@ from ..capabilities import describe
 from ..data.files import is_number
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
-from ..losses.base import check_setting
+from ..losses.base import check_scale, check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.averages import torch_averages
 from ..ml.decoding import Spans, fit_to_text
@@ -559,6 +559,7 @@ def _check_settings(
         f"{key}.two_task_lambda",
         f"must be a finite number >= 0, not {two_task_lambda!r}",
     )
+    check_scale(two_task_lambda, f"{key}.two_task_lambda")  # two_task's lam, as the block checks it
     check_setting(
         is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be a number in (0, 1), not {threshold!r}"
     )

@@ -18,7 +18,7 @@ from ..capabilities import SIGMOID
 from ..data.files import is_number
 from ..labels import LabelSet, label_is_begin, label_type
 from ..losses import SoftmaxCE, Truth
-from ..losses.base import LossOutput, check_setting
+from ..losses.base import LossOutput, check_scale, check_setting
 from ..ml.activations import log_softmax, sigmoid
 from ..ml.decoding import Spans, two_task_spans
 from .base import BIOScheme, Targets
@@ -42,6 +42,7 @@ class TwoTaskScheme(BIOScheme):
 
     def validate(self, key: str = "scheme") -> None:
         check_setting(is_number(self.lam) and 0.0 <= self.lam < math.inf, f"{key}.lam", f"must be a finite number >= 0, not {self.lam!r}")
+        check_scale(self.lam, f"{key}.lam")  # the beginning task's weight: at 1e38 its gradient overflowed float32
         check_setting(is_number(self.threshold) and 0.0 < self.threshold < 1.0, f"{key}.threshold", f"must be a number in (0, 1), not {self.threshold!r}")
 
     def columns(self, labels: LabelSet) -> List[str]:
