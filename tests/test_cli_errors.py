@@ -59,8 +59,53 @@ def test_a_seed_that_is_not_a_whole_number_from_0_is_one_line_naming_its_key(see
         with pytest.raises(DataError) as caught:
             check_seed(seed, name)
         assert str(caught.value) == f"{name} must be a whole number >= 0, not {shown}"
-    for fine in (0, 7, 2**40):
+    for fine in (0, 7, 2**40, 2**64 - 1):
         check_seed(fine, "--seed")
+
+
+SEED_1E41 = "1" + "0" * 41
+TOO_BIG = "must be at most 2**64 - 1 = 18446744073709551615, the largest whole number of a config (JSON), not "
+
+
+@pytest.mark.parametrize("seed", [2**64, 10**41])
+def test_a_seed_beyond_what_a_config_holds_is_one_line_naming_its_key(seed):
+    # spaCy's check of a config writes it as JSON, whose integers end at 2**64 - 1: a SystemError
+    for name in ("--seed", "[system.seed]"):
+        with pytest.raises(DataError) as caught:
+            check_seed(seed, name)
+        assert str(caught.value) == f"{name} {TOO_BIG}{seed}"
+
+
+@pytest.mark.parametrize("key", ["system.seed", "components.auc_ner.loss.seed", "components.auc_ner.strategy.seed", "training.seed"])
+def test_a_seed_of_a_config_file_beyond_json_is_one_line_naming_its_key(tmp_path, key):
+    # spaCy writes [system] and a component's settings as JSON before the package's checks run:
+    # a SystemError ("returned a result with an exception set") with its traceback
+    import spacy
+    from spacy.tokens import Doc, DocBin
+
+    from spacy_auc_ner.methods import method_config
+
+    config = method_config("negative_sampling_uniform", "cpu", TESTS.parent / "configs")
+    ner = config["components"]["auc_ner"]  # a seed in the loss and one in the strategy (scheme ova)
+    ner["scheme"], ner["loss"]["loss"] = "ova", {"@losses": "spacy_auc_ner.BinaryCE.v1"}
+    ner["strategy"] = {"@misc": "spacy_auc_ner.SampledClassifiers.v1", "m": 2, "seed": 0}
+    section, *middle, last = key.split(".")
+    node = config[section]
+    for part in middle:
+        node = node[part]
+    node[last] = 10**41
+    config.to_disk(tmp_path / "big.cfg")
+    DocBin(docs=[Doc(spacy.blank("en").vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
+    line = _one_error_line(_invoke("recipe", tmp_path / "big.cfg", tmp_path / "out", "--paths.train", tmp_path / "c.spacy"))
+    assert line == f"Error: [{key}] {TOO_BIG}{10**41}"
+
+
+@pytest.mark.parametrize("key", ["training.seed", "system.seed", "corpora.train.seed"])
+def test_a_seed_override_beyond_json_is_one_line_naming_its_key(tmp_path, key):
+    # spaCy read the override as text ("must be a whole number, not '1000...'", or a SystemError)
+    line = _one_error_line(_invoke("recipe", "lowres_best", tmp_path / "out", "--paths.train", tmp_path / "train.spacy", f"--{key}", SEED_1E41))
+    assert line == f"Error: [{key}] {TOO_BIG}{SEED_1E41}"
+    assert not (tmp_path / "out").exists()
 
 
 def test_atomic_output_replaces_whole_or_leaves_the_old_file(tmp_path):

@@ -290,6 +290,7 @@ def test_resampled_base_changes_rareness(nlp, hand):
     assert reader.rareness == pytest.approx({"LOC": 1.5, "PER": 1.0})
 
 
+TOO_BIG = "must be at most 2**64 - 1 = 18446744073709551615, the largest whole number of a config (JSON), not "
 BAD_READER_SETTINGS = [
     # a negative seed: random.Random takes abs(seed) (-1 drew what 1 draws, and the pool command
     # refuses -1), numpy refused it only when the corpus was read, naming nothing
@@ -299,6 +300,10 @@ BAD_READER_SETTINGS = [
     ("MaskedEntities", {"seed": -1}, "[MaskedEntities.v1] seed must be a whole number >= 0, not -1"),
     ("Resampled", {"seed": -1}, "[Resampled.v1] seed must be a whole number >= 0, not -1"),
     ("Augmented", {"seed": -1}, "[Augmented.v1] seed must be a whole number >= 0, not -1"),
+    # beyond what a config holds as JSON: a SystemError inside spaCy's check of it ([system.seed] fills them)
+    ("LowResource", {"n": 2, "seed": 10**41}, f"[LowResource.v1] seed {TOO_BIG}{10**41}"),
+    ("Pool", {"n": 2, "seed": 2**64}, f"[Pool.v1] seed {TOO_BIG}{2**64}"),
+    ("Augmented", {"seed": 2**64}, f"[Augmented.v1] seed {TOO_BIG}{2**64}"),
     # a quoted number (n = "3" in a config) reaches the reader as the string: a TypeError
     ("LowResource", {"n": "3"}, "[LowResource.v1] n must be a whole number, at least 1, got '3'"),
     ("MaskedEntities", {"p": "0.5"}, "[MaskedEntities.v1] p must be in [0, 1], got '0.5'"),

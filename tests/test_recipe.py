@@ -222,6 +222,9 @@ def _never_train(monkeypatch):
     (RECIPE, {"system.seed": -1}, r"^\[system.seed\] must be a whole number >= 0, not -1$"),
     (RECIPE, {"system.seed": None}, r"^\[system.seed\] must be a whole number >= 0, not null$"),
     (RECIPE, {"training.seed": -2}, r"^\[training.seed\]: must be a whole number >= 0, not -2$"),
+    # beyond what a config holds as JSON (2**64 - 1): a SystemError inside spaCy's check of the config
+    (RECIPE, {"system.seed": 10**41}, rf"^\[system.seed\] must be at most 2\*\*64 - 1 = 18446744073709551615, .*, not {10**41}$"),
+    (RECIPE, {"training.seed": 2**64}, rf"^\[training.seed\] must be at most 2\*\*64 - 1 = 18446744073709551615, .*, not {2**64}$"),
     # a column file named .txt as the raw text: a token a line, its labels words of the text
     (RECIPE, {"paths.raw_text": "COLUMNS"}, r"cols.txt:1: looks like a token/label column file \('Aspirin\\tB-Chemical' ends in a label\)"),
     # issue 32: a key that names nothing is refused, as the lab refuses it

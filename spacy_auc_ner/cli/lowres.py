@@ -65,6 +65,7 @@ def _overrides(command: str, config: str, output_dir: Optional[str], args: List[
     from spacy.cli._util import parse_config_overrides
 
     from ..data.columns import DataError
+    from ..data.files import check_seed
 
     given = ([str(output_dir)] if output_dir is not None else []) + args  # click may take an unknown option for OUTPUT_DIR
     old = [a.split("=", 1)[0] for a in given if a.split("=", 1)[0] in OLD_OPTIONS]
@@ -80,7 +81,14 @@ def _overrides(command: str, config: str, output_dir: Optional[str], args: List[
     for arg in args:
         if arg.startswith("--") and "." not in arg.split("=", 1)[0]:
             raise DataError(f"{command}: no option {arg}; settings are given as --section.key VALUE (see --help)")
-    return parse_config_overrides(args)
+    overrides = parse_config_overrides(args)
+    for key, value in overrides.items():
+        # spaCy reads an override as JSON, whose integers end at 2**64 - 1, and keeps a larger one
+        # as its text, which was refused as "must be a whole number" (--training.seed 10**41):
+        # read as the number it is, for the range of every seed
+        if key.rsplit(".", 1)[-1] == "seed" and isinstance(value, str) and value.isascii() and value.isdigit():
+            check_seed(int(value), f"[{key}]")
+    return overrides
 
 
 def _print_rounds(summary: Dict[str, Any]) -> None:

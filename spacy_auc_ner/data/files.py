@@ -29,13 +29,24 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# the largest seed: spaCy's check of a config writes [system] and the components' settings as
+# JSON (srsly's ujson), whose integers end at 2**64 - 1; a [system.seed] of 1e41 was a SystemError
+# inside it, and spaCy reads a command-line override as JSON too. What the seeds feed takes more:
+# random.Random and numpy's default_rng any size, numpy's RandomState seed % 2**32 (thinc's
+# fix_random_seed), so 2**32 - 1 is no limit of theirs. Every seed keeps to the one range, as the
+# readers take ${system.seed} and the pool command's --seed repeats a reader's draw.
+MAX_SEED = 2**64 - 1
+
+
 def check_seed(seed: Any, name: str) -> None:
-    """Refuse a seed that is not a whole number >= 0, in one line naming its option or config
-    key (``--seed``, ``[system.seed]``): numpy refuses a negative seed only deep in a run, with no
-    word of the option, and ``random.Random`` takes ``abs(seed)``, so -1 would quietly draw what 1
-    draws."""
+    """Refuse a seed that is not a whole number from 0 to :data:`MAX_SEED`, in one line naming
+    its option or config key (``--seed``, ``[system.seed]``): numpy refuses a negative seed only
+    deep in a run, with no word of the option, and ``random.Random`` takes ``abs(seed)``, so -1
+    would quietly draw what 1 draws."""
     if not is_whole(seed, 0):
         raise DataError(f"{name} must be a whole number >= 0, not {json.dumps(seed, default=repr)}")
+    if seed > MAX_SEED:
+        raise DataError(f"{name} must be at most 2**64 - 1 = {MAX_SEED}, the largest whole number of a config (JSON), not {seed}")
 
 
 def os_error_text(err: OSError) -> str:

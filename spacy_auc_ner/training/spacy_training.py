@@ -5,13 +5,13 @@ own budget). The study engine of the lab checks its specs' overrides with the sa
 """
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.config_files import load_config_file, located_error, with_overrides
-from ..data.files import PathLike, check_seed
+from ..data.files import PathLike, check_seed, is_whole
 from ..ml.encoders import check_encoder_names
 
 
@@ -118,17 +118,33 @@ def check_training_settings(training: Mapping[str, Any]) -> None:
             raise DataError(f"[training.{key}]: {text}, not {json.dumps(value)}")
 
 
-def check_system_seed(config: Config) -> None:
-    """Refuse a ``[system] seed`` that is not a whole number >= 0 (`check_seed`): training.seed
-    and the seeded readers take it (``${system.seed}``), and numpy refuses a negative one only
-    once pretraining or training has run (``expected non-negative integer``)."""
-    system = config.interpolate().get("system") or {}
+def check_seeds(config: Config) -> None:
+    """Refuse a ``[system] seed`` that is not a whole number from 0 to 2**64 - 1 (`check_seed`):
+    training.seed and the seeded readers take it (``${system.seed}``), and numpy refuses a
+    negative one only once pretraining or training has run (``expected non-negative integer``).
+    Then any seed of the config above 2**64 - 1, by its key: spaCy writes [system] and a
+    component's settings as JSON (srsly's ujson) before the component checks them, and a larger
+    integer was a SystemError inside spaCy (a loss's or a strategy's seed of 1e41)."""
+    interpolated = config.interpolate()
+    system = interpolated.get("system") or {}
     check_seed(system.get("seed", 0), "[system.seed]")  # spaCy fills in 0 where [system] leaves it out
+    for key, value in _settings(interpolated):
+        if key.rsplit(".", 1)[-1] == "seed" and is_whole(value, 0):
+            check_seed(value, f"[{key}]")
+
+
+def _settings(node: Mapping[str, Any], prefix: str = "") -> Iterator[Tuple[str, Any]]:
+    """Every (dotted key, value) of the nested blocks of ``node``."""
+    for key, value in node.items():
+        if isinstance(value, Mapping):
+            yield from _settings(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def validate_training_config(config: Config, sections: Sequence[str] = ("training", "initialize")) -> None:
     """spaCy's own validation of ``config`` as ``spacy debug config`` does it, before a command
-    claims an output folder or writes anything: the seed (`check_system_seed`), [nlp] and the components
+    claims an output folder or writes anything: the seeds (`check_seeds`), [nlp] and the components
     built (their settings' types, their models' checks), the ``sections`` resolved with spaCy's
     schemas, the corpora that [training] names, then the package's checks of [training] (`check_training_settings`) and
     the transformer names (`check_encoder_names`).
@@ -136,7 +152,7 @@ def validate_training_config(config: Config, sections: Sequence[str] = ("trainin
     from spacy import schemas
     from spacy.util import load_model_from_config, registry, resolve_dot_names
 
-    check_system_seed(config)  # first: the readers built below take it
+    check_seeds(config)  # first: the readers built below take [system.seed], spaCy writes the components' as JSON
 
     schema = {"training": schemas.ConfigSchemaTraining, "initialize": schemas.ConfigSchemaInit,
               "pretraining": schemas.ConfigSchemaPretrain}
