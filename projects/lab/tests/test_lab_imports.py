@@ -20,7 +20,7 @@ OVER_400: Dict[str, int] = {}
 # simplification pass (no feature or output dropped) brought it to 10,310, and 5 lines went back
 # where the pass had packed aggregate into a comprehension. A ratchet: lower it as the
 # lab shrinks; raise it only in a commit that says what the added lines buy.
-MAX_TOTAL_LINES = 10_170
+MAX_TOTAL_LINES = 10_188
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

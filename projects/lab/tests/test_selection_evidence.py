@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from auc_ner_lab.evidence.selection import equivalent_sentences, pairs_50, random_curve, readme_short, readme_text
+from auc_ner_lab.evidence.selection import equivalent_sentences, guard_text, pairs_50, random_curve, readme_short, readme_text
 
 
 def _results(scores):
@@ -212,3 +212,19 @@ def test_the_figure_points_by_hand(tmp_path):
     first = written[0].read_bytes()
     assert [p.name for p in written] == ["fig.svg"] and plot_selection(points, tmp_path, "fig", 50, formats=("svg",))[0].read_bytes() == first
     assert plot_selection({}, tmp_path, "none", 50) == [] and not (tmp_path / "none.png").exists()
+
+
+def test_the_length_guards_sentence_by_hand():
+    """mnlp_30_min5 0.60 and 0.70 on two draws of corpus c: against its twin mnlp_30 (0.55, 0.60)
+    the differences 0.05 and 0.10, t = 3 on 1 degree of freedom, p = 1 - 2 atan(3) / pi = 0.205,
+    +7.5 +- 12.706 * 2.5 points; against 50 random sentences (0.50, 0.50) 0.10 and 0.20, again
+    t = 3, +15.0 +- 12.706 * 5 points. entropy_30_min5 has a row on corpus d only, which nothing
+    pairs with; 3 of 30 cells so far."""
+    guard = _results({("mnlp_30_min5", "c", 20): {0: 0.60, 1: 0.70}, ("entropy_30_min5", "d", 20): {0: 0.4}})
+    loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.60}, ("entropy_30", "c", 20): {0: 0.5, 1: 0.5}})
+    random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
+    assert guard_text(guard, loop, random) == (
+        "The length guard (`suggest --min-tokens 5`, studies/campaign_selection_guard.yaml, fixed before its rows): 3 of 30 cells "
+        "so far: `mnlp_30_min5` against `mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws); against 50 random sentences "
+        "+15.0 [-48.5, +78.5] points (p = 0.205, 2 draws); `entropy_30_min5` has no pairs yet.\n")
+    assert guard_text({}, loop, random).endswith(": 0 of 30 cells so far; the comparisons follow when it has rows.\n")

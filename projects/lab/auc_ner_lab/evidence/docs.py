@@ -26,6 +26,7 @@ from .pairs import paired_lists
 from .readme import readme_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
 from .reports import OTHER_STUDIES, report_texts
+from .selection import guard_text, readme_short, readme_text
 from .status import spec_counts, status_table
 from .trf_ablation import trf_ablation_texts
 
@@ -100,7 +101,7 @@ def _fragments() -> dict:
         sixty_args = (chosen, nodev, dev, sixty.methods[0].name, len(sixty.cells()), list(sixty.corpora))
         out["evidence/transformer/nodev60.md"] = chosen_budget_text(*sixty_args)
         out["evidence/readme/nodev60.md"] = chosen_budget_short(*sixty_args) + "\n"
-    out["evidence/transformer/selection.md"], out["evidence/readme/selection.md"] = selection_text()
+    out.update(selection_texts())
     out.update(minilm_budget())
     if has_results(trf_rule.STUDY):
         out.update(trf_ablation_texts())
@@ -186,12 +187,13 @@ def selection_results():
     return spec, loop, random
 
 
-def selection_text():
-    """The annotation loop's sentences, in full for the lab (`selection.readme_text`) and short
-    for the README (`selection.readme_short`), from `selection_results`."""
-    from .selection import readme_short as selection_short
-    from .selection import readme_text as selection_readme
-
+def selection_texts() -> dict:
+    """The annotation loop's sentences from `selection_results`, read once: in full for the lab
+    (`selection.readme_text`), short for the README (`selection.readme_short`), and the length
+    guard's (`selection.guard_text`: studies/campaign_selection_guard.yaml against the loop)."""
     spec, loop, random = selection_results()
     rows = named_rows(spec.name, spec.name) if loop else []
-    return selection_readme(loop, random, list(spec.corpora), rows), selection_short(loop, random)
+    guard = cells_if_any("campaign_selection_guard", study_spec("campaign_selection_guard"))
+    return {"evidence/transformer/selection.md": readme_text(loop, random, list(spec.corpora), rows),
+            "evidence/readme/selection.md": readme_short(loop, random),
+            "evidence/transformer/selection_guard.md": guard_text(guard, loop, random)}

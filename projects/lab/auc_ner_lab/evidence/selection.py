@@ -286,6 +286,27 @@ def _short_control(loop: Results, method: str) -> str:
     return f", {short_difference(*_xy(pairs))} against the loop's own random `{control}`"
 
 
+GUARD = "_min5"  # studies/campaign_selection_guard.yaml: a one-batch strategy with suggest --min-tokens 5
+GUARD_CELLS = 30
+
+
+def guard_text(guard: Results, loop: Results, random: Results) -> str:
+    """The length guard's reading, fixed in its spec before any row: each guarded strategy
+    against its unguarded twin in campaign_selection (``mnlp_30_min5`` against ``mnlp_30``) and
+    against 50 random sentences, test F1 paired by draw; interim while cells are missing."""
+    cells = cell_count(guard)
+    head = (f"The length guard (`suggest --min-tokens 5`, studies/campaign_selection_guard.yaml, fixed before its rows): "
+            f"{cells} of {GUARD_CELLS} cells" + (" so far" if cells < GUARD_CELLS else ""))
+    parts = []
+    for method in methods_of(guard):
+        twin = method.removesuffix(GUARD)
+        against = [(f"`{twin}`", _pairs(guard, method, loop, twin, DRAW)),
+                   ("50 random sentences", _pairs(guard, method, random, RANDOM_METHOD, CHOSEN))]
+        said = [f"against {name} {_tested(pairs)}" for name, pairs in against if pairs]
+        parts.append(f"`{method}` " + ("; ".join(said) if said else "has no pairs yet"))
+    return head + (": " + "; ".join(parts) if parts else "; the comparisons follow when it has rows") + ".\n"
+
+
 def reaches_text(loop: Results, random: Results, method: str, corpora: Sequence[str]) -> str:
     """Whether ``method`` reaches the F1 of `GOAL_SIZE` random sentences on at least one corpus
     (only corpora whose random curve has that size count)."""
