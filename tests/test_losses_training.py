@@ -100,7 +100,7 @@ def test_bad_setting_names_the_config_key(loss, key):
 
 AUC = "spacy_auc_ner.AUCMargin.v1"
 CRF_AUC = "spacy_auc_ner.CRFWithAUC.v1"
-PESG_AT_THE_BOUND = {"@losses": AUC, "alpha_update": "pesg", "alpha_lr": 1.0, "margin": 2**24}
+PESG_AT_THE_BOUND = {"@losses": AUC, "alpha_update": "pesg", "alpha_lr": 0.999, "margin": 2**24}
 # settings the losses compute with in float32 that overflowed it: training started and stopped as
 # "[auc_ner] NaN or inf in the model's scores (it diverged); lower [training.optimizer.learn_rate]"
 OVERFLOWING = [
@@ -116,9 +116,9 @@ OVERFLOWING = [
     ({"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": 1e39}}, "loss.gamma", 1e39),
     ({"scheme": "ova", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "alpha": 1e39}}, "loss.alpha", 1e39),
 ]
-# PESG's step size: above 1 alpha never settles; at 1e38 it overflowed float32 (as above), at
+# PESG's step size: from 1 on alpha never settles; at 1e38 it overflowed float32 (as above), at
 # 4096 the squared norm of the gradient did (a weight and the margin at 2**24)
-ALPHA_LR = "must be at most 1 (a larger step overshoots alpha's optimum by more than alpha was off: it never settles), not "
+ALPHA_LR = "must be below 1 for alpha_update 'pesg' (PESG's step settles alpha at its optimum only below 1), not "
 AT_THE_BOUNDS = {
     # the largest products the bounds allow: a weight times alpha**2, alpha up to 2 alpha_lr (margin + 1)
     "two_task_pesg": {"scheme": "two_task", "two_task_lambda": 2**24, "loss": PESG_AT_THE_BOUND},
@@ -135,17 +135,20 @@ def test_a_setting_that_overflows_float32_is_refused_naming_its_key(config, key,
     with pytest.raises(ValueError) as err:
         spacy.blank("en").add_pipe("auc_ner", name="ner", config=config)
     text = str(err.value)
-    bound = "2**24 = 16777216, float32's precision" if value < 1e39 else "3.402823e+38, float32's largest number"
+    bound = "2**24 = 16777216, float32's precision" if value < 1e39 else "3.4028234663852886e+38, float32's largest number"
     assert text.startswith(f"[components.ner.{key}] must be at most {bound} ("), text
     assert text.endswith(f"), not {value}") and "\n" not in text, text
 
 
-@pytest.mark.parametrize("alpha_lr", [1.5, 4096.0, 1e38])
-def test_a_pesg_step_above_1_is_refused_naming_its_key(alpha_lr):
+@pytest.mark.parametrize("alpha_lr", [1.0, 1.5, 4096.0, 1e38])
+def test_a_pesg_step_from_1_on_is_refused_naming_its_key(alpha_lr):
     config = {"scheme": "two_task", "loss": dict(PESG_AT_THE_BOUND, alpha_lr=alpha_lr)}
     with pytest.raises(ValueError) as err:
         spacy.blank("en").add_pipe("auc_ner", name="ner", config=config)
     assert str(err.value) == f"[components.ner.loss.alpha_lr] {ALPHA_LR}{alpha_lr}"
+    # ascent (the default) never reads alpha_lr: any finite step is its business alone
+    ascent = {"scheme": "two_task", "loss": {"@losses": AUC, "alpha_update": "ascent", "alpha_lr": alpha_lr}}
+    spacy.blank("en").add_pipe("auc_ner", name="ner", config=ascent)
 
 
 @pytest.mark.parametrize("case", sorted(AT_THE_BOUNDS))

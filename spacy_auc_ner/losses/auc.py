@@ -82,13 +82,13 @@ class AUCMargin(TokenLoss):
         check_setting(0 < self.margin < math.inf, f"{key}.margin", f"must be > 0 and finite, not {self.margin}")
         check_setting(0 < self.alpha_lr < math.inf, f"{key}.alpha_lr", f"must be > 0 and finite, not {self.alpha_lr}")
         check_scale(self.margin, f"{key}.margin")  # the loss holds margin**2
-        # PESG's step moves alpha's distance e to its optimum m + b - a to e (1 - 2 alpha_lr): above 1
-        # each step overshoots by more than alpha was off, so alpha never settles, jumping between 0
-        # and 2 alpha_lr (m + b - a); at 1e38 that overflowed float32, at 4096 with a margin of 2**24
-        # the squared norm of the weighted gradient did
+        # PESG's step moves alpha's distance e to its optimum m + b - a to e (1 - 2 alpha_lr), which
+        # shrinks only for alpha_lr < 1: at 1 alpha swaps sides of its optimum every step, above 1
+        # it moves further off each step (at 1e38 that overflowed float32, at 4096 with a margin of
+        # 2**24 the squared norm of the weighted gradient did). Ascent never reads alpha_lr.
         check_setting(
-            self.alpha_lr <= 1.0, f"{key}.alpha_lr",
-            f"must be at most 1 (a larger step overshoots alpha's optimum by more than alpha was off: it never settles), not {self.alpha_lr}",
+            self.alpha_update != "pesg" or self.alpha_lr < 1.0, f"{key}.alpha_lr",
+            f"must be below 1 for alpha_update 'pesg' (PESG's step settles alpha at its optimum only below 1), not {self.alpha_lr}",
         )
         check_setting(self.weighting in WEIGHTINGS, f"{key}.weighting", f"must be 'mean' or 'libauc', not {self.weighting!r}")
 

@@ -46,7 +46,7 @@ def check_float32(value: float, key: str) -> None:
     """Refuse, naming `key`, a setting (a number, checked finite already) that is inf in float32."""
     check_setting(
         abs(value) <= FLOAT32_MAX, key,
-        f"must be at most {FLOAT32_MAX:.7g}, float32's largest number (the loss computes in float32, where it is inf), not {value}",
+        f"must be at most {FLOAT32_MAX!r}, float32's largest number (the loss computes in float32, where it is inf), not {value}",
     )
 
 
