@@ -110,5 +110,5 @@ def test_the_chosen_budgets_readme_phrase_by_hand():
     dev = _results({("lowres_best_trf", "d", 20): {0: 0.50, 1: 0.60}})
     assert chosen_budget_short(chosen, nodev, dev, "e60", 30, ["d"]) == (
         "×2.10 the no-dev peer by the ratio of pooled means, +27.5 points (p = 0.058, 2 draws; goal ×1.4 with no corpus below ×1.0: met), "
-        "+7.5 points (p = 0.205, 2 draws) over 30 epochs, 95 % of the dev-selected recipe's test F1 (goal 95 %: met) (interim, 2 of 30 cells)")
+        "+7.5 points (p = 0.205, 2 draws) over the same recipe at 30 epochs, 95 % of the dev-selected recipe's test F1 (goal 95 %: met) (interim, 2 of 30 cells)")
     assert chosen_budget_short({}, nodev, dev, "e60", 30, ["d"]) == "no rows yet (interim, 0 of 30 cells)"

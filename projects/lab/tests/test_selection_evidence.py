@@ -223,8 +223,8 @@ def test_the_length_guards_sentence_by_hand():
     guard = _results({("mnlp_30_min5", "c", 20): {0: 0.60, 1: 0.70}, ("entropy_30_min5", "d", 20): {0: 0.4}})
     loop = _results({("mnlp_30", "c", 20): {0: 0.55, 1: 0.60}, ("entropy_30", "c", 20): {0: 0.5, 1: 0.5}})
     random = _results({("lowres_best_trf", "c", 50): {0: 0.50, 1: 0.50}})
-    assert guard_text(guard, loop, random) == (
+    assert guard_text(guard, loop, random, 30) == (
         "The length guard (`suggest --min-tokens 5`, studies/campaign_selection_guard.yaml, fixed before its rows): 3 of 30 cells "
         "so far: `mnlp_30_min5` against `mnlp_30` +7.5 [-24.3, +39.3] points (p = 0.205, 2 draws); against 50 random sentences "
         "+15.0 [-48.5, +78.5] points (p = 0.205, 2 draws); `entropy_30_min5` has no pairs yet.\n")
-    assert guard_text({}, loop, random).endswith(": 0 of 30 cells so far; the comparisons follow when it has rows.\n")
+    assert guard_text({}, loop, random, 30).endswith(": 0 of 30 cells so far; the comparisons follow when it has rows.\n")

@@ -23,12 +23,13 @@ from .extras import extras_texts
 from .minilm import minilm_budget, minilm_table
 from .nodev import chosen_budget_short, chosen_budget_text, cpu_text, protocol_text, run_minutes
 from .pairs import paired_lists
-from .readme import readme_fragments
+from .readme import summary_fragments
 from .recipe import RECIPE_CONTRASTS, RECIPE_SENTENCES, RERUN_CONTRASTS, contrast_table, named_contrasts, ratio_table, rerun_table
 from .reports import OTHER_STUDIES, report_texts
 from .selection import guard_text, readme_short, readme_text
 from .status import spec_counts, status_table
 from .trf_ablation import trf_ablation_texts
+from .trf_recipe import trf_fragments
 
 
 def _budget_texts() -> dict:
@@ -117,7 +118,8 @@ def _fragments() -> dict:
         out["evidence/heads_lowres/table.md"] = heads.table(heads_path, recipe_path, heads_summary) + "\n"
         out["evidence/heads_lowres/screen.md"] = heads.screen(heads_path) + "\n"
         out["evidence/heads_lowres/recipe.md"] = heads.recipe_table(recipe_path, recipe_summary) + "\n"
-        out.update(readme_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
+        out.update(summary_fragments(heads_summary, recipe_summary, {v.claim.id: v for v in results}))
+    out.update(trf_fragments())
     return out
 
 
@@ -193,7 +195,8 @@ def selection_texts() -> dict:
     guard's (`selection.guard_text`: studies/campaign_selection_guard.yaml against the loop)."""
     spec, loop, random = selection_results()
     rows = named_rows(spec.name, spec.name) if loop else []
-    guard = cells_if_any("campaign_selection_guard", study_spec("campaign_selection_guard"))
+    guard_spec = study_spec("campaign_selection_guard")
+    guard = cells_if_any(guard_spec.name, guard_spec)
     return {"evidence/transformer/selection.md": readme_text(loop, random, list(spec.corpora), rows),
             "evidence/readme/selection.md": readme_short(loop, random),
-            "evidence/transformer/selection_guard.md": guard_text(guard, loop, random)}
+            "evidence/transformer/selection_guard.md": guard_text(guard, loop, random, len(guard_spec.cells()))}

@@ -28,12 +28,11 @@ def spec_rows(path):
     return ResultsStore(path).rows_for(load_spec(spec_of(path)).cells())
 
 
-def load(path, methods=None, found=None):
+def load(path, methods=None):
     """{(method, corpus, size): {partition: (test F1 %, dev F1 %, versions recorded)}}, the last
-    ok row of a cell of the results store `path` (`spec_rows`; `found`: those rows when
-    already read)."""
+    ok row of a cell of the results store `path` (`spec_rows`)."""
     out = defaultdict(dict)
-    for r in (spec_rows(path) if found is None else found):
+    for r in spec_rows(path):
         if r.get("status") != "ok" or r.get("size") not in SIZES or (methods and r["method"] not in methods):
             continue
         s = r["scores"]

@@ -1,6 +1,6 @@
 """docs/evidence/campaign_minilm.md (issue 26: every method on a fine-tuned MiniLM, against CE,
-spaCy's `ner` on MiniLM and the two tok2vec recipes on the same draws) and the README's words on
-its budget and partitions."""
+spaCy's `ner` on MiniLM and the two tok2vec recipes on the same draws) and docs/evidence/transformer.md's
+words on its budget and partitions."""
 from ..spec import load_spec
 from ..stats import p_text, paired_difference
 from . import committed

@@ -159,7 +159,7 @@ def chosen_budget_short(chosen: Results, nodev: Results, dev: Results, method: s
                      f"goal ×1.4 with no corpus below ×1.0: {goal})")
     xs, ys = pairs(chosen, method, nodev, RECIPE)
     if xs:
-        parts.append(f"{short_difference(xs, ys)} over 30 epochs")
+        parts.append(f"{short_difference(xs, ys)} over the same recipe at 30 epochs")
     kept, _, kept_goal = kept_share(chosen, method, dev)
     if kept is not None:
         parts.append(f"{100 * kept:.0f} % of the dev-selected recipe's test F1 (goal 95 %: {kept_goal})")

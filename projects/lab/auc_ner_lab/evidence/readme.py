@@ -1,18 +1,17 @@
-"""The README's figures (docs/evidence/readme/): the fixed heads against spaCy's `ner` and the
-recipe decision, short for the README and in full for docs/recipe.md
-(evidence/recipe/decision.md); and, from the same summaries, MiniLM's CRF head for
-docs/evidence/transformer.md (evidence/transformer/minilm.md) and the transformer recipe's
-sentences (`trf_recipe`). README.md's generated blocks name the files under readme/."""
+"""The sentences generated from the heads' and the recipe's summaries (`heads.table`,
+`heads.recipe_table`) and the claims' verdicts: the fixed heads against spaCy's `ner` and the
+recipe decision, short for the README (docs/evidence/readme/) and in full for docs/recipe.md
+(evidence/recipe/decision.md), and MiniLM's CRF head for docs/evidence/transformer.md
+(evidence/transformer/minilm.md)."""
 from ..stats import agreement, holm, p_words, paired_difference, span
 from ..verdict_table import family_verdict
 from .heads import HEAD_EXTRAS, NER_EXTRAS
 from .minilm import minilm_cells
-from .trf_recipe import trf_fragments
 
 
-def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
-    """The README's figures, each a sentence or table generated from the rows (README.md's
-    blocks name these files)."""
+def summary_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
+    """{path relative to docs/: sentence} from the heads' and the recipe's summaries and the
+    claims' verdicts by id."""
     out = {}
     fixed, plain = heads.get("bilstm_crf_cal_wd"), heads.get("bilstm_crf")
     if fixed and plain and "p" in fixed:
@@ -73,5 +72,4 @@ def readme_fragments(heads: dict, recipe: dict, by_claim: dict) -> dict:
             f"{family_verdict(crf_vs, adjusted['minilm_ova_auc_vs_crf'])}; "
             f"by corpus, exploratory: {corpora(crf_vs)}); against CE: {100 * ce_vs.mean_diff:+.1f} ({p_words(ce_vs.p_value)}, "
             f"{ce_vs.n} draws, Holm {adjusted['minilm_ova_auc_vs_ce']:.2f}), its sign differing by corpus ({corpora(ce_vs)})\n")
-    out.update(trf_fragments())
     return out

@@ -287,16 +287,16 @@ def _short_control(loop: Results, method: str) -> str:
 
 
 GUARD = "_min5"  # studies/campaign_selection_guard.yaml: a one-batch strategy with suggest --min-tokens 5
-GUARD_CELLS = 30
 
 
-def guard_text(guard: Results, loop: Results, random: Results) -> str:
+def guard_text(guard: Results, loop: Results, random: Results, total: int) -> str:
     """The length guard's reading, fixed in its spec before any row: each guarded strategy
     against its unguarded twin in campaign_selection (``mnlp_30_min5`` against ``mnlp_30``) and
-    against 50 random sentences, test F1 paired by draw; interim while cells are missing."""
+    against 50 random sentences, test F1 paired by draw; interim while fewer than `total`
+    cells (the spec's) have rows."""
     cells = cell_count(guard)
     head = (f"The length guard (`suggest --min-tokens 5`, studies/campaign_selection_guard.yaml, fixed before its rows): "
-            f"{cells} of {GUARD_CELLS} cells" + (" so far" if cells < GUARD_CELLS else ""))
+            f"{cells} of {total} cells" + (" so far" if cells < total else ""))
     parts = []
     for method in methods_of(guard):
         twin = method.removesuffix(GUARD)

@@ -1,6 +1,7 @@
 """docs/evidence/campaign_trf_ablation/parts.md: the transformer recipe's dev ablation read by
-the rule fixed early in it (`trf_rule`), with the checks of its GPU pairs (`trf_checks`), the
-README's words on it and what test says of the two parts it dropped (evidence/trf_dropped.md)."""
+the rule fixed early in it (`trf_rule`), with the checks of its GPU pairs (`trf_checks`), its
+words for docs/evidence/transformer.md and what test says of the two parts it dropped
+(evidence/trf_dropped.md)."""
 from spacy_auc_ner.api import recipe_config
 
 from ..aggregate import aggregate

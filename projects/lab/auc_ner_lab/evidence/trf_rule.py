@@ -227,9 +227,8 @@ def _progress(by: Dict[tuple, object], planned: int) -> Tuple[List[Judged], int,
 
 def ablation_sentence(by: Dict[tuple, object], planned: int, fixed: str = "", guard: str = "") -> str:
     """The ablation in words, for docs/evidence/transformer.md: how far it is, or what the
-    rule chose; `fixed`:
-    `rule_fixed` of the store's rows; `guard`: what self-training's keep rests on
-    (`self_training_guard`), after the parts kept."""
+    rule chose; `fixed`: `rule_fixed` of the store's rows; `guard`: what self-training's keep
+    rests on (`self_training_guard`), after the parts kept."""
     fixed = fixed or rule_fixed([])
     judged, done, total = _progress(by, planned)
     if done < total:  # every cell, the CRF head's too: the sentence speaks for the whole ablation
