@@ -180,7 +180,13 @@ class OutputFolder:
         delete nothing, and a refused claim holds nothing."""
         inputs = list(inputs)
         self.recorded = self._read()  # as the folder is now, not as it was when this object was made
-        self._check(names, inputs, overwrite, what)  # before the folder is made or locked
+        try:
+            self._check(names, inputs, overwrite, what)  # before the folder is made or locked
+        except DataError:
+            # read while another run writes (its entries made, its record not yet read here), the
+            # refusal would call that run's output foreign; say what it is: a run holds the folder
+            self._refuse_if_held()
+            raise
         self._written, self._made = [], self._missing(self.folder)
         self._hold()
         try:
@@ -206,8 +212,28 @@ class OutputFolder:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise DataError(f"{self.folder}: another '{self.command}' run is writing into it now; wait for it to end or choose another output folder") from None
+            raise self._held_error() from None
         self._lock = fd
+
+    def _held_error(self) -> DataError:
+        return DataError(f"{self.folder}: another '{self.command}' run is writing into it now; wait for it to end or choose another output folder")
+
+    def _refuse_if_held(self) -> None:
+        """Raise `_held_error` when another claim holds the folder now; otherwise nothing (the
+        probe's lock is let go at once, and a folder that cannot be opened is left to the caller's
+        error)."""
+        if fcntl is None or self._lock is not None:
+            return
+        try:
+            fd = os.open(self.folder, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise self._held_error() from None
+        finally:
+            os.close(fd)
 
     def _listing(self, name: str) -> List[str]:
         """Every entry below the recorded folder ``name``, relative to it (links not followed)."""

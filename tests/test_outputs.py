@@ -5,6 +5,7 @@ writes what `spacy train` writes: these tests are about files, not models."""
 import hashlib
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -114,6 +115,7 @@ def test_output_folder_removes_only_what_it_recorded(tmp_path):
     again.claim(["run"], [], overwrite=True, what="a demo run")
     again.clear()
     assert sorted(p.name for p in out.folder.iterdir()) == [MANIFEST, "mine.txt"]
+    again.release()  # while a run holds the folder a refusal says so first (the test below)
     # an entry of the run's that the record lacks is the user's: refused, with or without --overwrite
     (tmp_path / "out" / "log").write_text("the user's log")
     with pytest.raises(DataError, match=r"log not written by an earlier 'demo' run here"):
@@ -363,6 +365,19 @@ def test_a_claimed_folder_is_refused_to_a_run_that_started_with_it(tmp_path):
         second.claim(["model-best"], [], overwrite=False, what="a recipe run")
     second.claim(["model-best"], [], overwrite=True, what="a recipe run")
     second.release()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no flock on Windows: nothing holds a folder there")
+def test_a_claim_refused_while_another_run_writes_says_so_not_that_its_output_is_foreign(tmp_path):
+    """The race of the test below, made certain: a run holds the folder and has made model-best,
+    and the second claim's first look comes before it reads a record of it. That look would call
+    model-best foreign ("no record ... move it"); the folder is held, so the refusal says so."""
+    first = OutputFolder(tmp_path / "out", "recipe")
+    first.claim(["model-best"], [], overwrite=False, what="a recipe run")
+    (tmp_path / "out" / "model-best").mkdir()  # made; its record not written yet
+    with pytest.raises(DataError, match="another 'recipe' run is writing into it now"):
+        OutputFolder(tmp_path / "out", "recipe").claim(["model-best"], [], overwrite=False, what="a recipe run")
+    first.release()
 
 
 def _race_claim(folder, barrier, results):
