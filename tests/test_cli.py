@@ -202,7 +202,8 @@ def test_a_missing_entity_annotation_is_written_o(tmp_path):
 
 
 @pytest.mark.parametrize("name,said", [
-    ("out.json", "not as .json"), ("out.JSONL", "not as .jsonl"), ("out.spcy", "not as .spcy (did you mean .spacy?)"),
+    ("out.json", "not as .json (did you mean .jsonl?)"), ("out.JSONL", "not as .JSONL (did you mean .jsonl?)"),
+    ("out.SPACY", "not as .SPACY (did you mean .spacy?)"), ("out.spcy", "not as .spcy (did you mean .spacy?)"),
     ("out", "not as a name without a suffix ({out}/ is a folder)"),
 ])
 def test_convert_refuses_an_output_named_for_another_format(tmp_path, name, said):
@@ -211,9 +212,9 @@ def test_convert_refuses_an_output_named_for_another_format(tmp_path, name, said
     src.write_text("a\tB-X\n\n")
     line = _error_line(_run("convert", src, tmp_path / name))
     said = said.format(out=tmp_path / name)
-    assert line == f"Error: {tmp_path / name}: sentences are written as .spacy or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), {said}"
+    assert line == f"Error: {tmp_path / name}: sentences are written as .spacy, .jsonl or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), {said}"
     assert not (tmp_path / name).exists()
-    for fine in (".tsv", ".iob2", ".spacy"):
+    for fine in (".tsv", ".iob2", ".spacy", ".jsonl"):
         assert _run("convert", src, tmp_path / f"ok{fine}").exit_code == 0
 
 
@@ -242,4 +243,4 @@ def test_the_command_list_prints_each_summary_unbroken(capsys):
     assert set(summaries) >= {"convert", "config", "recipe", "suggest"}
     for name, summary in summaries.items():
         assert summary and "\n" not in summary and "  " not in summary, (name, summary)
-    assert summaries["convert"].startswith("Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a .spacy")
+    assert summaries["convert"] == "Convert annotated sentences between formats, entities as BIO."

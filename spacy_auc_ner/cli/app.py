@@ -28,45 +28,32 @@ app.add_typer(suggest_app)  # suggest: the sentences to annotate next
 @app.command()
 @one_line_errors
 def convert(
-    input_path: Path = typer.Argument(..., help="Token/label column file (BIO, IOB1, BIOES or BILOU; tab or space separated), or a .spacy file (to write it as columns)."),
-    output_path: str = typer.Argument(..., help="Output file: .spacy (one Doc per sentence) or a token<TAB>BIO column file (.tsv, .conll, .txt, .iob, .iob2, .bio, .tab); a folder (one that exists, or a path ending in /) gets INPUT_STEM.spacy."),
-    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Label scheme of the input: {', '.join(TAG_SCHEMES)}."),
-    token_column: int = typer.Option(0, help="Column of the token (0-based; negative counts from the end)."),
-    label_column: int = typer.Option(-1, help="Column of the label (CoNLL-2003: -1 or 3)."),
-    untyped_type: Optional[str] = typer.Option(None, help="Entity type for bare B/I/E/S tags (e.g. Species)."),
+    input_path: Path = typer.Argument(..., help="Annotated sentences: a .spacy file, an annotation tool's .jsonl or .json export (spaCy, Prodigy, doccano, Label Studio), or a token/label column file (BIO, IOB1, BIOES or BILOU)."),
+    output_path: str = typer.Argument(..., help="Output file: .spacy, .jsonl (spaCy/Prodigy records with tokens) or a token<TAB>BIO column file (.tsv, .conll, .txt, .iob, .iob2, .bio, .tab); a folder gets INPUT_STEM.spacy."),
+    scheme: str = typer.Option("auto", "--scheme", "-s", help=f"Column files: the label scheme, {', '.join(TAG_SCHEMES)}."),
+    token_column: int = typer.Option(0, help="Column files: the token's column (0-based; negative counts from the end)."),
+    label_column: int = typer.Option(-1, help="Column files: the label's column (CoNLL-2003: -1 or 3)."),
+    untyped_type: Optional[str] = typer.Option(None, help="Column files: the entity type of bare B/I/E/S tags (e.g. Species)."),
+    alignment: str = typer.Option("strict", "--alignment", help="JSON files: a span off token boundaries is strict (refused), expand (widened to whole tokens) or contract (narrowed to them)."),
+    lang: str = typer.Option("en", "--lang", help="JSON files: the language whose tokenizer splits texts given without tokens."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUTPUT_PATH (never the input itself)."),
 ):
-    """Convert a column file to .spacy or token<TAB>BIO, normalising labels to BIO, or a
-    .spacy file to token<TAB>BIO or .spacy (its Docs' entities; a token with missing annotation is O).
+    """Convert annotated sentences between formats, entities as BIO.
 
-    Whitespace tokens outside entities are left out of a column file; a token with a tab or line break is refused.
-    -DOCSTART- lines are dropped. A malformed line stops with its file and line, writing nothing.
-    An existing output file is kept unless --overwrite; the input is never written over.
+    Example: spacy-auc-ner convert prodigy.jsonl train.spacy
+
+    Character spans become token spans as Doc.char_span makes them. Rejected and ignored
+    Prodigy answers are left out, and counted. A bad record or line stops with its file and
+    line, writing nothing; an existing output is kept unless --overwrite. Formats: docs/formats.md.
     """
-    from spacy.tokens import Doc
-
-    from ..data.columns import check_sentences_output, docs_to_sentences, is_docbin, read_columns, read_docs, write_docs, write_sentences
-    from ..outputs import check_output_file
+    from ..data.annotation_json import left_out_text
+    from ..data.convert import convert as convert_file
 
     target = _in_folder(output_path, f"{input_path.stem}.spacy")
-    check_sentences_output(target)
-    if is_docbin(input_path):
-        given = {"--scheme": scheme != "auto", "--token-column": token_column != 0, "--label-column": label_column != -1, "--untyped-type": untyped_type is not None}
-        if any(given.values()):
-            raise ValueError(f"{', '.join(k for k, v in given.items() if v)}: for column files only; {input_path} is a .spacy file, whose entities are spans")
-        from spacy.vocab import Vocab
-
-        docs = read_docs(input_path, Vocab())
-        sentences = docs_to_sentences(docs)
-    else:
-        sentences = read_columns(input_path, scheme=scheme, token_column=token_column, label_column=label_column, untyped_type=untyped_type)
-    check_output_file(target, [input_path], overwrite)
-    if is_docbin(input_path) and is_docbin(target):  # a copy keeps each token's space, which a Sentence has not
-        n = write_docs(target, (Doc(d.vocab, words=list(s.tokens), spaces=[bool(t.whitespace_) for t in d], ents=list(s.labels))
-                                for d, s in zip(docs, sentences)))
-    else:
-        n = write_sentences(target, sentences)
-    typer.echo(f"Wrote {n} sentence{'' if n == 1 else 's'} to {target}", err=True)
+    done = convert_file(input_path, target, scheme=scheme, token_column=token_column, label_column=label_column,
+                        untyped_type=untyped_type, alignment=alignment, lang=lang, overwrite=overwrite)
+    said = f" ({left_out_text(done.left_out)})" if done.left_out else ""
+    typer.echo(f"Wrote {done.written} sentence{'' if done.written == 1 else 's'} to {target}{said}", err=True)
 
 
 def _in_folder(output: str, name: str) -> Path:

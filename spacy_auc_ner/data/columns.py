@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from .annotation_json import is_annotation_file, left_out_text, read_annotations
 from .files import DataError, PathLike, atomic_output, not_utf8, write_text
 
 TAG_SCHEMES = ("auto", "bio", "iob1", "bioes", "bilou")
@@ -288,11 +289,21 @@ def is_docbin(path: PathLike) -> bool:
     return Path(path).suffix == ".spacy"
 
 
-def read_docs(path: PathLike, vocab, **column_options) -> List:
-    """Docs of a ``.spacy`` file, or of a column file (one Doc per sentence)."""
+def read_docs(path: PathLike, vocab, *, lang: str = "en", **column_options) -> List:
+    """Docs of a ``.spacy`` file, of an annotation tool's ``.jsonl`` / ``.json`` export (one Doc
+    per record, texts without tokens split by the blank ``lang`` tokenizer; the records it
+    leaves out are counted in one line on stderr: :mod:`.annotation_json`), or of a column
+    file (one Doc per sentence)."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file")
+    if is_annotation_file(path):
+        import sys
+
+        docs, left_out = read_annotations(path, vocab, lang=lang)
+        if left_out:
+            print(f"{path}: {left_out_text(left_out)}", file=sys.stderr, flush=True)
+        return docs
     if is_docbin(path):
         from spacy.tokens import DocBin
 
@@ -342,16 +353,19 @@ def write_docs(path: PathLike, docs: Iterable) -> int:
 COLUMN_SUFFIXES = (".tsv", ".conll", ".txt", ".iob", ".iob2", ".bio", ".tab")
 
 
-def check_sentences_output(path: PathLike) -> None:
-    """Refuse an output name that is neither ``.spacy`` nor a column file's (`COLUMN_SUFFIXES`)."""
+def check_sentences_output(path: PathLike, also: Sequence[str] = ()) -> None:
+    """Refuse an output name that is neither ``.spacy`` nor a column file's (`COLUMN_SUFFIXES`)
+    nor one of ``also`` (``convert`` writes ``.jsonl`` too)."""
     import difflib
 
     suffix = Path(path).suffix.lower()
-    if suffix == ".spacy" or suffix in COLUMN_SUFFIXES:
+    names = [".spacy", *also, *COLUMN_SUFFIXES]
+    if suffix in names and (suffix == Path(path).suffix or suffix in COLUMN_SUFFIXES):
         return
-    near = difflib.get_close_matches(suffix, [".spacy", *COLUMN_SUFFIXES], n=1, cutoff=0.75)
-    raise DataError(f"{path}: sentences are written as .spacy or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), "
-                    f"not as {suffix or f'a name without a suffix ({path}/ is a folder)'}" + (f" (did you mean {near[0]}?)" if near else ""))
+    near = difflib.get_close_matches(suffix, names, n=1, cutoff=0.75)
+    formats = ", ".join([".spacy", *also])
+    raise DataError(f"{path}: sentences are written as {formats} or as a token<TAB>BIO column file ({', '.join(COLUMN_SUFFIXES)}), "
+                    f"not as {Path(path).suffix or f'a name without a suffix ({path}/ is a folder)'}" + (f" (did you mean {near[0]}?)" if near else ""))
 
 
 def write_sentences(path: PathLike, sentences: Sequence[Sentence]) -> int:
