@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import spacy
+from spacy.tokens import Doc
 from spacy.util import load_config
 from typer.testing import CliRunner
 
@@ -689,3 +690,28 @@ def test_a_dev_file_that_is_the_training_file_is_noted(toy_corpus):
     assert any(note.startswith("--paths.dev is the training file") for note in run.notes)
     run = prepare(RECIPE, toy_corpus / "out", _files(toy_corpus))
     assert not any(note.startswith("--paths.dev is the training file") for note in run.notes)
+
+
+def test_an_annotation_tools_jsonl_trains_as_the_column_file_does(toy_corpus, recorded):
+    """A Prodigy-style JSONL (character spans, no tokens) as --paths.train: read before anything
+    runs, tokenized by the config's language, written to OUTPUT/data/train.spacy with exactly its
+    spans; a rejected answer is left out."""
+    from spacy_auc_ner.data.annotation_json import doc_record
+    from spacy_auc_ner.data.columns import read_docs
+
+    nlp = spacy.blank("en")
+    toy = [Doc(nlp.vocab, words=list(w), ents=list(t)) for w, t in TOY]
+    records = [{k: v for k, v in doc_record(d).items() if k != "tokens"} for d in toy]
+    jsonl = toy_corpus / "train.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records) + json.dumps({"text": "No.", "spans": [], "answer": "reject"}) + "\n")
+    out = toy_corpus / "out"
+    run_recipe(RECIPE, out, {"paths.train": str(jsonl)}, log=lambda m: None, progress=False)
+    converted = out / "data" / "train.spacy"
+    assert all(config.interpolate()["paths"]["train"] == str(converted) for _, config in recorded)
+    docs = read_docs(converted, nlp.vocab)
+    assert [[(e.start_char, e.end_char, e.label_) for e in d.ents] for d in docs] == [[(s["start"], s["end"], s["label"]) for s in r["spans"]] for r in records]
+    bad = toy_corpus / "bad.jsonl"
+    bad.write_text(json.dumps({"text": "Colon cancers", "spans": [{"start": 0, "end": 12, "label": "D"}]}) + "\n")
+    with pytest.raises(DataError, match=r"bad.jsonl:1: span \[0, 12\) 'D' 'Colon cancer' does not start and end on token boundaries"):
+        run_recipe(RECIPE, toy_corpus / "out2", {"paths.train": str(bad)}, log=lambda m: None, progress=False)
+    assert not (toy_corpus / "out2").exists()

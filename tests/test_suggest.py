@@ -306,3 +306,34 @@ def test_the_entity_bias_moves_the_uncertainty_as_it_moves_the_entities(models):
     annotated, biased = sentence_uncertainty(nlp, docs, "entropy", progress=False)
     assert not numpy.allclose(plain, biased)
     assert [[e.text for e in d.ents] for d in annotated] == [[e.text for e in nlp(t).ents] for t in POOL]
+
+
+def test_suggestions_trace_to_their_source_line_keep_its_meta_and_come_back_unchanged(models, tmp_path):
+    """S6: suggest dropped the input's meta, and pool_index counted kept texts, not lines; its
+    JSONL read back (convert, recipe's --paths.train) gives exactly the Docs of its .spacy."""
+    import hashlib
+
+    from spacy.vocab import Vocab
+
+    from spacy_auc_ner.data.columns import read_docs
+
+    raw = tmp_path / "raw.jsonl"
+    lines = ["", json.dumps({"text": POOL[0], "meta": {"doc_id": "A7"}}), "", json.dumps({"text": POOL[1]}),
+             json.dumps({"text": POOL[3], "meta": 5}), json.dumps({"text": POOL[4], "meta": {"doc_id": "B2"}})]
+    raw.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "batch.spacy"
+    assert _run(models["crf"], raw, out, "--n", 4, "--strategy", "random").exit_code == 0
+    records, docs = _read(out)
+    line_of = {POOL[0]: 2, POOL[1]: 4, POOL[3]: 5, POOL[4]: 6}
+    own = {POOL[0]: {"doc_id": "A7"}, POOL[1]: {}, POOL[3]: {"input_meta": 5}, POOL[4]: {"doc_id": "B2"}}
+    digest = hashlib.sha256(raw.read_bytes()).hexdigest()
+    for record in records:
+        meta = record["meta"]
+        assert meta["source"] == {"file": str(raw), "line": line_of[record["text"]], "sha256": digest}
+        assert {k: v for k, v in meta.items() if k not in ("source", "strategy", "score", "rank", "pool_index")} == own[record["text"]]
+    back = read_docs(out.with_suffix(".jsonl"), Vocab())
+    assert [[t.text for t in d] for d in back] == [[t.text for t in d] for d in docs]
+    assert [[(t.ent_iob_, t.ent_type_) for t in d] for d in back] == [[(t.ent_iob_, t.ent_type_) for t in d] for d in docs]
+    assert runner.invoke(app, ["convert", str(out.with_suffix(".jsonl")), str(tmp_path / "again.spacy")]).exit_code == 0
+    again = list(DocBin().from_disk(tmp_path / "again.spacy").get_docs(spacy.blank("en").vocab))
+    assert [d.to_json() for d in again] == [d.to_json() for d in docs]

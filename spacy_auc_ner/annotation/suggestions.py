@@ -2,9 +2,12 @@
 (:mod:`.selection`) on the model's uncertainty (:mod:`.uncertainty`), and write the chosen ones
 with the model's entities as pre-annotations, most worth annotating first: ``OUT.spacy``
 (entities set, every other token O) and, beside it, ``OUT.jsonl`` with the same stem, one
-``{"text", "spans": [{"start", "end", "label"}], "score", "meta"}`` a line (character offsets:
-what spaCy's and Prodigy's manual NER recipes load; ``meta`` is what Prodigy shows).
+spaCy / Prodigy record a line (``{"text", "tokens", "spans", "score", "meta"}``: what spaCy's
+and Prodigy's manual NER recipes load, and what ``convert`` and ``recipe`` read back with the
+same tokens). ``meta`` keeps the input line's own ``meta`` and adds the strategy, the score,
+the rank and the source: the raw file, its line and its sha256.
 """
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -12,11 +15,12 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from ..data.annotation_json import doc_record
 from ..data.columns import tokens_only, write_docs
 from ..data.files import DataError, PathLike, write_text
 from ..outputs import check_output_file
 from ..training.confidences import load_pipeline
-from ..training.unlabeled import pool_docs, read_pool
+from ..training.unlabeled import PoolText, pool_docs, read_pool_texts
 from .selection import DEFAULT_MAX_SIMILARITY, DEFAULT_MIN_TOKENS, check_selection, select_sentences, token_set
 from .uncertainty import annotate, recognizer, sentence_uncertainty
 
@@ -66,12 +70,23 @@ def suggest_docs(
     return [Suggestion(i, annotated[i], float(scores[i])) for i in chosen]
 
 
-def task(suggestion: Suggestion, strategy: str, rank: int) -> Dict[str, Any]:
+class Source(NamedTuple):
+    """The raw file suggestions come from: its path, its sha256 and its texts (`PoolText`)."""
+
+    path: str
+    sha256: str
+    texts: Sequence[PoolText]
+
+
+def task(suggestion: Suggestion, strategy: str, rank: int, source: Optional[Source] = None) -> Dict[str, Any]:
     """The JSONL record of a suggestion (module docstring); ``rank`` 1 is the first to annotate."""
-    doc = suggestion.doc
-    spans = [{"start": e.start_char, "end": e.end_char, "label": e.label_} for e in doc.ents]
-    return {"text": doc.text, "spans": spans, "score": suggestion.score,
-            "meta": {"strategy": strategy, "score": suggestion.score, "rank": rank, "pool_index": suggestion.pool_index}}
+    meta: Dict[str, Any] = {}
+    if source is not None:
+        text = source.texts[suggestion.pool_index]
+        meta = dict(text.meta) if isinstance(text.meta, dict) else {} if text.meta is None else {"input_meta": text.meta}
+        meta["source"] = {"file": source.path, "line": text.line, "sha256": source.sha256}
+    meta.update(strategy=strategy, score=suggestion.score, rank=rank, pool_index=suggestion.pool_index)
+    return {**doc_record(suggestion.doc), "score": suggestion.score, "meta": meta}
 
 
 def jsonl_path(out: PathLike) -> Path:
@@ -79,18 +94,26 @@ def jsonl_path(out: PathLike) -> Path:
     return Path(out).with_suffix(".jsonl")
 
 
-def write_suggestions(out: PathLike, suggestions: Sequence[Suggestion], strategy: str) -> Path:
+def write_suggestions(out: PathLike, suggestions: Sequence[Suggestion], strategy: str, source: Optional[Source] = None) -> Path:
     """Write ``out`` (.spacy) and its JSONL (:func:`jsonl_path`); returns the JSONL's path."""
     docs = []
     for s in suggestions:
         ref = tokens_only(s.doc)
         ref.set_ents([Span(ref, e.start, e.end, label=e.label_) for e in s.doc.ents], default="outside")
         docs.append(ref)
-    lines = [json.dumps(task(s, strategy, rank), ensure_ascii=False) for rank, s in enumerate(suggestions, 1)]
+    lines = [json.dumps(task(s, strategy, rank, source), ensure_ascii=False) for rank, s in enumerate(suggestions, 1)]
     jsonl = jsonl_path(out)
     write_text(jsonl, "".join(line + "\n" for line in lines))
     write_docs(out, docs)
     return jsonl
+
+
+def file_sha256(path: PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def suggest(
@@ -119,15 +142,15 @@ def suggest(
         raise DataError(f"{out}: OUT must be a .spacy file (the JSONL goes beside it, as {jsonl_path(out).name})")
     for path in (out, jsonl_path(out)):
         check_output_file(path, [raw, model], overwrite)
-    items = read_pool(raw)
+    texts = read_pool_texts(raw)
     nlp = load_pipeline(model)
-    docs = pool_docs(nlp, items)
+    docs = pool_docs(nlp, [t.item for t in texts])
     suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
                                component=component, beam_width=beam_width, progress=progress)
     too_short = sum(1 for doc in docs if len(doc) < min_tokens)
     if not suggestions:  # empty files, written over a previous batch with --overwrite, are no batch
         raise DataError(f"{raw}: no sentence to suggest ({shortfall(n, 0, len(docs), too_short)}); nothing written")
-    write_suggestions(out, suggestions, strategy)
+    write_suggestions(out, suggestions, strategy, Source(str(raw), file_sha256(raw), texts))
     return suggestions, len(docs), too_short
 
 

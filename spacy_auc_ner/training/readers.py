@@ -42,7 +42,7 @@ class FileDocs:
 
     def __call__(self, nlp: Language) -> List[Doc]:
         if self._vocab is not nlp.vocab:
-            self._docs, self._vocab = read_docs(self.path, nlp.vocab), nlp.vocab
+            self._docs, self._vocab = read_docs(self.path, nlp.vocab, lang=nlp.lang), nlp.vocab
         return self._docs
 
 

@@ -215,9 +215,9 @@ def prepare(
         raise DataError(f"[paths.raw_text] of {where} is null: give the unlabeled text to self-train on with --paths.raw_text")
     steps = Steps.from_config(config, where, pretrain=pretrain, self_train=self_train)  # the one reading of both blocks
     # every input is read now, so that a bad file or line fails before anything is removed,
-    # written or trained; column files (token<TAB>BIO) become .spacy files in OUTPUT/data
+    # written or trained; column files (token<TAB>BIO) and annotation tools' JSON become .spacy files in OUTPUT/data
     given = {role: path for role, path in (("train", train), ("dev", dev)) if path is not None}
-    docs = {role: read_docs(path, Vocab()) for role, path in given.items()}
+    docs = {role: read_docs(path, Vocab(), lang=config["nlp"]["lang"]) for role, path in given.items()}
     if teacher is None and not any(doc.ents for doc in docs["train"]) and not _initial_labels(config):
         # spaCy's ner and auc_ner would train and warn, and the pipeline would predict nothing
         raise DataError(f"{train}: none of its {len(docs['train'])} sentences has an entity, and no [initialize.components] "

@@ -7,7 +7,7 @@ import json
 import re
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -26,19 +26,33 @@ _LABEL = re.compile(r"O|[BI]|[BIESLU]-\S+")
 COLUMN_CHECK_LINES = 20  # the first non-empty lines of a .txt file that `check_not_columns` reads
 
 
+class PoolText(NamedTuple):
+    """A text of the pool and where it comes from: its 1-based line (of a ``.spacy`` file: its
+    Doc's position) and, from a ``.jsonl`` line, its ``meta`` (None when it has none)."""
+
+    item: PoolItem
+    line: int
+    meta: Any = None
+
+
 def read_pool(path: PathLike) -> List[PoolItem]:
     """The texts of an unlabeled pool (``.txt``: a text a line; ``.jsonl``: ``{"text": ...}`` a
     line; ``.spacy``: tokens and spaces); blank lines are skipped, a bad line is ``file:line: ...``,
     and a .txt file that is a token/label column file is refused (`check_not_columns`)."""
+    return [text.item for text in read_pool_texts(path)]
+
+
+def read_pool_texts(path: PathLike) -> List[PoolText]:
+    """`read_pool`'s texts with their lines and ``meta`` (`PoolText`)."""
     path = Path(path)
     if path.suffix not in POOL_SUFFIXES:
         raise DataError(f"{path}: an unlabeled pool must be a .txt, .jsonl or .spacy file")
     if not path.is_file():
         raise DataError(f"{path}: no such file")
-    items: List[PoolItem] = []
+    texts: List[PoolText] = []
     if path.suffix == ".spacy":
-        for doc in read_docs(path, Vocab()):
-            items.append(([t.text for t in doc], [bool(t.whitespace_) for t in doc]))
+        for i, doc in enumerate(read_docs(path, Vocab()), 1):
+            texts.append(PoolText(([t.text for t in doc], [bool(t.whitespace_) for t in doc]), i))
     else:
         # lines end only at \n (read_text reads \r\n and \r as \n): str.splitlines() would also
         # end one inside a text at U+2028, U+0085, \x1c..., which a JSON string holds unescaped
@@ -49,7 +63,7 @@ def read_pool(path: PathLike) -> List[PoolItem]:
             if not line.strip():
                 continue
             if path.suffix == ".txt":
-                items.append(line)
+                texts.append(PoolText(line, i))
                 continue
             try:
                 record = json.loads(line)
@@ -57,11 +71,11 @@ def read_pool(path: PathLike) -> List[PoolItem]:
                 raise DataError(f"{path}:{i}: not a JSON line ({err.msg})") from None
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
                 raise DataError(f"{path}:{i}: expected a JSON object with a \"text\" string")
-            items.append(record["text"])
-    items = [it for it in items if (it.strip() if isinstance(it, str) else it[0])]
-    if not items:
+            texts.append(PoolText(record["text"], i, record.get("meta")))
+    texts = [t for t in texts if (t.item.strip() if isinstance(t.item, str) else t.item[0])]
+    if not texts:
         raise DataError(f"{path}: the pool holds no text")
-    return items
+    return texts
 
 
 def check_not_columns(path: PathLike, lines: Sequence[str]) -> None:
