@@ -203,3 +203,61 @@ def test_without_a_dev_file_a_config_needs_no_dev_corpus(tmp_path):
     assert run.config["corpora"]["dev"] == {"@readers": NO_DEV} and run.config["training"]["max_steps"] == 180  # 60 epochs of 3 batches
     with pytest.raises(DataError, match=r"no \[corpora.dev\] block"):
         prepare(tmp_path / "no_dev.cfg", tmp_path / "out", {"paths.train": str(train), "paths.dev": str(train)})
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"training.max_epochs": 1, "training.max_steps": 10},
+     r"^\[training.max_epochs\] = 1: the recipe counts its training once, by \[training.max_steps\] = 10, and an epoch bound "
+     r"can end it before the last scored step, keeping an early checkpoint as model-best; leave \[training.max_epochs\] at 0"),
+    ({"budget.epochs": 3, "training.max_epochs": 1}, r"^--training.max_epochs: \[budget\] epochs = 3 sets it from the training set's size"),
+    ({"budget.epochs": 1000000000}, r"^\[budget.epochs\] must be a whole number >= 0, at most 10,000 \(0: the \[training\] block's own steps\), not 1000000000$"),
+    ({"training.max_steps": 10**9}, r"^\[training.max_steps\] = 1,000,000,000 is above the most a run trains, 10,000,000 steps"),
+])
+def test_a_schedule_the_recipe_cannot_keep_is_refused_naming_both_keys(toy_corpus, overrides, message):
+    """S1: --training.max_epochs ended spaCy's loop before the last scored step, and model-best
+    was the step-0 pipeline while the log named the last step; S4: a budget of a billion epochs
+    started four billion steps."""
+    from spacy_auc_ner.training.recipe import prepare
+
+    with pytest.raises(DataError, match=message):
+        prepare("lowres_best", toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), **overrides})
+    assert not (toy_corpus / "out").exists()
+
+
+def test_a_budget_whose_steps_pass_the_ceiling_says_the_step_count(toy_corpus):
+    from spacy.tokens import Doc
+
+    from spacy_auc_ner.training.recipe import prepare
+    from toy_data import TOY
+
+    vocab = spacy.blank("en").vocab
+    DocBin(docs=[Doc(vocab, words=list(w), ents=list(t)) for w, t in TOY * 201]).to_disk(toy_corpus / "train.spacy")  # 1005 sentences, 4020 with Augmented.v1's 3 copies
+
+    with pytest.raises(DataError, match=r"^\[budget\] epochs = 10,000 of 4020 steps an epoch would train 40,200,000 steps, above the most a run trains, 10,000,000 steps"):
+        prepare("lowres_best", toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), "budget.epochs": 10000,
+                                                    "training.batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 1, "get_length": None}})
+
+
+def _weights(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file() and p.name == "model"}
+
+
+@pytest.mark.parametrize("ending", [
+    {"budget.epochs": 0, "training.max_steps": 6},
+    {"budget.epochs": 0, "training.max_steps": 5, "training.patience": 1},
+    {"budget.epochs": 2},
+    {"budget.epochs": 1, "training.optimizer.use_averages": True},
+])
+def test_without_dev_model_best_is_the_last_steps_model_however_training_ends(toy_corpus, ending):
+    """S1 as a property: whatever ends the training (its steps, patience, a budget in epochs,
+    averaged weights), model-best holds the weights of model-last, the model of the step the
+    log names; it was the step-0 pipeline when --training.max_epochs ended the loop first."""
+    from spacy_auc_ner.training.recipe import run_recipe
+
+    out = toy_corpus / "out"
+    notes = []
+    run_recipe("lowres_best", out, {"paths.train": str(toy_corpus / "train.spacy"), "pretraining.max_epochs": 0,
+                                    "self_training.rounds": 0, **ending}, log=notes.append, progress=False)
+    best, last = _weights(out / "model-best"), _weights(out / "model-last")
+    assert best and best == last
+    assert any("the last step's model is kept" in n or "is kept" in n for n in notes), notes

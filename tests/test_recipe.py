@@ -688,8 +688,52 @@ def test_a_dev_file_that_is_the_training_file_is_noted(toy_corpus):
 
     run = prepare(RECIPE, toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(toy_corpus / "train.spacy")})
     assert any(note.startswith("--paths.dev is the training file") for note in run.notes)
-    run = prepare(RECIPE, toy_corpus / "out", _files(toy_corpus))
-    assert not any(note.startswith("--paths.dev is the training file") for note in run.notes)
+    from spacy.tokens import DocBin
+
+    other = toy_corpus / "other.spacy"  # the toy corpus's dev.spacy holds the training sentences
+    DocBin(docs=[Doc(spacy.blank("en").vocab, words=list(w), ents=list(t)) for w, t in TOY[:3]]).to_disk(other)
+    run = prepare(RECIPE, toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(other)})
+    assert not any(note.startswith("--paths.dev") for note in run.notes)
+
+
+def test_a_dev_file_holding_the_training_sentences_is_noted_whatever_its_name(toy_corpus):
+    """S7: the check compared paths, so a copy, or the .tsv twin of a .spacy file, passed."""
+    import shutil
+
+    from spacy_auc_ner.training.recipe import prepare
+
+    shutil.copy(toy_corpus / "train.spacy", toy_corpus / "copy.spacy")
+    tsv = toy_corpus / "twin.tsv"
+    tsv.write_text("".join("".join(f"{w}\t{t}\n" for w, t in zip(words, tags)) + "\n" for words, tags in TOY))
+    for dev in (toy_corpus / "copy.spacy", tsv):
+        run = prepare(RECIPE, toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy"), "paths.dev": str(dev)})
+        assert f"--paths.dev holds the training file's sentences ({toy_corpus / 'train.spacy'}) ({dev}): what is chosen on dev" in " ".join(run.notes)
+
+
+@pytest.mark.parametrize("how", ["override", "written"])
+def test_a_dev_set_given_by_another_key_is_used_and_the_log_says_which(toy_corpus, tmp_path, how):
+    """S2: without --paths.dev, a dev set given by --corpora.dev.path or written into
+    [corpora.dev] was replaced by NoDev.v1 without a word."""
+    from spacy_auc_ner.training.budget import has_dev
+    from spacy_auc_ner.training.recipe import prepare
+
+    dev = str(toy_corpus / "dev.spacy")
+    if how == "override":
+        recipe, overrides = RECIPE, {"paths.train": str(toy_corpus / "train.spacy"), "corpora.dev.path": dev}
+    else:
+        text = recipe_config(RECIPE).to_str().replace("[corpora.dev]\n", "[corpora.dev]\n", 1)
+        config = recipe_config(RECIPE)
+        config["corpora"]["dev"]["path"] = dev
+        recipe = tmp_path / "mine.cfg"
+        recipe.write_text(config.to_str())
+        assert text
+        overrides = {"paths.train": str(toy_corpus / "train.spacy")}
+    run = prepare(recipe, toy_corpus / "out", overrides)
+    assert has_dev(run.config) and run.config.interpolate()["corpora"]["dev"]["path"] == dev
+    assert f"dev set: [corpora.dev.path] ({dev})" in run.notes
+    assert not any(note.startswith("no dev set") for note in run.notes)
+    plain = prepare(RECIPE, toy_corpus / "out", {"paths.train": str(toy_corpus / "train.spacy")})
+    assert not has_dev(plain.config) and any(note.startswith("no dev set (no --paths.dev, and the dev corpus reads no file)") for note in plain.notes)
 
 
 def test_an_annotation_tools_jsonl_trains_as_the_column_file_does(toy_corpus, recorded):

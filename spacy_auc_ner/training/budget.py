@@ -36,8 +36,13 @@ BLOCK = "budget"
 NO_DEV = "spacy_auc_ner.NoDev.v1"
 BIAS_CALLBACK = "spacy_auc_ner.calibrate_entity_bias.v1"  # chooses the bias on dev examples
 # the step settings `step_settings` writes: a config with [budget] epochs >= 1 leaves them to it
-STEP_KEYS = ("training.max_steps", "training.eval_frequency", "training.patience",
+STEP_KEYS = ("training.max_epochs", "training.max_steps", "training.eval_frequency", "training.patience",
              "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps")
+
+
+# the largest budget a run takes: a typo such as 1000000000 epochs started 4 billion steps
+MAX_EPOCHS = 10_000
+MAX_STEPS = 10_000_000
 
 
 def _whole(value: Any, low: int) -> bool:
@@ -45,7 +50,7 @@ def _whole(value: Any, low: int) -> bool:
 
 
 CHECKS: Dict[str, Tuple[Any, str]] = {
-    "epochs": (lambda v: _whole(v, 0), "must be a whole number >= 0 (0: the [training] block's own steps)"),
+    "epochs": (lambda v: _whole(v, 0) and v <= MAX_EPOCHS, f"must be a whole number >= 0, at most {MAX_EPOCHS:,} (0: the [training] block's own steps)"),
     "warmup": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1, "must be a share in [0, 1)"),
     "eval_epochs": (lambda v: _whole(v, 1), "must be a whole number >= 1"),
     "patience_epochs": (lambda v: _whole(v, 0), "must be a whole number >= 0 (0: no early stopping)"),
@@ -130,6 +135,26 @@ def has_dev(config: Mapping[str, Any]) -> bool:
     return not (isinstance(block, Mapping) and block.get("@readers") == NO_DEV)
 
 
+def dev_file_in_config(config: Config) -> Optional[Tuple[str, Any]]:
+    """Where a config names a dev set other than by ``paths.dev``: the dev corpus's block
+    (``[training] dev_corpus``, usually ``[corpora.dev]``) with a ``path`` that is set, as
+    (its full key, the interpolated value), or a reader of the user's that reads no ``path``
+    (``(its key, None)``); None when the block is `NO_DEV` or its path is null."""
+    from spacy.util import dot_to_object
+
+    name = str((config.get("training") or {}).get("dev_corpus", "corpora.dev"))
+    try:
+        block = dot_to_object(config, name)
+    except KeyError:
+        return None  # no such block: check_training_blocks names it next
+    if not isinstance(block, Mapping) or block.get("@readers") == NO_DEV:
+        return None
+    if "path" not in block:
+        return (f"{name}", None) if "@readers" in block else None
+    value = dot_to_object(config.interpolate(), name)["path"]
+    return (f"{name}.path", value) if value is not None else None
+
+
 def without_dev(config: Config) -> Tuple[Config, List[str]]:
     """``config`` trained without a dev set: its dev corpus `NO_DEV`, and the entity-bias
     callback (it calibrates on dev) dropped; returns what was dropped, for the log."""
@@ -169,12 +194,22 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
     budget = Budget.from_config(config)
     dev = has_dev(config)
     derived: Dict[str, Any]
-    clash = [key for key in (overrides or {}) if key in STEP_KEYS]
+    # [training.max_epochs] 0 (no epoch bound) is what the budget writes: restating it is no clash
+    clash = [key for key, value in (overrides or {}).items() if key in STEP_KEYS and not (key == "training.max_epochs" and value == 0)]
     if budget.epochs >= 1 and clash:
         raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
                         f"(give --budget.epochs, or --budget.epochs 0 to train [training]'s own steps)")
     if budget.epochs == 0:
         steps = config["training"].get("max_steps") or 0
+        if _whole(steps, MAX_STEPS + 1):
+            raise DataError(f"[training.max_steps] = {steps:,} is above the most a run trains, {MAX_STEPS:,} steps ({where})")
+        if not dev and not _whole(steps, 1):
+            # with a dev set 0 is spaCy's 'no limit' (spacy_training.TRAINING_CHECKS); without one
+            # the model kept is the last step's, so the training must have a last step
+            raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
+                            f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
+    _check_no_epoch_bound(config, budget)
+    if budget.epochs == 0:
         every = config["training"].get("eval_frequency")
         if dev and _whole(steps, 1) and _whole(every, steps + 1):
             # spaCy would score step 0 alone and keep the untrained pipeline as model-best
@@ -182,20 +217,32 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
             return load_training_config(config, derived, where), derived
         if dev:
             return config, {}
-        if not _whole(steps, 1):
-            # with a dev set 0 is spaCy's 'no limit' (spacy_training.TRAINING_CHECKS); without one
-            # the model kept is the last step's, so the training must have a last step
-            raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
-                            f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
         derived = {"training.eval_frequency": steps, "training.patience": 0}
     else:
         nlp = spacy.blank(config["nlp"]["lang"])
         n_steps, n_examples = epoch_steps(config, nlp)
         learn_rate = config["training"].get("optimizer", {}).get("learn_rate")
         derived = {"epoch_steps": n_steps, "examples": n_examples}
+        if budget.epochs * n_steps > MAX_STEPS:
+            raise DataError(f"[budget] epochs = {budget.epochs:,} of {n_steps} steps an epoch would train {budget.epochs * n_steps:,} steps, "
+                            f"above the most a run trains, {MAX_STEPS:,} steps ({where})")
         derived.update(step_settings(budget, n_steps, learn_rate, dev=dev))
+        derived["training.max_epochs"] = 0
     settings = {k: v for k, v in derived.items() if k.startswith("training.")}
     return load_training_config(config, settings, where), derived
+
+
+def _check_no_epoch_bound(config: Mapping[str, Any], budget: Budget) -> None:
+    """Refuse ``[training] max_epochs`` other than 0: spaCy ends its loop after that many epochs,
+    which can come before the last step the schedule scores, and keeps the step-0 checkpoint
+    as model-best while the log names the last step."""
+    max_epochs = config["training"].get("max_epochs", 0)
+    if max_epochs == 0:
+        return
+    ends = f"[budget] epochs = {budget.epochs}" if budget.epochs >= 1 else f"[training.max_steps] = {json.dumps(config['training'].get('max_steps'))}"
+    raise DataError(f"[training.max_epochs] = {json.dumps(max_epochs)}: the recipe counts its training once, by {ends}, and an epoch bound "
+                    f"can end it before the last scored step, keeping an early checkpoint as model-best; leave [training.max_epochs] at 0 "
+                    f"and give --budget.epochs (epochs of your training file) or, with --budget.epochs 0, --training.max_steps")
 
 
 def budget_text(derived: Mapping[str, Any]) -> str:

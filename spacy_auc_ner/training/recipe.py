@@ -43,7 +43,7 @@ from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import MethodError, assemble, check_config_keys, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs, same_or_inside
-from .budget import budget_text, budgeted, with_budget, without_dev
+from .budget import budget_text, budgeted, dev_file_in_config, with_budget, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config
@@ -166,6 +166,32 @@ def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
     return Path(value)
 
 
+def _dev_named(config: Config, notes: List[str]) -> Tuple[Config, Optional[str]]:
+    """The config with its dev set as ``paths.dev`` where another key names it, and that key
+    (``paths.dev`` when it is set; None when no key names a dev set): a dev file given by
+    ``--corpora.dev.path`` or written into ``[corpora.dev]`` is used, not replaced by
+    ``NoDev.v1``, and the log says which key decided. A reader of the user's that reads no
+    ``path`` is kept as it is."""
+    if config.interpolate()["paths"].get("dev") is not None:
+        notes.append("dev set: [paths.dev]")
+        return config, "paths.dev"
+    found = dev_file_in_config(config)
+    if found is None:
+        return config, None
+    key, value = found
+    notes.append(f"dev set: [{key}]" + ("" if value is None else f" ({value})"))
+    if value is None or not isinstance(value, str):
+        return config, key
+    config = config.copy()
+    config["paths"]["dev"] = value
+    section = config
+    *parents, last = key.split(".")
+    for part in parents:
+        section = section[part]
+    section[last] = "${paths.dev}"
+    return config, key
+
+
 def prepare(
     recipe: PathLike,
     output_dir: PathLike,
@@ -195,18 +221,18 @@ def prepare(
     config = with_budget(with_self_training(config))
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
+    notes: List[str] = []
+    config, dev_key = _dev_named(config, notes)
     paths = config.interpolate()["paths"]
     if paths.get("train") is None:
         raise DataError(f"[paths.train] of {where} is null: give the file with --paths.train")
     train, dev, raw = (_path(paths, key, where) for key in ("train", "dev", "raw_text"))
     assert train is not None  # checked to be set just above
-    notes: List[str] = []
-    if dev is not None and dev.resolve() == train.resolve():
-        notes.append(f"--paths.dev is the training file ({dev}): what is chosen on dev (the round, the step, the entity bias) is chosen on the training sentences")
-    if dev is None:  # the user's n sentences are all they have: nothing is chosen on dev
+    if dev is None and dev_key is None:  # the user's n sentences are all they have: nothing is chosen on dev
         config, dropped = without_dev(config)
-        notes += [f"no dev set (--paths.dev not given): {text} dropped" for text in dropped]
-        notes.append("no dev set: nothing is scored while training (spaCy's SCORE column stays 0.00), the last step is kept")
+        why = "no dev set (no --paths.dev, and the dev corpus reads no file)"
+        notes += [f"{why}: {text} dropped" for text in dropped]
+        notes.append(f"{why}: nothing is scored while training (spaCy's SCORE column stays 0.00), the last step is kept")
     check_training_blocks(config, where)  # without a dev file, the dev corpus is NoDev.v1's
     # spaCy's validation and the package's checks of the settings now, not once the folder is
     # claimed and pretraining has run (a wrong type was spaCy's dump after the claim)
@@ -228,6 +254,9 @@ def prepare(
         raise DataError(f"{dev}: none of its {len(docs['dev'])} sentences has an entity, so every dev score would be 0 and nothing "
                         f"chosen on it (the step, the entity bias, the self-training round) would be chosen; give a dev file with "
                         f"entities, or leave --paths.dev out (a column file's labels in another column? see convert --help)")
+    if dev is not None and same_sentences(docs["train"], docs["dev"]):
+        same = "is the training file" if dev.resolve() == train.resolve() else f"holds the training file's sentences ({train})"
+        notes.append(f"--paths.dev {same} ({dev}): what is chosen on dev (the round, the step, the entity bias) is chosen on the training sentences")
     columns = {role: docs[role] for role, path in given.items() if not is_docbin(path)}
     # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
     # ...), before the column files' paths below point into the output folder
@@ -251,6 +280,15 @@ def prepare(
     return Run(config=config, where=where, steps=steps, inputs=tuple(p for p in inputs if p is not None), columns=columns,
                raw_text=str(raw if raw is not None else config["paths"]["train"]), notes=tuple(notes),
                teacher=None if teacher is None else Path(teacher), teacher_nlp=teacher_nlp)
+
+
+def same_sentences(a: List[Doc], b: List[Doc]) -> bool:
+    """Whether two files hold the same sentences, tokens and entity labels, in any order: a copy
+    of the training file, or its .tsv twin of a .spacy file, is the training file as a dev set."""
+    def content(docs: List[Doc]) -> List[Tuple[Tuple[str, ...], Tuple[str, ...]]]:
+        return sorted((tuple(t.text for t in d), tuple(f"{t.ent_iob_}-{t.ent_type_}" for t in d)) for d in docs)
+
+    return len(a) == len(b) and content(a) == content(b)
 
 
 def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, overrides: Dict[str, Any]) -> Tuple[Config, Dict[str, Any]]:
