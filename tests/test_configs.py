@@ -593,7 +593,7 @@ def _with_parent_sections(block: str) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/guide.md"])
+@pytest.mark.parametrize("doc", ["README.md", "docs/guide.md", "docs/reference.md", "docs/recipes.md"])
 def test_every_config_excerpt_of_the_docs_parses_without_a_comment_inside_a_value(doc):
     """spaCy's config parser keeps a '# comment' after a value as part of the value: an excerpt a
     user copies with one fails to train (a registry name with the comment in it)."""

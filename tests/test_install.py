@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _readme_block():
     text = (ROOT / "README.md").read_text(encoding="utf8")
-    return re.search(r"## Install, and the two commands\n\n```bash\n(.*?)\n```", text, re.S).group(1).splitlines()
+    return re.search(r"## Develop\n\n```bash\n(.*?)\n```", text, re.S).group(1).splitlines()
 
 
 def _readme_first_command():

@@ -10,7 +10,7 @@ default loss inside where its default inner loss cannot train the scheme):
   same numbers without mixing host and device arrays;
 - through the ``auc_ner`` pipe, a few training steps lower the loss, and the trained pipeline
   saved and loaded gives the same scores and the same loss;
-- README's Losses table names every registered loss and, per loss, the schemes it declares.
+- docs/reference.md's Losses table names every registered loss and, per loss, the schemes it declares.
 
 The hand-computed values, each loss's settings and its own derivations stay in the test file
 of each loss."""
@@ -32,7 +32,7 @@ from spacy_auc_ner.schemes import scheme_names
 from test_device_mixing import DEVICES, TOLERANCE, on_device, to_device, to_host
 from toy_data import TEXTS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 LOSSES = sorted(name for name in registry.losses.get_all() if name.startswith("spacy_auc_ner."))
 
 
@@ -182,11 +182,11 @@ def test_the_pipe_trains_with_it_and_round_trips(name, scheme, tmp_path):
     assert entities(nlp) == entities(loaded)
 
 
-# ---- the README's table -----------------------------------------------------------------------
+# ---- the reference's table -----------------------------------------------------------------------
 def readme_schemes() -> dict:
-    """{loss: {schemes}} from README's Losses table (column 'schemes'; remarks in parentheses)."""
-    text = README.read_text(encoding="utf8")
-    table = text[text.index("### Losses"):].split("\n\n")[1]
+    """{loss: {schemes}} from docs/reference.md's Losses table (column 'schemes'; remarks in parentheses)."""
+    text = REFERENCE.read_text(encoding="utf8")
+    table = text[text.index("## Losses"):].split("\n\n")[1]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     return {row[0].strip("`"): {s.strip() for s in re.sub(r"\(.*?\)", "", row[2]).split(",")} for row in rows}
 

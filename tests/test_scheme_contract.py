@@ -11,7 +11,7 @@ module registers as a user's package would):
   distribution sums to 1 per token and its best paths have log-probabilities <= 0;
 - in the ``auc_ner`` pipe with its default loss, a few training steps lower the loss, and the
   trained pipeline saved and loaded gives the same scores and entities, its block in the config;
-- README's Schemes table names every scheme of the package with its capabilities.
+- docs/reference.md's Schemes table names every scheme of the package with its capabilities.
 
 The toy scheme is a whole new scheme in one module: IO tagging, one sigmoid column per entity
 type plus O (no B/I distinction), adjacent tokens of a type one entity. Nothing else in the
@@ -32,7 +32,7 @@ from spacy_auc_ner.pipeline.component import check_trains
 from spacy_auc_ner.schemes import BIOScheme, Scheme, scheme_names
 from toy_data import TEXTS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 TOY_SCHEME = "tests.InsideOutside.v1"
 
 
@@ -183,9 +183,9 @@ def test_the_toy_scheme_learns_the_toy_entities():
 
 
 def readme_schemes() -> dict:
-    """{registered name: {capabilities}} from README's Schemes table (column 'columns offer')."""
-    text = README.read_text(encoding="utf8")
-    table = next(p for p in text[text.index("### Schemes"):].split("\n\n") if p.startswith("| scheme |"))
+    """{registered name: {capabilities}} from docs/reference.md's Schemes table (column 'columns offer')."""
+    text = REFERENCE.read_text(encoding="utf8")
+    table = next(p for p in text[text.index("## Schemes"):].split("\n\n") if p.startswith("| scheme |"))
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     return {row[0].strip("`"): set(re.findall(r"`(\w+)`", row[2])) for row in rows}
 

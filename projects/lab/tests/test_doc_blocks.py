@@ -105,20 +105,26 @@ FULL_TEXTS = {"evidence/transformer/nodev60.md": "nodev60", "evidence/transforme
 
 
 def test_the_readme_says_each_figure_short_and_the_lab_documents_hold_the_full_texts(generated):
-    readme = REPO / "README.md"
-    text = readme.read_text(encoding="utf8")
-    blocks = list(doc_blocks.BLOCK.finditer(text))
-    long = {m["path"]: len(m["body"]) for m in blocks if len(m["body"]) > SHORT}
-    assert not long, f"README blocks longer than {SHORT} characters: {long}"
-    held = {str((doc.parent / m["path"]).resolve().relative_to((ROOT / "docs").resolve()))
-            for doc in evidence.documents() if doc != readme for m in doc_blocks.BLOCK.finditer(doc.read_text(encoding="utf8"))}
+    """The package's documents (README, docs/*.md) hold the short forms (evidence/readme/), the
+    lab's documents the full texts; README's own blocks are short too (the expected table among them)."""
+    package_docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    lab_docs = (ROOT / "docs").resolve()
+
+    def names(doc):
+        return [(str((doc.parent / m["path"]).resolve().relative_to(lab_docs)), m) for m in doc_blocks.BLOCK.finditer(doc.read_text(encoding="utf8"))]
+
+    blocks = [(name, m) for doc in package_docs for name, m in names(doc)]
+    long = {name: len(m["body"]) for name, m in blocks if len(m["body"]) > SHORT}
+    assert not long, f"README and docs/ blocks longer than {SHORT} characters: {long}"
+    held = {name for doc in evidence.documents() if doc not in package_docs for name, _ in names(doc)}
     for name, short in FULL_TEXTS.items():
         assert name in generated and name in held, name  # generated from the rows, shown by a lab document
-        assert f"projects/lab/docs/evidence/readme/{short}.md" in {m["path"] for m in blocks}, short
+        assert f"evidence/readme/{short}.md" in {n for n, _ in blocks}, short
         assert len(generated[name]) >= len(generated[f"evidence/readme/{short}.md"]), name
-    # every file README's blocks name is generated, and nothing under readme/ goes unshown
-    shown = {m["path"].removeprefix("projects/lab/docs/") for m in blocks}
+    # every file the package's blocks name is generated, and nothing under readme/ goes unshown
+    shown = {n for n, _ in blocks}
     assert {name for name in generated if name.startswith("evidence/readme/")} == shown
+    assert "evidence/readme/expect.md" in {n for n, _ in names(REPO / "README.md")}
     # the transformer recipe's full sentence keeps issue 45's reading and says what it reads besides
     trf = generated["evidence/transformer/recipe.md"]
     assert "the ratio of the pooled means" in trf and "×1.4 the peer" in trf and "raw sentences, its self-training pool" in trf
@@ -130,14 +136,14 @@ def test_the_check_passes_on_the_committed_documents_and_fails_on_a_figure_typed
     # one figure of the README changed by hand: the check names the README's block and fails
     copy = tmp_path / "README.md"
     text = (REPO / "README.md").read_text(encoding="utf8")
-    figure = generated["evidence/readme/heads.md"].split()[0]  # "×1.19"
-    assert figure in text
-    copy.write_text(text.replace(figure, "×1.25", 1), encoding="utf8")
+    figure = generated["evidence/readme/trf_minutes.md"].split(": ")[1].split()[0]  # "7" (minutes at 20 sentences)
+    assert f"MiniLM: {figure} min" in text
+    copy.write_text(text.replace(f"MiniLM: {figure} min", "MiniLM: 99 min", 1), encoding="utf8")
     # the blocks resolve from the README's own folder: place the copy where the README is
     shutil.copytree(ROOT / "docs", tmp_path / "projects" / "lab" / "docs")
     said = []
     assert evidence.docs(check=True, say=said.append, generated=generated, docs_list=[copy]) == 1
-    assert any("README.md" in line and "readme/heads.md differs from what the rows give" in line for line in said), said
+    assert any("README.md" in line and "readme/trf_minutes.md differs from what the rows give" in line for line in said), said
     # a generated file whose figures the rows no longer give (here: the rows say 0.022 where
     # the committed table prints 0.078) fails, naming the file
     changed = dict(generated, **{"evidence/verdicts.md": generated["evidence/verdicts.md"].replace("| 0.078 |", "| 0.022 |")})

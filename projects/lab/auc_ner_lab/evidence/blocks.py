@@ -72,8 +72,9 @@ def drift(doc: Path, root: Path, texts: Texts = None) -> List[str]:
 
 def documents() -> List[Path]:
     """The documents whose generated blocks `docs.docs` refreshes and checks: the repository's
-    README, the lab's README and docs/*.md, docs/evidence/*.md."""
+    README and docs/*.md, the lab's README and docs/*.md, docs/evidence/*.md."""
     repo = committed.ROOT.parents[1]
-    docs = ([repo / "README.md", committed.ROOT / "README.md"] + sorted((committed.ROOT / "docs").glob("*.md"))
+    docs = ([repo / "README.md", *sorted((repo / "docs").glob("*.md")), committed.ROOT / "README.md"]
+            + sorted((committed.ROOT / "docs").glob("*.md"))
             + sorted(committed.evidence_dir().glob("*.md")))
     return [d for d in docs if d.exists()]

@@ -19,6 +19,7 @@ from .budget import Shipped, budget_short, budget_text
 from .caveats import caveats_text
 from .claims import claim_sentences, subgroup_sentence
 from .committed import cells_if_any, has_results, named_rows, results_by_cell, study_spec
+from .expect import expect_table
 from .extras import extras_texts
 from .minilm import minilm_budget, minilm_table
 from .nodev import chosen_budget_short, chosen_budget_text, cpu_text, protocol_text, run_minutes
@@ -66,7 +67,7 @@ def fragments() -> dict:
 def _fragments() -> dict:
     """`fragments` in the lab folder: each generated file's text by its path, document by
     document (a new generated file is one more entry here)."""
-    out = {"evidence/campaign_status.md": status_table()}
+    out = {"evidence/campaign_status.md": status_table(), "evidence/readme/expect.md": expect_table()}
     out.update(spec_counts())
     for spec in sorted((committed.ROOT / "studies").glob("campaign_*.yaml")):
         if has_results(spec.stem):
