@@ -75,20 +75,15 @@ def config(
     configs_dir: Path = typer.Option(DEFAULT_CONFIGS_DIR, "--configs-dir", help="Folder of the bases, methods/ and recipes/ (default: the package's configs).", show_default=False),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never a config file read)."),
 ):
-    """Write the full training config of a method or a recipe, ready for `spacy train`: a
-    method's partial config merged onto the base of the encoder; a recipe's onto the CPU base
-    after the partials every CPU recipe shares (pretrain/characters.cfg, self_training.cfg,
-    lowres_extras.cfg), or, for a name ending in _trf (lowres_best_trf), onto the transformer
-    base after self_training.cfg.
+    """Write the full training config of a method or a recipe, ready for spacy train.
 
-    spacy train takes it as it is; spacy debug config and spacy debug data want every default
-    written out: run spacy init fill-config on it first.
+    Example: spacy-auc-ner config ova_auc --output ova_auc.cfg
 
-    The config is built (not trained) before it is written, so a wrong key in a config file
-    stops here with one line naming the file; nothing is written on an error. An existing
-    output file is kept unless --overwrite; a file the command reads is never written over.
+    A method is its partial config merged onto the encoder's base. A CPU recipe is merged onto the
+    CPU base after the partials every CPU recipe shares (pretrain/characters.cfg, self_training.cfg,
+    lowres_extras.cfg); a name ending in _trf onto the transformer base after self_training.cfg.
     With --all, the configs that need an extra that is not installed (the *_trf ones without
-    \\[transformers]) are skipped, and one line says which and what brings them.
+    \\[transformers]) are skipped, and one line says so. More: docs/reference.md#configs.
     """
     # "\\[" above: the help is Rich markup, where a bare [transformers] is a style tag and vanishes
     from ..data.files import read_text, write_text

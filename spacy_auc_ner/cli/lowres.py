@@ -28,6 +28,8 @@ def pool_command(
 ):
     """Write the unlabeled pool of a low-resource experiment.
 
+    Example: spacy-auc-ner pool train.spacy raw.txt --size 20 --seed 0
+
     The pool is the sentences of the training corpus that the draw of SIZE sentences with SEED
     did not take, their entities removed. An existing output file is kept unless --overwrite;
     the input is never written over.
@@ -48,17 +50,6 @@ OLD_OPTIONS = {
     "--skip-empty": "--self_training.keep_empty false", "--pretrain-epochs": "--pretraining.max_epochs",
     "--no-pretrain": "--pretraining.max_epochs 0", "--pretrain": "(nothing: the config's [pretraining] decides)",
 }
-def overrides_help(pretraining: bool) -> str:
-    """The help text of a command's config overrides (self-train never pretrains: no example of it)."""
-    return (
-        "Every setting is a config override, as in 'spacy train': the files (--paths.train, --paths.dev, "
-        "--paths.raw_text), " + ("pretraining (--pretraining.max_epochs 5), " if pretraining else "")
-        + "self-training (--self_training.rounds 1, --self_training.threshold 0.8, ...), the budget in epochs "
-        "(--budget.epochs 30) and training (--training.optimizer.learn_rate.initial_rate 0.0003); a key that "
-        "names nothing in the config is refused."
-    )
-
-
 def _overrides(command: str, config: str, output_dir: Optional[str], args: List[str]) -> Dict[str, Any]:
     """The config overrides among the extra arguments; the options of the old form are refused
     with one line saying what to type instead."""
@@ -112,15 +103,14 @@ def self_train_command(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous self-train run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
-    """Self-training with the recogniser's confidences: the recipe's run without pretraining.
+    """Self-train a config on raw text: the recipe's run without pretraining.
 
-    Labels the pool (--paths.raw_text, read through the config's corpora.pool reader) with the round's pipeline, keeps the confident entities, retrains the config on gold + pseudo-labels, and repeats (the self_training block's rounds; configs/self_training.cfg fills a config without the block); the round with the best dev F1 is OUTPUT_DIR/model-best (without --paths.dev: the last round).
+    Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev dev.spacy --paths.raw_text raw.txt
 
-    Example: spacy-auc-ner self-train ova_auc.cfg out --paths.train train.spacy --paths.dev dev.spacy --paths.raw_text raw.txt --self_training.rounds 1
-
-    Confidences: the "scores" of the auc_ner pipe's span group (doc.spans), or beam search for spaCy's ner. Every round's pipeline is kept in OUTPUT_DIR/round-K/model-best, its counts and dev scores in OUTPUT_DIR/rounds.jsonl.
-
-    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that (never your own files, never an input such as --model OUTPUT_DIR/model-best). A run that fails before a round finishes takes back what it wrote.
+    Each round labels the raw text with the last round's model, keeps the confident entities and
+    retrains on gold plus those. The best round on dev is OUTPUT_DIR/model-best (without --paths.dev:
+    the last round). Every config setting is an override, as in spacy train: --self_training.rounds 1.
+    More: docs/guide.md.
     """
     from ..training.recipe import self_train
 
@@ -130,7 +120,6 @@ def self_train_command(
     _print_rounds({"rounds": records, "model": str(Path(output_dir) / "model-best")})
 
 
-self_train_command.__doc__ = self_train_command.__doc__.replace("Example:", overrides_help(pretraining=False) + "\n\n    Example:")
 
 
 @lowres_app.command("pretrain-config")
@@ -144,15 +133,11 @@ def pretrain_config_command(
 ):
     """Merge pretraining settings into a training config, for spacy pretrain and spacy train.
 
-    Writes BASE with FRAGMENT's pretraining block merged in and its component and layer named,
-    so that 'spacy pretrain' trains that tok2vec and 'spacy train ... --paths.init_tok2vec
-    WEIGHTS' loads the weights (spaCy ignores init_tok2vec while the block is empty). The raw
-    text (--paths.raw_text) is read by spacy_auc_ner.RawText.v1: .txt, .jsonl or .spacy (the
-    fragment's spacy.JsonlCorpus.v1 reads .jsonl only, and nothing from a .txt file).
-    An existing output file is kept unless --overwrite.
+    Example: spacy-auc-ner pretrain-config spacy_ner.cfg characters pretrain.cfg
 
-    Example: spacy-auc-ner pretrain-config spacy_ner.cfg characters pretrain.cfg (FRAGMENT by
-    name: characters predicts each token's first and last characters, vectors its static vector)
+    Writes BASE with FRAGMENT's pretraining block, its component and layer named, so that spacy
+    pretrain trains that tok2vec and spacy train --paths.init_tok2vec loads its weights. The raw
+    text (--paths.raw_text) may be .txt, .jsonl or .spacy. More: docs/guide.md.
     """
     from ..data.files import check_utf8, write_text
     from ..methods import pretrain_fragment
@@ -181,17 +166,15 @@ def recipe_command(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help="GPU to use (-1: CPU)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the previous recipe run in OUTPUT_DIR, as far as its record there goes (once every input is checked); nothing else is removed."),
 ):
-    """Train a recipe on your files: pretraining, training, self-training, as its config says.
+    """Train a recipe on your annotated sentences: pretraining, training, self-training.
 
-    Pretrains the encoder when the config's pretraining block has an objective and max_epochs >= 1 (that many epochs of spacy pretrain on --paths.raw_text, or on the training file's text without it), trains from those weights, then, with raw text, self-trains on it (the self_training block's rounds) and keeps the round with the best dev F1 in OUTPUT_DIR/model-best. Training files may be .spacy or token<TAB>BIO column files (converted into OUTPUT_DIR/data).
+    Example: spacy-auc-ner recipe lowres_best_trf model --paths.train train.jsonl --paths.raw_text raw.txt --paths.transformer minilm
 
-    The budget block gives the training in epochs of --paths.train: the steps, warm-up, evaluation rhythm and patience are counted from its size (a recipe's own; --budget.epochs 0: the training block's steps).
-
-    Without --paths.dev (only your n sentences): nothing is chosen on a dev set. Each training runs its whole budget and keeps its last step's model (its weights' moving average where training.optimizer.use_averages is on, as in lowres_best_trf), self-training keeps its last round, and the entity-bias callback (it calibrates on dev) is dropped; the log says so.
-
-    Example: spacy-auc-ner recipe lowres_best_trf out --paths.train train.tsv --paths.raw_text raw.txt --paths.transformer minilm
-
-    Safety: every input is read first; what the run writes is recorded in OUTPUT_DIR/.spacy-auc-ner-outputs.json, and --overwrite removes only that: your own files in OUTPUT_DIR (a data/ folder, a model-best of 'spacy train', a file you put in a folder of the run) are never removed. A run that fails before a self-training round finishes takes back what it wrote.
+    --paths.train and --paths.dev take .spacy, .jsonl, .json or token<TAB>BIO files (docs/formats.md).
+    Without --paths.dev nothing is chosen on a dev set: each training runs its whole budget and keeps
+    its last step. Every config setting is an override, as in spacy train: --budget.epochs 30. The
+    model lands in OUTPUT_DIR/model-best; --overwrite removes only what an earlier run wrote.
+    More: docs/recipes.md.
     """
     from ..training.recipe import run_recipe
 
@@ -201,4 +184,3 @@ def recipe_command(
     _print_rounds(summary)
 
 
-recipe_command.__doc__ = recipe_command.__doc__.replace("Example:", overrides_help(pretraining=True) + "\n\n    Example:")

@@ -27,11 +27,14 @@ def suggest_command(
     beam_width: int = typer.Option(16, "--beam-width", help="Beam of a spaCy ner pipe's uncertainty (as self-training's confidences)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output files (never RAW nor MODEL)."),
 ):
-    """Suggest the N sentences of RAW most worth annotating next, with MODEL's entities as pre-annotations.
+    """Suggest the N sentences of RAW most worth annotating next, pre-annotated by MODEL.
 
-    Strategies: mnlp, the log-probability of the model's best label sequence over the sentence's length (Shen et al. 2018), least confident first (auc_ner's crf scheme: its Viterbi path among valid BIO sequences; the other schemes: the product of each token's most probable label; spaCy's ner: the best parse's share of the beam); entropy, the mean entropy of the tokens' label distributions, highest first (crf: its marginals; softmax and two_task: their BIO probabilities; ova: its sigmoids normalised to sum to 1; ner: the labels of the beam's parses weighted by their probabilities); random, a seeded draw, the control. Walking down the ranking, a near-duplicate of a sentence already suggested is skipped (--max-similarity), and so is a sentence shorter than --min-tokens (off by default): a score over the length ranks a one-token line, such as a rule of dashes, as doubtful as a long sentence.
+    Example: spacy-auc-ner suggest model/model-best raw.txt batch.spacy --n 30
 
-    Writes OUT (.spacy: the entities set, every other token O) and OUT's .jsonl beside it, best first, one {"text", "spans": [{"start", "end", "label"}], "score", "meta"} a line in character offsets, as spaCy's and Prodigy's manual NER load; "score" is the strategy's (null for random). Existing outputs are kept unless --overwrite; neither output may be RAW or inside MODEL.
+    Ranks by the model's doubt (mnlp, entropy; random is the control) and skips near-duplicates.
+    Writes OUT (.spacy) and OUT's .jsonl, best first: spaCy/Prodigy records with the model's
+    entities, which annotation tools load and convert and recipe read back. Each record's meta
+    keeps the raw line's meta and names its file, line and sha256. Strategies: docs/recipes.md.
     """
     from ..annotation.suggestions import jsonl_path, shortfall, suggest
 
