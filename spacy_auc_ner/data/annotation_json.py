@@ -235,7 +235,7 @@ def record_doc(record: Record, nlp, alignment: str = "strict"):
         doc = nlp.make_doc(record.text)
     else:
         doc = Doc(nlp.vocab, words=[w for w, _ in record.tokens], spaces=[ws for _, ws in record.tokens])
-    ents = []
+    ents: List[Any] = []
     for s in record.spans:
         span = doc.char_span(s.start, s.end, label=s.label, alignment_mode=alignment)
         if span is None or not len(span):
