@@ -115,6 +115,9 @@ class OutputFolder:
         # what each recorded folder held when its run ended: --overwrite removes a recorded
         # folder whole, so a file the user put in it later must stop it (`_check`)
         self.contents: Dict[str, List[str]] = {}
+        # whether the run the record is of ended: False from a claim until `finish`, so that a
+        # killed run's record says so (a record without the key is a finished one's)
+        self.finished = True
         self.recorded: List[str] = self._read()
         self._lock: Optional[int] = None  # the folder's descriptor while a claim holds it
         self._claimed = False  # a claim succeeded: this run writes here until `release`
@@ -147,6 +150,7 @@ class OutputFolder:
             if why is not None:
                 raise DataError(f"{self.manifest}: not a record this package wrote ({why}); nothing was removed; move it or choose another output folder")
         self.contents = {name: list(files) for name, files in contents.items() if name in names}
+        self.finished = data.get("finished", True) is not False
         return list(names)
 
     def _unsafe(self, name: str) -> Optional[str]:
@@ -196,6 +200,14 @@ class OutputFolder:
             self.release()
             raise
         self._claimed = True
+        self.finished = False
+
+    def finish(self) -> None:
+        """Note, last, that the run ended with everything written: its record says so from now
+        on (written atomically), and a model in the folder may be used."""
+        self.finished = True
+        if self.recorded:
+            self._write()
 
     def _hold(self) -> None:
         """Lock the folder (made if need be) for this run: flock, which the system releases when
@@ -286,6 +298,9 @@ class OutputFolder:
                         f"{self.folder / name / added[0]}: not written by the earlier '{self.command}' run here (its record "
                         f"in {MANIFEST} lists what {name} held), so --overwrite would remove it with {name}; move it or "
                         "choose another output folder")
+        if previous and not overwrite and not self.finished:
+            raise DataError(f"{self.folder}: an earlier '{self.command}' run here did not finish (killed, or failed after its first "
+                            f"round), so its model-best may be an early checkpoint; rerun with --overwrite to replace what it wrote")
         if (previous or clashes) and not overwrite:
             found = ", ".join(sorted(set(previous) | set(clashes)))
             raise DataError(f"{self.folder}: already holds {what} ({found}); choose another output folder or overwrite it (--overwrite)")
@@ -374,4 +389,24 @@ class OutputFolder:
 
     def _write(self) -> None:
         contents = {n: files for n, files in self.contents.items() if n in self.recorded}
-        write_json(self.manifest, {"command": self.command, "written": self.recorded, "contents": contents})
+        write_json(self.manifest, {"command": self.command, "written": self.recorded, "contents": contents, "finished": self.finished})
+
+
+def unfinished_run(model: PathLike) -> Optional[Path]:
+    """The record of the run that wrote the pipeline folder ``model`` (``OUT/model-best`` or
+    ``OUT/round-K/model-best``) when that run did not finish, else None."""
+    model = Path(model)
+    for folder in (model.parent, model.parent.parent):
+        manifest = folder / MANIFEST
+        if not manifest.is_file():
+            continue
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        top = model.relative_to(folder).parts[0]
+        written = data.get("written") if isinstance(data, dict) else None
+        if isinstance(written, list) and top in written and data.get("finished", True) is False:
+            return manifest
+        return None
+    return None

@@ -108,6 +108,7 @@ def test_output_folder_removes_only_what_it_recorded(tmp_path):
     assert out.folder.is_dir()  # made to be held
     out.record("run").mkdir()
     (tmp_path / "out" / "mine.txt").write_text("the user's")
+    out.finish()
     out.release()  # the run ends
     again = OutputFolder(tmp_path / "out", "demo")
     with pytest.raises(DataError, match=r"already holds a demo run \(run\)"):
@@ -140,7 +141,7 @@ def test_recipe_overwrite_keeps_the_users_data_folder_with_column_inputs(tmp_pat
     assert (proj / "data" / "train.spacy").exists() and (proj / "model-best").is_dir()
     assert json.loads((proj / MANIFEST).read_text()) == {
         "command": "recipe", "written": ["data/train.spacy", "data/dev.spacy", "model-best", "model-last"],
-        "contents": {"model-best": ["meta.json"], "model-last": ["meta.json"]}}  # what each folder held at the end
+        "contents": {"model-best": ["meta.json"], "model-last": ["meta.json"]}, "finished": True}  # what each folder held at the end
 
 
 def test_recipe_overwrite_with_spacy_inputs_in_the_output_folder(tmp_path, fake_training):
@@ -359,6 +360,7 @@ def test_a_claimed_folder_is_refused_to_a_run_that_started_with_it(tmp_path):
     with pytest.raises(DataError, match=r"out: another 'recipe' run is writing into it now; wait for it to end or choose another output folder$"):
         second.claim(["model-best"], [], overwrite=True, what="a recipe run")
     first.record("model-best").mkdir()
+    first.finish()
     first.release()
     # the first run's entries are there now, seen by a claim after it: refused without --overwrite
     with pytest.raises(DataError, match=r"already holds a recipe run \(model-best\)"):
@@ -472,3 +474,41 @@ def test_an_empty_output_dir_is_refused_not_read_as_the_current_folder(tmp_path,
     line = _error(runner.invoke(app, [*command, "", "--paths.train", "t.tsv"]))
     assert line == "Error: OUTPUT_DIR is an empty path: name a folder ('.' for the current one)"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_run_is_not_a_finished_run(tmp_path, toy_corpus):
+    """S3: a run killed after spaCy wrote its step-0 model-best left a record like a finished
+    run's; the rerun was refused as for a finished run, and suggest used that model without a
+    word. The record says finished last; a rerun and a model from an unfinished run are refused."""
+    import spacy
+    from typer.testing import CliRunner
+
+    from spacy_auc_ner.cli.app import app
+    from spacy_auc_ner.data.files import DataError
+    from spacy_auc_ner.training.confidences import load_pipeline
+
+    out = tmp_path / "run"
+    folder = OutputFolder(out, "recipe")
+    folder.claim(["model-best", "model-last"], [], False, "a recipe run")
+    folder.record("model-best", "model-last")
+    spacy.blank("en").to_disk(out / "model-best")  # what spaCy saves at step 0
+    folder.release()  # the process ends without finishing: killed
+    assert json.loads((out / MANIFEST).read_text())["finished"] is False
+    with pytest.raises(DataError, match=r"an earlier 'recipe' run here did not finish .* rerun with --overwrite"):
+        OutputFolder(out, "recipe").claim(["model-best", "model-last"], [], False, "a recipe run")
+    with pytest.raises(DataError, match=r"model-best: written by a run that did not finish \(.*outputs.json says so\)"):
+        load_pipeline(out / "model-best")
+    raw = tmp_path / "raw.txt"
+    raw.write_text("a b c\n")
+    result = CliRunner().invoke(app, ["suggest", str(out / "model-best"), str(raw), str(tmp_path / "b.spacy")])
+    assert result.exit_code == 1 and "written by a run that did not finish" in result.stderr
+    # a finished run's record says so, and its model loads
+    again = OutputFolder(out, "recipe")
+    again.claim(["model-best", "model-last"], [], True, "a recipe run")
+    again.clear()
+    again.record("model-best", "model-last")
+    spacy.blank("en").to_disk(out / "model-best")
+    again.finish()
+    again.release()
+    assert json.loads((out / MANIFEST).read_text())["finished"] is True
+    assert load_pipeline(out / "model-best").pipe_names == []

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from ..data.columns import DataError
 from ..data.files import PathLike
+from ..outputs import unfinished_run
 from ..pipeline.component import AUCNER
 
 RECOGNIZERS = ("auc_ner", "ner", "beam_ner")  # the factories of pipes whose entities have confidences
@@ -38,6 +39,10 @@ def load_pipeline(model: PathLike) -> Language:
 
     if not Path(model).exists():
         raise DataError(f"{model}: no such pipeline folder")
+    record = unfinished_run(model)
+    if record is not None:
+        raise DataError(f"{model}: written by a run that did not finish ({record} says so), so it may be an early "
+                        f"checkpoint, even the untrained one; rerun that run with --overwrite, or give a finished run's model")
     try:
         return spacy.load(model)
     except (OSError, ValueError, KeyError) as err:

@@ -458,8 +458,10 @@ def _train_steps(
         log(f"training {where} on {train}")
         out.record(*TRAIN_DIRS)
         train_config(config, out.folder, None, gpu_id)
+        out.finish()
         return summary
     items = read_pool_config(config, where)
     records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
     summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
+    out.finish()
     return summary
