@@ -58,13 +58,6 @@ RECIPE_LAYERS = ("pretrain/characters.cfg", "self_training.cfg", "lowres_extras.
 TRF_RECIPE_SUFFIX = "_trf"
 TRF_RECIPE_LAYERS: Tuple[str, ...] = ("self_training.cfg",)
 DEFAULT_RECIPE = "lowres_best"
-# old method or config names -> today's (so that an old command line gets a pointer, not a guess)
-RENAMED: Dict[str, str] = {
-    "softmax": "ce", "ova_auc_grouped": "ova_auc", "ova_auc_batch": "ova_auc_all_batch",
-    "ova_auc_viterbi": "ova_auc_all_viterbi", "ova_auc_batch_viterbi": "ova_auc_all_batch_viterbi",
-    "comauc_2t": "two_task_comauc", "comauc_ova": "ova_comauc", "wce_inverse": "weighted_ce", "wce_log": "weighted_ce_log",
-    "ns_uniform": "negative_sampling_uniform", "ns_weighted": "negative_sampling_weighted", "negative_sampling": "negative_sampling_uniform",
-}
 
 class MethodError(ValueError):
     """A method or base that cannot be found or assembled; the message is one line naming the file."""
@@ -92,8 +85,7 @@ def base_path(encoder: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path
 
 
 def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
-    """``configs/methods/<name>.cfg``; an unknown name fails with the known ones (and the new
-    name of a renamed method)."""
+    """``configs/methods/<name>.cfg``; an unknown name fails with the known ones."""
     path = methods_dir(configs_dir) / f"{name}.cfg"
     if path.exists():
         return path
@@ -101,9 +93,7 @@ def method_path(name: str, configs_dir: PathLike = DEFAULT_CONFIGS_DIR) -> Path:
     if not known:
         raise MethodError(f"{methods_dir(configs_dir)}: no method configs found (run from the project folder or name the configs folder)")
     hint = ""
-    if name in RENAMED:
-        hint = f" (renamed: it is now {RENAMED[name]!r})"
-    elif name.endswith("_trf") and name[: -len("_trf")] in known:
+    if name.endswith("_trf") and name[: -len("_trf")] in known:
         hint = f" (the transformer variant is the method {name[: -len('_trf')]!r} on encoder 'trf')"
     recipes = recipe_names(configs_dir)
     raise MethodError(f"unknown method {name!r}{hint}; known: {', '.join(known)}" + (f"; recipes: {', '.join(recipes)}" if recipes else ""))

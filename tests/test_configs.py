@@ -19,7 +19,6 @@ from typer.testing import CliRunner
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.methods import (
     ENCODERS,
-    RENAMED,
     MethodError,
     assemble,
     base_path,
@@ -67,7 +66,7 @@ def test_the_papers_methods_are_there_and_nothing_else_is_in_configs():
     # the bases, the recipes' shared partials (self-training's settings, the extras) and the budget's defaults; the recipes are partials too
     assert sorted(p.name for p in CONFIGS.glob("*.cfg")) == sorted([*ENCODERS.values(), "lowres_extras.cfg", "self_training.cfg", "budget.cfg"])
     assert recipe_names(CONFIGS) == sorted(RECIPES + TRF_RECIPES)
-    assert not set(RENAMED) & set(METHODS) and not set(METHODS) & set(RECIPES + TRF_RECIPES)
+    assert not set(METHODS) & set(RECIPES + TRF_RECIPES)
     assert all(describe(m, CONFIGS) for m in METHODS + RECIPES + TRF_RECIPES)
 
 
@@ -255,11 +254,9 @@ def test_overrides_apply_last_and_a_wrong_section_is_named(tmp_path):
         method_config("ce", "cpu", CONFIGS, {"nope.x": 1})
 
 
-def test_unknown_renamed_and_transformer_names_point_to_the_method():
+def test_unknown_and_transformer_names_point_to_the_method():
     with pytest.raises(MethodError, match="unknown method 'nope'; known: bilstm_crf, "):
         method_path("nope", CONFIGS)
-    with pytest.raises(MethodError, match="renamed: it is now 'ova_auc'"):
-        method_path("ova_auc_grouped", CONFIGS)
     with pytest.raises(MethodError, match="the method 'ce' on encoder 'trf'"):
         method_path("ce_trf", CONFIGS)
     with pytest.raises(MethodError, match="unknown encoder 'gpu'"):

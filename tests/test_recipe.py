@@ -294,21 +294,15 @@ def test_the_command_prints_one_error_line(toy_corpus):
                                                   f"({recipe_module.recipe_files(RECIPE)[1][-1]}))"]
 
 
-@pytest.mark.parametrize("command,old,says", [
-    ("recipe", ["OUT", "--train", "t.spacy", "--dev", "d.spacy", "--raw", "r.txt", "--config", "lowres_best", "--pretrain-epochs", "5"],
-     "--train -> --paths.train; --dev -> --paths.dev; --raw -> --paths.raw_text; --config -> CONFIG (the first argument); --pretrain-epochs -> --pretraining.max_epochs"),
-    ("recipe", ["OUT", "--train", "t.spacy", "--dev", "d.spacy", "--rounds", "1", "--threshold", "0.8", "--no-pretrain"],
-     "--train -> --paths.train; --dev -> --paths.dev; --rounds -> --self_training.rounds; --threshold -> --self_training.threshold; --no-pretrain -> --pretraining.max_epochs 0"),
-    ("self-train", ["c.cfg", "OUT", "--train", "t.spacy", "--dev", "d.spacy", "--pool", "p.txt", "--keep-empty"],
-     "--train -> --paths.train; --dev -> --paths.dev; --pool -> --paths.raw_text; --keep-empty -> --self_training.keep_empty true"),
+@pytest.mark.parametrize("command,args,says", [
+    ("recipe", ["lowres_best", "OUT", "--train", "t.spacy"], "recipe: no option --train; settings are given as --section.key VALUE (see --help)"),
+    ("self-train", ["c.cfg", "OUT", "--paths.train", "t.spacy", "--keep-empty"], "self-train: no option --keep-empty; settings are given as --section.key VALUE (see --help)"),
 ])
-def test_the_old_form_is_refused_with_what_to_type(command, old, says, monkeypatch):
+def test_an_option_that_is_no_setting_is_refused_in_one_line(command, args, says, monkeypatch):
     _never_train(monkeypatch)
-    result = runner.invoke(app, [command, *old])
+    result = runner.invoke(app, [command, *args])
     assert result.exit_code == 1
-    assert result.output.strip().splitlines() == [
-        f"Error: {command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: spacy-auc-ner {command} CONFIG OUTPUT_DIR "
-        f"--paths.train TRAIN [--paths.dev DEV] [--paths.raw_text RAW] ({says})"]
+    assert result.output.strip().splitlines() == [f"Error: {says}"]
 
 
 def test_the_command_takes_a_name_or_a_file_and_hands_on_the_overrides(toy_corpus, monkeypatch, tmp_path):
@@ -492,24 +486,22 @@ def test_a_jsonl_reader_that_leaves_out_every_text_is_refused(toy_corpus, monkey
 
 
 def test_the_documents_name_no_option_the_commands_refuse():
-    """README, docs/ and the lab's docs name the config overrides `recipe` and `self-train`
-    take, not the options of the old form that they refuse (`OLD_OPTIONS`): a backticked span
-    that starts with one, or one in a `spacy-auc-ner recipe` / `self-train` command line."""
+    """README, docs/ and the lab's docs give `recipe` and `self-train` only what they take: their
+    own options and config overrides (--section.key), in every command line and backticked span."""
     import re
-
-    from spacy_auc_ner.cli.lowres import OLD_OPTIONS
 
     root = Path(__file__).resolve().parents[1]
     docs = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "projects" / "lab" / "README.md",
             *sorted((root / "projects" / "lab" / "docs").glob("*.md"))]
+    own = {"--gpu-id", "-g", "--overwrite", "--model", "--help"}
     found = []
     for doc in docs:
-        for span in re.findall(r"`([^`\n]+)`", doc.read_text(encoding="utf8")):
-            words = span.split()
-            ours = bool(re.search(r"spacy-auc-ner (recipe|self-train)\b", span))
-            old = [w.split("=", 1)[0] for w in words if w.split("=", 1)[0] in OLD_OPTIONS]
-            if old and (ours or words[0].split("=", 1)[0] in OLD_OPTIONS):
-                found.append(f"{doc.relative_to(root)}: `{span}`")
+        text = doc.read_text(encoding="utf8")
+        for line in re.findall(r"spacy-auc-ner (?:recipe|self-train)\b[^`\n]*", text):
+            options = [w.split("=", 1)[0] for w in line.split() if w.startswith("-")]
+            wrong = [o for o in options if o not in own and "." not in o]
+            if wrong:
+                found.append(f"{doc.relative_to(root)}: {wrong} in `{line}`")
     assert found == []
 
 

@@ -40,30 +40,14 @@ def pool_command(
     typer.echo(f"Wrote {n} unlabeled sentence{'' if n == 1 else 's'} to {output_path}", err=True)
 
 
-# the options of `recipe` and `self-train` until 2026-11-26 -> the config keys that replace them
-OLD_OPTIONS = {
-    "--train": "--paths.train", "--dev": "--paths.dev", "--raw": "--paths.raw_text", "--pool": "--paths.raw_text",
-    "--config": "CONFIG (the first argument)", "-c": "CONFIG (the first argument)",
-    "--rounds": "--self_training.rounds", "--threshold": "--self_training.threshold",
-    "--low-confidence": "--self_training.low_confidence", "--component": "--self_training.component",
-    "--beam-width": "--self_training.beam_width", "--keep-empty": "--self_training.keep_empty true",
-    "--skip-empty": "--self_training.keep_empty false", "--pretrain-epochs": "--pretraining.max_epochs",
-    "--no-pretrain": "--pretraining.max_epochs 0", "--pretrain": "(nothing: the config's [pretraining] decides)",
-}
 def _overrides(command: str, config: str, output_dir: Optional[str], args: List[str]) -> Dict[str, Any]:
-    """The config overrides among the extra arguments; the options of the old form are refused
-    with one line saying what to type instead."""
+    """The config overrides among the extra arguments (``--section.key VALUE``, as spacy train
+    takes them); anything else is refused in one line."""
     from spacy.cli._util import parse_config_overrides
 
     from ..data.columns import DataError
     from ..data.files import check_seed
 
-    given = ([str(output_dir)] if output_dir is not None else []) + args  # click may take an unknown option for OUTPUT_DIR
-    old = [a.split("=", 1)[0] for a in given if a.split("=", 1)[0] in OLD_OPTIONS]
-    if old:
-        instead = "; ".join(f"{o} -> {OLD_OPTIONS[o]}" for o in dict.fromkeys(old))
-        raise DataError(f"{command} takes CONFIG OUTPUT_DIR and config overrides now, as spacy train: "
-                        f"spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] [--paths.raw_text RAW] ({instead})")
     # click hands a first --section.key to OUTPUT_DIR when OUTPUT_DIR was left out
     if output_dir is None or str(output_dir).startswith("--"):
         raise DataError(f"{command}: missing OUTPUT_DIR (spacy-auc-ner {command} CONFIG OUTPUT_DIR --paths.train TRAIN [--paths.dev DEV] ...)")
