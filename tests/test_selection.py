@@ -8,6 +8,7 @@ import pytest
 
 from spacy_auc_ner.annotation.selection import (
     DEFAULT_MAX_SIMILARITY,
+    check_selection,
     diverse_first,
     jaccard,
     long_enough,
@@ -159,7 +160,7 @@ def test_the_length_guard_skips_short_sentences_for_every_strategy():
 @pytest.mark.parametrize("min_tokens", [0, -1, 2.5, True, "5"])
 def test_a_bad_min_tokens_is_one_line(min_tokens):
     with pytest.raises(DataError, match="--min-tokens: expected a whole number of tokens, 1 or more"):
-        select_sentences("mnlp", [frozenset("a")], 1, [0.0], lengths=[1], min_tokens=min_tokens)
+        check_selection("mnlp", 1, 0.7, 0, min_tokens)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -172,7 +173,7 @@ def test_a_bad_min_tokens_is_one_line(min_tokens):
 def test_bad_settings_are_one_line(args, message):
     strategy, n, max_similarity = args
     with pytest.raises(DataError, match=message):
-        select_sentences(strategy, [frozenset("a")], n, [0.0], max_similarity=max_similarity)
+        check_selection(strategy, n, max_similarity)
 
 
 def test_scores_that_are_not_numbers_are_refused():

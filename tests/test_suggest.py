@@ -337,3 +337,15 @@ def test_suggestions_trace_to_their_source_line_keep_its_meta_and_come_back_unch
     assert runner.invoke(app, ["convert", str(out.with_suffix(".jsonl")), str(tmp_path / "again.spacy")]).exit_code == 0
     again = list(DocBin().from_disk(tmp_path / "again.spacy").get_docs(spacy.blank("en").vocab))
     assert [d.to_json() for d in again] == [d.to_json() for d in docs]
+
+
+def test_one_suggest_run_checks_its_settings_once(models, raw, tmp_path, monkeypatch):
+    """Issue 65: one suggest run checked its strategy three times (suggest, suggest_docs and
+    select_sentences); the command's entrance checks it, the layers below trust it."""
+    from spacy_auc_ner.annotation import selection, suggestions
+
+    calls = []
+    real = selection.check_selection
+    monkeypatch.setattr(suggestions, "check_selection", lambda *a, **k: (calls.append(a), real(*a, **k))[1])
+    assert _run(models["crf"], raw, tmp_path / "b.spacy", "--n", 2).exit_code == 0
+    assert len(calls) == 1

@@ -129,8 +129,8 @@ def select_sentences(
 ) -> List[int]:
     """The indices of the ``n`` pool sentences to annotate next, best first: ranked by
     ``strategy`` on ``scores`` (one per sentence; none for random), sentences of fewer than
-    ``min_tokens`` tokens (``lengths``) and near-duplicates skipped."""
-    check_selection(strategy, n, max_similarity, seed, min_tokens)
+    ``min_tokens`` tokens (``lengths``) and near-duplicates skipped. The settings are checked
+    by the caller's entrance (`check_selection`)."""
     if min_tokens > 1 and (lengths is None or len(lengths) != len(token_sets)):
         raise ValueError(f"the length guard (min_tokens {min_tokens}) needs one length per sentence: got "
                          f"{0 if lengths is None else len(lengths)} for {len(token_sets)}")

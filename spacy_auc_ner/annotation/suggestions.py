@@ -50,8 +50,15 @@ def suggest_docs(
     """The ``n`` docs of the pool most worth annotating by ``strategy``, best first, with the
     model's entities (random: only the chosen docs go through the model; with ``nlp`` None,
     none does and they come back as given, since random reads no model); sentences of fewer than
-    ``min_tokens`` tokens are skipped."""
+    ``min_tokens`` tokens are skipped. The settings are checked here, once (`check_selection`)."""
     check_selection(strategy, n, max_similarity, seed, min_tokens)
+    return _suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
+                         component=component, beam_width=beam_width, progress=progress)
+
+
+def _suggest_docs(nlp: Optional[Language], docs: Sequence[Doc], n: int, strategy: str, *, seed: int, max_similarity: float,
+                  min_tokens: int, component: Optional[str], beam_width: int, progress: bool) -> List[Suggestion]:
+    """`suggest_docs` on checked settings."""
     if nlp is None and strategy != "random":
         raise DataError(f"--strategy {strategy} ranks by a model's uncertainty: it needs the model (only random reads none)")
     if nlp is not None:
@@ -145,8 +152,8 @@ def suggest(
     texts = read_pool_texts(raw)
     nlp = load_pipeline(model)
     docs = pool_docs(nlp, [t.item for t in texts])
-    suggestions = suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
-                               component=component, beam_width=beam_width, progress=progress)
+    suggestions = _suggest_docs(nlp, docs, n, strategy, seed=seed, max_similarity=max_similarity, min_tokens=min_tokens,
+                                component=component, beam_width=beam_width, progress=progress)
     too_short = sum(1 for doc in docs if len(doc) < min_tokens)
     if not suggestions:  # empty files, written over a previous batch with --overwrite, are no batch
         raise DataError(f"{raw}: no sentence to suggest ({shortfall(n, 0, len(docs), too_short)}); nothing written")
