@@ -4,7 +4,7 @@ failures end it with one ``Error:`` line (:mod:`.errors`). The studies, corpora 
 statistics and partitions are the lab's (``projects/lab``: ``python -m auc_ner_lab``)."""
 import os
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Optional
 
 import typer
 
@@ -86,21 +86,9 @@ def config(
     \\[transformers]) are skipped, and one line says so. More: docs/reference.md#configs.
     """
     # "\\[" above: the help is Rich markup, where a bare [transformers] is a style tag and vanishes
-    from ..data.files import read_text, write_text
-    from ..extras import MissingExtra, install_command, missing_for
-    from ..methods import (
-        ENCODERS,
-        MethodError,
-        assemble,
-        check_config,
-        config_files,
-        describe,
-        method_names,
-        methods_dir,
-        recipe_encoder,
-        recipe_names,
-    )
-    from ..outputs import check_output_file
+    from ..extras import install_command
+    from ..full_configs import full_configs, write_configs
+    from ..methods import MethodError, describe, method_names, methods_dir, recipe_names
 
     if output is not None and not output.strip():  # an unset shell variable: Path("") would be the current folder
         raise MethodError("--output is an empty path: name a file or folder ('.' for the current one), or leave it out to print")
@@ -121,32 +109,7 @@ def config(
         raise MethodError("--all writes one file per method and encoder and per recipe: give an --output folder")
     if all_methods and Path(str(output)).is_file():
         raise MethodError(f"--output {output} is a file: --all writes one file per method and encoder and per recipe into a folder")
-    recipes = recipe_names(configs_dir)
-    if all_methods:
-        jobs = [(m, e) for m in method_names(configs_dir) for e in ENCODERS] + [(r, recipe_encoder(r)) for r in recipes]
-    else:  # a recipe is on its own encoder unless --encoder names another (config_files refuses that)
-        jobs = [(str(name), encoder or (recipe_encoder(name) if name in recipes else "cpu"))]
-    texts, inputs = {}, set()
-    skipped: Dict[str, List[str]] = {}  # extra -> the configs that need it
-    for method, enc in jobs:
-        base, partials = config_files(method, enc, configs_dir)
-        filename = f"{method}.cfg" if enc == "cpu" or method in recipes else f"{method}_trf.cfg"
-        missing = missing_for("".join(read_text(p) for p in (base, *partials)))
-        if missing and all_methods:
-            skipped.setdefault(missing[0], []).append(filename)
-            continue
-        if missing:
-            raise MissingExtra(f"{partials[-1]} on {base} names functions of the {missing[0]!r} extra, which is not installed: {install_command(missing[0])}")
-        cfg, sources = assemble(base, partials), [base, *partials]
-        check_config(cfg, f"{partials[-1]} on {base}")
-        command = method if method in recipes else f"{method} --encoder {enc}"
-        header = (
-            f"# Written by `spacy-auc-ner config {command}` from {', '.join(map(str, sources[:-1]))}\n"
-            f"# and {sources[-1]}: edit those (or a copy, with --configs-dir), not this file.\n"
-            f"# {describe(method, configs_dir)}\n"
-        )
-        texts[filename] = header + cfg.to_str(interpolate=False) + "\n"
-        inputs.update(sources)
+    texts, inputs, skipped = full_configs(name, encoder, configs_dir, every_one=all_methods)
     if output is None:
         typer.echo("".join(texts.values()), nl=False)
         return
@@ -155,10 +118,7 @@ def config(
     else:
         ((filename, text),) = texts.items()
         targets = {_in_folder(output, filename): text}
-    for path in targets:
-        check_output_file(path, inputs, overwrite)
-    for path, text in targets.items():
-        write_text(path, text)
+    write_configs(targets, inputs, overwrite)
     typer.echo(f"Wrote {len(texts)} config(s) to {output}" if all_methods else f"Wrote {next(iter(targets))}", err=True)
     for extra, names in skipped.items():
         typer.echo(f"Skipped {len(names)} config(s) that need the {extra!r} extra, which is not installed "
