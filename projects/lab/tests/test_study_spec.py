@@ -115,7 +115,6 @@ def test_imbalance_and_resampling_values():
         ({"sizes": [10, "x"]}, "sizes[1]: 'x' is not a positive"),
         ({"sizes": [10, 10]}, "sizes: 10 is listed twice"),
         ({"methods": ["nope"]}, "methods[0]: unknown method 'nope'; known: "),
-        ({"methods": ["ova_auc_grouped"]}, "methods[0]: unknown method 'ova_auc_grouped' (renamed: it is now 'ova_auc')"),
         ({"methods": [{"name": "x", "base": "ce_trf"}]}, "the method 'ce' on encoder 'trf'"),
         ({"encoder": "gpu"}, "encoder: 'gpu' is not one of cpu, trf"),
         ({"methods": [{"name": "a", "config": "a.cfg", "base": "ce"}]}, "methods[0] (a): give one of 'base' (a method), 'recipe' (a recipe) or 'config' (a full config file), not base and config"),
