@@ -11,7 +11,8 @@ from spacy_auc_ner.api import METRICS, PathLike, check_output_file, write_json, 
 from .aggregate import DEFAULT_METRIC, Compute, MethodResult, aggregate, baseline_pairs, compute, crosses_devices, row_score, row_scores
 from .baseline import Baseline
 from .panels import AXIS_LABELS, by_panel, column_name, panel_title
-from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results
+from .plots import PLOT_STEMS, paired_plot_stem, plot_paired_differences, plot_results, pyplot
+from .requirements import MissingRequirement
 from .stats import p_text, pct
 from .store import ResultsStore, check_not_in_store, latest_rows
 from .tuning import value_text
@@ -153,6 +154,8 @@ def write_report(results_path: PathLike, out_dir: PathLike, *, metric: str = DEF
         names += [f"{paired_plot_stem(base)}.{fmt}" for fmt in ("png", "svg")]
     for name in names:
         check_output_file(out_dir / name, [results_path, *inputs], overwrite)
+    if plots:
+        _check_plotting()
     rows = store.rows(warn=warn) if cells is None else store.rows_for(cells, warn=warn)
     if not rows:
         raise FileNotFoundError(f"{results_path}: no results rows (run the study first)")
@@ -180,6 +183,15 @@ def write_report(results_path: PathLike, out_dir: PathLike, *, metric: str = DEF
     if plots and summaries and baseline:
         written += plot_paired_differences(summaries, baseline, out_dir)
     return {"markdown": text, "summaries": summaries, "plots": written, "failures": failures, "compute": costs}
+
+
+def _check_plotting() -> None:
+    """The plots' dependency, before any file is written: a report that wrote its tables and then
+    failed on its plots left files that its rerun with --no-plots refused to write over."""
+    try:
+        pyplot()
+    except MissingRequirement as err:
+        raise MissingRequirement(f"{err}; or write the report without plots (--no-plots)") from None
 
 
 def _method_table(methods, columns, text) -> List[str]:

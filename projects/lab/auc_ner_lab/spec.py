@@ -61,7 +61,7 @@ def load_spec(
     except ValueError as err:  # srsly's "Invalid YAML: ..." names the line and column
         raise SpecError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
     if set_values and isinstance(data, dict):
-        data = dict(data)
+        data, file_data = dict(data), data
         for item in set_values:
             key, sep, raw = item.partition("=")
             if not sep or not key.strip():
@@ -70,6 +70,8 @@ def load_spec(
                 data[key.strip()] = srsly.yaml_loads(raw)
             except ValueError as err:
                 raise SpecError(f"{path}: --set {item!r}: the value is not valid YAML: {' '.join(str(err).split())}") from None
+        if data.get("size_overrides") is file_data.get("size_overrides"):
+            _keep_size_overrides(data, file_data)
     spec = parse_spec(data, source=str(path), corpora_dir=corpora_dir, configs_dir=configs_dir, gpu_id=gpu_id)
     if only_corpora:
         unknown = sorted(set(only_corpora) - set(spec.corpora))
@@ -88,6 +90,15 @@ def load_spec(
         spec.choosers = [m for m in spec.methods if m.name in needed]
         spec.methods = kept
     return spec
+
+
+def _keep_size_overrides(data: dict, file_data: dict) -> None:
+    """`--set sizes=...` runs part of a grid with the same cells: the file's size_overrides keep
+    the entries of the new sizes and drop those of the file's own sizes the new list leaves out
+    (any other entry is checked, and refused, as the file's)."""
+    overrides, sizes, own = file_data.get("size_overrides"), data.get("sizes"), file_data.get("sizes")
+    if isinstance(overrides, dict) and isinstance(sizes, list) and isinstance(own, list):
+        data["size_overrides"] = {size: keys for size, keys in overrides.items() if size in sizes or size not in own}
 
 
 def parse_spec(

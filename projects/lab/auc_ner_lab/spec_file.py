@@ -14,6 +14,8 @@ from .training_extras import PRETRAIN_TEXTS, AugmentSettings
 from .tuning import TUNE_SEED_OFFSET, TuneBlock, value_text
 from .validation import At, Section, expect, positive, whole
 
+NO_DEV_READER = "spacy_auc_ner.NoDev.v1"  # a dev corpus of no examples: training keeps its last step
+
 
 class SpecError(ValueError):
     """A study spec that cannot be expanded; the message names the file and the key."""
@@ -205,8 +207,7 @@ class SpecFile(Section):
         if self.sizes is None and setting in ("lowres", "imbalance"):
             raise At(("sizes",), f"a {setting} study needs a list of training-set sizes")
         _listed_once(self.sizes or [], "sizes")
-        # (a size_overrides entry of a size the spec lacks is allowed: `--set 'sizes=[20]'` runs
-        # part of a grid with the same cells)
+        self._check_size_overrides()
         _listed_once(self.values(), value_key or "values")
         _listed_once([m.name for m in self.methods], "methods")
         for i, method in enumerate(self.methods):
@@ -215,6 +216,7 @@ class SpecFile(Section):
                 raise At(("methods", i, "corpus_overrides", unknown[0]), f"{unknown[0]!r} is not a corpus of this spec ({', '.join(self.corpora)})")
         self._check_baseline()
         self._check_tuned_as()
+        self._check_dev_corpus()
         if self.tune is not None and self.partitions > TUNE_SEED_OFFSET:
             raise At(("partitions",), f"at most {TUNE_SEED_OFFSET} in a tuned study (tuning partitions use seeds from seed + {TUNE_SEED_OFFSET})")
         return self
@@ -223,6 +225,34 @@ class SpecFile(Section):
         """The setting's values ([None] for lowres)."""
         key = SETTINGS[self.setting]
         return [None] if key is None else list(getattr(self, key) or [])
+
+    def _check_size_overrides(self) -> None:
+        """Each size_overrides entry is of a size of the spec: one of another (300 for 30) would be
+        ignored (`load_spec` drops those of the file's sizes that `--set sizes=` leaves out)."""
+        known = ", ".join(str(size) for size in self.sizes or [])
+        for size in self.size_overrides:
+            if size not in (self.sizes or []):
+                raise At(("size_overrides",), f"{size} is not one of the spec's sizes ({known})")
+
+    def _check_dev_corpus(self) -> None:
+        """No cell trains without a dev corpus (NoDev.v1 in an overrides, which a dev_size sample
+        replaces) where tuning trials choose on dev scores or score_on: dev reports them."""
+        if self.dev_size is not None:
+            return
+        places = [(("overrides",), self.overrides, None)]
+        places += [(("size_overrides", size), keys, None) for size, keys in self.size_overrides.items()]
+        places += [(("corpora", name, "overrides"), entry.overrides, None) for name, entry in self.corpora.items()]
+        for i, m in enumerate(self.methods):
+            places += [(("methods", i, "overrides"), m.overrides, m)]
+            places += [(("methods", i, "corpus_overrides", name), keys, m) for name, keys in m.corpus_overrides.items()]
+        for loc, overrides, method in places:
+            key = _no_dev_key(overrides)
+            needs = [what for what, needed in (
+                ("the tune: block's trials choose on dev scores", self.tune is not None and (method is None or method.tuned_as is None)),
+                ("score_on: dev scores the reported cells on it", self.score_on == "dev")) if needed]
+            if key is not None and needs:
+                raise At((*loc, key), f"{NO_DEV_READER} leaves the cells no dev corpus, but {' and '.join(needs)} "
+                                      "(give dev_size: a sample of the dev file)")
 
     def _check_tuned_as(self) -> None:
         names = [m.name for m in self.methods]
@@ -266,6 +296,15 @@ class SpecFile(Section):
         known = [value_text(v) for v in self.values()]
         if base.value not in known:
             fail(f": {base.value} is not one of the spec's {SETTINGS[setting]} ({', '.join(known)})")
+
+
+def _no_dev_key(overrides: Dict[str, Any]) -> Optional[str]:
+    """The key of `overrides` that makes the dev corpus NoDev.v1, if one does."""
+    for key, value in overrides.items():
+        if (key == "corpora.dev" and isinstance(value, dict) and value.get("@readers") == NO_DEV_READER) or \
+                (key == "corpora.dev.@readers" and value == NO_DEV_READER):
+            return key
+    return None
 
 
 def _setting_of(value_key: str) -> str:

@@ -68,6 +68,9 @@ def run_command(
     results = results or Path("results") / study.name
     store = ResultsStore(results)
     store.check()
+    cell_runner = runner or study.runner
+    if cell_runner is None:  # spacy train reads the corpus files: the dry run refuses them as the run does
+        study.check_files()
     if untraced:
         cells = untraced_cells(cells, store.rows(warn=_err, cells=cells), store)
         again = True
@@ -78,9 +81,6 @@ def run_command(
         trials = sum(1 for c in todo if c.tuning is not None)
         _err(f"{len(todo)} of {len(cells)} cells to run" + (f" ({trials} tuning trials)" if study.tune else "") + f" -> {results}")
         return
-    cell_runner = runner or study.runner
-    if cell_runner is None:
-        study.check_files()
     outcome = run_study(
         cells, results, workers=workers, runner=cell_runner, retry_failed=retry_failed, again=again,
         threads_per_worker=threads_per_worker, use_ray=ray, ray_address=ray_address, progress=progress,

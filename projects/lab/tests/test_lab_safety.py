@@ -221,6 +221,21 @@ def test_a_dry_run_refuses_a_missing_config_as_the_run_does(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+
+@pytest.mark.parametrize("case", ["misspelled", "missing_file"])
+def test_a_dry_run_refuses_missing_corpus_files_as_the_run_does(tmp_path, case):
+    """Issue 66 S8: `study run --dry-run` listed the cells of a misspelled corpus (or of one
+    whose files are missing under corpora_dir), which the run itself refuses."""
+    spec = _spec(tmp_path, corpora=["toyy"] if case == "misspelled" else ["toy"], runner=None)
+    if case == "missing_file":
+        (tmp_path / "corpus" / "toy" / "dev.spacy").unlink()
+    run = one_error_line(invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress"))
+    assert (f"corpus 'toyy': train file {tmp_path / 'corpus' / 'toyy' / 'train.spacy'} not found" if case == "misspelled"
+            else f"corpus 'toy': dev file {tmp_path / 'corpus' / 'toy' / 'dev.spacy'} not found") in run
+    dry = invoke(app, "study", "run", spec, "--results", tmp_path / "r", "--no-progress", "--dry-run")
+    assert one_error_line(dry) == run and dry.stdout == ""
+    assert not (tmp_path / "r").exists()
+
 def test_corpus_get_never_writes_over_the_local_copy_it_reads(tmp_path, monkeypatch):
     """The issue's case: DIR/conll2003 is the local copy (4 columns) and the output folder."""
     monkeypatch.delenv("SPACY_AUC_NER_DATA", raising=False)

@@ -129,6 +129,24 @@ def test_report_cli(tmp_path):
     assert missing.exit_code == 1 and "no results rows" in missing.output
 
 
+
+def test_a_report_without_matplotlib_is_refused_before_it_writes(tmp_path, monkeypatch):
+    """Issue 66 S11: without matplotlib, `study report` wrote report.md, summary.json and
+    compute.json, then failed, and its rerun with --no-plots was refused ("already exists"):
+    the plotting dependency is checked before anything is written (unless --no-plots)."""
+    import sys
+
+    from lab_helpers import invoke, one_error_line
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    results, out = _write(tmp_path / "res", LOWRES), tmp_path / "out"
+    line = one_error_line(invoke(study_app, "report", results, "--out", out))
+    assert line.startswith("Error: plotting needs matplotlib, which is not installed ") and "--no-plots" in line
+    assert not out.exists() or not any(out.iterdir())
+    done = invoke(study_app, "report", results, "--out", out, "--no-plots")
+    assert done.exit_code == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["compute.json", "report.md", "summary.json"]
+
 def test_report_of_one_spec_and_warning_on_changed_overrides(tmp_path):
     base = {"name": "t", "corpora": ["toy"], "methods": ["ce"], "sizes": [10], "partitions": 2}
     out = tmp_path / "r"

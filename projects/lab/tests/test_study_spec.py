@@ -194,9 +194,13 @@ def test_cli_dry_run_and_spec_errors(tmp_path):
     from typer.testing import CliRunner
 
     from auc_ner_lab.study_cli import study_app
+    from lab_data import write_toy_corpus
 
     runner = CliRunner()
-    out = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--dry-run", "--results", str(tmp_path / "r.jsonl")])
+    corpora = write_toy_corpus(tmp_path / "corpora")
+    (corpora / "toy").rename(corpora / "ncbi_disease")  # the dry run checks the corpus files, as the run does
+    out = runner.invoke(study_app, ["run", str(STUDIES / "preset_cpu.yaml"), "--dry-run", "--corpora-dir", str(corpora),
+                                    "--results", str(tmp_path / "r.jsonl")])
     assert out.exit_code == 0, out.output
     assert "ncbi_disease/ce/n=50/p0#" in out.output and "45 of 45 cells to run" in out.output
     bad = tmp_path / "bad.yaml"
@@ -302,3 +306,51 @@ def test_a_dev_only_study_never_scores_test_and_its_cells_are_other_rows():
     assert row_score(row, "ents_f") == 0.4 and row_score({"scores": {"ents_f": 0.3, "dev_scores": {"ents_f": 0.4}}}, "ents_f") == 0.3
     with pytest.raises(SpecError, match="score_on: 'test2' is not one of test, dev"):
         parse_spec({**data, "score_on": "test2"})
+
+
+def test_a_size_override_of_a_size_the_spec_lacks_is_refused(tmp_path):
+    """Issue 66 S9: a size_overrides entry of a size not in `sizes` (a typo: 300 for 30) was
+    ignored without a word; it is refused when the spec is read, naming the key. Part of a grid
+    (`--set 'sizes=[20]'`) keeps the entries of the file's own sizes it leaves out."""
+    with pytest.raises(SpecError) as err:
+        parse_spec(_spec(sizes=[20, 50], size_overrides={20: {"training.max_steps": 90}, 300: {"training.max_steps": 9}}),
+                   source="my.yaml")
+    assert str(err.value) == "my.yaml: size_overrides: 300 is not one of the spec's sizes (20, 50)"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(_spec(sizes=[20, 50], size_overrides={20: {"training.max_steps": 90}, 50: {"training.max_steps": 210}})))
+    part = load_spec(path, set_values=["sizes=[20]"])
+    assert {c.size for c in part.cells()} == {20} and part.size_overrides == {20: {"training.max_steps": 90}}
+    with pytest.raises(SpecError, match=r"^.*s\.yaml: size_overrides: 300 is not one of the spec's sizes \(20\)$"):
+        load_spec(path, set_values=["sizes=[20]", "size_overrides={300: {training.max_steps: 9}}"])
+
+
+NO_DEV = {"@readers": "spacy_auc_ner.NoDev.v1"}
+TUNE = {"grid": {"training.dropout": [0.1, 0.2]}}
+
+
+@pytest.mark.parametrize("change,key", [
+    ({"overrides": {"corpora.dev": NO_DEV}}, "overrides.corpora.dev"),
+    ({"size_overrides": {10: {"corpora.dev": NO_DEV}}}, "size_overrides[10].corpora.dev"),
+    ({"methods": ["ce", {"name": "o", "base": "ova_auc", "overrides": {"corpora.dev": NO_DEV}}]}, "methods[1] (o).overrides.corpora.dev"),
+    ({"methods": [{"name": "ce", "corpus_overrides": {"toy": {"corpora.dev.@readers": NO_DEV["@readers"]}}}]},
+     "methods[0] (ce).corpus_overrides.toy.corpora.dev.@readers"),
+    ({"corpora": {"toy": {"overrides": {"corpora.dev": NO_DEV}}}}, "corpora.toy.overrides.corpora.dev"),
+])
+@pytest.mark.parametrize("needs,why", [({"tune": TUNE}, "tune"), ({"score_on": "dev"}, "score_on: dev")])
+def test_no_dev_corpus_with_tuning_or_dev_scores_is_refused(change, key, needs, why):
+    """Issue 66 S10: cells without a dev corpus (NoDev.v1 in an overrides) in a tuned study
+    failed their trials ("failed or missing; rerun to retry them"), and with score_on: dev wrote
+    ok rows without a score; the spec is refused when read, in one line naming the key."""
+    parse_spec(_spec(**change))  # without tuning or dev scores: a no-dev study
+    with pytest.raises(SpecError) as err:
+        parse_spec(_spec(**change, **needs), source="my.yaml")
+    assert str(err.value).startswith(f"my.yaml: {key}: spacy_auc_ner.NoDev.v1 leaves the cells no dev corpus, ")
+    assert why in str(err.value) and "\n" not in str(err.value)
+    parse_spec(_spec(**change, **needs, dev_size=5))  # a dev sample replaces the dev corpus
+
+
+def test_a_method_tuned_as_another_trains_without_dev_in_a_tuned_study():
+    """Its cells train with the point the other method's trials choose: no trial of its own
+    needs a dev corpus."""
+    methods = ["ce", {"name": "o", "base": "ova_auc", "tuned_as": "ce", "overrides": {"corpora.dev": NO_DEV}}]
+    assert [m.name for m in parse_spec(_spec(methods=methods, tune=TUNE)).methods] == ["ce", "o"]
