@@ -19,8 +19,11 @@ OVER_400: Dict[str, int] = {}
 # Issue 46's mark for the lab's Python outside tests/ is 7,000 lines; it stood at 10,910 when a
 # simplification pass (no feature or output dropped) brought it to 10,310, and 5 lines went back
 # where the pass had packed aggregate into a comprehension. A ratchet: lower it as the
-# lab shrinks; raise it only in a commit that says what the added lines buy.
-MAX_TOTAL_LINES = 10_188
+# lab shrinks; raise it only in a commit that says what the added lines buy. 96 went in for
+# issue 63's README table of what to expect (evidence/expect.py, 36) and issue 66's refusals
+# before a run (S8-S11: the dry run's corpus check, size_overrides, NoDev with tuning, the
+# report's plotting check; 60).
+MAX_TOTAL_LINES = 10_284
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
