@@ -25,7 +25,7 @@ LAYERS = [
     {"losses"},
     {"schemes"},
     {"pipeline"},
-    {"training", "methods"},
+    {"training", "methods", "full_configs"},  # full_configs: the config command's work, over methods
     {"annotation"},  # which sentences to annotate next: a trained pipeline's confidences (training.confidences)
     {"cli"},
     {"api"},  # the declared API re-exports from every layer

@@ -208,7 +208,6 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
             # the model kept is the last step's, so the training must have a last step
             raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
                             f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
-    _check_no_epoch_bound(config, budget)
     if budget.epochs == 0:
         every = config["training"].get("eval_frequency")
         if dev and _whole(steps, 1) and _whole(every, steps + 1):
@@ -232,10 +231,12 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
     return load_training_config(config, settings, where), derived
 
 
-def _check_no_epoch_bound(config: Mapping[str, Any], budget: Budget) -> None:
-    """Refuse ``[training] max_epochs`` other than 0: spaCy ends its loop after that many epochs,
-    which can come before the last step the schedule scores, and keeps the step-0 checkpoint
-    as model-best while the log names the last step."""
+def check_no_epoch_bound(config: Mapping[str, Any]) -> None:
+    """Refuse ``[training] max_epochs`` other than 0, for the recipe's spaCy trainings: spaCy
+    ends its loop after that many epochs, which can come before the last step the schedule
+    scores, and keeps the step-0 checkpoint as model-best while the log names the last step.
+    (The lab's Hugging Face peer counts epochs in its own loop, and takes them.)"""
+    budget = Budget.from_config(config)
     max_epochs = config["training"].get("max_epochs", 0)
     if max_epochs == 0:
         return

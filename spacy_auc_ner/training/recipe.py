@@ -43,7 +43,7 @@ from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import MethodError, assemble, check_config_keys, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs, same_or_inside
-from .budget import budget_text, budgeted, dev_file_in_config, with_budget, without_dev
+from .budget import budget_text, budgeted, check_no_epoch_bound, dev_file_in_config, with_budget, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config
@@ -261,6 +261,7 @@ def prepare(
     # every file the config names, whatever its key (paths.init_tok2vec, corpora.train.path,
     # ...), before the column files' paths below point into the output folder
     inputs = [*config_inputs(config.interpolate()), *config_files, train, dev, raw, teacher]
+    check_no_epoch_bound(config)
     config, derived = _budgeted(config, train, docs["train"], where, overrides)
     if derived:
         notes.append(f"the budget: {budget_text(derived)}")
