@@ -301,11 +301,28 @@ def _examples(config: Config, dot_name: str) -> List:
     return list(reader(spacy.blank(config["nlp"]["lang"])))
 
 
-def run_cell(cell) -> Dict[str, Any]:
+def run_nodev_choice_cell(cell) -> Dict[str, Any]:
+    """The peer trained as a user without a dev set trains it (``corpora.dev`` NoDev.v1: the last
+    step kept), its kept model scored on test and on the lab's dev sample, which no training
+    sees, as `nodev_choice.run_cell` scores the recipe's settings: the peer's budget chosen
+    leaving one corpus out by the same rule (issue 64)."""
+    from spacy_auc_ner.api import has_dev
+
+    from .experiment import cell_config
+    from .nodev_choice import DEV_SAMPLE, DEV_SEED
+    from .sets import sample_config
+
+    if has_dev(cell_config(cell)):
+        raise PeerError(f"{cell.id}: a no-dev choice cell trains without a dev set; give corpora.dev: {{'@readers': 'spacy_auc_ner.NoDev.v1'}}")
+    return run_cell(cell, dev_sample=sample_config(str(cell.dev), DEV_SAMPLE, DEV_SEED))
+
+
+def run_cell(cell, dev_sample: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Train the peer on the cell's draw and score it as `experiment.train_and_evaluate` scores
     a spaCy cell: on test (not for a tuning trial or a dev-only cell), ``dev_score`` (the best dev ents_f),
-    ``dev_scores`` (every score on the dev sample), ``train_seconds``, plus ``peer``: what the
-    peer is and did (a row says by it that it is the peer)."""
+    ``dev_scores`` (every score on the dev sample, or on ``dev_sample``, a reader block, when
+    given), ``train_seconds``, plus ``peer``: what the peer is and did (a row says by it that it
+    is the peer)."""
     from spacy.training import Corpus
 
     from spacy_auc_ner.api import budgeted
@@ -320,6 +337,8 @@ def run_cell(cell) -> Dict[str, Any]:
     model, tokenizer, id2label, info = train_peer(settings, train_examples, dev_examples, device)
     train_seconds = time.perf_counter() - start
     max_length = info["max_length"]
+    if dev_sample is not None:
+        dev_examples = _examples(Config({"nlp": config["nlp"], "sample": dev_sample}).interpolate(), "sample")
     dev_predicted = predict_docs(model, tokenizer, [eg.predicted for eg in dev_examples], id2label, settings, device, max_length)
     result: Dict[str, Any] = {}
     if cell.test_split() is not None:

@@ -191,3 +191,34 @@ def test_the_peer_trains_minilm_on_a_tiny_draw_and_scores_like_every_cell(tmp_pa
     assert reported["tuned"]["point"] == {"training.optimizer.learn_rate.initial_rate": 0.001}
     assert reported["runner"] == PEER["runner"] and reported["encoder"] == "trf" and reported["seconds"] > 0
     assert reported["versions"]["transformers"] and reported["versions"]["torch"]
+
+
+def test_a_no_dev_choice_cell_trains_without_dev_and_scores_the_kept_model_on_the_dev_sample(tmp_path, tiny_bert, monkeypatch):
+    """Issue 64: the peer's budget is chosen as the recipe's was, so its no-dev cells score the
+    model they keep on the lab's dev sample (campaign_peer_budget.yaml); a cell given a dev set
+    is refused."""
+    from auc_ner_lab import nodev_choice
+
+    monkeypatch.setattr(nodev_choice, "DEV_SAMPLE", 2)  # the toy corpus's dev split is small
+    method = {**_peer_on(tiny_bert), "name": "peer_nodev", "runner": "auc_ner_lab.hf_peer:run_nodev_choice_cell"}
+    method["overrides"]["corpora.dev"] = {"@readers": "spacy_auc_ner.NoDev.v1"}
+    _, _, (row,) = train_tiny(tmp_path, [method], steps=6, encoder="trf")
+    scores = row["scores"]
+    assert scores["peer"]["evaluations"] == [] and scores["dev_score"] is None  # nothing chosen on dev while training
+    assert {"ents_f", "ents_seqeval_micro_f"} <= set(scores["dev_scores"])  # the kept model, scored on the sample
+    with_dev = {**_peer_on(tiny_bert), "name": "peer_dev", "runner": "auc_ner_lab.hf_peer:run_nodev_choice_cell"}
+    spec = parse_spec({"name": "d", "corpora": ["toy"], "methods": [with_dev], "sizes": [5], "encoder": "trf"},
+                      corpora_dir=tmp_path / "corpus", configs_dir=LAB / "configs")
+    run_study(spec.cells(), tmp_path / "r2", workers=0, **QUIET)
+    (failed,) = rows(tmp_path / "r2")
+    assert failed["status"] == "failed" and "a no-dev choice cell trains without a dev set" in failed["error"]
+
+
+def test_the_peer_budget_study_gives_each_setting_the_recipes_step_rule():
+    """campaign_peer_budget.yaml: five epoch counts on the tuning draws, the peer's learn rate,
+    no dev set; its budget block turns epochs into steps as the recipe's does."""
+    from auc_ner_lab.spec import load_spec
+
+    spec = load_spec(LAB / "studies" / "campaign_peer_budget.yaml")
+    assert [m.name for m in spec.methods] == ["peer_e10", "peer_e20", "peer_e30", "peer_e60", "peer_e120"]
+    assert spec.seed == 10000 and spec.partitions == 2 and len(spec.cells()) == 60

@@ -22,8 +22,9 @@ OVER_400: Dict[str, int] = {}
 # lab shrinks; raise it only in a commit that says what the added lines buy. 96 went in for
 # issue 63's README table of what to expect (evidence/expect.py, 36) and issue 66's refusals
 # before a run (S8-S11: the dry run's corpus check, size_overrides, NoDev with tuning, the
-# report's plotting check; 60).
-MAX_TOTAL_LINES = 10_284
+# report's plotting check; 60); then 19 for the peer's no-dev choice cells (issue 64: its budget
+# searched as the recipe's, hf_peer.run_nodev_choice_cell).
+MAX_TOTAL_LINES = 10_303
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
