@@ -110,7 +110,7 @@ def _steps(block: str):
             yield line
 
 
-USER_BLOCKS = {"README.md": 4, "formats.md": 1, "recipes.md": 1, "guide.md": 4}  # README's Develop block is CI's own
+USER_BLOCKS = {"README.md": 4, "formats.md": 1, "recipes.md": 1, "guide.md": 4, "reference.md": 2}  # README's Develop block is CI's own
 # each command's budget in a test run, after what the block gives (a later option wins)
 FAST = {("spacy-auc-ner", "recipe"): FAST_RECIPE,
         ("spacy-auc-ner", "self-train"): ["--training.max_steps", "4", "--training.eval_frequency", "2", "--corpora.pool.limit", "8"],
@@ -134,6 +134,10 @@ def test_every_bash_block_a_user_pastes_runs_on_small_files(name, tmp_path):
         if not (folder / "train.jsonl").exists():
             folder.mkdir(exist_ok=True)
             _fixtures(folder)
+            if "convert test.tsv test.spacy" not in block and doc != README:  # a block that converts it makes its own
+                from spacy_auc_ner.data.convert import convert
+
+                convert(folder / "test.tsv", folder / "test.spacy")
         for line in _steps(block):
             words = shlex.split(line)
             words += FAST.get(tuple(words[:2]), [])
