@@ -8,16 +8,15 @@ same tokens). ``meta`` keeps the input line's own ``meta`` and adds the strategy
 the rank and the source: the raw file, its line and its sha256.
 """
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from ..data.annotation_json import doc_record
+from ..data.annotation_json import doc_record, write_annotations
 from ..data.columns import tokens_only, write_docs
-from ..data.files import DataError, PathLike, write_text
+from ..data.files import DataError, PathLike
 from ..outputs import check_output_file
 from ..training.confidences import load_pipeline
 from ..training.unlabeled import PoolText, pool_docs, read_pool_texts
@@ -108,9 +107,8 @@ def write_suggestions(out: PathLike, suggestions: Sequence[Suggestion], strategy
         ref = tokens_only(s.doc)
         ref.set_ents([Span(ref, e.start, e.end, label=e.label_) for e in s.doc.ents], default="outside")
         docs.append(ref)
-    lines = [json.dumps(task(s, strategy, rank, source), ensure_ascii=False) for rank, s in enumerate(suggestions, 1)]
     jsonl = jsonl_path(out)
-    write_text(jsonl, "".join(line + "\n" for line in lines))
+    write_annotations(jsonl, (task(s, strategy, rank, source) for rank, s in enumerate(suggestions, 1)))
     write_docs(out, docs)
     return jsonl
 

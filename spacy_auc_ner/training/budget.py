@@ -36,7 +36,7 @@ BLOCK = "budget"
 NO_DEV = "spacy_auc_ner.NoDev.v1"
 BIAS_CALLBACK = "spacy_auc_ner.calibrate_entity_bias.v1"  # chooses the bias on dev examples
 # the step settings `step_settings` writes: a config with [budget] epochs >= 1 leaves them to it
-STEP_KEYS = ("training.max_epochs", "training.max_steps", "training.eval_frequency", "training.patience",
+STEP_KEYS = ("training.max_steps", "training.eval_frequency", "training.patience",
              "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps")
 
 
@@ -194,8 +194,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
     budget = Budget.from_config(config)
     dev = has_dev(config)
     derived: Dict[str, Any]
-    # [training.max_epochs] 0 (no epoch bound) is what the budget writes: restating it is no clash
-    clash = [key for key, value in (overrides or {}).items() if key in STEP_KEYS and not (key == "training.max_epochs" and value == 0)]
+    clash = [key for key in (overrides or {}) if key in STEP_KEYS]
     if budget.epochs >= 1 and clash:
         raise DataError(f"--{clash[0]}: [budget] epochs = {budget.epochs} sets it from the training set's size "
                         f"(give --budget.epochs, or --budget.epochs 0 to train [training]'s own steps)")
@@ -208,7 +207,6 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
             # the model kept is the last step's, so the training must have a last step
             raise DataError(f"[training.max_steps]: must be 1 or more without a dev set (0, no limit, only with --paths.dev: "
                             f"the last step's model is kept), not {json.dumps(steps)}; or give [budget] epochs >= 1 ({where})")
-    if budget.epochs == 0:
         every = config["training"].get("eval_frequency")
         if dev and _whole(steps, 1) and _whole(every, steps + 1):
             # spaCy would score step 0 alone and keep the untrained pipeline as model-best
@@ -236,10 +234,10 @@ def check_no_epoch_bound(config: Mapping[str, Any]) -> None:
     ends its loop after that many epochs, which can come before the last step the schedule
     scores, and keeps the step-0 checkpoint as model-best while the log names the last step.
     (The lab's Hugging Face peer counts epochs in its own loop, and takes them.)"""
-    budget = Budget.from_config(config)
     max_epochs = config["training"].get("max_epochs", 0)
     if max_epochs == 0:
         return
+    budget = Budget.from_config(config)
     ends = f"[budget] epochs = {budget.epochs}" if budget.epochs >= 1 else f"[training.max_steps] = {json.dumps(config['training'].get('max_steps'))}"
     raise DataError(f"[training.max_epochs] = {json.dumps(max_epochs)}: the recipe counts its training once, by {ends}, and an epoch bound "
                     f"can end it before the last scored step, keeping an early checkpoint as model-best; leave [training.max_epochs] at 0 "
