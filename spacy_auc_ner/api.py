@@ -61,7 +61,8 @@ from .methods import (
 from .ml.encoders import resolve_encoder_name
 from .outputs import OutputFolder, check_output_file
 from .pipeline.scoring import METRICS, dev_scores, predict, score_entities
-from .training.budget import budgeted, has_dev
+from .training.budget import budgeted
+from .training.no_dev import has_dev
 from .training.readers import draw_indices
 from .training.recipe import train_steps
 from .training.spacy_training import load_training_config, train_config, unknown_override_keys

@@ -10,7 +10,8 @@ from thinc.api import Config
 
 from spacy_auc_ner.data.columns import DataError
 from spacy_auc_ner.methods import recipe_config
-from spacy_auc_ner.training.budget import NO_DEV, Budget, budgeted, epoch_steps, has_dev, step_settings, without_dev
+from spacy_auc_ner.training.budget import Budget, budgeted, epoch_steps, step_settings
+from spacy_auc_ner.training.no_dev import NO_DEV, has_dev, without_dev
 from spacy_auc_ner.training.self_training import kept_round
 
 THIRTY_EPOCHS = Budget(epochs=30, warmup=0.1, eval_epochs=2, patience_epochs=12)

@@ -706,7 +706,7 @@ def test_a_dev_file_holding_the_training_sentences_is_noted_whatever_its_name(to
 def test_a_dev_set_given_by_another_key_is_used_and_the_log_says_which(toy_corpus, tmp_path, how):
     """S2: without --paths.dev, a dev set given by --corpora.dev.path or written into
     [corpora.dev] was replaced by NoDev.v1 without a word."""
-    from spacy_auc_ner.training.budget import has_dev
+    from spacy_auc_ner.training.no_dev import has_dev
     from spacy_auc_ner.training.recipe import prepare
 
     dev = str(toy_corpus / "dev.spacy")

@@ -1,4 +1,4 @@
-"""The training budget in epochs of the user's own sentences, and training without a dev set.
+"""The training budget in epochs of the user's own sentences.
 
 spaCy's ``[training]`` counts the budget, the learn rate's schedule and the evaluation rhythm in
 steps, which a config cannot derive from a training set it has not read: 210 steps are 30 epochs
@@ -7,14 +7,8 @@ epochs (``configs/budget.cfg`` holds the settings and their defaults); the orche
 the batches of one epoch of ``[corpora.train]`` (`epoch_steps`) and writes the steps
 (`step_settings`), for ``spacy-auc-ner recipe`` and the lab's cells alike (`budgeted`).
 
-Without a dev set (``[corpora.dev]`` is `NO_DEV`, which ``recipe`` sets when ``paths.dev`` is
-null: `without_dev`) nothing is chosen on dev. spaCy's loop then scores a corpus of no examples
-(0 every time, and a tie counts as its best), only at step 0 and at the last step, so its
-``model-best`` is the last checkpoint of the schedule; no score has a weight, so spaCy's table
-shows no score columns of zeros; early stopping is off; the entity-bias
-callback, which calibrates on dev, is dropped; and self-training keeps its last round
-(:mod:`.self_training`). As Perez et al. (2021, "True few-shot learning") warn, choices made on a
-large dev set make few-shot results look better than a user with n sentences can get.
+Without a dev set (:mod:`.no_dev`) the steps are one evaluation, at the last step, and no early
+stopping.
 """
 import json
 import math
@@ -29,12 +23,11 @@ from thinc.api import Config
 
 from ..data.columns import DataError
 from ..data.files import PathLike
+from .no_dev import has_dev
 from .spacy_training import checked_block, load_training_config
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "budget.cfg"
 BLOCK = "budget"
-NO_DEV = "spacy_auc_ner.NoDev.v1"
-BIAS_CALLBACK = "spacy_auc_ner.calibrate_entity_bias.v1"  # chooses the bias on dev examples
 # the step settings `step_settings` writes: a config with [budget] epochs >= 1 leaves them to it
 STEP_KEYS = ("training.max_steps", "training.eval_frequency", "training.patience",
              "training.optimizer.learn_rate.warmup_steps", "training.optimizer.learn_rate.total_steps")
@@ -126,64 +119,6 @@ def epoch_steps(config: Config, nlp: Language) -> Tuple[int, int]:
     return sum(1 for _ in batcher(examples)), len(examples)
 
 
-def has_dev(config: Mapping[str, Any]) -> bool:
-    """Whether the config's dev corpus (``[training] dev_corpus``) is a dev set, not `NO_DEV`."""
-    name = (config.get("training") or {}).get("dev_corpus", "corpora.dev")
-    block: Any = config
-    for part in str(name).split("."):
-        block = block.get(part) if isinstance(block, Mapping) else None
-    return not (isinstance(block, Mapping) and block.get("@readers") == NO_DEV)
-
-
-def dev_file_in_config(config: Config) -> Optional[Tuple[str, Any]]:
-    """Where a config names a dev set other than by ``paths.dev``: the dev corpus's block
-    (``[training] dev_corpus``, usually ``[corpora.dev]``) with a ``path`` that is set, as
-    (its full key, the interpolated value), or a reader of the user's that reads no ``path``
-    (``(its key, None)``); None when the block is `NO_DEV` or its path is null."""
-    from spacy.util import dot_to_object
-
-    name = str((config.get("training") or {}).get("dev_corpus", "corpora.dev"))
-    try:
-        block = dot_to_object(config, name)
-    except KeyError:
-        return None  # no such block: check_training_blocks names it next
-    if not isinstance(block, Mapping) or block.get("@readers") == NO_DEV:
-        return None
-    if "path" not in block:
-        return (f"{name}", None) if "@readers" in block else None
-    value = dot_to_object(config.interpolate(), name)["path"]
-    return (f"{name}.path", value) if value is not None else None
-
-
-def without_dev(config: Config) -> Tuple[Config, List[str]]:
-    """``config`` trained without a dev set: its dev corpus `NO_DEV`, and the entity-bias
-    callback (it calibrates on dev) dropped; returns what was dropped, for the log."""
-    config = config.copy()
-    training = config.get("training") or {}  # a config without it is refused next, in one line
-    name = training.get("dev_corpus", "corpora.dev")
-    section, _, key = str(name).rpartition(".")
-    config.setdefault(section or "corpora", {})[key] = {"@readers": NO_DEV}
-    # no score is a measure here: without a weight spaCy's table leaves out the columns that
-    # would print 0.00 (the score that chooses stays 0, so the last checkpoint is kept as before)
-    if isinstance(config.get("training"), Mapping):
-        config["training"].setdefault("score_weights", {}).update({name: None for name in _score_names(config)})
-    dropped = []
-    if (training.get("before_update") or {}).get("@callbacks") == BIAS_CALLBACK:
-        config["training"]["before_update"] = None
-        dropped.append(f"[training.before_update] {BIAS_CALLBACK} (it calibrates on dev)")
-    return config, dropped
-
-
-def _score_names(config: Mapping[str, Any]) -> List[str]:
-    """The scores the config's components weigh by default (their factories' score weights)."""
-    names: List[str] = []
-    for block in (config.get("components") or {}).values():
-        factory = block.get("factory") if isinstance(block, Mapping) else None
-        if isinstance(factory, str) and Language.has_factory(factory):
-            names += [n for n in Language.get_factory_meta(factory).default_score_weights if n not in names]
-    return names
-
-
 def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optional[Mapping[str, Any]] = None) -> Tuple[Config, Dict[str, Any]]:
     """The config with its step settings written: from ``[budget]`` when ``epochs`` >= 1 (an
     override of a step setting, ``overrides``, is refused then), and without a dev set one
@@ -257,16 +192,3 @@ def budget_text(derived: Mapping[str, Any]) -> str:
     if derived["training.eval_frequency"] == steps and derived["training.patience"] == 0:
         return text + "; no dev set: the last step's model is kept"
     return text + f", dev scored every {derived['training.eval_frequency']}, patience {derived['training.patience']}"
-
-
-@registry.readers(NO_DEV)
-def no_dev_corpus():
-    """The dev corpus of a training without a dev set: no examples. spaCy's loop scores 0 at
-    each evaluation and takes a tie as its best, so with one evaluation at the last step
-    (`step_settings`) its model-best is the last checkpoint."""
-
-    def read(nlp: Language) -> List[Example]:
-        return []
-
-    return read
-

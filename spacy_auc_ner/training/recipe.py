@@ -43,7 +43,8 @@ from ..data.columns import DataError, is_docbin, read_docs, write_docs
 from ..data.files import PathLike
 from ..methods import MethodError, assemble, check_config_keys, recipe_files, recipe_names
 from ..outputs import OutputFolder, config_inputs, same_or_inside
-from .budget import budget_text, budgeted, check_no_epoch_bound, dev_file_in_config, with_budget, without_dev
+from .budget import budget_text, budgeted, check_no_epoch_bound, with_budget
+from .no_dev import dev_file_in_config, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
 from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config

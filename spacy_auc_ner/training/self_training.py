@@ -28,8 +28,8 @@ from ..data.columns import DataError, write_docs
 from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
-from .budget import has_dev
 from .confidences import beam_width_error, find_recognizer, load_pipeline, pipe_factories
+from .no_dev import has_dev
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
 from .spacy_training import checked_block, load_training_config, train_config
 from .unlabeled import PoolItem

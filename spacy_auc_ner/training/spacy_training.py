@@ -13,6 +13,7 @@ from ..data.columns import DataError
 from ..data.config_files import load_config_file, located_error, with_overrides
 from ..data.files import PathLike, check_seed, is_whole
 from ..ml.encoders import check_encoder_names
+from .no_dev import has_dev
 
 
 def load_training_config(config: Union[PathLike, Config], overrides: Optional[Dict[str, Any]] = None, where: Optional[PathLike] = None) -> Config:
@@ -182,7 +183,6 @@ def train_config(config: Union[PathLike, Config], output_dir: Path, overrides: O
     from spacy.training.initialize import init_nlp
     from spacy.training.loop import train as train_loop
 
-    from .budget import has_dev
 
     if gpu_id >= 0:  # as `spacy train` does before it builds the pipeline
         spacy.require_gpu(gpu_id)
