@@ -751,3 +751,59 @@ def test_an_annotation_tools_jsonl_trains_as_the_column_file_does(toy_corpus, re
     with pytest.raises(DataError, match=r"bad.jsonl:1: span \[0, 12\) 'D' 'Colon cancer' does not start and end on token boundaries"):
         run_recipe(RECIPE, toy_corpus / "out2", {"paths.train": str(bad)}, log=lambda m: None, progress=False)
     assert not (toy_corpus / "out2").exists()
+
+
+@pytest.mark.slow
+def test_one_run_reads_its_config_once_and_applies_the_overrides_once(toy_corpus, raw, monkeypatch):
+    """``prepare`` reads the config and checks it at the entrance; the steps below take the
+    config it returns. In one run that pretrains, trains and self-trains: each config file (the
+    recipe's base and parts, the budget's and self-training's defaults) is parsed once, the
+    command line's overrides are applied once, and the package's code turns config text into a
+    Config (confection's ``Config.from_str``: parsing, and each interpolation) at most 30 times
+    during ``prepare`` (27 when this test was written, from 35: the budget's step settings are
+    written into the config, not parsed in as overrides, and the dev set's paths are
+    interpolated once)."""
+    import traceback
+
+    import confection
+
+    from spacy_auc_ner.data import config_files
+    from spacy_auc_ner.training import spacy_training
+
+    files, applied, from_str = [], [], {"prepare": 0, "run": 0}
+    phase = ["run"]
+    parse, with_overrides, original_from_str = config_files._parse_config_text, spacy_training.with_overrides, confection.Config.from_str
+
+    def counted_parse(text, where, overrides):
+        files.append(str(where))
+        return parse(text, where, overrides)
+
+    def counted_overrides(config, overrides, where):
+        if overrides:
+            applied.append(sorted(overrides))
+        return with_overrides(config, overrides, where)
+
+    def counted_from_str(self, *args, **kwargs):
+        if any("spacy_auc_ner" in frame.filename for frame in traceback.extract_stack()[:-1]):
+            from_str[phase[0]] += 1
+        return original_from_str(self, *args, **kwargs)
+
+    def counted_prepare(*args, **kwargs):
+        phase[0] = "prepare"
+        try:
+            return prepare(*args, **kwargs)
+        finally:
+            phase[0] = "run"
+
+    prepare = recipe_module.prepare
+    config_files._PARSED.clear()  # the cache of parsed texts: a file read by an earlier test counts here
+    monkeypatch.setattr(config_files, "_parse_config_text", counted_parse)
+    monkeypatch.setattr(spacy_training, "with_overrides", counted_overrides)
+    monkeypatch.setattr(confection.Config, "from_str", counted_from_str)
+    monkeypatch.setattr(recipe_module, "prepare", counted_prepare)
+    overrides = {**_files(toy_corpus, raw), **FAST, "pretraining.max_epochs": 1, "self_training.rounds": 1, "self_training.threshold": 0.0}
+    summary = run_recipe(RECIPE, toy_corpus / "out", overrides, log=lambda m: None, progress=False)
+    assert summary["weights"] is not None and len(summary["rounds"]) == 2  # it pretrained, trained and self-trained
+    assert len(files) == len(set(files)) and any(name.endswith("budget.cfg") for name in files), files
+    assert applied == [sorted(overrides)]
+    assert 0 < from_str["prepare"] <= 30, from_str

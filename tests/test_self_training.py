@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from spacy_auc_ner.cli.app import app
 from spacy_auc_ner.data.columns import DataError, read_docs, write_docs
 from spacy_auc_ner.outputs import MANIFEST
+from spacy_auc_ner.pipeline.scoring import dev_scores
 from spacy_auc_ner.training import recipe, self_training
 from spacy_auc_ner.training.confidences import scored_entities
 from spacy_auc_ner.training.pseudo_labels import label_pool, pseudo_label
@@ -292,16 +293,16 @@ def test_the_dev_f1_that_chooses_the_round_is_spacys(trained, factory, tmp_path)
     dev.append(Doc(vocab, words="Anna lives in Rome".split(), ents=["B-PER", "O", "O", "B-LOC"]))
     write_docs(tmp_path / "dev.spacy", dev)
     spacys = nlp.evaluate([Example(Doc(nlp.vocab, words=[t.text for t in d]), d) for d in read_docs(tmp_path / "dev.spacy", nlp.vocab)])
-    ours = self_training._dev_scores(nlp, dev_config(gold_preproc=True), {"paths.dev": str(tmp_path / "dev.spacy")})
+    ours = dev_scores(nlp, self_training.dev_examples(nlp, dev_config(gold_preproc=True, path=tmp_path / "dev.spacy")))
     assert spacys["ents_f"] > 0.3 and ours["ents_f"] == pytest.approx(spacys["ents_f"], abs=1e-12)
     assert (ours["ents_p"], ours["ents_r"]) == pytest.approx((spacys["ents_p"], spacys["ents_r"]), abs=1e-12)
 
 
-def dev_config(gold_preproc: bool) -> Config:
-    """The smallest config with a dev reader: spaCy's Corpus.v1 on ``paths.dev``."""
+def dev_config(gold_preproc: bool, path) -> Config:
+    """The smallest config with a dev reader, interpolated: spaCy's Corpus.v1 on ``paths.dev``."""
     return Config().from_str(f"""
 [paths]
-dev = null
+dev = "{path}"
 
 [corpora]
 
@@ -312,7 +313,7 @@ gold_preproc = {str(gold_preproc).lower()}
 
 [training]
 dev_corpus = "corpora.dev"
-""", interpolate=False)
+""")
 
 
 @pytest.mark.parametrize("gold_preproc, words", [(True, ["Co-operation", "helps", "Berlin"]),
@@ -324,7 +325,7 @@ def test_the_round_is_chosen_on_the_dev_examples_that_spacy_train_scores(tmp_pat
     vocab = spacy.blank("en").vocab
     doc = Doc(vocab, words=["Co-operation", "helps", "Berlin"], spaces=[True, True, False], ents=["O", "O", "B-LOC"])
     write_docs(tmp_path / "dev.spacy", [doc])  # with its spaces: spaCy tokenizes only text whose spaces are known
-    (example,) = self_training.dev_examples(spacy.blank("en"), dev_config(gold_preproc), {"paths.dev": str(tmp_path / "dev.spacy")})
+    (example,) = self_training.dev_examples(spacy.blank("en"), dev_config(gold_preproc, tmp_path / "dev.spacy"))
     assert [t.text for t in example.predicted] == words
     assert [t.text for t in example.reference] == ["Co-operation", "helps", "Berlin"]
 

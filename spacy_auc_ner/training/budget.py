@@ -22,9 +22,10 @@ from spacy.util import registry
 from thinc.api import Config
 
 from ..data.columns import DataError
+from ..data.config_files import load_config_file
 from ..data.files import PathLike
 from .no_dev import has_dev
-from .spacy_training import checked_block, load_training_config
+from .spacy_training import checked_block, with_settings
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "budget.cfg"
 BLOCK = "budget"
@@ -68,9 +69,7 @@ class Budget:
 
 def with_budget(config: Mapping[str, Any]) -> Config:
     """``config`` with the ``[budget]`` settings it leaves out filled from configs/budget.cfg."""
-    from spacy.util import load_config
-
-    defaults = load_config(SETTINGS_FILE, interpolate=False)
+    defaults = load_config_file(SETTINGS_FILE)
     filled = Config(config).copy()
     filled[BLOCK] = {**defaults[BLOCK], **(filled.get(BLOCK) or {})}
     return filled
@@ -146,7 +145,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
         if dev and _whole(steps, 1) and _whole(every, steps + 1):
             # spaCy would score step 0 alone and keep the untrained pipeline as model-best
             derived = {"training.eval_frequency": steps}
-            return load_training_config(config, derived, where), derived
+            return with_settings(config, derived), derived
         if dev:
             return config, {}
         derived = {"training.eval_frequency": steps, "training.patience": 0}
@@ -161,7 +160,7 @@ def budgeted(config: Config, *, where: PathLike = "the config", overrides: Optio
         derived.update(step_settings(budget, n_steps, learn_rate, dev=dev))
         derived["training.max_epochs"] = 0
     settings = {k: v for k, v in derived.items() if k.startswith("training.")}
-    return load_training_config(config, settings, where), derived
+    return with_settings(config, settings), derived
 
 
 def check_no_epoch_bound(config: Mapping[str, Any]) -> None:

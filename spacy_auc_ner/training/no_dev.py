@@ -30,10 +30,10 @@ def has_dev(config: Mapping[str, Any]) -> bool:
     return not (isinstance(block, Mapping) and block.get("@readers") == NO_DEV)
 
 
-def dev_file_in_config(config: Config) -> Optional[Tuple[str, Any]]:
+def dev_file_in_config(config: Config, interpolated: Config) -> Optional[Tuple[str, Any]]:
     """Where a config names a dev set other than by ``paths.dev``: the dev corpus's block
     (``[training] dev_corpus``, usually ``[corpora.dev]``) with a ``path`` that is set, as
-    (its full key, the interpolated value), or a reader of the user's that reads no ``path``
+    (its full key, its value in ``interpolated``, the config interpolated), or a reader of the user's that reads no ``path``
     (``(its key, None)``); None when the block is `NO_DEV` or its path is null."""
     from spacy.util import dot_to_object
 
@@ -46,7 +46,7 @@ def dev_file_in_config(config: Config) -> Optional[Tuple[str, Any]]:
         return None
     if "path" not in block:
         return (f"{name}", None) if "@readers" in block else None
-    value = dot_to_object(config.interpolate(), name)["path"]
+    value = dot_to_object(interpolated, name)["path"]
     return (f"{name}.path", value) if value is not None else None
 
 

@@ -47,8 +47,8 @@ from .budget import budget_text, budgeted, check_no_epoch_bound, with_budget
 from .no_dev import dev_file_in_config, without_dev
 from .pretraining import check_pretraining_text, named_pretraining, pretrains
 from .self_training import SelfTrainingSettings, check_teacher, kept_round, read_pool_config, run_names, run_rounds, with_self_training
-from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config
-from .unlabeled import read_pool
+from .spacy_training import check_overrides, check_training_blocks, load_training_config, train_config, validate_training_config, with_settings
+from .unlabeled import PoolItem, read_pool
 
 PRETRAIN_DIR = "pretrain"
 DATA_DIR = "data"  # column files given as paths.train / paths.dev, converted to .spacy for spacy train
@@ -152,6 +152,7 @@ class Run:
     notes: Tuple[str, ...]  # what the log says before the steps
     teacher: Optional[Path] = None  # a trained pipeline as round 0 (``self-train --model``)
     teacher_nlp: Optional[Language] = None  # it, loaded to be checked
+    pool: Optional[List[PoolItem]] = None  # the [corpora.pool] sentences self-training labels, read once
 
 
 def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
@@ -167,30 +168,32 @@ def _path(paths: Dict[str, Any], key: str, where: str) -> Optional[Path]:
     return Path(value)
 
 
-def _dev_named(config: Config, notes: List[str]) -> Tuple[Config, Optional[str]]:
-    """The config with its dev set as ``paths.dev`` where another key names it, and that key
-    (``paths.dev`` when it is set; None when no key names a dev set): a dev file given by
-    ``--corpora.dev.path`` or written into ``[corpora.dev]`` is used, not replaced by
-    ``NoDev.v1``, and the log says which key decided. A reader of the user's that reads no
-    ``path`` is kept as it is."""
-    if config.interpolate()["paths"].get("dev") is not None:
+def _dev_named(config: Config, notes: List[str]) -> Tuple[Config, Optional[str], Dict[str, Any]]:
+    """The config with its dev set as ``paths.dev`` where another key names it, that key
+    (``paths.dev`` when it is set; None when no key names a dev set), and its ``[paths]``
+    interpolated: a dev file given by ``--corpora.dev.path`` or written into ``[corpora.dev]``
+    is used, not replaced by ``NoDev.v1``, and the log says which key decided. A reader of the
+    user's that reads no ``path`` is kept as it is."""
+    interpolated = config.interpolate()
+    paths = dict(interpolated["paths"])
+    if paths.get("dev") is not None:
         notes.append("dev set: [paths.dev]")
-        return config, "paths.dev"
-    found = dev_file_in_config(config)
+        return config, "paths.dev", paths
+    found = dev_file_in_config(config, interpolated)
     if found is None:
-        return config, None
+        return config, None, paths
     key, value = found
     notes.append(f"dev set: [{key}]" + ("" if value is None else f" ({value})"))
     if value is None or not isinstance(value, str):
-        return config, key
+        return config, key, paths
     config = config.copy()
-    config["paths"]["dev"] = value
+    config["paths"]["dev"] = paths["dev"] = value
     section = config
     *parents, last = key.split(".")
     for part in parents:
         section = section[part]
     section[last] = "${paths.dev}"
-    return config, key
+    return config, key, paths
 
 
 def prepare(
@@ -223,8 +226,7 @@ def prepare(
     check_overrides(config, overrides, where)
     config = load_training_config(config, overrides, where)
     notes: List[str] = []
-    config, dev_key = _dev_named(config, notes)
-    paths = config.interpolate()["paths"]
+    config, dev_key, paths = _dev_named(config, notes)
     if paths.get("train") is None:
         raise DataError(f"[paths.train] of {where} is null: give the file with --paths.train")
     train, dev, raw = (_path(paths, key, where) for key in ("train", "dev", "raw_text"))
@@ -275,13 +277,13 @@ def prepare(
         validate_training_config(config, sections=("pretraining",))
         check_pretraining_text(config, where)  # bounds that leave no text fail now, with the count
         config["paths"]["raw_text"] = None if raw is None else str(raw)
-    teacher_nlp = None
+    teacher_nlp, pool = None, None
     if steps.self_training is not None:
-        read_pool_config(config, where)
+        pool = read_pool_config(config, where)
         teacher_nlp = check_teacher(config, where, steps.self_training, teacher)
     return Run(config=config, where=where, steps=steps, inputs=tuple(p for p in inputs if p is not None), columns=columns,
                raw_text=str(raw if raw is not None else config["paths"]["train"]), notes=tuple(notes),
-               teacher=None if teacher is None else Path(teacher), teacher_nlp=teacher_nlp)
+               teacher=None if teacher is None else Path(teacher), teacher_nlp=teacher_nlp, pool=pool)
 
 
 def same_sentences(a: List[Doc], b: List[Doc]) -> bool:
@@ -305,7 +307,7 @@ def _budgeted(config: Config, train: Path, train_docs: List[Doc], where: str, ov
         counted["paths"]["train"] = str(train)
         _, derived = budgeted(counted, where=where, overrides=overrides)
     settings = {key: value for key, value in derived.items() if key.startswith("training.")}
-    return load_training_config(config, settings, where), derived
+    return with_settings(config, settings), derived
 
 
 def _corpus_size(interpolated: Config, key: str) -> int:
@@ -363,7 +365,7 @@ def run_recipe(
         for role, role_docs in run.columns.items():
             write_docs(out.record(f"{DATA_DIR}/{role}.spacy"), role_docs)
             log(f"paths.{role}: {len(role_docs)} sentences of a column file written to {Path(output_dir) / DATA_DIR / f'{role}.spacy'}")
-        summary = _train_steps(out, run.config, run.steps, where=run.where, teacher=run.teacher, teacher_nlp=run.teacher_nlp,
+        summary = _train_steps(out, run.config, run.steps, where=run.where, teacher=run.teacher, teacher_nlp=run.teacher_nlp, pool=run.pool,
                                gpu_id=gpu_id, log=log, progress=progress)
     except Exception:
         # a run that failed before any self-training round finished (no GPU, a transformer that
@@ -412,7 +414,10 @@ def train_steps(
     ``pool_sentences``, ``rounds`` (rounds.jsonl), ``chosen_round`` and ``model``; None
     (``[]``) for what did not run."""
     config, _ = budgeted(config, where=where)
-    return _train_steps(out, config, Steps.from_config(config, where), where=where, gpu_id=gpu_id, log=log, progress=progress)
+    steps = Steps.from_config(config, where)
+    if steps.pretrain:
+        config = named_pretraining(config)  # a null component and layer named; spaCy's defaults filled in
+    return _train_steps(out, config, steps, where=where, gpu_id=gpu_id, log=log, progress=progress)
 
 
 def _train_steps(
@@ -423,12 +428,13 @@ def _train_steps(
     where: PathLike,
     teacher: Optional[PathLike] = None,
     teacher_nlp: Optional[Language] = None,
+    pool: Optional[List[PoolItem]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
     progress: bool = True,
 ) -> Dict[str, Any]:
-    """`train_steps` with its ``steps`` read: with ``steps.pretrain``, spacy pretrain of the
-    config (`named_pretraining`) on its ``[corpora.pretrain]`` into ``out/pretrain``
+    """`train_steps` with its ``steps`` read (the pool too, ``pool``, where it was): with
+    ``steps.pretrain``, spacy pretrain of the config (named by `named_pretraining`) on its ``[corpora.pretrain]`` into ``out/pretrain``
     (``paths.raw_text``, or the training file when that is null) and every training from its
     weights; without ``steps.self_training``, one training; with it, round 0 (``teacher``, or
     the config trained) then the rounds on the pool (`run_rounds`), the best on dev kept."""
@@ -437,12 +443,11 @@ def _train_steps(
 
     config = config.copy()
     paths = config.interpolate()["paths"]  # what every training reads
-    train, dev = Path(paths["train"]), paths["dev"]
+    train = Path(paths["train"])
     out.folder.mkdir(parents=True, exist_ok=True)
     summary: Dict[str, Any] = {"weights": None, "pretrain_seconds": None, "pretrain_sentences": None, "pool_sentences": None,
                                "rounds": [], "chosen_round": None, "model": str(out.folder / "model-best")}
     if steps.pretrain:
-        config = named_pretraining(config)  # a null component and layer named; spaCy's defaults filled in
         weights_dir = out.record(PRETRAIN_DIR)
         weights_dir.mkdir()
         pretrained = _with_raw_text(config, paths.get("raw_text"), train).interpolate()
@@ -462,8 +467,8 @@ def _train_steps(
         train_config(config, out.folder, None, gpu_id)
         out.finish()
         return summary
-    items = read_pool_config(config, where)
-    records = run_rounds(out, config, where, steps.self_training, dev=dev, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
+    items = pool if pool is not None else read_pool_config(config, where)
+    records = run_rounds(out, config, where, steps.self_training, teacher=teacher, gpu_id=gpu_id, log=log, progress=progress, items=items, first_teacher=teacher_nlp)
     summary.update(rounds=records, chosen_round=kept_round(records), pool_sentences=len(items))
     out.finish()
     return summary

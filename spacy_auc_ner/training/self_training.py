@@ -25,13 +25,14 @@ from spacy.training import Example
 from thinc.api import Config
 
 from ..data.columns import DataError, write_docs
+from ..data.config_files import load_config_file
 from ..data.files import PathLike
 from ..outputs import OutputFolder
 from ..pipeline.scoring import dev_scores
 from .confidences import beam_width_error, find_recognizer, load_pipeline, pipe_factories
 from .no_dev import has_dev
 from .pseudo_labels import LOW_CONFIDENCE, label_pool
-from .spacy_training import checked_block, load_training_config, train_config
+from .spacy_training import checked_block, train_config, with_settings
 from .unlabeled import PoolItem
 
 SETTINGS_FILE = Path(__file__).parents[1] / "configs" / "self_training.cfg"
@@ -92,9 +93,7 @@ def with_self_training(config: Config) -> Config:
     """``config`` with what it leaves out of ``configs/self_training.cfg`` (``[self_training]``
     settings, the ``[corpora.pool]`` reader, ``[paths] raw_text``) filled in: one source of
     the defaults, for a recipe (which holds the file) and any config of the user's alike."""
-    from spacy.util import load_config
-
-    defaults = load_config(SETTINGS_FILE, interpolate=False)
+    defaults = load_config_file(SETTINGS_FILE)
     config = config.copy()
     config[BLOCK] = {**defaults[BLOCK], **(config.get(BLOCK) or {})}
     corpora = config.setdefault("corpora", {})
@@ -121,21 +120,15 @@ def read_pool_config(config: Config, where: PathLike) -> List[PoolItem]:
     return items
 
 
-def dev_examples(nlp: Language, config: Config, overrides: Dict[str, Any]) -> List[Example]:
+def dev_examples(nlp: Language, interpolated: Config) -> List[Example]:
     """The dev examples as `spacy train` scores them while it trains: read by the reader that
-    the config's ``training.dev_corpus`` names (for spaCy's Corpus.v1, ``gold_preproc`` keeps
-    the annotated tokens or has ``nlp`` tokenize the text again), so that the round is chosen
-    on the examples that chose each round's model-best."""
+    the interpolated config's ``training.dev_corpus`` names (for spaCy's Corpus.v1,
+    ``gold_preproc`` keeps the annotated tokens or has ``nlp`` tokenize the text again), so that
+    the round is chosen on the examples that chose each round's model-best."""
     from spacy.util import dot_to_object, registry
 
-    interpolated = load_training_config(config, overrides).interpolate()
     section = dot_to_object(interpolated, interpolated["training"]["dev_corpus"])
     return list(registry.resolve({"reader": section})["reader"](nlp))
-
-
-def _dev_scores(nlp: Language, config: Config, overrides: Dict[str, Any]) -> Dict[str, float]:
-    """The package's dev scores of ``nlp`` on the config's dev examples (`dev_examples`)."""
-    return dev_scores(nlp, dev_examples(nlp, config, overrides))
 
 
 # the readers that transform the examples of the corpus they wrap: a round's pseudo-labelled
@@ -167,12 +160,12 @@ def _train_corpus_key(config: Config) -> Tuple[str, str]:
     return section, key
 
 
-def gold_sentences(config: Config) -> int:
-    """The sentences that the gold reader of the config's training corpus yields (`_gold_block`)."""
+def gold_sentences(interpolated: Config) -> int:
+    """The sentences that the gold reader of the interpolated config's training corpus yields
+    (`_gold_block`)."""
     import spacy
     from spacy.util import registry
 
-    interpolated = config.interpolate()
     section, key = _train_corpus_key(interpolated)
     reader = registry.resolve({"reader": _gold_block(interpolated[section][key])})["reader"]
     return sum(1 for _ in reader(spacy.blank(interpolated["nlp"]["lang"])))
@@ -235,9 +228,7 @@ def run_rounds(
     where: PathLike,
     settings: SelfTrainingSettings,
     *,
-    dev: PathLike,
     teacher: Optional[PathLike] = None,
-    overrides: Optional[Dict[str, Any]] = None,
     gpu_id: int = -1,
     log: Callable[[str], None] = _log,
     progress: bool = True,
@@ -245,23 +236,22 @@ def run_rounds(
     first_teacher: Optional[Language] = None,
 ) -> List[Dict[str, Any]]:
     """Round 0 and the self-training rounds into ``out`` (inputs checked, ``out`` claimed), each
-    entry recorded before it is written; every round trains ``config`` with ``overrides``:
-    round 0 on its own training corpus, round k on it plus round k's pseudo-labels (written to
+    entry recorded before it is written; every round trains ``config`` (its dev set, if any, in
+    it): round 0 on its own training corpus, round k on it plus round k's pseudo-labels (written to
     ``round-K/pseudo.spacy`` and read through `with_pseudo_labels`) with ``[self_training]
     max_steps`` as its step budget when it is set."""
     import spacy
 
     output_dir = out.folder
     output_dir.mkdir(parents=True, exist_ok=True)
-    overrides = {**(overrides or {}), **({"paths.dev": str(dev)} if dev is not None else {})}
-    loaded = load_training_config(config, overrides)  # what every round reads
-    scored = has_dev(loaded)  # without a dev set: no scores, the last round kept
-    gold = gold_sentences(loaded)
-    section, key = _train_corpus_key(loaded)
+    interpolated = config.interpolate()  # what every round reads
+    scored = has_dev(config)  # without a dev set: no scores, the last round kept
+    gold = gold_sentences(interpolated)
+    section, key = _train_corpus_key(config)
     records: List[Dict[str, Any]] = []
 
     def scores(nlp: Language) -> Optional[Dict[str, float]]:
-        return _dev_scores(nlp, config, overrides) if scored else None
+        return dev_scores(nlp, dev_examples(nlp, interpolated)) if scored else None
 
     def run_round(k: int, body: Callable[[Path], Dict[str, Any]]) -> None:
         """Build round k in a hidden folder, rename it when complete (a given teacher leaves
@@ -293,7 +283,7 @@ def run_rounds(
             model, trained = str(teacher), None
         else:
             log(f"round 0: training {where} on its {gold} gold sentences")
-            train_config(config, partial, overrides, gpu_id)
+            train_config(config, partial, None, gpu_id)
             model, trained = str(output_dir / "round-0" / "model-best"), time.perf_counter() - start
         nlp = first_teacher if first_teacher is not None else spacy.load(teacher if teacher is not None else partial / "model-best")
         find_recognizer(pipe_factories(nlp), settings.component)
@@ -307,8 +297,8 @@ def run_rounds(
         write_docs(partial / "pseudo.spacy", labelled.docs)  # read after the gold sentences by the round's training corpus
         start = time.perf_counter()
         budget = {} if settings.max_steps is None else {"training.max_steps": settings.max_steps}
-        corpus = with_pseudo_labels(loaded[section][key], partial / "pseudo.spacy")
-        train_config(config, partial, {**overrides, **budget, f"{section}.{key}": corpus}, gpu_id)
+        corpus = with_pseudo_labels(config[section][key], partial / "pseudo.spacy")
+        train_config(with_settings(config, {**budget, f"{section}.{key}": corpus}), partial, None, gpu_id)
         train_seconds = time.perf_counter() - start
         # the saved configs name the pseudo-labels where they will be once the round is complete
         final_pseudo = output_dir / f"round-{k}" / "pseudo.spacy"

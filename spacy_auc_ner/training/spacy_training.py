@@ -24,6 +24,20 @@ def load_training_config(config: Union[PathLike, Config], overrides: Optional[Di
     return load_config_file(config, overrides)
 
 
+def with_settings(config: Config, settings: Mapping[str, Any]) -> Config:
+    """A copy of ``config`` with ``settings`` (dotted keys of sections it has, plain values such
+    as the steps `budget.budgeted` derives) written in: the config as it was read, not parsed
+    again as `load_training_config` parses overrides."""
+    config = config.copy()
+    for key, value in settings.items():
+        *sections, name = key.split(".")
+        block = config
+        for part in sections:
+            block = block[part]
+        block[name] = value
+    return config
+
+
 def checked_block(block: Mapping[str, Any], name: str, what: str, checks: Mapping[str, Tuple[Callable[[Any], bool], str]]) -> Dict[str, Any]:
     """The settings of the config block ``[name]`` (defaults already filled in), each checked by
     its ``checks`` entry (valid, what it must be): a setting that is not one of ``what`` or a
