@@ -82,7 +82,7 @@ def recipe_source(recipe: PathLike) -> Tuple[Config, List[Path], str]:
         raise DataError(f"{recipe}: neither a config file nor a recipe ({', '.join(names)})")
     base, partials = recipe_files(str(recipe))
     where = f"recipe {recipe} ({partials[-1]})"
-    return load_training_config(assemble(base, partials), where=where), [base, *partials], where
+    return assemble(base, partials), [base, *partials], where
 
 
 def _initial_labels(config: Mapping[str, Any]) -> bool:
