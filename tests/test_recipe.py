@@ -56,7 +56,7 @@ def _check_run(out: Path, result, epochs: int, rounds: int):
         saved = load_config(out / f"round-{k}" / "model-best" / "config.cfg", interpolate=False)
         assert saved["paths"]["init_tok2vec"] == str(out / "pretrain" / "model-last.bin")
     assert result.output.strip().splitlines()[-1] == f"model-best: {out / 'model-best'}"
-    # spaCy's table prints a row every 10,000 words: the recipe says what pretraining did
+    # spaCy's table (a row every 10,000 words) gives way to a bar of epochs: the recipe says what pretraining did
     words = json.loads((out / "pretrain" / "log.jsonl").read_text().splitlines()[-1])["nr_word"]
     assert f"pretraining done: {epochs} epoch(s) of {3 * len(TOY)} sentences, {words} words in all" in result.output
 
@@ -807,3 +807,27 @@ def test_one_run_reads_its_config_once_and_applies_the_overrides_once(toy_corpus
     assert len(files) == len(set(files)) and any(name.endswith("budget.cfg") for name in files), files
     assert applied == [sorted(overrides)]
     assert 0 < from_str["prepare"] <= 30, from_str
+
+
+def test_pretraining_shows_its_epochs_as_a_progress_bar(tmp_path, monkeypatch):
+    """While spacy pretrain runs (its table prints a row only every 10,000 words), a bar on
+    stderr counts the epochs from the log spaCy writes after each one, with its words and loss;
+    it reads the lines written last, as the block ends."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(recipe_module.sys, "stderr", screen)
+    log = tmp_path / "log.jsonl"
+    with recipe_module._epoch_bar(log, 3, progress=True):
+        log.write_text("".join(json.dumps({"nr_word": 10 * k, "loss": 1.5 * k}) + "\n" for k in (1, 2, 3)))
+    shown = screen.getvalue()
+    assert "pretraining" in shown and "3/3" in shown and "words=30" in shown and "loss=4.5" in shown
+    quiet = Terminal()
+    monkeypatch.setattr(recipe_module.sys, "stderr", quiet)
+    with recipe_module._epoch_bar(log, 3, progress=False):
+        pass
+    assert quiet.getvalue() == ""

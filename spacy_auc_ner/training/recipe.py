@@ -26,13 +26,15 @@ corpus is ``NoDev.v1``, each training keeps its last step, self-training its las
 `prepare` reads and checks a run's inputs into a `Run`; `train_steps` runs a config's steps
 into a claimed folder, for `run_recipe` and the lab's study cells alike.
 """
+import contextlib
 import json
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -100,7 +102,7 @@ def _pretraining_done(log_file: Path, epochs: int, sentences: Optional[int]) -> 
         return f"pretraining done, {epochs} epoch(s); spaCy wrote no {log_file}"
     last = json.loads(lines[-1])
     return (f"pretraining done: {epochs} epoch(s) of {sentences} sentences, {last.get('nr_word')} words "
-            f"in all, total loss {float(last.get('loss') or 0.0):.2f} (spaCy's table prints a row every 10,000 words; its log: {log_file})")
+            f"in all, total loss {float(last.get('loss') or 0.0):.2f} (its log: {log_file})")
 
 
 def _pretraining_config(config: Config, where: PathLike) -> Config:
@@ -111,6 +113,37 @@ def _pretraining_config(config: Config, where: PathLike) -> Config:
     if reader == "spacy.JsonlCorpus.v1" and not raw_text.endswith(".jsonl"):
         raise DataError(f"{where}: [corpora.pretrain] is spacy.JsonlCorpus.v1, which reads .jsonl only, not {raw_text}; use spacy_auc_ner.RawText.v1")
     return named
+
+
+@contextlib.contextmanager
+def _epoch_bar(log_file: Path, epochs: int, progress: bool) -> Iterator[None]:
+    """A progress bar of pretraining's epochs on stderr while the block runs: spacy pretrain
+    writes a line to ``log_file`` after each epoch (its words so far and total loss), which a
+    thread reads twice a second; spaCy's own table prints a row only every 10,000 words."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=epochs, desc="pretraining", unit="epoch", disable=None if progress else True, file=sys.stderr)
+    stop = threading.Event()
+
+    def follow() -> None:
+        while True:
+            stopped = stop.wait(0.5)
+            lines = log_file.read_text(encoding="utf8").splitlines() if log_file.is_file() else []
+            if lines and len(lines) > bar.n:
+                last = json.loads(lines[-1])
+                bar.set_postfix(words=last.get("nr_word"), loss=f"{float(last.get('loss') or 0.0):.1f}", refresh=False)
+                bar.update(min(len(lines), epochs) - bar.n)
+            if stopped:
+                return
+
+    watcher = threading.Thread(target=follow, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+        bar.close()
 
 
 @dataclass(frozen=True)
@@ -455,7 +488,8 @@ def _train_steps(
         corpus = dot_to_object(pretrained, p["corpus"])
         log(f"pretraining the encoder ({p['component']}) on [{p['corpus']}] ({corpus.get('@readers')}, {corpus.get('path')}), {p['max_epochs']} epoch(s)")
         start = time.perf_counter()
-        spacy_pretrain(pretrained, weights_dir, use_gpu=gpu_id, silent=not progress)
+        with _epoch_bar(weights_dir / "log.jsonl", p["max_epochs"], progress):
+            spacy_pretrain(pretrained, weights_dir, use_gpu=gpu_id, silent=True)
         summary["pretrain_seconds"] = time.perf_counter() - start
         summary["pretrain_sentences"] = _corpus_size(pretrained, pretrained["pretraining"]["corpus"])
         summary["weights"] = str(weights_dir / "model-last.bin")
