@@ -148,11 +148,11 @@ def test_calibration_picks_the_candidate_with_the_best_dev_f1():
 def test_calibration_reads_the_text_of_the_docs_once(monkeypatch):
     import spacy_auc_ner.pipeline.calibration as calibration
     import spacy_auc_ner.pipeline.component as component
+    from spacy_auc_ner.ml.decoding import text_arrays as real
 
     nlp, pipe, examples = _pipe("crf")
     expected = calibrate_entity_bias(pipe, examples)
     calls = []
-    real = component.text_arrays
     monkeypatch.setattr(calibration, "text_arrays", lambda docs: calls.append(len(docs)) or real(docs))
     monkeypatch.setattr(component, "text_arrays", lambda docs: pytest.fail("set_annotations re-read the text"))
     assert calibrate_entity_bias(pipe, examples) == expected and calls == [len(examples)]
@@ -163,7 +163,7 @@ def test_set_annotations_with_the_text_given_writes_what_it_writes_without():
     docs = [eg.predicted.copy() for eg in examples]
     twins = [d.copy() for d in docs]
     scores = pipe.predict(docs)
-    from spacy_auc_ner.pipeline.component import text_arrays
+    from spacy_auc_ner.ml.decoding import text_arrays
 
     pipe.set_annotations(docs, scores, entity_bias=0.5)
     pipe.set_annotations(twins, scores, entity_bias=0.5, text=text_arrays(twins))

@@ -5,7 +5,7 @@ import srsly
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_auc_ner.pipeline.component import AUCNER, free_spans, token_mask, true_runs
+from spacy_auc_ner.pipeline.component import AUCNER
 from toy_data import TOY, fit_toy, make_examples
 
 PIPE_CONFIGS = [
@@ -549,22 +549,3 @@ def test_an_empty_training_corpus_says_what_spacy_corpus_reads():
     nlp.add_pipe("auc_ner")
     with pytest.raises(ValueError, match=r"^\[auc_ner\] initialize got no examples: .*'spacy-auc-ner convert'"):
         nlp.initialize(lambda: iter([]))  # a reader of a file that is not .spacy yields nothing
-
-
-def test_the_span_arrays_of_set_annotations_by_hand():
-    taken = numpy.asarray([False, True, False, False, True])
-    starts, ends = numpy.asarray([0, 0, 2, 2, 4, 5]), numpy.asarray([1, 2, 4, 5, 5, 5])
-    assert free_spans(starts, ends, taken).tolist() == [True, False, True, False, False, True]
-    assert token_mask(6, [(1, 3), (2, 4)]).tolist() == [False, True, True, True, False, False]
-    assert token_mask(3, []).tolist() == [False] * 3 and token_mask(0, []).tolist() == []
-    assert true_runs(numpy.asarray([True, True, False, True])) == [(0, 2), (3, 4)]
-    assert true_runs(numpy.zeros(0, dtype=bool)) == []
-
-
-def test_true_runs_and_token_mask_are_inverse():
-    rng = numpy.random.default_rng(0)
-    for n in range(0, 30):
-        mask = rng.random(n) < 0.5
-        runs = true_runs(mask)
-        assert token_mask(n, runs).tolist() == mask.tolist()
-        assert all(a < b for a, b in runs) and all(b < c for (_, b), (c, _) in zip(runs, runs[1:]))  # gaps between runs

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_auc_ner.labels import LabelSet
-from spacy_auc_ner.ml.decoding import Spans, bio_spans, fit_to_text, greedy_bio, two_task_spans
+from spacy_auc_ner.ml.decoding import Spans, bio_spans, fit_to_text, free_spans, greedy_bio, token_mask, true_runs, two_task_spans
 
 
 def test_bio_spans_repairs_and_splits_by_type_and_doc():
@@ -204,3 +204,22 @@ def test_fit_to_text_never_starts_on_whitespace_nor_crosses_a_sentence(lengths, 
     for t, (d, k) in before.items():
         if not is_space[t]:
             assert t in covered
+
+
+def test_the_span_arrays_of_set_annotations_by_hand():
+    taken = numpy.asarray([False, True, False, False, True])
+    starts, ends = numpy.asarray([0, 0, 2, 2, 4, 5]), numpy.asarray([1, 2, 4, 5, 5, 5])
+    assert free_spans(starts, ends, taken).tolist() == [True, False, True, False, False, True]
+    assert token_mask(6, [(1, 3), (2, 4)]).tolist() == [False, True, True, True, False, False]
+    assert token_mask(3, []).tolist() == [False] * 3 and token_mask(0, []).tolist() == []
+    assert true_runs(numpy.asarray([True, True, False, True])) == [(0, 2), (3, 4)]
+    assert true_runs(numpy.zeros(0, dtype=bool)) == []
+
+
+def test_true_runs_and_token_mask_are_inverse():
+    rng = numpy.random.default_rng(0)
+    for n in range(0, 30):
+        mask = rng.random(n) < 0.5
+        runs = true_runs(mask)
+        assert token_mask(n, runs).tolist() == mask.tolist()
+        assert all(a < b for a, b in runs) and all(b < c for (_, b), (c, _) in zip(runs, runs[1:]))  # gaps between runs

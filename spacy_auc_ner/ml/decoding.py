@@ -1,10 +1,14 @@
 """From per-token scores to valid BIO entity spans, over a batch's concatenated tokens
 (``lengths`` per doc). The decoders run on the scores' device and move only the chosen labels
-and their confidences (the two-task decoder takes CPU arrays).
+and their confidences (the two-task decoder takes CPU arrays). Then the spans fitted to a
+batch's text (`fit_to_text`, reading `text_arrays`), and the token arithmetic of writing them
+into Docs beside the entities already there (`free_spans`, `token_mask`, `true_runs`).
 """
-from typing import NamedTuple
+from typing import Iterable, List, NamedTuple, Sequence, Tuple
 
 import numpy
+from spacy.attrs import IS_SPACE, SENT_START
+from spacy.tokens import Doc
 from thinc.backends import get_array_ops
 
 from .crf import bio_constraints, constrain, host_lengths, pad, unpad, viterbi
@@ -173,3 +177,36 @@ def fit_to_text(spans: Spans, lengths, is_space, sent_start) -> Spans:
         type=spans.type[source].astype("i"),
         score=spans.score[source].astype("f"),
     )
+
+
+TextArrays = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]  # what `text_arrays` returns
+
+
+def text_arrays(docs: Sequence[Doc]) -> TextArrays:
+    """What `fit_to_text` reads of a batch's Docs: tokens per doc, and per token whether it is
+    whitespace and whether an earlier pipe set it to start a sentence."""
+    lengths = numpy.asarray([len(doc) for doc in docs], dtype="i")
+    table = [doc.to_array([IS_SPACE, SENT_START]).reshape(-1, 2) for doc in docs]
+    flat = numpy.concatenate(table) if table else numpy.zeros((0, 2), dtype="uint64")
+    return lengths, flat[:, 0] == 1, flat[:, 1] == 1  # SENT_START: 1 set, 0 unknown, -1 (wrapped) not a start
+
+
+def free_spans(starts: numpy.ndarray, ends: numpy.ndarray, taken: numpy.ndarray) -> numpy.ndarray:
+    """(n_spans,) True for the token spans ``[start, end)`` that overlap no `taken` token."""
+    before = numpy.concatenate([[0], numpy.cumsum(taken, dtype="i")])  # taken tokens before each position
+    return before[ends] == before[starts]
+
+
+def token_mask(n_tokens: int, spans: Iterable[Tuple[int, int]]) -> numpy.ndarray:
+    """(n_tokens,) True on the tokens inside any of the ``(start, end)`` spans."""
+    edges = numpy.zeros(n_tokens + 1, dtype="i")
+    for start, end in spans:  # one pair of writes a span; the tokens are filled by cumsum
+        edges[start] += 1
+        edges[end] -= 1
+    return numpy.cumsum(edges[:-1]) > 0
+
+
+def true_runs(mask: numpy.ndarray) -> List[Tuple[int, int]]:
+    """The ``(start, end)`` of each run of True in `mask`, in order."""
+    steps = numpy.diff(numpy.concatenate([[0], mask.astype("i1"), [0]]))
+    return list(zip(numpy.flatnonzero(steps == 1).tolist(), numpy.flatnonzero(steps == -1).tolist()))

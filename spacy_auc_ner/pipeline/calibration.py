@@ -15,7 +15,8 @@ from spacy.util import registry, resolve_dot_names
 from thinc.api import Config
 
 from ..data.files import is_number
-from .component import AUCNER, MAX_ENTITY_BIAS, text_arrays
+from ..ml.decoding import text_arrays
+from .component import AUCNER, MAX_ENTITY_BIAS
 from .scoring import METRICS, score_entities, typed_scores
 
 # shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)

@@ -9,7 +9,7 @@ from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from spacy.attrs import ENT_IOB, IS_SPACE, SENT_START
+from spacy.attrs import ENT_IOB
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span, SpanGroup
@@ -26,11 +26,9 @@ from ..losses import TokenLoss
 from ..losses.base import check_scale, check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.averages import torch_averages
-from ..ml.decoding import Spans, fit_to_text
+from ..ml.decoding import Spans, TextArrays, fit_to_text, free_spans, text_arrays, token_mask, true_runs
 from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
 from .strategies import UpdateStrategy
-
-TextArrays = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]  # what `text_arrays` returns
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -508,36 +506,6 @@ def check_saved(
         raise ValueError(f"{where}: the saved model has {saved_columns} output columns, but the labels of the pipe's cfg "
                          f"({', '.join(labels) or 'none'}) make {n_columns} for scheme {scheme!r}: its cfg file is missing "
                          "or is not the one saved with its model")
-
-
-def text_arrays(docs: Sequence[Doc]) -> TextArrays:
-    """What `fit_to_text` reads of a batch's Docs: tokens per doc, and per token whether it is
-    whitespace and whether an earlier pipe set it to start a sentence."""
-    lengths = numpy.asarray([len(doc) for doc in docs], dtype="i")
-    table = [doc.to_array([IS_SPACE, SENT_START]).reshape(-1, 2) for doc in docs]
-    flat = numpy.concatenate(table) if table else numpy.zeros((0, 2), dtype="uint64")
-    return lengths, flat[:, 0] == 1, flat[:, 1] == 1  # SENT_START: 1 set, 0 unknown, -1 (wrapped) not a start
-
-
-def free_spans(starts: numpy.ndarray, ends: numpy.ndarray, taken: numpy.ndarray) -> numpy.ndarray:
-    """(n_spans,) True for the token spans ``[start, end)`` that overlap no `taken` token."""
-    before = numpy.concatenate([[0], numpy.cumsum(taken, dtype="i")])  # taken tokens before each position
-    return before[ends] == before[starts]
-
-
-def token_mask(n_tokens: int, spans: Iterable[Tuple[int, int]]) -> numpy.ndarray:
-    """(n_tokens,) True on the tokens inside any of the ``(start, end)`` spans."""
-    edges = numpy.zeros(n_tokens + 1, dtype="i")
-    for start, end in spans:  # one pair of writes a span; the tokens are filled by cumsum
-        edges[start] += 1
-        edges[end] -= 1
-    return numpy.cumsum(edges[:-1]) > 0
-
-
-def true_runs(mask: numpy.ndarray) -> List[Tuple[int, int]]:
-    """The ``(start, end)`` of each run of True in `mask`, in order."""
-    steps = numpy.diff(numpy.concatenate([[0], mask.astype("i1"), [0]]))
-    return list(zip(numpy.flatnonzero(steps == 1).tolist(), numpy.flatnonzero(steps == -1).tolist()))
 
 
 def _check_settings(
