@@ -30,8 +30,8 @@ TOK2VEC = {
 def frozen_model(max_size=100, bilstm=False):
     tok2vec = {"@architectures": "spacy_auc_ner.CachedFrozenEncoder.v1", "max_size": max_size, "encoder": TOK2VEC}
     if bilstm:
-        return {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v1", "tok2vec": tok2vec, "hidden_width": 8}
-    return {"@architectures": "spacy_auc_ner.TokenScorer.v1", "tok2vec": tok2vec}
+        return {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2", "tok2vec": tok2vec, "hidden_width": 8}
+    return {"@architectures": "spacy_auc_ner.TokenScorer.v2", "tok2vec": tok2vec}
 
 
 class CountingEncoder:

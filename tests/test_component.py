@@ -291,7 +291,7 @@ def test_bad_settings_are_refused_naming_the_full_config_key(config, key, messag
 
 def test_hidden_layer_head_trains_and_round_trips(tmp_path):
     model = {
-        "@architectures": "spacy_auc_ner.TokenScorer.v1",
+        "@architectures": "spacy_auc_ner.TokenScorer.v2",
         "hidden_width": 32,
         "tok2vec": {
             "@architectures": "spacy.HashEmbedCNN.v2", "width": 48, "depth": 2, "embed_size": 500,

@@ -304,9 +304,9 @@ def _pipeline(config):
     config = dict(config)
     tok2vec = {"@architectures": "spacy_auc_ner_tests.DeviceEmbed.v1"}
     if config.pop("model", None) == "bilstm":
-        config["model"] = {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v1", "tok2vec": tok2vec, "hidden_width": 4}
+        config["model"] = {"@architectures": "spacy_auc_ner.BiLSTMTokenScorer.v2", "tok2vec": tok2vec, "hidden_width": 4}
     else:
-        config["model"] = {"@architectures": "spacy_auc_ner.TokenScorer.v1", "tok2vec": tok2vec}
+        config["model"] = {"@architectures": "spacy_auc_ner.TokenScorer.v2", "tok2vec": tok2vec}
     nlp, _, losses = fit_toy(config, 3)
     docs = list(nlp.pipe([" ".join(w) for w, _ in TOY]))
     return nlp, losses, [[(e.start, e.end, e.label_) for e in d.ents] for d in docs], [d.spans["auc_ner"].attrs["scores"] for d in docs]
@@ -333,7 +333,7 @@ def test_the_cached_frozen_encoder_keeps_device_arrays(kind, monkeypatch):
         spacy.util.fix_random_seed(0)
         nlp = spacy.blank("en")
         tok2vec = {"@architectures": "spacy_auc_ner.CachedFrozenEncoder.v1", "encoder": {"@architectures": "spacy_auc_ner_tests.DeviceEmbed.v1"}}
-        nlp.add_pipe("auc_ner", config={"scheme": "crf", "model": {"@architectures": "spacy_auc_ner.TokenScorer.v1", "tok2vec": tok2vec}})
+        nlp.add_pipe("auc_ner", config={"scheme": "crf", "model": {"@architectures": "spacy_auc_ner.TokenScorer.v2", "tok2vec": tok2vec}})
         examples = make_examples(nlp)
         optimizer = nlp.initialize(lambda: examples)
         for _ in range(2):

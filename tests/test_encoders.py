@@ -102,7 +102,7 @@ def _trf_nlp(name, frozen=False):
         "auc_ner",
         config={
             "model": {
-                "@architectures": "spacy_auc_ner.TokenScorer.v1",
+                "@architectures": "spacy_auc_ner.TokenScorer.v2",
                 "tok2vec": {
                     "@architectures": "spacy_auc_ner.TransformerEncoder.v1",
                     "name": name,

@@ -13,7 +13,7 @@ from thinc.api import ConfigValidationError
 from toy_data import TEXTS
 
 SMALL_MODEL = {
-    "@architectures": "spacy_auc_ner.TokenScorer.v1",
+    "@architectures": "spacy_auc_ner.TokenScorer.v2",
     "tok2vec": {
         "@architectures": "spacy.HashEmbedCNN.v2",
         "width": 16,

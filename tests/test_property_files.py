@@ -30,7 +30,7 @@ TAB_TOKENS = st.text(st.characters(exclude_categories=["Cs"], exclude_characters
     lambda t: t == t.strip() and t and t != "-DOCSTART-"
 )
 TINY_MODEL = {
-    "@architectures": "spacy_auc_ner.TokenScorer.v1",
+    "@architectures": "spacy_auc_ner.TokenScorer.v2",
     "tok2vec": {
         "@architectures": "spacy.Tok2Vec.v2",
         "embed": {"@architectures": "spacy.MultiHashEmbed.v2", "width": 8, "attrs": ["NORM"], "rows": [64],

@@ -556,13 +556,12 @@ def test_a_wrong_token_scorer_setting_is_one_line_naming_its_full_key(toy_corpus
     assert not out.exists()
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])
-def test_spacy_builds_no_token_scorer_of_negative_width(version):
+def test_spacy_builds_no_token_scorer_of_negative_width():
     """What `spacy train` itself meets (no package command between): the architecture's own
     line, which the package's commands locate as above; a width of 0 stays a linear head."""
     from spacy.util import registry
 
-    build = registry.architectures.get(f"spacy_auc_ner.TokenScorer.{version}")
+    build = registry.architectures.get("spacy_auc_ner.TokenScorer.v2")
     tok2vec = {"@architectures": "spacy.HashEmbedCNN.v2", "width": 8, "depth": 1, "embed_size": 50, "window_size": 1,
                "maxout_pieces": 2, "subword_features": False, "pretrained_vectors": None}
     assert build(registry.resolve({"t": tok2vec})["t"], hidden_width=0).get_ref("output").name == "classifier_head"

@@ -1,11 +1,9 @@
 """Registered architectures: an encoder and a linear head (a BiLSTM between them for
 BiLSTM-CRF), and the BiLSTM alone as an encoder for any pipe. The head also creates the
 learned parameters the loss declares (written into its ``loss_params`` by the component), so
-the optimizer updates them and ``nlp.to_disk`` saves them with no special case. The v1
-architectures, whose head held every loss's parameters (:data:`V1_LOSS_PARAMS`), stay
-registered for saved pipelines.
+the optimizer updates them and ``nlp.to_disk`` saves them with no special case.
 """
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -16,15 +14,6 @@ from .lstm import lstm_layer
 
 # attribute of the head: {parameter name: [shape, initial value]}, set by the component
 LOSS_PARAMS_ATTR = "loss_params"
-# the v1 head's fixed loss parameters: name -> (ndim, initial value), shape (nO,) * ndim
-V1_LOSS_PARAMS: Dict[str, Tuple[int, float]] = {
-    "dam_a": (1, 1.0),
-    "dam_b": (1, 0.0),
-    "dam_alpha": (1, 0.0),
-    "crf_trans": (2, 0.0),
-    "crf_start": (1, 0.0),
-    "crf_end": (1, 0.0),
-}
 
 
 @registry.architectures("spacy_auc_ner.TokenScorer.v2")
@@ -38,21 +27,7 @@ def build_token_scorer(
     it). `hidden_width` > 0 puts a normalised maxout layer (of `maxout_pieces` >= 1) before the
     head, the capacity spaCy's `ner` has above its tok2vec; 0 keeps the head linear; a negative
     one is refused."""
-    return _token_scorer(tok2vec, build_classifier_head(nO), hidden_width, maxout_pieces)
-
-
-@registry.architectures("spacy_auc_ner.TokenScorer.v1")
-def build_token_scorer_v1(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    nO: Optional[int] = None,
-    hidden_width: int = 0,
-    maxout_pieces: int = 3,
-) -> Model[List[Doc], List[Floats2d]]:
-    """TokenScorer.v2 with the v1 head (every v1 loss parameter); kept for saved pipelines."""
-    return _token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, maxout_pieces)
-
-
-def _token_scorer(tok2vec, head, hidden_width: int, maxout_pieces: int):
+    head = build_classifier_head(nO)
     # written as a positive condition (NaN fails it); a negative width was a linear head, silently
     if not (hidden_width >= 0 and maxout_pieces >= 1):
         raise ValueError(f"[model] TokenScorer needs hidden_width >= 0 and maxout_pieces >= 1, not {hidden_width} and {maxout_pieces}")
@@ -77,22 +52,7 @@ def build_bilstm_token_scorer(
     """The TokenScorer with a BiLSTM between encoder and head (BiLSTM-CRF): `depth` layers of
     `hidden_width` units per direction; it infers its input width, so it sits on any encoder.
     `dropout` holds until training sets the pipeline's dropout rate."""
-    return _bilstm_token_scorer(tok2vec, build_classifier_head(nO), hidden_width, depth, dropout)
-
-
-@registry.architectures("spacy_auc_ner.BiLSTMTokenScorer.v1")
-def build_bilstm_token_scorer_v1(
-    tok2vec: Model[List[Doc], List[Floats2d]],
-    hidden_width: int = 128,
-    depth: int = 1,
-    dropout: float = 0.0,
-    nO: Optional[int] = None,
-) -> Model[List[Doc], List[Floats2d]]:
-    """BiLSTMTokenScorer.v2 with the v1 head; kept for saved pipelines."""
-    return _bilstm_token_scorer(tok2vec, build_classifier_head(nO, v1=True), hidden_width, depth, dropout)
-
-
-def _bilstm_token_scorer(tok2vec, head, hidden_width: int, depth: int, dropout: float):
+    head = build_classifier_head(nO)
     lstm, layer = _bilstm("BiLSTMTokenScorer", hidden_width, depth, dropout)
     model = chain(tok2vec, layer, with_array(head))
     model.set_ref("tok2vec", tok2vec)
@@ -158,17 +118,15 @@ def _skip_empty_forward(model: Model, Xs: List[Floats2d], is_train: bool):
     return Ys, backprop
 
 
-def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None, *, v1: bool = False) -> Model[Floats2d, Floats2d]:
+def build_classifier_head(nO: Optional[int] = None, nI: Optional[int] = None) -> Model[Floats2d, Floats2d]:
     """Linear scores Y = X W^T + b, plus the loss parameters of ``attrs["loss_params"]``
-    (created at initialisation; with `v1`, also those of :data:`V1_LOSS_PARAMS` the loss does
-    not declare)."""
-    params = ["W", "b"] + (list(V1_LOSS_PARAMS) if v1 else [])
+    (created at initialisation)."""
     return Model(
         "classifier_head",
         _head_forward,
-        init=_head_init_v1 if v1 else _head_init,
+        init=_head_init,
         dims={"nO": nO, "nI": nI},
-        params={name: None for name in params},
+        params={"W": None, "b": None},
         attrs={LOSS_PARAMS_ATTR: {}},
     )
 
@@ -197,11 +155,3 @@ def _head_init(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d]
     model.set_param("b", model.ops.alloc1f(nO))
     for name, (shape, init) in model.attrs[LOSS_PARAMS_ATTR].items():
         model.set_param(name, model.ops.alloc(tuple(shape), dtype="f") + init)
-
-
-def _head_init_v1(model: Model, X: Optional[Floats2d] = None, Y: Optional[Floats2d] = None) -> None:
-    _head_init(model, X, Y)
-    nO = model.get_dim("nO")
-    for name, (ndim, init) in V1_LOSS_PARAMS.items():
-        if name not in model.attrs[LOSS_PARAMS_ATTR]:
-            model.set_param(name, model.ops.alloc((nO,) * ndim, dtype="f") + init)

@@ -481,11 +481,7 @@ class AUCNER(TrainablePipe):
         n_loss = self.scheme.loss_columns(self.label_set)
         for p in self.loss.params:
             shape = p.shape(n_loss)
-            value = head.get_param(p.name) if head.has_param(p.name) else None
-            if value is not None and value.shape != shape and value.ndim == len(shape) == 1 and value.shape[0] > shape[0]:
-                # a v1 head: one value per output column, of which the loss used the first
-                head.set_param(p.name, value[: shape[0]].copy())
-            elif value is None or value.shape != shape:
+            if not head.has_param(p.name) or head.get_param(p.name).shape != shape:
                 raise ValueError(
                     f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
                     f"which the saved model does not hold: it was trained with another loss"
