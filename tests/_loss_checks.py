@@ -3,7 +3,7 @@ schemes a loss trains (the component's check of its needs against the schemes' c
 import numpy
 
 from spacy_auc_ner.losses import Truth
-from spacy_auc_ner.pipeline.component import check_trains
+from spacy_auc_ner.pipeline.settings import check_trains
 from spacy_auc_ner.schemes import NAMED_SCHEMES, make_scheme
 
 

@@ -32,8 +32,8 @@ CASES = {
     # lambda 1: with the default 100 the beginning task's gradient swamps the shared BiLSTM
     # and the entity task learns slowly here (on the toy corpus, 0.62-0.88 F1 after 50-300
     # updates; lambda 1: 1.0 after 50); these tests check the plumbing
-    "two_task": {"scheme": "two_task", "loss": AUC, "two_task_lambda": 1.0},
-    "two_task_comauc": {"scheme": "two_task", "loss": COMAUC, "two_task_lambda": 1.0},
+    "two_task": {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 1.0}, "loss": AUC},
+    "two_task_comauc": {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 1.0}, "loss": COMAUC},
 }
 TEXTS = ["Aspirin treats breast cancer in Paris .", "", "Mary met Anna in Rome .", "Colon cancer is rare"]
 

@@ -116,19 +116,6 @@ def test_an_empty_entity_label_is_refused(toy_examples, label):
         ner.initialize(lambda: toy_examples, labels=["DISEASE", label])
 
 
-@pytest.mark.parametrize("scheme, setting, value, warned", [
-    ("ova", "threshold", 0.3, True),
-    ("crf", "two_task_lambda", 5.0, True),
-    ("softmax", "threshold", 0.5, False),
-    ("two_task", "threshold", 0.3, False),
-])
-def test_a_setting_only_two_task_reads_is_warned_of_under_another_scheme(recwarn, scheme, setting, value, warned):
-    spacy.blank("en").add_pipe("auc_ner", name="ner", config={"scheme": scheme, setting: value})
-    texts = [str(w.message) for w in recwarn if "does not read it" in str(w.message)]
-    assert texts == ([f"[components.ner.{setting}] is {value!r}, but scheme '{scheme}' does not read it (only two_task "
-                      f"does): it has no effect; leave it at {0.5 if setting == 'threshold' else 100.0}"] if warned else [])
-
-
 @pytest.mark.parametrize("config", PIPE_CONFIGS)
 def test_batches_without_entities_or_with_empty_docs_never_give_nan(config):
     nlp, _, _ = fit_toy(config, n_iter=2)
@@ -227,9 +214,6 @@ TWO_TASK = "spacy_auc_ner.TwoTask.v1"
 BAD_SETTINGS = [
     ({"scheme": "crf2"}, "scheme", "unknown scheme 'crf2'"),
     ({"decoder": "beam"}, "decoder", "unknown decoder 'beam'"),
-    ({"scheme": "two_task", "threshold": 2.0}, "threshold", "must be a number in (0, 1), not 2.0"),
-    ({"threshold": 0.0}, "threshold", "must be a number in (0, 1)"),
-    ({"two_task_lambda": -1.0}, "two_task_lambda", "must be a finite number >= 0"),
     ({"spans_key": ""}, "spans_key", "must be a non-empty string"),
     ({"scheme": "softmax", "loss": {"@losses": AUC}}, "loss", "AUCMargin.v1 cannot train scheme 'softmax'"),
     ({"loss": {"@losses": AUC, "margin": 0.0}}, "loss.margin", "must be > 0 and finite, not 0.0"),
@@ -270,8 +254,7 @@ BAD_SETTINGS = [
     # a scheme block: its own settings under its key, the pair checked by capabilities
     ({"scheme": {"@misc": TWO_TASK, "lam": -1.0}}, "scheme.lam", "must be a finite number >= 0, not -1.0"),
     ({"scheme": {"@misc": TWO_TASK, "threshold": 1.0}}, "scheme.threshold", "must be a number in (0, 1), not 1.0"),
-    ({"scheme": {"@misc": TWO_TASK}, "two_task_lambda": 3.0}, "two_task_lambda", "is a block, which holds its own settings (set lam there)"),
-    ({"scheme": {"@misc": "spacy_auc_ner.OVA.v1"}, "threshold": 0.7}, "threshold", "('ova' has no threshold): leave this at 0.5"),
+    ({"scheme": {"@misc": TWO_TASK, "threshold": 0.0}}, "scheme.threshold", "must be a number in (0, 1), not 0.0"),
     ({"scheme": {"@misc": "spacy_auc_ner.GroupedByPrefix.v1"}}, "scheme", "must be a scheme name or a registered scheme block"),
     (
         {"scheme": {"@misc": "spacy_auc_ner.Softmax.v1"}, "loss": {"@losses": AUC}}, "loss",

@@ -140,8 +140,8 @@ def test_method_files_restate_no_factory_default(name):
 
 def test_restated_default_check_can_fail(tmp_path):
     defaults = Language.get_factory_meta("auc_ner").default_config
-    block = {"scheme": "ova", "threshold": 0.5, "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "margin": 1.0, "mode": "batch"}}
-    assert _restated_defaults(block, defaults, "c") == ["c.scheme = 'ova'", "c.threshold = 0.5", "c.loss.margin = 1.0"]
+    block = {"scheme": "ova", "entity_bias": 0.0, "loss": {"@losses": "spacy_auc_ner.AUCMargin.v1", "margin": 1.0, "mode": "batch"}}
+    assert _restated_defaults(block, defaults, "c") == ["c.scheme = 'ova'", "c.entity_bias = 0.0", "c.loss.margin = 1.0"]
 
 
 def test_spacy_ner_replaces_the_pipe_and_keeps_the_encoder():

@@ -107,7 +107,6 @@ OVERFLOWING = [
     # finite in float32 (below 3.4e38), but the weighted gradient (or margin**2) is not
     ({"scheme": "crf", "loss": {"@losses": CRF_AUC, "mu": 1e38}}, "loss.mu", 1e38),
     ({"scheme": "crf", "loss": {"@losses": CRF_AUC, "auc": {"@losses": AUC, "mode": "batch", "margin": 1e38}}}, "loss.auc.margin", 1e38),
-    ({"scheme": "two_task", "two_task_lambda": 1e38}, "two_task_lambda", 1e38),
     ({"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 1e38}}, "scheme.lam", 1e38),
     ({"scheme": "ova", "loss": {"@losses": AUC, "mode": "batch", "margin": 1e38}}, "loss.margin", 1e38),
     ({"scheme": "ova", "loss": {"@losses": AUC, "mode": "batch", "margin": 1e19}}, "loss.margin", 1e19),  # the loss was inf, then NaN
@@ -121,8 +120,8 @@ OVERFLOWING = [
 ALPHA_LR = "must be below 1 for alpha_update 'pesg' (PESG's step settles alpha at its optimum only below 1), not "
 AT_THE_BOUNDS = {
     # the largest products the bounds allow: a weight times alpha**2, alpha up to 2 alpha_lr (margin + 1)
-    "two_task_pesg": {"scheme": "two_task", "two_task_lambda": 2**24, "loss": PESG_AT_THE_BOUND},
-    "two_task_batch": {"scheme": "two_task", "two_task_lambda": 2**24, "loss": {"@losses": AUC, "mode": "batch", "margin": 2**24}},
+    "two_task_pesg": {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 2**24}, "loss": PESG_AT_THE_BOUND},
+    "two_task_batch": {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 2**24}, "loss": {"@losses": AUC, "mode": "batch", "margin": 2**24}},
     "crf_auc_pesg": {"scheme": "crf", "loss": {"@losses": CRF_AUC, "mu": 2**24, "auc": PESG_AT_THE_BOUND}},
     "dice_delta": {"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Dice.v1", "delta": 2**24}},
     "focal_gamma": {"scheme": "softmax", "loss": {"@losses": "spacy_auc_ner.Focal.v1", "gamma": 3.4e38}},

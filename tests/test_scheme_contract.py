@@ -28,7 +28,7 @@ from thinc.backends import get_array_ops
 
 from spacy_auc_ner.capabilities import CAPABILITIES, CRF, O_COLUMN, ONE_CLASS, SIGMOID, SOFTMAX
 from spacy_auc_ner.labels import MISSING, LabelSet, label_type
-from spacy_auc_ner.pipeline.component import check_trains
+from spacy_auc_ner.pipeline.settings import check_trains
 from spacy_auc_ner.schemes import BIOScheme, Scheme, scheme_names
 from toy_data import TEXTS
 

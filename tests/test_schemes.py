@@ -200,11 +200,10 @@ SAME = [
     ({"scheme": "softmax"}, {"scheme": {"@misc": "spacy_auc_ner.Softmax.v1"}}),
     ({"scheme": "crf"}, {"scheme": {"@misc": "spacy_auc_ner.CRF.v1"}}),
     ({"scheme": "two_task"}, {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1"}}),
-    ({"scheme": "two_task", "two_task_lambda": 3.0, "threshold": 0.7}, {"scheme": {"@misc": "spacy_auc_ner.TwoTask.v1", "lam": 3.0, "threshold": 0.7}}),
 ]
 
 
-@pytest.mark.parametrize("named, block", SAME, ids=["ova", "softmax", "crf", "two_task", "two_task_settings"])
+@pytest.mark.parametrize("named, block", SAME, ids=["ova", "softmax", "crf", "two_task"])
 def test_a_scheme_name_trains_and_predicts_as_its_block_and_keeps_its_written_form(named, block, tmp_path):
     nlp_named, examples, losses_named = fit_toy(named, n_iter=6)
     nlp_block, _, losses_block = fit_toy(block, n_iter=6)
@@ -228,5 +227,6 @@ def test_every_name_is_a_registered_scheme():
     assert sorted(NAMED_SCHEMES) == ["crf", "ova", "softmax", "two_task"]
     for name, registered in NAMED_SCHEMES.items():
         assert registered in scheme_names() and make_scheme(name).name == name
-    assert isinstance(make_scheme("two_task", two_task_lambda=3.0, threshold=0.7), TwoTaskScheme)
-    assert (make_scheme("two_task", two_task_lambda=3.0, threshold=0.7).lam, make_scheme("two_task", threshold=0.7).threshold) == (3.0, 0.7)
+    assert isinstance(make_scheme("two_task", lam=3.0, threshold=0.7), TwoTaskScheme)
+    assert (make_scheme("two_task", lam=3.0).lam, make_scheme("two_task", threshold=0.7).threshold) == (3.0, 0.7)
+    assert (make_scheme("two_task").lam, make_scheme("two_task").threshold) == (100.0, 0.5)  # the block's defaults

@@ -160,7 +160,9 @@ pipeline = ["auc_ner"]
 
 [components.auc_ner]
 factory = "auc_ner"
-scheme = "two_task"
+
+[components.auc_ner.scheme]
+@misc = "spacy_auc_ner.TwoTask.v1"
 threshold = 0.999
 
 [corpora]

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from spacy_auc_ner.pipeline.component import check_trains
+from spacy_auc_ner.pipeline.settings import check_trains
 from spacy_auc_ner.pipeline.strategies import GroupedByPrefix, SampledClassifiers, UpdateStrategy
 from spacy_auc_ner.schemes import make_scheme
 

@@ -16,8 +16,9 @@ from thinc.api import Config
 
 from ..data.files import is_number
 from ..ml.decoding import text_arrays
-from .component import AUCNER, MAX_ENTITY_BIAS
+from .component import AUCNER
 from .scoring import METRICS, score_entities, typed_scores
+from .settings import MAX_ENTITY_BIAS
 
 # shares of dev tokens a candidate bias marks as entities (the corpora here have 5-17%)
 DEFAULT_RATES = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3)

@@ -1,12 +1,13 @@
 """The ``auc_ner`` trainable pipe, shaped like spaCy's ``tagger``/``spancat``: ``update`` is
 begin_update -> get_loss -> backprop -> finish_update, and ``get_loss`` is the one place that
 turns gold into gradients. What depends on the scheme lives in :mod:`spacy_auc_ner.schemes`;
-the loss's learned parameters live on the model's head. Settings: README.md.
+the loss's learned parameters live on the model's head; the settings are checked in :mod:`.settings`
+(their meaning: docs/reference.md).
 """
 import math
 import warnings
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy
 from spacy.attrs import ENT_IOB
@@ -19,15 +20,15 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
 
-from ..capabilities import describe
 from ..data.files import is_number
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
-from ..losses.base import check_scale, check_setting
+from ..losses.base import check_setting
 from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.averages import torch_averages
 from ..ml.decoding import Spans, TextArrays, fit_to_text, free_spans, text_arrays, token_mask, true_runs
-from ..schemes import DECODERS, NAMED_SCHEMES, Scheme, Targets, make_scheme
+from ..schemes import Scheme, Targets
+from .settings import check_saved, check_settings
 from .strategies import UpdateStrategy
 
 DEFAULT_MODEL_CONFIG = """
@@ -62,9 +63,7 @@ DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
         "scheme": "ova",
         "loss": None,
         "strategy": {"@misc": "spacy_auc_ner.AllClassifiers.v1"},
-        "two_task_lambda": 100.0,
         "decoder": None,
-        "threshold": 0.5,
         "entity_bias": 0.0,
         "spans_key": "auc_ner",
         "scorer": {"@scorers": "spacy_auc_ner.entity_scorer.v1"},
@@ -81,32 +80,25 @@ def make_auc_ner(
     scheme: Union[str, Scheme],
     loss: Optional[TokenLoss],
     strategy: UpdateStrategy,
-    two_task_lambda: float,
     decoder: Optional[str],
-    threshold: float,
     spans_key: str,
     scorer: Optional[Callable],
     entity_bias: float = 0.0,
     overwrite_ents: bool = False,
 ) -> "AUCNER":
     """Named entity recogniser trained as token classifiers with an AUC (or baseline) loss.
-    Each setting's meaning: the settings table of README.md. Every setting is checked here,
-    before training, and an error names its full config key; ``initialize`` writes the loss and
+    Each setting's meaning: the settings table of docs/reference.md. Every setting is checked
+    once, before training (:mod:`.settings`), and an error names its full config key; a scheme's
+    name is its block with the block's defaults. ``initialize`` writes the loss and
     decoder that null picked into the pipeline's config. ``entity_bias`` shifts the decision
     boundary because AUC losses rank tokens without calibrating them. ``overwrite_ents``: the
     predicted entities replace those set before the pipe (an entity_ruler's), instead of
     giving way to them."""
     return AUCNER(
-        nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, two_task_lambda=two_task_lambda,
-        decoder=decoder, threshold=threshold, entity_bias=entity_bias, spans_key=spans_key, scorer=scorer,
-        overwrite_ents=overwrite_ents,
+        nlp.vocab, model, name, scheme=scheme, loss=loss, strategy=strategy, decoder=decoder,
+        entity_bias=entity_bias, spans_key=spans_key, scorer=scorer, overwrite_ents=overwrite_ents,
     )
 
-
-# the largest entity_bias: a logit shift that fixes every decision long before it, while one
-# near float32's range (1e38; 1e308 is inf in float32) summed to inf over a sentence in the CRF's
-# Viterbi, and the span scores were NaN (softmax: inf - inf, no entity at all)
-MAX_ENTITY_BIAS = 1e6
 
 # the cfg key that says the pipeline's config holds its entity bias (`AUCNER.set_entity_bias`)
 BIAS_IN_CONFIG = "entity_bias_in_config"
@@ -122,32 +114,20 @@ class AUCNER(TrainablePipe):
         scheme: Union[str, Scheme] = "ova",
         loss: Optional[TokenLoss] = None,
         strategy: Optional[UpdateStrategy] = None,
-        two_task_lambda: float = 100.0,
         decoder: Optional[str] = None,
-        threshold: float = 0.5,
         entity_bias: float = 0.0,
         spans_key: str = "auc_ner",
         scorer: Optional[Callable] = None,
         overwrite_ents: bool = False,
     ):
-        key = f"components.{name}"
-        _check_settings(key, scheme, two_task_lambda, decoder, threshold, spans_key)
-        _check_parts(key, loss, strategy)
-        # a number first: `entity_bias = inf` in a config reaches here as the string "inf"
-        # (confection checks that it reads as a float, and passes it on as written)
-        bounded = is_number(entity_bias) and abs(entity_bias) <= MAX_ENTITY_BIAS
-        check_setting(bounded, f"{key}.entity_bias", f"must be a finite number in [-{MAX_ENTITY_BIAS:.0f}, {MAX_ENTITY_BIAS:.0f}], not {entity_bias!r}")
-        check_setting(isinstance(overwrite_ents, bool), f"{key}.overwrite_ents", f"must be true or false, not {overwrite_ents!r}")
+        # every setting checked here, once (settings.py); what it makes is taken as checked below
+        self.scheme, self.loss, self.strategy = check_settings(
+            f"components.{name}", scheme=scheme, loss=loss, strategy=strategy, decoder=decoder,
+            entity_bias=entity_bias, spans_key=spans_key, overwrite_ents=overwrite_ents,
+        )
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.scheme = _scheme(key, scheme, two_task_lambda, threshold)
-        self.loss = loss if loss is not None else registry.resolve({"loss": dict(self.scheme.default_loss)})["loss"]
-        self.loss.validate(f"{key}.loss")
-        self.strategy = strategy if strategy is not None else UpdateStrategy()
-        self.strategy.validate(f"{key}.strategy")
-        check_trains(self.scheme, self.loss, f"{key}.loss", f"{key}.scheme")
-        check_trains(self.scheme, self.strategy, f"{key}.strategy", f"{key}.scheme")
         self.scorer = scorer
         # a setting of the config, not of cfg: cfg is saved with the weights and would win over
         # the config a pipeline is loaded with
@@ -163,8 +143,6 @@ class AUCNER(TrainablePipe):
         self.cfg: Dict = {
             "labels": [],
             "scheme": self.scheme.name,
-            "two_task_lambda": float(getattr(self.scheme, "lam", two_task_lambda)),
-            "threshold": float(getattr(self.scheme, "threshold", threshold)),
             **self._config_settings,
             # calibration writes the bias into the pipeline's config too (`set_entity_bias`);
             # a pipeline saved before that holds it in cfg alone (`_after_load`)
@@ -486,108 +464,3 @@ class AUCNER(TrainablePipe):
                     f"[components.{self.name}.loss] {self.loss.name} learns {p.name} of shape {shape}, "
                     f"which the saved model does not hold: it was trained with another loss"
                 )
-
-
-def check_saved(
-    where: str, name: str, saved_scheme, scheme: str, saved_columns: Optional[int], labels: Sequence[str], n_columns: int
-) -> None:
-    """A loaded pipe's cfg (its labels and scheme) against its config and its model: a config
-    whose scheme was edited loaded the weights of another scheme and predicted with them (ova
-    and softmax have the same columns), and a pipe whose cfg file was lost or replaced loaded
-    with no labels (it predicted nothing) or with others (an IndexError when predicting)."""
-    if saved_scheme is not None and saved_scheme != scheme:
-        raise ValueError(f"{where}: the pipe was trained with scheme {saved_scheme!r}, but [components.{name}.scheme] is "
-                         f"{scheme!r}: load it with the config it was saved with, or train it again")
-    if saved_columns is not None and saved_columns != n_columns:
-        raise ValueError(f"{where}: the saved model has {saved_columns} output columns, but the labels of the pipe's cfg "
-                         f"({', '.join(labels) or 'none'}) make {n_columns} for scheme {scheme!r}: its cfg file is missing "
-                         "or is not the one saved with its model")
-
-
-def _check_settings(
-    key: str, scheme: Union[str, Scheme], two_task_lambda: float, decoder: Optional[str], threshold: float, spans_key: str
-) -> None:
-    """The component's own settings; the scheme, the loss and the strategy check theirs."""
-    check_setting(
-        not isinstance(scheme, str) or scheme in NAMED_SCHEMES,
-        f"{key}.scheme",
-        f"unknown scheme {scheme!r}; choose one of {', '.join(NAMED_SCHEMES)}, or a registered scheme block",
-    )
-    check_setting(
-        decoder is None or decoder in DECODERS,
-        f"{key}.decoder",
-        f"unknown decoder {decoder!r}; use 'greedy' or 'viterbi' (or null: the scheme's default)",
-    )
-    check_setting(
-        is_number(two_task_lambda) and 0.0 <= two_task_lambda < math.inf,
-        f"{key}.two_task_lambda",
-        f"must be a finite number >= 0, not {two_task_lambda!r}",
-    )
-    check_scale(two_task_lambda, f"{key}.two_task_lambda")  # two_task's lam, as the block checks it
-    check_setting(
-        is_number(threshold) and 0.0 < threshold < 1.0, f"{key}.threshold", f"must be a number in (0, 1), not {threshold!r}"
-    )
-    check_setting(isinstance(spans_key, str) and spans_key != "", f"{key}.spans_key", f"must be a non-empty string, not {spans_key!r}")
-
-
-def _check_parts(key: str, loss, strategy) -> None:
-    """The loss and strategy blocks are of their registries: a block of another (a strategy's
-    @misc under [loss]) failed later with an AttributeError on a missing method."""
-    for name, value, kind, example in (
-        ("loss", loss, TokenLoss, '(@losses = "spacy_auc_ner.AUCMargin.v1") or null'),
-        ("strategy", strategy, UpdateStrategy, '(@misc = "spacy_auc_ner.AllClassifiers.v1")'),
-    ):
-        check_setting(
-            value is None or isinstance(value, kind),
-            f"{key}.{name}",
-            f"must be a {name} block {example}, not a block that makes {type(value).__name__}",
-        )
-
-
-# the component's settings that only the string form of a scheme reads, with their defaults
-# (every filled config of a pipeline has them) and the block's setting that replaces them
-STRING_FORM_SETTINGS = {"two_task_lambda": (100.0, "lam"), "threshold": (0.5, "threshold")}
-
-
-def _scheme(key: str, scheme: Union[str, Scheme], two_task_lambda: float, threshold: float) -> Scheme:
-    """The scheme of `scheme`: a string's registered block with the component's two_task_lambda
-    and threshold (configs and pipelines saved before schemes were blocks load as they were), or
-    the block itself, which owns its settings (the component's must then keep their defaults)."""
-    if isinstance(scheme, str):
-        built = make_scheme(scheme, two_task_lambda=two_task_lambda, threshold=threshold)
-        for setting, value, default, inside in _changed(two_task_lambda=two_task_lambda, threshold=threshold):
-            if not hasattr(built, inside):
-                # refusing would stop pipelines saved with such a setting from loading
-                warnings.warn(f"[{key}.{setting}] is {value!r}, but scheme '{scheme}' does not read it (only two_task "
-                              f"does): it has no effect; leave it at {default}", stacklevel=2)
-    else:
-        check_setting(
-            isinstance(scheme, Scheme),
-            f"{key}.scheme",
-            f"must be a scheme name or a registered scheme block (@misc = \"spacy_auc_ner.TwoTask.v1\"), not {scheme!r}",
-        )
-        for setting, value, default, inside in _changed(two_task_lambda=two_task_lambda, threshold=threshold):
-            where = f"set {inside} there" if hasattr(scheme, inside) else f"'{scheme.name}' has no {inside}"
-            raise ValueError(f"[{key}.{setting}] is {value!r}, but [{key}.scheme] is a block, which holds its own "
-                             f"settings ({where}): leave this at {default}")
-        built = scheme
-    built.validate(f"{key}.scheme")
-    return built
-
-
-def _changed(**settings: float) -> List[Tuple[str, float, float, str]]:
-    """(setting, value, default, the scheme's attribute that holds it) of each of the component's
-    string-form settings (`STRING_FORM_SETTINGS`) that is not at its default."""
-    return [(name, value, *STRING_FORM_SETTINGS[name]) for name, value in settings.items() if value != STRING_FORM_SETTINGS[name][0]]
-
-
-def check_trains(scheme: Scheme, part, key: str, scheme_key: str) -> None:
-    """The one check of a scheme against what trains it (the loss, the strategy): a one-line
-    error naming both config keys when the scheme's columns do not meet a need of `part`'s."""
-    miss = part.unmet_need(scheme.capabilities)
-    if miss is not None:
-        where, who, need = miss
-        raise ValueError(
-            f"[{key}{where}] {who} cannot train scheme '{scheme.name}': it needs {describe(need, ' or ')} "
-            f"columns, and [{scheme_key}] offers {describe(scheme.capabilities)}"
-        )

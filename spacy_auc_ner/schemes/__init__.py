@@ -7,9 +7,9 @@ and each scheme's default loss and decoder. The interface: :mod:`.base`. One mod
 - ``spacy_auc_ner.Softmax.v1`` (:mod:`.softmax`): the CE baseline;
 - ``spacy_auc_ner.CRF.v1`` (:mod:`.crf`): a linear-chain CRF's emissions.
 
-A scheme may also be written as a string (``scheme = "two_task"``), the form of configs and
-pipelines saved before schemes were blocks: :func:`scheme_config` maps it onto its block, with
-the component's ``two_task_lambda`` and ``threshold`` as two_task's settings.
+A scheme may also be written as its name (``scheme = "two_task"``), the short form of its block
+with the block's defaults (:func:`scheme_config`); a setting of the scheme (two_task's ``lam``
+and ``threshold``) is set in the block, ``[components.auc_ner.scheme]``.
 """
 import inspect
 import typing
@@ -37,18 +37,16 @@ __all__ = [
 ]
 
 
-def scheme_config(name: str, *, two_task_lambda: float = 100.0, threshold: float = 0.5) -> Dict[str, Any]:
-    """The block that the string `name` stands for (KeyError for an unknown name)."""
-    block: Dict[str, Any] = {"@misc": NAMED_SCHEMES[name]}
-    if name == "two_task":
-        block.update(lam=two_task_lambda, threshold=threshold)
-    return block
+def scheme_config(name: str, **settings: Any) -> Dict[str, Any]:
+    """The block that the string `name` stands for, with the block's `settings` if any (KeyError
+    for an unknown name)."""
+    return {"@misc": NAMED_SCHEMES[name], **settings}
 
 
-def make_scheme(name: str, *, two_task_lambda: float = 100.0, threshold: float = 0.5) -> Scheme:
-    """The scheme that the string `name` stands for, built from its registered block."""
-    config = scheme_config(name, two_task_lambda=two_task_lambda, threshold=threshold)
-    return registry.resolve({"scheme": config})["scheme"]
+def make_scheme(name: str, **settings: Any) -> Scheme:
+    """The scheme that the string `name` stands for, built from its registered block (with the
+    block's `settings`: ``make_scheme("two_task", lam=3.0)``)."""
+    return registry.resolve({"scheme": scheme_config(name, **settings)})["scheme"]
 
 
 def scheme_names() -> List[str]:
