@@ -4,7 +4,6 @@ turns gold into gradients. What depends on the scheme lives in :mod:`spacy_auc_n
 the loss's learned parameters live on the model's head; the settings are checked in :mod:`.settings`
 (their meaning: docs/reference.md).
 """
-import math
 import warnings
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
@@ -20,7 +19,6 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats1d, Floats2d
 
-from ..data.files import is_number
 from ..labels import LabelSet, entity_types_of
 from ..losses import TokenLoss
 from ..losses.base import check_setting
@@ -28,7 +26,7 @@ from ..ml.architectures import LOSS_PARAMS_ATTR
 from ..ml.averages import torch_averages
 from ..ml.decoding import Spans, TextArrays, fit_to_text, free_spans, text_arrays, token_mask, true_runs
 from ..schemes import Scheme, Targets
-from .settings import check_saved, check_settings
+from .settings import check_class_counts, check_saved, check_settings
 from .strategies import UpdateStrategy
 
 DEFAULT_MODEL_CONFIG = """
@@ -100,10 +98,6 @@ def make_auc_ner(
     )
 
 
-# the cfg key that says the pipeline's config holds its entity bias (`AUCNER.set_entity_bias`)
-BIAS_IN_CONFIG = "entity_bias_in_config"
-
-
 class AUCNER(TrainablePipe):
     def __init__(
         self,
@@ -144,9 +138,6 @@ class AUCNER(TrainablePipe):
             "labels": [],
             "scheme": self.scheme.name,
             **self._config_settings,
-            # calibration writes the bias into the pipeline's config too (`set_entity_bias`);
-            # a pipeline saved before that holds it in cfg alone (`_after_load`)
-            BIAS_IN_CONFIG: True,
             "n_updates": 0,
             "class_counts": None,
         }
@@ -412,13 +403,11 @@ class AUCNER(TrainablePipe):
             config["decoder"] = self.cfg["decoder"]
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
-        self.cfg.pop(BIAS_IN_CONFIG, None)  # spaCy updates cfg with the saved one: only a saved marker counts
         out = super().from_bytes(bytes_data, exclude=exclude)
         self._after_load(f"[components.{self.name}]")
         return out
 
     def from_disk(self, path, *, exclude=tuple()):
-        self.cfg.pop(BIAS_IN_CONFIG, None)
         try:
             out = super().from_disk(path, exclude=exclude)
         except ValueError as err:  # msgpack's, ujson's and thinc's words name no file
@@ -430,12 +419,11 @@ class AUCNER(TrainablePipe):
     def set_entity_bias(self, bias: float, pipe_config: Optional[Config] = None) -> None:
         """Set ``entity_bias`` (as calibration chooses it) in cfg and in ``pipe_config``, the
         pipeline's config of this pipe (``nlp.get_pipe_config(name)``), so that the pipeline
-        saved next names the bias it runs with."""
+        saved next names the bias it runs with. The config is where the setting lives: without
+        `pipe_config` the bias holds in this process, and a saved pipeline loads with its config's."""
         self.cfg["entity_bias"] = self._config_settings["entity_bias"] = float(bias)
         if pipe_config is not None:
             pipe_config["entity_bias"] = float(bias)
-        # without the pipeline's config, the saved config.cfg will not hold it: loading reads cfg's
-        self.cfg[BIAS_IN_CONFIG] = pipe_config is not None
 
     def _after_load(self, where: str) -> None:
         # the config the pipeline is loaded with wins over the copies saved in cfg: a decoder,
@@ -443,16 +431,10 @@ class AUCNER(TrainablePipe):
         head = self.model.get_ref("output")
         saved_columns = head.get_dim("nO") if head.has_param("W") else None
         check_saved(where, self.name, self.cfg.get("scheme"), self.scheme.name, saved_columns, self.labels, len(self.columns))
-        stored_bias = self.cfg.get("entity_bias", 0.0)
         self.cfg.update(self._config_settings)
-        if not self.cfg.get(BIAS_IN_CONFIG) and self._config_settings["entity_bias"] == 0.0:
-            # saved before calibration wrote the config: its config says 0.0, its cfg the bias chosen
-            self.cfg["entity_bias"] = self._config_settings["entity_bias"] = stored_bias
         counts = self.cfg.get("class_counts")
         if counts is not None:
-            if not isinstance(counts, list) or not all(is_number(c) and 0 <= c < math.inf for c in counts):
-                raise ValueError(f"{where}: the class_counts of the pipe's cfg must be a list of counts, not {counts!r}: "
-                                 "its cfg file was edited or damaged")
+            check_class_counts(where, counts)
             self.loss.initialize(self.model.ops.asarray1f(counts))
         if not head.has_param("W"):
             return  # saved before initialisation

@@ -1,8 +1,10 @@
 """The ``auc_ner`` pipe's settings, checked once, where the pipe is made (:func:`check_settings`):
 the pipe and the layers below take what it returns as checked. Beside it, the check of a
 scheme against what trains it (:func:`check_trains`) and of a loaded pipe's cfg against its
-config and model (:func:`check_saved`). Each error is one line naming the setting's full key.
+config and model (:func:`check_saved`, :func:`check_class_counts`). Each error is one line
+naming the setting's full key.
 """
+import math
 from typing import NamedTuple, Optional, Sequence, Union
 
 from spacy.util import registry
@@ -112,3 +114,10 @@ def check_saved(
         raise ValueError(f"{where}: the saved model has {saved_columns} output columns, but the labels of the pipe's cfg "
                          f"({', '.join(labels) or 'none'}) make {n_columns} for scheme {scheme!r}: its cfg file is missing "
                          "or is not the one saved with its model")
+
+
+def check_class_counts(where: str, counts) -> None:
+    """The class counts of a loaded pipe's cfg, which the loss initialises from."""
+    if not isinstance(counts, list) or not all(is_number(c) and 0 <= c < math.inf for c in counts):
+        raise ValueError(f"{where}: the class_counts of the pipe's cfg must be a list of counts, not {counts!r}: "
+                         "its cfg file was edited or damaged")
