@@ -28,6 +28,7 @@ class Shipped:
     now: str
     now_said: str
     plain: Optional[str] = None  # `now` without the weights' average, where it has one: the text reads now - plain
+    who: str = "The recipe ships"  # whose schedule it is: the recipe's, or the peer's it is set against
 
 
 def _score(row: Mapping[str, Any], metric: str, dev: bool) -> float:
@@ -95,7 +96,7 @@ def budget_text(rows: Sequence[Mapping[str, Any]], methods: Sequence[str], corpo
         text.append(f"The schedule shipped when the rule was fixed (`{shipped.before}`) is not the choice on every corpus. On each corpus's "
                     f"own draws, its choice minus that schedule in test F1: {against}.")
     now = "the choice on every corpus" if all(m == shipped.now for m in chosen.values()) else "not the choice on every corpus"
-    text.append(f"The recipe ships {shipped.now_said} (`{shipped.now}`): {now}.")
+    text.append(f"{shipped.who} {shipped.now_said} (`{shipped.now}`): {now}.")
     if shipped.plain:
         xs, ys = chosen_vs_before(rows, {c: shipped.now for c in corpora}, metric, shipped.plain)
         text.append(f"The average minus the last step's weights (`{shipped.now}` - `{shipped.plain}`), on test: "
