@@ -33,8 +33,9 @@ def has_dev(config: Mapping[str, Any]) -> bool:
 def dev_file_in_config(config: Config, interpolated: Config) -> Optional[Tuple[str, Any]]:
     """Where a config names a dev set other than by ``paths.dev``: the dev corpus's block
     (``[training] dev_corpus``, usually ``[corpora.dev]``) with a ``path`` that is set, as
-    (its full key, its value in ``interpolated``, the config interpolated), or a reader of the user's that reads no ``path``
-    (``(its key, None)``); None when the block is `NO_DEV` or its path is null."""
+    (its full key, its value in ``interpolated``, the config interpolated), or a reader of the
+    user's that reads no ``path`` (``(its key, None)``); None when the block is `NO_DEV` or its
+    path is null."""
     from spacy.util import dot_to_object
 
     name = str((config.get("training") or {}).get("dev_corpus", "corpora.dev"))

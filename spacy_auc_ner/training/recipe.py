@@ -123,6 +123,9 @@ def _epoch_bar(log_file: Path, epochs: int, progress: bool) -> Iterator[None]:
     from tqdm import tqdm
 
     bar = tqdm(total=epochs, desc="pretraining", unit="epoch", disable=None if progress else True, file=sys.stderr)
+    if bar.disable:  # no bar (progress off, or stderr no terminal): nothing to follow
+        yield
+        return
     stop = threading.Event()
 
     def follow() -> None:
@@ -219,14 +222,8 @@ def _dev_named(config: Config, notes: List[str]) -> Tuple[Config, Optional[str],
     notes.append(f"dev set: [{key}]" + ("" if value is None else f" ({value})"))
     if value is None or not isinstance(value, str):
         return config, key, paths
-    config = config.copy()
-    config["paths"]["dev"] = paths["dev"] = value
-    section = config
-    *parents, last = key.split(".")
-    for part in parents:
-        section = section[part]
-    section[last] = "${paths.dev}"
-    return config, key, paths
+    paths["dev"] = value
+    return with_settings(config, {"paths.dev": value, key: "${paths.dev}"}), key, paths
 
 
 def prepare(
@@ -467,10 +464,11 @@ def _train_steps(
     progress: bool = True,
 ) -> Dict[str, Any]:
     """`train_steps` with its ``steps`` read (the pool too, ``pool``, where it was): with
-    ``steps.pretrain``, spacy pretrain of the config (named by `named_pretraining`) on its ``[corpora.pretrain]`` into ``out/pretrain``
-    (``paths.raw_text``, or the training file when that is null) and every training from its
-    weights; without ``steps.self_training``, one training; with it, round 0 (``teacher``, or
-    the config trained) then the rounds on the pool (`run_rounds`), the best on dev kept."""
+    ``steps.pretrain``, spacy pretrain of the config (named by `named_pretraining`) on its
+    ``[corpora.pretrain]`` into ``out/pretrain`` (``paths.raw_text``, or the training file when
+    that is null) and every training from its weights; without ``steps.self_training``, one
+    training; with it, round 0 (``teacher``, or the config trained) then the rounds on the pool
+    (`run_rounds`), the best on dev kept."""
     from spacy.training.pretrain import pretrain as spacy_pretrain
     from spacy.util import dot_to_object
 
