@@ -96,10 +96,9 @@ def test_the_layer_check_sees_an_upward_import():
     assert LAYER[_group("spacy_auc_ner.pipeline.scoring")] > LAYER[_group(_module_name(fake))]
 
 
-def import_cycles(graph):
+def _cycles(graph):
     """The import cycles of ``graph`` (module -> the modules it imports): its strongly connected
-    components of two modules or more (Tarjan's algorithm), each sorted, in order. The lab's
-    test of its own imports (projects/lab/tests/test_lab_imports.py) uses it too."""
+    components of two modules or more (Tarjan's algorithm), each sorted."""
     index, low, stack, found = {}, {}, [], []
 
     def visit(module):
@@ -121,7 +120,7 @@ def import_cycles(graph):
     for module in sorted(graph):
         if module not in index:
             visit(module)
-    return sorted(found)
+    return found
 
 
 def _import_graph():
@@ -132,7 +131,7 @@ def _import_graph():
 
 
 def test_no_import_cycle_in_the_package():
-    assert import_cycles(_import_graph()) == []
+    assert _cycles(_import_graph()) == []
 
 
 def test_the_cycle_check_sees_a_cycle():
@@ -140,8 +139,8 @@ def test_the_cycle_check_sees_a_cycle():
     budget.py into budget and no_dev removed) is one cycle, and one module alone is none."""
     graph = _import_graph()
     graph["spacy_auc_ner.training.spacy_training"] = {*graph["spacy_auc_ner.training.spacy_training"], "spacy_auc_ner.training.budget"}
-    assert ["spacy_auc_ner.training.budget", "spacy_auc_ner.training.spacy_training"] in import_cycles(graph)
-    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert ["spacy_auc_ner.training.budget", "spacy_auc_ner.training.spacy_training"] in _cycles(graph)
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 # What a user's process loads: the package, its CLI, and every method built and trained one step

@@ -7,9 +7,7 @@ Every import counts, inside a function or under ``if TYPE_CHECKING:`` too: a typ
 deferred import is still an edge a reader has to follow."""
 import ast
 from pathlib import Path
-from typing import Dict, Set
-
-from test_layers import import_cycles  # the package's tests (tests/ is on pytest's pythonpath): one cycle finder for both
+from typing import Dict, List, Set
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "auc_ner_lab"
@@ -65,10 +63,45 @@ def import_graph(root: Path = ROOT) -> Dict[str, Set[str]]:
     return {name: {n for n in imported_names(path, name) if n in modules and n != name} for name, path in modules.items()}
 
 
+def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    found: List[List[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
 def test_the_lab_has_no_import_cycle():
     graph = import_graph()
     assert len(graph) > 30 and f"{PACKAGE}.cli" in graph  # the walk found the lab
-    assert import_cycles(graph) == []
+    assert cycles(graph) == []
 
 
 def test_the_package_never_imports_scripts_nor_patches_sys_path():
@@ -113,4 +146,4 @@ def test_the_graph_reads_relative_imports_and_finds_a_cycle(tmp_path):
         (tmp_path / rel).write_text(text)
     graph = import_graph(tmp_path)
     assert graph[f"{PACKAGE}.sub.b"] == {f"{PACKAGE}.c"} and graph["scripts.run"] == {f"{PACKAGE}.a"}
-    assert import_cycles(graph) == [[f"{PACKAGE}.a", f"{PACKAGE}.c", f"{PACKAGE}.sub.b"]]
+    assert cycles(graph) == [[f"{PACKAGE}.a", f"{PACKAGE}.c", f"{PACKAGE}.sub.b"]]
