@@ -201,9 +201,10 @@ def test_the_entry_point_returns_the_commands_status(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("value", ["nan"])
-def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs, value):
-    """Item 8: `--components.auc_ner.threshold nan` reaches the component as the string
-    'nan' (spaCy's override parser); it used to end in a TypeError traceback."""
+def test_a_setting_that_is_no_number_names_the_full_key(tmp_path, full_configs, value):
+    """Item 8: `--components.auc_ner.entity_bias nan` reaches the component as the string
+    'nan' (spaCy's override parser); it used to end in a TypeError traceback (the component's
+    threshold, which this test set until the setting went to the scheme's block)."""
     import spacy
     from spacy.tokens import Doc, DocBin
 
@@ -211,10 +212,10 @@ def test_a_threshold_that_is_no_number_names_the_full_key(tmp_path, full_configs
     DocBin(docs=[Doc(vocab, words=["Aspirin", "works"], ents=["B-Chemical", "O"])]).to_disk(tmp_path / "c.spacy")
     (tmp_path / "pool.txt").write_text("a text\n")
     result = _invoke("self-train", full_configs["ova_auc_all"], tmp_path / "out", "--paths.train", tmp_path / "c.spacy",
-                     "--paths.dev", tmp_path / "c.spacy", "--paths.raw_text", tmp_path / "pool.txt", "--components.auc_ner.threshold", value)
+                     "--paths.dev", tmp_path / "c.spacy", "--paths.raw_text", tmp_path / "pool.txt", "--components.auc_ner.entity_bias", value)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
     line = result.stderr.strip().splitlines()[-1]  # after the round's log line
-    assert line == f"Error: [components.auc_ner.threshold] must be a number in (0, 1), not '{value}'"
+    assert line == f"Error: [components.auc_ner.entity_bias] must be a finite number in [-1000000, 1000000], not '{value}'"
 
 
 def test_a_binary_config_is_named_by_self_train_recipe_and_pretrain_config(tmp_path):

@@ -333,7 +333,7 @@ def test_study_run_refuses_an_override_key_that_names_nothing(tmp_path, changes,
 
 
 def test_an_override_of_a_default_the_config_leaves_out_is_accepted(tmp_path):
-    spec = _spec(tmp_path, overrides={"training.max_steps": 3, "components.auc_ner.threshold": 0.4})
+    spec = _spec(tmp_path, overrides={"training.max_steps": 3, "components.auc_ner.entity_bias": 0.4})
     result = _run("study", "run", spec, "--results", tmp_path / "r", "--no-progress")
     assert result.exit_code == 0, result.stderr
 

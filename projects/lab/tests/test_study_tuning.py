@@ -118,12 +118,12 @@ def test_known_metrics_come_from_the_scorer():
 
 
 def test_grid_key_missing_from_a_methods_config_is_refused_before_training(tmp_path):
-    bad = _spec(tune={"grid": {"components.auc_ner.threshold": [0.4, 0.5]}})
+    bad = _spec(tune={"grid": {"components.auc_ner.entity_bias": [0.4, 0.5]}})
     spec = parse_spec(bad, source="my.yaml", configs_dir=ROOT / "configs")
     with pytest.raises(SpecError) as err:
         spec.check_tuning()
     text = str(err.value)
-    assert text.startswith("my.yaml: tune.grid.components.auc_ner.threshold: names nothing in the config of method 'spacy_ner'")
+    assert text.startswith("my.yaml: tune.grid.components.auc_ner.entity_bias: names nothing in the config of method 'spacy_ner'")
     assert "pipeline ['ner']" in text and "'ce'" not in text
     parse_spec(_spec(tune={"grid": {LR: [0.001], "training.dropout": [0.1]}}), configs_dir=ROOT / "configs").check_tuning()
     # a key spaCy would silently accept as a new setting is refused too
@@ -136,7 +136,7 @@ def test_grid_key_missing_from_a_methods_config_is_refused_before_training(tmp_p
     out = tmp_path / "r"
     for extra in ([], ["--dry-run"]):
         result = CliRunner().invoke(study_app, ["run", str(path), "--results", str(out), "--workers", "0", *extra])
-        assert result.exit_code == 1 and "Error: " in result.output and "tune.grid.components.auc_ner.threshold" in result.output
+        assert result.exit_code == 1 and "Error: " in result.output and "tune.grid.components.auc_ner.entity_bias" in result.output
     assert not out.exists()
 
 
